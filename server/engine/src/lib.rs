@@ -1,1 +1,28 @@
-//! placeholder
+//! The proving engine: turns proof requests into verified proofs through a per-partition pipeline
+//! (admission under a memory budget → CPU synthesis → device phase → finalize and verify), with
+//! priorities, a params cache and a live status feed. It works on domain types only; the API
+//! layer converts protobuf to and from them.
+//!
+//! Layout:
+//! - `domain`: requests, priorities and results in the engine's terms.
+//! - `error`: the engine's error enum (one gRPC code each, mapped by the API layer).
+//! - `state`: partition and worker state machines and their single transition function.
+//! - `status`: the immutable snapshots readers get.
+//! - `prover`: the traits a prover implements for the engine (plan, params, synthesis, device phase).
+//! - `config`: the engine's settings.
+//! - `handle`: `Engine`, the handle the API layer calls.
+
+pub mod domain;
+pub mod error;
+pub mod state;
+pub mod status;
+
+pub use domain::*;
+pub use error::EngineError;
+pub use status::StatusSnapshot;
+pub mod config;
+pub mod handle;
+pub mod prover;
+
+pub use config::EngineConfig;
+pub use handle::Engine;

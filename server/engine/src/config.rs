@@ -1,0 +1,30 @@
+//! The engine's settings, filled by the daemon from its config file, environment and flags.
+
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Memory every reservation (partitions and params) is taken from.
+    pub memory_budget_bytes: u64,
+    /// Most partition syntheses at once (CPU threads); the budget may allow fewer.
+    pub synthesis_threads: usize,
+    /// Device workers per device.
+    pub workers_per_device: usize,
+    /// How long finished jobs stay visible and awaitable.
+    pub retention: Duration,
+    pub version: String,
+    pub build_id: String,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            memory_budget_bytes: 16 << 30,
+            synthesis_threads: 1,
+            workers_per_device: 1,
+            retention: Duration::from_secs(30),
+            version: String::new(),
+            build_id: String::new(),
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! Requests and results in the engine's own terms (the API layer converts protobuf to these).
+
+use std::fmt;
+use std::time::Duration;
+
+/// The Filecoin proofs the engine makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProofKind {
+    /// PoRep commit phase 2 from a commit phase 1 output.
+    PorepSealCommit,
+    /// SnapDeals sector update.
+    SnapDealsUpdate,
+    /// One WindowPoSt partition.
+    WindowPost,
+    /// WinningPoSt, deadline-critical.
+    WinningPost,
+}
+
+impl ProofKind {
+    /// Every kind, in wire order.
+    pub const ALL: [ProofKind; 4] = [
+        ProofKind::PorepSealCommit,
+        ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPost,
+        ProofKind::WinningPost,
+    ];
+
+    /// The priority Curio gives this kind; used when a request leaves it unspecified.
+    pub fn default_priority(self) -> Priority {
+        match self {
+            ProofKind::PorepSealCommit | ProofKind::SnapDealsUpdate => Priority::Normal,
+            ProofKind::WindowPost => Priority::High,
+            ProofKind::WinningPost => Priority::Critical,
+        }
+    }
+
+    /// Short stable name, used in metrics labels, queues and the status JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProofKind::PorepSealCommit => "porep",
+            ProofKind::SnapDealsUpdate => "snap",
+            ProofKind::WindowPost => "wpost",
+            ProofKind::WinningPost => "winning",
+        }
+    }
+}
+
+impl fmt::Display for ProofKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Scheduling priority; a higher one is admitted and proved first. Running work is never interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    Low,
+    Normal,
+    High,
+    Critical,
+}
+
+/// A proof request as the engine receives it. Bytes are kept as sent; the prover decodes them once.
+#[derive(Debug, Clone, Default)]
+pub struct ProofRequest {
+    /// Idempotency key; empty means "no key" (every submit is a new job).
+    pub request_id: String,
+    pub kind: Option<ProofKind>,
+    /// Advisory: the registered proof wins when the two disagree.
+    pub sector_size: u64,
+    /// The chain's numbering within the kind's enum; 0 is a real value.
+    pub registered_proof: u64,
+    /// `None` means the kind's default priority.
+    pub priority: Option<Priority>,
+    pub vanilla_proof: Vec<u8>,
+    pub vanilla_proofs: Vec<Vec<u8>>,
+    pub sector_number: u64,
+    pub miner_id: u64,
+    pub randomness: Vec<u8>,
+    pub partition_index: u32,
+    pub comm_r_old: Vec<u8>,
+    pub comm_r_new: Vec<u8>,
+    pub comm_d_new: Vec<u8>,
+}
+
+/// The answer to a submit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Submitted {
+    /// The full job id.
+    pub job_id: String,
+    /// Jobs ahead of this one when it was queued.
+    pub queue_position: u32,
+    /// True when the request id matched an existing job, which is returned instead.
+    pub existing: bool,
+}
+
+/// How a job ended, or that the wait for it ran out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobEnd {
+    /// The verified proof: 192 bytes per partition, in partition order.
+    Completed(Vec<u8>),
+    Failed(String),
+    Cancelled,
+    /// The wait ran out; the job goes on.
+    TimedOut,
+}
+
+/// Where a job's time went. Partition steps are summed over partitions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    pub queue_wait: Duration,
+    pub params_load: Duration,
+    pub synthesis: Duration,
+    pub device: Duration,
+    pub total: Duration,
+}
+
+/// The result of waiting for a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobOutcome {
+    pub job_id: String,
+    pub end: JobEnd,
+    pub timings: Timings,
+}
+
+/// The result of a params preload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Preloaded {
+    pub already_loaded: bool,
+    pub load_time: Duration,
+}
+
+/// The result of a params eviction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Evicted {
+    pub was_loaded: bool,
+    pub freed_bytes: u64,
+}

@@ -1,0 +1,24 @@
+//! The engine's errors. The API layer maps each variant to exactly one gRPC code.
+
+/// What can go wrong when asking the engine for something.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The request is malformed; the message says which field and what is expected.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    /// No job with this id is known (it never existed or its retention ran out).
+    #[error("unknown job id {0:?}: submit it first, or read it within the retention period after it ends")]
+    UnknownJob(String),
+    /// The circuit id names no parameters this daemon knows.
+    #[error("unknown circuit id {0:?}: use a kind and sector size such as porep-32g, snap-32g, wpost-2k, winning-2k")]
+    UnknownCircuit(String),
+    /// A single partition of the job can never fit the memory budget.
+    #[error("job cannot fit the memory budget: one partition needs {needed} but the budget is {budget}; raise [memory] budget or prove it elsewhere")]
+    TooLarge { needed: String, budget: String },
+    /// The daemon is draining for shutdown and takes no new work.
+    #[error("snarkd is shutting down and accepts no new proofs; retry against another daemon or after the restart")]
+    ShuttingDown,
+    /// Parameters could not be loaded or another prover-side failure outside a job.
+    #[error("{0}")]
+    Prover(String),
+}

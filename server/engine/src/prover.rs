@@ -1,0 +1,70 @@
+//! What the engine needs from a prover, as traits, so the pipeline can be tested without a GPU and
+//! without knowing Filecoin. `snarkd` implements them with `snarkd-prover`'s real circuits.
+//!
+//! Heavy methods (`plan`, `load_params`, `synthesize`, `prove`, `finalize`) are always called on
+//! the engine's own threads, never on the async runtime.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::domain::ProofRequest;
+use crate::error::EngineError;
+
+/// A synthesized partition, opaque to the engine (the prover downcasts it).
+pub type Synthesized = Box<dyn Any + Send>;
+/// Loaded parameters, opaque to the engine, shared by every job of the circuit.
+pub type Params = Arc<dyn Any + Send + Sync>;
+
+/// One device the engine runs workers on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeviceInfo {
+    pub ordinal: u32,
+    pub name: String,
+    pub memory_bytes: u64,
+}
+
+/// Memory one partition needs, estimated before synthesis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionMemory {
+    /// Everything the partition holds from synthesis to finalize.
+    pub total_bytes: u64,
+    /// The a/b/c evaluations, released as soon as the device phase has consumed them.
+    pub abc_bytes: u64,
+}
+
+/// Makes proofs: parses requests, loads parameters, runs the device phase.
+pub trait Prover: Send + Sync + 'static {
+    /// The device-phase backend, e.g. `cpu`.
+    fn backend_name(&self) -> String;
+    /// The devices to run workers on.
+    fn devices(&self) -> Vec<DeviceInfo>;
+    /// Decodes and checks a request once; errors are the caller's fault (`InvalidRequest`).
+    fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError>;
+    /// Whether the circuit id names parameters this prover knows.
+    fn knows_circuit(&self, circuit_id: &str) -> bool;
+    /// Bytes the circuit's parameters take in memory, estimated before loading.
+    fn params_size_estimate(&self, circuit_id: &str) -> u64;
+    /// Loads a circuit's parameters; returns them and their size in bytes.
+    fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String>;
+    /// The device phase of one partition on one device. `abc_released` is called as soon as the
+    /// a/b/c evaluations are dropped, so the engine can return that memory early.
+    fn prove(
+        &self,
+        device: &DeviceInfo,
+        partition: Synthesized,
+        params: &Params,
+        abc_released: &mut dyn FnMut(),
+    ) -> Result<Vec<u8>, String>;
+}
+
+/// One parsed job: its partitions and how to finish it.
+pub trait JobPlan: Send + Sync {
+    /// The parameters it needs, e.g. `porep-32g`.
+    fn circuit_id(&self) -> String;
+    fn partitions(&self) -> u32;
+    fn partition_memory(&self) -> PartitionMemory;
+    /// CPU synthesis of one partition.
+    fn synthesize(&self, index: u32) -> Result<Synthesized, String>;
+    /// Assembles the partition proofs (in partition order) and verifies the whole proof.
+    fn finalize(&self, partition_proofs: Vec<Vec<u8>>, params: &Params) -> Result<Vec<u8>, String>;
+}

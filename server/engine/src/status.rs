@@ -1,0 +1,158 @@
+//! Read-only snapshots of the engine's state: what `GetStatus`, `StreamStatus`, `GET /status` and
+//! the dashboard show. The engine's single writer publishes a new `Arc<StatusSnapshot>` on every
+//! change; readers never see a half-applied transition.
+
+use crate::domain::{Priority, ProofKind};
+use crate::state::{PartitionState, WorkerState};
+
+/// Everything a dashboard draws, as of `taken_at_unix_ms`.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct StatusSnapshot {
+    pub daemon: DaemonInfo,
+    pub memory: MemoryStatus,
+    pub synthesis: SynthesisStatus,
+    /// Queued, running and recently finished jobs, oldest submit first.
+    pub jobs: Vec<JobStatus>,
+    pub workers: Vec<WorkerStatus>,
+    pub params: Vec<ParamsStatus>,
+    pub counters: Counters,
+    /// One entry per proof kind.
+    pub queues: Vec<QueueStatus>,
+    /// Increases with every change; equal sequences mean equal state.
+    pub sequence: u64,
+    pub taken_at_unix_ms: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct DaemonInfo {
+    pub version: String,
+    pub build_id: String,
+    pub backend: String,
+    pub started_at_unix_ms: u64,
+    pub uptime_secs: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct MemoryStatus {
+    pub total_bytes: u64,
+    /// Partition reservations plus loaded params.
+    pub used_bytes: u64,
+    pub params_bytes: u64,
+    /// Partition reservations by kind (kinds with none are left out).
+    pub reserved_by_kind: Vec<(ProofKind, u64)>,
+}
+
+impl MemoryStatus {
+    pub fn available_bytes(&self) -> u64 {
+        self.total_bytes.saturating_sub(self.used_bytes)
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct SynthesisStatus {
+    pub active: u32,
+    /// How many syntheses the free budget allows right now (active ones included).
+    pub max_allowed_now: u32,
+    /// The configured thread ceiling.
+    pub max_configured: u32,
+}
+
+/// Lifecycle of a whole job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub fn is_finished(self) -> bool {
+        matches!(self, JobState::Completed | JobState::Failed | JobState::Cancelled)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct JobStatus {
+    /// The full job id, never shortened.
+    pub job_id: String,
+    pub request_id: String,
+    pub kind: ProofKind,
+    pub priority: Priority,
+    pub circuit_id: String,
+    pub submitted_at_unix_ms: u64,
+    pub finished_at_unix_ms: Option<u64>,
+    pub state: JobState,
+    pub error: Option<String>,
+    pub partitions: Vec<PartitionStatus>,
+}
+
+impl JobStatus {
+    pub fn partitions_done(&self) -> usize {
+        self.partitions.iter().filter(|p| p.state == PartitionState::Done).count()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PartitionStatus {
+    pub index: u32,
+    pub state: PartitionState,
+    pub synth_ms: Option<u64>,
+    pub gpu_ms: Option<u64>,
+    /// The worker that ran (or runs) the device phase.
+    pub worker_id: Option<u32>,
+    pub reserved_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct WorkerStatus {
+    pub worker_id: u32,
+    pub device_ordinal: u32,
+    pub device_name: String,
+    pub device_memory_bytes: u64,
+    pub state: WorkerState,
+    pub busy_secs: f64,
+    pub proofs_done: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamsTier {
+    /// In memory and in use by a job.
+    Hot,
+    /// In memory, idle, evictable.
+    Warm,
+    /// Known but not loaded.
+    Cold,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ParamsStatus {
+    pub circuit_id: String,
+    pub tier: ParamsTier,
+    pub bytes: u64,
+    pub ref_count: u32,
+    pub last_used_secs_ago: u64,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Counters {
+    pub total_completed: u64,
+    pub total_failed: u64,
+    pub total_cancelled: u64,
+    pub completed_by_kind: Vec<(ProofKind, u64)>,
+    pub failed_by_kind: Vec<(ProofKind, u64)>,
+    /// Partitions waiting for admission or a worker.
+    pub queue_depth: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct QueueStatus {
+    pub kind: ProofKind,
+    /// Jobs not yet started.
+    pub pending: u32,
+    /// Jobs with at least one partition started and not finished.
+    pub in_progress: u32,
+}
