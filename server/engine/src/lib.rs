@@ -8,12 +8,20 @@
 //! - `error`: the engine's error enum (one gRPC code each, mapped by the API layer).
 //! - `state`: partition and worker state machines and their single transition function.
 //! - `status`: the immutable snapshots readers get.
+//! - `budget`: the memory budget and its RAII reservations.
+//! - `schedule`: the scheduling order and the synthesis allowance, as pure functions.
+//! - `machine`: the engine's state and its single writer (inputs in, effects out).
+//! - `driver`: runs the machine and carries out its effects on threads.
 //! - `prover`: the traits a prover implements for the engine (plan, params, synthesis, device phase).
 //! - `config`: the engine's settings.
 //! - `handle`: `Engine`, the handle the API layer calls.
 
+pub mod budget;
 pub mod domain;
+mod driver;
 pub mod error;
+mod machine;
+pub mod schedule;
 pub mod state;
 pub mod status;
 
@@ -23,6 +31,8 @@ pub use status::StatusSnapshot;
 pub mod config;
 pub mod handle;
 pub mod prover;
+#[cfg(test)]
+mod test_prover;
 
 pub use config::EngineConfig;
 pub use handle::Engine;

@@ -70,7 +70,10 @@ pub enum JobState {
 
 impl JobState {
     pub fn is_finished(self) -> bool {
-        matches!(self, JobState::Completed | JobState::Failed | JobState::Cancelled)
+        matches!(
+            self,
+            JobState::Completed | JobState::Failed | JobState::Cancelled
+        )
     }
 }
 
@@ -91,7 +94,10 @@ pub struct JobStatus {
 
 impl JobStatus {
     pub fn partitions_done(&self) -> usize {
-        self.partitions.iter().filter(|p| p.state == PartitionState::Done).count()
+        self.partitions
+            .iter()
+            .filter(|p| p.state == PartitionState::Done)
+            .count()
     }
 }
 

@@ -1,0 +1,171 @@
+//! The memory budget. Every partition and every loaded params set holds a [`Reservation`] taken
+//! from it before the work starts; dropping the reservation (or shrinking it) gives the bytes
+//! back and wakes the engine so it can admit more work.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::domain::ProofKind;
+
+/// What a reservation is for, so the status can show memory by proof kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Holder {
+    Partition(ProofKind),
+    Params,
+}
+
+type Wake = Box<dyn Fn() + Send + Sync>;
+
+struct Inner {
+    total: u64,
+    used: u64,
+    by_holder: Vec<(Holder, u64)>,
+}
+
+/// A fixed amount of memory shared by all reservations.
+#[derive(Clone)]
+pub struct Budget {
+    inner: Arc<Mutex<Inner>>,
+    wake: Arc<Wake>,
+}
+
+impl Budget {
+    /// A budget of `total` bytes; `wake` runs (on any thread) whenever bytes are returned.
+    pub fn new(total: u64, wake: impl Fn() + Send + Sync + 'static) -> Budget {
+        Budget {
+            inner: Arc::new(Mutex::new(Inner {
+                total,
+                used: 0,
+                by_holder: Vec::new(),
+            })),
+            wake: Arc::new(Box::new(wake)),
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.inner.lock().total
+    }
+
+    pub fn used(&self) -> u64 {
+        self.inner.lock().used
+    }
+
+    pub fn available(&self) -> u64 {
+        let inner = self.inner.lock();
+        inner.total - inner.used
+    }
+
+    /// Bytes currently held by one kind of holder.
+    pub fn held_by(&self, holder: Holder) -> u64 {
+        let inner = self.inner.lock();
+        inner
+            .by_holder
+            .iter()
+            .find(|(h, _)| *h == holder)
+            .map_or(0, |(_, b)| *b)
+    }
+
+    /// Reserves `bytes` if that many are free; `None` otherwise (never blocks, never overcommits).
+    pub fn try_reserve(&self, holder: Holder, bytes: u64) -> Option<Reservation> {
+        let mut inner = self.inner.lock();
+        if inner.total - inner.used < bytes {
+            return None;
+        }
+        inner.used += bytes;
+        add_holder(&mut inner.by_holder, holder, bytes as i128);
+        Some(Reservation {
+            budget: self.clone(),
+            holder,
+            bytes,
+        })
+    }
+
+    fn give_back(&self, holder: Holder, bytes: u64) {
+        if bytes == 0 {
+            return;
+        }
+        {
+            let mut inner = self.inner.lock();
+            inner.used -= bytes;
+            add_holder(&mut inner.by_holder, holder, -(bytes as i128));
+        }
+        (self.wake)();
+    }
+}
+
+fn add_holder(list: &mut Vec<(Holder, u64)>, holder: Holder, delta: i128) {
+    match list.iter_mut().find(|(h, _)| *h == holder) {
+        Some((_, bytes)) => *bytes = (*bytes as i128 + delta) as u64,
+        None => list.push((holder, delta as u64)),
+    }
+    list.retain(|(_, bytes)| *bytes > 0);
+}
+
+/// Bytes held from a [`Budget`] until dropped.
+pub struct Reservation {
+    budget: Budget,
+    holder: Holder,
+    bytes: u64,
+}
+
+impl Reservation {
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Returns part of the reservation early (e.g. the a/b/c buffers after the H polynomial).
+    pub fn shrink(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.bytes);
+        self.bytes -= bytes;
+        self.budget.give_back(self.holder, bytes);
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.budget.give_back(self.holder, self.bytes);
+    }
+}
+
+impl std::fmt::Debug for Reservation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Reservation({:?}, {} bytes)", self.holder, self.bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn reserve_shrink_and_drop_return_every_byte() {
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let w = wakes.clone();
+        let budget = Budget::new(100, move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        });
+        let kind = Holder::Partition(ProofKind::WindowPost);
+        let mut a = budget.try_reserve(kind, 60).unwrap();
+        assert!(
+            budget.try_reserve(kind, 41).is_none(),
+            "must never overcommit"
+        );
+        let b = budget.try_reserve(Holder::Params, 40).unwrap();
+        assert_eq!(budget.available(), 0);
+        a.shrink(50);
+        assert_eq!((budget.used(), budget.held_by(kind)), (50, 10));
+        drop(a);
+        drop(b);
+        assert_eq!(
+            (
+                budget.used(),
+                budget.held_by(kind),
+                budget.held_by(Holder::Params)
+            ),
+            (0, 0, 0)
+        );
+        assert_eq!(wakes.load(Ordering::SeqCst), 3);
+    }
+}

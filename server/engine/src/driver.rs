@@ -1,0 +1,201 @@
+//! Runs the [`Machine`] as the engine's single writer on the async runtime, and carries out its
+//! effects on plain threads: one thread per synthesis (the machine bounds how many), one
+//! long-lived thread per device worker, and short threads for params loads and finalization.
+//! A panic in any step is caught and becomes that job's error; the daemon keeps running.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, watch};
+
+use crate::budget::Reservation;
+use crate::machine::{Effect, Input, Machine};
+use crate::prover::{DeviceInfo, Params, Prover, Synthesized};
+use crate::status::StatusSnapshot;
+
+/// How often finished jobs are checked for expiry and the status (uptime, busy time) refreshed.
+const TICK: Duration = Duration::from_secs(1);
+
+struct DeviceTask {
+    job: u64,
+    index: u32,
+    abc_bytes: u64,
+    partition: Synthesized,
+    params: Params,
+    reservation: Reservation,
+}
+
+/// The writer loop; ends when every sender of `inputs` is gone.
+pub(crate) async fn run(
+    mut machine: Machine,
+    mut inputs: UnboundedReceiver<Input>,
+    sender: UnboundedSender<Input>,
+    status: watch::Sender<Arc<StatusSnapshot>>,
+    prover: Arc<dyn Prover>,
+) {
+    let workers: Vec<mpsc::Sender<DeviceTask>> = machine
+        .worker_devices()
+        .into_iter()
+        .enumerate()
+        .map(|(id, device)| spawn_worker(id as u32, device, prover.clone(), sender.clone()))
+        .collect();
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let input = tokio::select! {
+            biased;
+            input = inputs.recv() => match input {
+                Some(input) => input,
+                None => break,
+            },
+            _ = tick.tick() => Input::Tick,
+        };
+        for effect in machine.apply(input) {
+            execute(effect, &workers, &prover, &sender);
+        }
+        status.send_replace(Arc::new(machine.snapshot()));
+    }
+}
+
+fn execute(
+    effect: Effect,
+    workers: &[mpsc::Sender<DeviceTask>],
+    prover: &Arc<dyn Prover>,
+    tx: &UnboundedSender<Input>,
+) {
+    let tx = tx.clone();
+    match effect {
+        Effect::Synthesize {
+            job,
+            index,
+            plan,
+            reservation,
+        } => spawn("snarkd-synth", move || {
+            let started = Instant::now();
+            let result = guarded(|| plan.synthesize(index));
+            let _ = tx.send(Input::SynthDone {
+                job,
+                index,
+                result,
+                elapsed: started.elapsed(),
+                reservation,
+            });
+        }),
+        Effect::Prove {
+            worker,
+            job,
+            index,
+            abc_bytes,
+            partition,
+            params,
+            reservation,
+        } => {
+            let task = DeviceTask {
+                job,
+                index,
+                abc_bytes,
+                partition,
+                params,
+                reservation,
+            };
+            if workers[worker as usize].send(task).is_err() {
+                tracing::error!(worker, "device worker thread is gone");
+            }
+        }
+        Effect::LoadParams { circuit_id } => {
+            let prover = prover.clone();
+            spawn("snarkd-params", move || {
+                let started = Instant::now();
+                let result = guarded(|| prover.load_params(&circuit_id));
+                let _ = tx.send(Input::ParamsLoaded {
+                    circuit_id,
+                    result,
+                    elapsed: started.elapsed(),
+                });
+            })
+        }
+        Effect::Finalize {
+            job,
+            plan,
+            proofs,
+            params,
+        } => spawn("snarkd-finalize", move || {
+            let started = Instant::now();
+            let result = guarded(|| plan.finalize(proofs, &params));
+            let _ = tx.send(Input::Finalized {
+                job,
+                result,
+                elapsed: started.elapsed(),
+            });
+        }),
+    }
+}
+
+fn spawn_worker(
+    id: u32,
+    device: DeviceInfo,
+    prover: Arc<dyn Prover>,
+    tx: UnboundedSender<Input>,
+) -> mpsc::Sender<DeviceTask> {
+    let (task_tx, task_rx) = mpsc::channel::<DeviceTask>();
+    spawn(&format!("snarkd-worker-{id}"), move || {
+        for task in task_rx {
+            let DeviceTask {
+                job,
+                index,
+                abc_bytes,
+                partition,
+                params,
+                mut reservation,
+            } = task;
+            let started = Instant::now();
+            let mut released = false;
+            let result = guarded(|| {
+                prover.prove(&device, partition, &params, &mut || {
+                    if !released {
+                        released = true;
+                        reservation.shrink(abc_bytes);
+                        let _ = tx.send(Input::AbcReleased {
+                            job,
+                            index,
+                            bytes: abc_bytes,
+                        });
+                    }
+                })
+            });
+            let elapsed = started.elapsed();
+            let _ = tx.send(Input::DeviceDone {
+                worker: id,
+                job,
+                index,
+                result,
+                elapsed,
+                reservation,
+            });
+        }
+    });
+    task_tx
+}
+
+fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .name(name.to_string())
+        .spawn(f)
+        .expect("the OS refused to start a thread");
+}
+
+/// Runs a step, turning a panic into an error message.
+fn guarded<T>(step: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+    match catch_unwind(AssertUnwindSafe(step)) {
+        Ok(result) => result,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(format!("internal error (panic): {message}"))
+        }
+    }
+}

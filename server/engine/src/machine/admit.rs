@@ -1,0 +1,171 @@
+//! Scheduling passes run after every input: admission of pending partitions under the memory
+//! budget (loading params first, evicting idle ones when room is needed), dispatch of synthesized
+//! partitions to idle workers, and finalization of fully proved jobs.
+
+use super::transition::Change;
+use super::types::Effect;
+use super::Machine;
+use crate::budget::{Holder, Reservation};
+use crate::schedule::{order_key, OrderKey};
+use crate::state::{PartitionState, WorkerState};
+
+impl Machine {
+    pub(super) fn schedule(&mut self) {
+        self.finalize_ready_jobs();
+        self.admit();
+        self.dispatch();
+    }
+
+    /// Partitions in `state` of unfinished jobs, in scheduling order.
+    pub(super) fn partitions_in(&self, state: PartitionState) -> Vec<(OrderKey, u64, u32)> {
+        let mut found: Vec<_> = self
+            .jobs
+            .values()
+            .filter(|j| !j.state.is_finished())
+            .flat_map(|j| {
+                j.parts
+                    .iter()
+                    .enumerate()
+                    .filter(move |(_, p)| p.state == state)
+                    .map(move |(i, _)| {
+                        (
+                            order_key(j.origin.priority, j.seq, i as u32),
+                            j.seq,
+                            i as u32,
+                        )
+                    })
+            })
+            .collect();
+        found.sort();
+        found
+    }
+
+    fn admit(&mut self) {
+        for (_, seq, index) in self.partitions_in(PartitionState::Pending) {
+            if self.synth_active >= self.config.synthesis_threads.max(1) {
+                return;
+            }
+            let admitted = self.ensure_params(seq) && self.try_admit(seq, index);
+            // Wait for room in priority order, unless nothing runs that could ever free it.
+            if !admitted && !self.nothing_in_flight() {
+                return;
+            }
+        }
+    }
+
+    fn try_admit(&mut self, seq: u64, index: u32) -> bool {
+        let (kind, bytes) = {
+            let j = &self.jobs[&seq];
+            (j.origin.kind, j.memory.total_bytes)
+        };
+        let Some(reservation) = self.reserve_evicting(Holder::Partition(kind), bytes) else {
+            return false;
+        };
+        if !self.transition(seq, index, Change::Admit) {
+            return false;
+        }
+        let j = self.jobs.get_mut(&seq).expect("transition checked the job");
+        j.parts[index as usize].reserved_bytes = bytes;
+        self.synth_active += 1;
+        self.effects.push(Effect::Synthesize {
+            job: seq,
+            index,
+            plan: j.plan.clone(),
+            reservation,
+        });
+        true
+    }
+
+    /// Makes sure the job's params are loaded or loading, and counts the job as their user.
+    fn ensure_params(&mut self, seq: u64) -> bool {
+        let (holds, circuit_id) = {
+            let j = &self.jobs[&seq];
+            (j.holds_params, j.circuit_id.clone())
+        };
+        if holds {
+            return true;
+        }
+        if !self.params.contains_key(&circuit_id) && self.start_params_load(&circuit_id).is_err() {
+            return false;
+        }
+        self.params
+            .get_mut(&circuit_id)
+            .expect("present or just started")
+            .users += 1;
+        self.jobs.get_mut(&seq).expect("listed").holds_params = true;
+        true
+    }
+
+    /// Reserves `bytes`, evicting idle params (least recently used first) while that helps.
+    pub(super) fn reserve_evicting(&mut self, holder: Holder, bytes: u64) -> Option<Reservation> {
+        loop {
+            if let Some(reservation) = self.budget.try_reserve(holder, bytes) {
+                return Some(reservation);
+            }
+            let victim = self
+                .params
+                .iter()
+                .filter(|(_, e)| e.users == 0 && e.ready().is_some())
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(id, _)| id.clone())?;
+            let entry = self.params.remove(&victim).expect("just found");
+            tracing::info!(circuit_id = %victim, bytes = entry.bytes, "evicting idle params to make room");
+            self.changed();
+        }
+    }
+
+    /// True when no step runs that could return memory later.
+    fn nothing_in_flight(&self) -> bool {
+        self.synth_active == 0
+            && self.workers.iter().all(|w| w.state == WorkerState::Idle)
+            && self.jobs.values().all(|j| !j.finalizing)
+            && self.params.values().all(|e| e.ready().is_some())
+    }
+
+    fn dispatch(&mut self) {
+        let ready = self.partitions_in(PartitionState::SynthDone);
+        let mut ready = ready.into_iter().filter(|(_, seq, _)| {
+            let circuit_id = &self.jobs[seq].circuit_id;
+            self.params
+                .get(circuit_id)
+                .is_some_and(|e| e.ready().is_some())
+        });
+        let idle: Vec<u32> = (0..self.workers.len() as u32)
+            .filter(|w| self.worker_is_idle(*w))
+            .collect();
+        let mut chosen = Vec::new();
+        for worker in idle {
+            let Some((_, seq, index)) = ready.next() else {
+                break;
+            };
+            chosen.push((worker, seq, index));
+        }
+        for (worker, seq, index) in chosen {
+            if !self.transition(seq, index, Change::Dispatch { worker }) {
+                continue;
+            }
+            let j = self.jobs.get_mut(&seq).expect("transition checked the job");
+            let abc_bytes = j.memory.abc_bytes;
+            let params = self.params[&j.circuit_id]
+                .ready()
+                .expect("filtered on ready")
+                .clone();
+            let part = &mut j.parts[index as usize];
+            let (Some(partition), Some(reservation)) =
+                (part.synthesized.take(), part.reservation.take())
+            else {
+                tracing::error!(job_id = %j.id, partition = index, "synthesized partition lost before dispatch");
+                continue;
+            };
+            self.effects.push(Effect::Prove {
+                worker,
+                job: seq,
+                index,
+                abc_bytes,
+                partition,
+                params,
+                reservation,
+            });
+        }
+    }
+}

@@ -1,0 +1,310 @@
+//! Requests from the API: submit, cancel, preload, evict; and the retention of finished jobs.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
+
+use super::transition::Change;
+use super::types::{Effect, Job, JobOrigin, ParamsEntry, ParamsSlot, Part, Tally};
+use super::{unix_ms, Machine};
+use crate::budget::Holder;
+use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, Submitted};
+use crate::error::EngineError;
+use crate::prover::JobPlan;
+use crate::schedule::order_key;
+use crate::status::JobState;
+
+impl Machine {
+    pub(super) fn find_request(&self, request_id: &str) -> Option<Submitted> {
+        if request_id.is_empty() {
+            return None;
+        }
+        let job = self.jobs.get(self.request_ids.get(request_id)?)?;
+        Some(Submitted {
+            job_id: job.id.clone(),
+            queue_position: self.queue_position(job.seq),
+            existing: true,
+        })
+    }
+
+    pub(super) fn submit(
+        &mut self,
+        origin: JobOrigin,
+        plan: Arc<dyn JobPlan>,
+    ) -> Result<Submitted, EngineError> {
+        if self.draining {
+            return Err(EngineError::ShuttingDown);
+        }
+        if let Some(existing) = self.find_request(&origin.request_id) {
+            return Ok(existing);
+        }
+        let memory = plan.partition_memory();
+        let circuit_id = plan.circuit_id();
+        let params_bytes = self.params_bytes(&circuit_id);
+        let budget = self.budget.total();
+        if memory.total_bytes + params_bytes > budget {
+            return Err(EngineError::TooLarge {
+                needed: format!(
+                    "{} ({} for the partition + {} for the {circuit_id} params)",
+                    human(memory.total_bytes + params_bytes),
+                    human(memory.total_bytes),
+                    human(params_bytes)
+                ),
+                budget: human(budget),
+            });
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let id = uuid::Uuid::new_v4().to_string();
+        let parts = (0..plan.partitions()).map(|_| Part::pending()).collect();
+        tracing::info!(job_id = %id, kind = %origin.kind, priority = ?origin.priority, partitions = plan.partitions(), %circuit_id, "job queued");
+        if !origin.request_id.is_empty() {
+            self.request_ids.insert(origin.request_id.clone(), seq);
+        }
+        self.job_ids.insert(id.clone(), seq);
+        self.jobs.insert(
+            seq,
+            Job {
+                seq,
+                id: id.clone(),
+                origin,
+                plan,
+                circuit_id,
+                memory,
+                submitted: Instant::now(),
+                submitted_unix_ms: unix_ms(),
+                first_admitted: None,
+                finished: None,
+                state: JobState::Queued,
+                error: None,
+                parts,
+                holds_params: false,
+                finalizing: false,
+                timings: Default::default(),
+                outcome: watch::channel(None).0,
+            },
+        );
+        self.changed();
+        Ok(Submitted {
+            job_id: id,
+            queue_position: self.queue_position(seq),
+            existing: false,
+        })
+    }
+
+    /// Unfinished jobs that run before job `seq`.
+    fn queue_position(&self, seq: u64) -> u32 {
+        let Some(job) = self.jobs.get(&seq) else {
+            return 0;
+        };
+        let key = order_key(job.origin.priority, seq, 0);
+        self.jobs
+            .values()
+            .filter(|j| !j.state.is_finished() && order_key(j.origin.priority, j.seq, 0) < key)
+            .count() as u32
+    }
+
+    pub(super) fn cancel(&mut self, job_id: &str) -> Result<bool, EngineError> {
+        let seq = *self
+            .job_ids
+            .get(job_id)
+            .ok_or_else(|| EngineError::UnknownJob(job_id.to_string()))?;
+        let job = &self.jobs[&seq];
+        if job.state.is_finished() {
+            return Ok(false);
+        }
+        let was_running = job.state == JobState::Running;
+        tracing::info!(job_id, was_running, "job cancelled");
+        self.finish_job(seq, JobEnd::Cancelled);
+        Ok(was_running)
+    }
+
+    /// Ends a job: cancels its unfinished partitions (their memory returns now, or when their
+    /// running step returns), releases its params and tells every waiter.
+    pub(super) fn finish_job(&mut self, seq: u64, end: JobEnd) {
+        let parts = self.jobs.get(&seq).map_or(0, |j| j.parts.len() as u32);
+        for index in 0..parts {
+            self.transition(seq, index, Change::Cancel);
+            let part = &mut self.jobs.get_mut(&seq).expect("job exists").parts[index as usize];
+            part.synthesized = None;
+            if part.reservation.take().is_some() {
+                part.reserved_bytes = 0;
+            }
+        }
+        let job = self.jobs.get_mut(&seq).expect("job exists");
+        let now = Instant::now();
+        job.state = match &end {
+            JobEnd::Completed(_) => JobState::Completed,
+            JobEnd::Failed(_) => JobState::Failed,
+            JobEnd::Cancelled | JobEnd::TimedOut => JobState::Cancelled,
+        };
+        job.finished = Some((now, unix_ms()));
+        job.timings.total = now - job.submitted;
+        job.timings.queue_wait = job.first_admitted.unwrap_or(now) - job.submitted;
+        let kind = job.origin.kind;
+        match &end {
+            JobEnd::Completed(_) => {
+                Tally::add(&mut self.counters.completed, kind);
+                metrics::counter!("snarkd_proofs_completed_total", "kind" => kind.as_str())
+                    .increment(1);
+                metrics::histogram!("snarkd_proof_seconds", "kind" => kind.as_str())
+                    .record(job.timings.total.as_secs_f64());
+            }
+            JobEnd::Failed(message) => {
+                job.error = Some(message.clone());
+                Tally::add(&mut self.counters.failed, kind);
+                metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.as_str())
+                    .increment(1);
+                tracing::warn!(job_id = %job.id, error = %message, "job failed");
+            }
+            JobEnd::Cancelled | JobEnd::TimedOut => {
+                self.counters.cancelled += 1;
+                metrics::counter!("snarkd_proofs_cancelled_total", "kind" => kind.as_str())
+                    .increment(1);
+            }
+        }
+        let outcome = JobOutcome {
+            job_id: job.id.clone(),
+            end,
+            timings: job.timings,
+        };
+        job.outcome.send_replace(Some(outcome));
+        if std::mem::take(&mut job.holds_params) {
+            let circuit_id = job.circuit_id.clone();
+            if let Some(entry) = self.params.get_mut(&circuit_id) {
+                entry.users -= 1;
+                entry.last_used = now;
+            }
+        }
+        self.changed();
+    }
+
+    pub(super) fn preload(
+        &mut self,
+        circuit_id: String,
+        reply: oneshot::Sender<Result<Preloaded, EngineError>>,
+    ) {
+        if !self.prover.knows_circuit(&circuit_id) {
+            let _ = reply.send(Err(EngineError::UnknownCircuit(circuit_id)));
+            return;
+        }
+        if let Some(entry) = self.params.get_mut(&circuit_id) {
+            match &mut entry.slot {
+                ParamsSlot::Ready(_) => {
+                    entry.last_used = Instant::now();
+                    let _ = reply.send(Ok(Preloaded {
+                        already_loaded: true,
+                        load_time: Duration::ZERO,
+                    }));
+                }
+                ParamsSlot::Loading { waiters, .. } => waiters.push(reply),
+            }
+            return;
+        }
+        match self.start_params_load(&circuit_id) {
+            Ok(()) => {
+                if let Some(ParamsSlot::Loading { waiters, .. }) =
+                    self.params.get_mut(&circuit_id).map(|e| &mut e.slot)
+                {
+                    waiters.push(reply);
+                }
+            }
+            Err(e) => {
+                let _ = reply.send(Err(e));
+            }
+        }
+    }
+
+    /// Reserves memory for a circuit's params (evicting idle ones if needed) and asks for the load.
+    pub(super) fn start_params_load(&mut self, circuit_id: &str) -> Result<(), EngineError> {
+        let needed = self.prover.params_size_estimate(circuit_id);
+        let reservation = match self.reserve_evicting(Holder::Params, needed) {
+            Some(r) => r,
+            None => {
+                return Err(EngineError::NoRoom {
+                    circuit_id: circuit_id.to_string(),
+                    needed: human(needed),
+                    free: human(self.budget.available()),
+                })
+            }
+        };
+        tracing::info!(circuit_id, bytes = needed, "loading params");
+        self.params.insert(
+            circuit_id.to_string(),
+            ParamsEntry {
+                slot: ParamsSlot::Loading {
+                    waiters: Vec::new(),
+                    started: Instant::now(),
+                },
+                bytes: needed,
+                reservation: Some(reservation),
+                users: 0,
+                last_used: Instant::now(),
+                load_time: Duration::ZERO,
+            },
+        );
+        self.effects.push(Effect::LoadParams {
+            circuit_id: circuit_id.to_string(),
+        });
+        self.changed();
+        Ok(())
+    }
+
+    pub(super) fn evict(&mut self, circuit_id: &str) -> Result<Evicted, EngineError> {
+        if !self.prover.knows_circuit(circuit_id) {
+            return Err(EngineError::UnknownCircuit(circuit_id.to_string()));
+        }
+        match self.params.get(circuit_id) {
+            None => Ok(Evicted {
+                was_loaded: false,
+                freed_bytes: 0,
+            }),
+            Some(entry) if entry.users > 0 || entry.ready().is_none() => {
+                Err(EngineError::ParamsInUse(circuit_id.to_string()))
+            }
+            Some(_) => {
+                let entry = self.params.remove(circuit_id).expect("checked above");
+                tracing::info!(circuit_id, bytes = entry.bytes, "params evicted");
+                self.changed();
+                Ok(Evicted {
+                    was_loaded: true,
+                    freed_bytes: entry.bytes,
+                })
+            }
+        }
+    }
+
+    /// Bytes a circuit's params take: measured when loaded, estimated otherwise.
+    pub(super) fn params_bytes(&self, circuit_id: &str) -> u64 {
+        self.params
+            .get(circuit_id)
+            .map_or_else(|| self.prover.params_size_estimate(circuit_id), |e| e.bytes)
+    }
+
+    /// Forgets jobs that finished longer than the retention ago.
+    pub(super) fn expire_finished(&mut self) {
+        let now = Instant::now();
+        let retention = self.config.retention;
+        let expired: Vec<u64> = self
+            .jobs
+            .values()
+            .filter(|j| j.finished.is_some_and(|(at, _)| now - at >= retention))
+            .map(|j| j.seq)
+            .collect();
+        for seq in expired {
+            let job = self.jobs.remove(&seq).expect("listed above");
+            self.job_ids.remove(&job.id);
+            if self.request_ids.get(&job.origin.request_id) == Some(&seq) {
+                self.request_ids.remove(&job.origin.request_id);
+            }
+            self.changed();
+        }
+    }
+}
+
+/// Sizes as people read them, e.g. `13.6 GiB`.
+pub(crate) fn human(bytes: u64) -> String {
+    bytesize::ByteSize::b(bytes).to_string_as(true)
+}

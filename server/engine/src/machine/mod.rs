@@ -1,0 +1,183 @@
+//! The engine's state and its single writer. `Machine::apply` takes one [`Input`] (a request from
+//! the API or a finished step from a worker thread), changes state only through
+//! `Machine::transition`, and returns the [`Effect`]s the driver must start. It never blocks and
+//! never does heavy work, so it runs on the async runtime; everything heavy is an effect.
+//!
+//! Layout:
+//! - `types`: inputs, effects and the per-job/partition/worker records.
+//! - `transition`: the one function that changes partition and worker state.
+//! - `intake`: submit, cancel, preload, evict and retention.
+//! - `progress`: finished synthesis, device and finalize steps.
+//! - `admit`: admission under the budget, params loading and eviction, dispatch to workers.
+//! - `snapshot`: the read-only status snapshot.
+
+mod admit;
+mod intake;
+mod progress;
+mod snapshot;
+mod transition;
+mod types;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use tokio::time::Instant;
+
+use crate::budget::Budget;
+use crate::config::EngineConfig;
+use crate::prover::{DeviceInfo, Prover};
+use crate::state::WorkerState;
+
+pub(crate) use types::{Effect, Input, JobOrigin};
+use types::{Job, ParamsEntry, Worker};
+
+/// The whole mutable state of the engine, owned by one writer.
+pub(crate) struct Machine {
+    config: EngineConfig,
+    prover: Arc<dyn Prover>,
+    budget: Budget,
+    started_at: Instant,
+    started_unix_ms: u64,
+    /// Jobs by submit sequence number (which is also their age order).
+    jobs: BTreeMap<u64, Job>,
+    job_ids: HashMap<String, u64>,
+    request_ids: HashMap<String, u64>,
+    next_seq: u64,
+    workers: Vec<Worker>,
+    params: HashMap<String, ParamsEntry>,
+    synth_active: usize,
+    draining: bool,
+    counters: types::Tally,
+    /// Bumped by every change a reader could see.
+    sequence: u64,
+    /// Effects requested while applying the current input.
+    effects: Vec<Effect>,
+    /// Every partition edge taken, for the invariant tests.
+    #[cfg(test)]
+    edges: Vec<(
+        u64,
+        u32,
+        crate::state::PartitionState,
+        crate::state::PartitionState,
+    )>,
+}
+
+impl Machine {
+    pub(crate) fn new(config: EngineConfig, prover: Arc<dyn Prover>, budget: Budget) -> Machine {
+        let mut workers = Vec::new();
+        for device in prover.devices() {
+            for _ in 0..config.workers_per_device.max(1) {
+                let id = workers.len() as u32;
+                workers.push(Worker::new(id, device.clone()));
+            }
+        }
+        Machine {
+            config,
+            prover,
+            budget,
+            started_at: Instant::now(),
+            started_unix_ms: unix_ms(),
+            jobs: BTreeMap::new(),
+            job_ids: HashMap::new(),
+            request_ids: HashMap::new(),
+            next_seq: 0,
+            workers,
+            params: HashMap::new(),
+            synth_active: 0,
+            draining: false,
+            counters: types::Tally::default(),
+            sequence: 0,
+            effects: Vec::new(),
+            #[cfg(test)]
+            edges: Vec::new(),
+        }
+    }
+
+    /// The devices of the workers, by worker id.
+    pub(crate) fn worker_devices(&self) -> Vec<DeviceInfo> {
+        self.workers.iter().map(|w| w.device.clone()).collect()
+    }
+
+    /// Applies one input and returns what must be started.
+    pub(crate) fn apply(&mut self, input: Input) -> Vec<Effect> {
+        match input {
+            Input::FindRequest { request_id, reply } => {
+                let _ = reply.send(self.find_request(&request_id));
+            }
+            Input::Submit {
+                origin,
+                plan,
+                reply,
+            } => {
+                let _ = reply.send(self.submit(origin, plan));
+            }
+            Input::Watch { job_id, reply } => {
+                let rx = self
+                    .job_ids
+                    .get(&job_id)
+                    .and_then(|s| self.jobs.get(s))
+                    .map(|j| j.outcome.subscribe());
+                let _ = reply.send(rx);
+            }
+            Input::Cancel { job_id, reply } => {
+                let _ = reply.send(self.cancel(&job_id));
+            }
+            Input::Preload { circuit_id, reply } => self.preload(circuit_id, reply),
+            Input::Evict { circuit_id, reply } => {
+                let _ = reply.send(self.evict(&circuit_id));
+            }
+            Input::Drain => self.draining = true,
+            Input::Idle { reply } => {
+                let _ = reply.send(self.jobs.values().all(|j| j.state.is_finished()));
+            }
+            Input::SynthDone {
+                job,
+                index,
+                result,
+                elapsed,
+                reservation,
+            } => self.synth_done(job, index, result, elapsed, reservation),
+            Input::AbcReleased { job, index, bytes } => self.abc_released(job, index, bytes),
+            Input::DeviceDone {
+                worker,
+                job,
+                index,
+                result,
+                elapsed,
+                reservation,
+            } => self.device_done(worker, job, index, result, elapsed, reservation),
+            Input::ParamsLoaded {
+                circuit_id,
+                result,
+                elapsed,
+            } => self.params_loaded(circuit_id, result, elapsed),
+            Input::Finalized {
+                job,
+                result,
+                elapsed,
+            } => self.finalized(job, result, elapsed),
+            Input::MemoryFreed => {}
+            Input::Tick => self.expire_finished(),
+        }
+        self.schedule();
+        std::mem::take(&mut self.effects)
+    }
+
+    fn changed(&mut self) {
+        self.sequence += 1;
+    }
+
+    fn worker_is_idle(&self, id: u32) -> bool {
+        self.workers[id as usize].state == WorkerState::Idle
+    }
+}
+
+/// Milliseconds since the Unix epoch, for wall-clock times shown to people.
+pub(crate) fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+//! Builds the read-only [`StatusSnapshot`] from the machine's records.
+
+use tokio::time::Instant;
+
+use super::types::{ParamsSlot, Tally};
+use super::{unix_ms, Machine};
+use crate::budget::Holder;
+use crate::domain::ProofKind;
+use crate::schedule::synthesis_allowed_now;
+use crate::state::PartitionState;
+use crate::status::*;
+
+impl Machine {
+    pub(crate) fn snapshot(&self) -> StatusSnapshot {
+        let now = Instant::now();
+        let jobs: Vec<JobStatus> = self
+            .jobs
+            .values()
+            .map(|j| JobStatus {
+                job_id: j.id.clone(),
+                request_id: j.origin.request_id.clone(),
+                kind: j.origin.kind,
+                priority: j.origin.priority,
+                circuit_id: j.circuit_id.clone(),
+                submitted_at_unix_ms: j.submitted_unix_ms,
+                finished_at_unix_ms: j.finished.map(|(_, ms)| ms),
+                state: j.state,
+                error: j.error.clone(),
+                partitions: j
+                    .parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| PartitionStatus {
+                        index: i as u32,
+                        state: p.state,
+                        synth_ms: p.synth_ms,
+                        gpu_ms: p.gpu_ms,
+                        worker_id: p.worker,
+                        reserved_bytes: if p.state.is_terminal() && p.state != PartitionState::Done
+                        {
+                            0
+                        } else {
+                            p.reserved_bytes
+                        },
+                    })
+                    .collect(),
+            })
+            .collect();
+        let workers = self
+            .workers
+            .iter()
+            .map(|w| WorkerStatus {
+                worker_id: w.id,
+                device_ordinal: w.device.ordinal,
+                device_name: w.device.name.clone(),
+                device_memory_bytes: w.device.memory_bytes,
+                state: w.state.clone(),
+                busy_secs: w.busy_secs(now),
+                proofs_done: w.proofs_done,
+            })
+            .collect();
+        let mut params: Vec<ParamsStatus> = self
+            .params
+            .iter()
+            .map(|(id, e)| ParamsStatus {
+                circuit_id: id.clone(),
+                tier: match (&e.slot, e.users) {
+                    (ParamsSlot::Loading { .. }, _) => ParamsTier::Cold,
+                    (ParamsSlot::Ready(_), 0) => ParamsTier::Warm,
+                    (ParamsSlot::Ready(_), _) => ParamsTier::Hot,
+                },
+                bytes: e.bytes,
+                ref_count: e.users,
+                last_used_secs_ago: (now - e.last_used).as_secs(),
+            })
+            .collect();
+        params.sort_by(|a, b| a.circuit_id.cmp(&b.circuit_id));
+        let queues = ProofKind::ALL
+            .iter()
+            .map(|&kind| {
+                let of_kind = || self.jobs.values().filter(move |j| j.origin.kind == kind);
+                QueueStatus {
+                    kind,
+                    pending: of_kind().filter(|j| j.state == JobState::Queued).count() as u32,
+                    in_progress: of_kind().filter(|j| j.state == JobState::Running).count() as u32,
+                }
+            })
+            .collect();
+        let queue_depth = (self.partitions_in(PartitionState::Pending).len()
+            + self.partitions_in(PartitionState::SynthDone).len()) as u32;
+        let next_partition_bytes = self
+            .partitions_in(PartitionState::Pending)
+            .first()
+            .map_or(0, |(_, seq, _)| self.jobs[seq].memory.total_bytes);
+        let total = self.budget.total();
+        let used = self.budget.used();
+        StatusSnapshot {
+            daemon: DaemonInfo {
+                version: self.config.version.clone(),
+                build_id: self.config.build_id.clone(),
+                backend: self.prover.backend_name(),
+                started_at_unix_ms: self.started_unix_ms,
+                uptime_secs: (now - self.started_at).as_secs(),
+            },
+            memory: MemoryStatus {
+                total_bytes: total,
+                used_bytes: used,
+                params_bytes: self.budget.held_by(Holder::Params),
+                reserved_by_kind: ProofKind::ALL
+                    .iter()
+                    .map(|&k| (k, self.budget.held_by(Holder::Partition(k))))
+                    .filter(|(_, b)| *b > 0)
+                    .collect(),
+            },
+            synthesis: SynthesisStatus {
+                active: self.synth_active as u32,
+                max_allowed_now: synthesis_allowed_now(
+                    self.synth_active,
+                    self.config.synthesis_threads.max(1),
+                    total.saturating_sub(used),
+                    next_partition_bytes,
+                ) as u32,
+                max_configured: self.config.synthesis_threads as u32,
+            },
+            jobs,
+            workers,
+            params,
+            counters: Counters {
+                total_completed: Tally::total(&self.counters.completed),
+                total_failed: Tally::total(&self.counters.failed),
+                total_cancelled: self.counters.cancelled,
+                completed_by_kind: self.counters.completed.clone(),
+                failed_by_kind: self.counters.failed.clone(),
+                queue_depth,
+            },
+            queues,
+            sequence: self.sequence,
+            taken_at_unix_ms: unix_ms(),
+        }
+    }
+}

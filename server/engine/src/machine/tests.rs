@@ -1,0 +1,528 @@
+//! The machine driven by hand: the test plays the driver, completing effects in the order it
+//! chooses, so every interleaving of partition events can be tried deterministically.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use tokio::sync::oneshot;
+
+use super::*;
+use crate::domain::{JobEnd, Priority, ProofKind, Submitted};
+use crate::error::EngineError;
+use crate::state::{next_partition_state, PartitionState, WorkerState};
+use crate::status::JobState;
+use crate::test_prover::{request, TestProver, PARAMS_BYTES};
+
+struct Harness {
+    machine: Machine,
+    budget: Budget,
+    prover: Arc<TestProver>,
+    pending: Vec<Effect>,
+    /// Every job id ever accepted, with its outcome channel.
+    jobs: Vec<String>,
+}
+
+impl Harness {
+    fn new(budget_bytes: u64, devices: u32, threads: usize) -> Harness {
+        let budget = Budget::new(budget_bytes, || {});
+        let prover = TestProver::new(devices);
+        let config = EngineConfig {
+            memory_budget_bytes: budget_bytes,
+            synthesis_threads: threads,
+            ..Default::default()
+        };
+        let machine = Machine::new(config, prover.clone(), budget.clone());
+        Harness {
+            machine,
+            budget,
+            prover,
+            pending: Vec::new(),
+            jobs: Vec::new(),
+        }
+    }
+
+    fn apply(&mut self, input: Input) {
+        let effects = self.machine.apply(input);
+        self.pending.extend(effects);
+    }
+
+    fn submit(
+        &mut self,
+        kind: ProofKind,
+        priority: Priority,
+        partitions: u32,
+        bytes: u64,
+    ) -> Result<Submitted, EngineError> {
+        let plan = self.prover.plan(&request(kind, partitions, bytes))?;
+        let (reply, mut answer) = oneshot::channel();
+        let origin = JobOrigin {
+            request_id: String::new(),
+            kind,
+            priority,
+        };
+        self.apply(Input::Submit {
+            origin,
+            plan,
+            reply,
+        });
+        let submitted = answer.try_recv().expect("answered at once");
+        if let Ok(s) = &submitted {
+            self.jobs.push(s.job_id.clone());
+        }
+        submitted
+    }
+
+    fn cancel(&mut self, job_id: &str) -> Result<bool, EngineError> {
+        let (reply, mut answer) = oneshot::channel();
+        self.apply(Input::Cancel {
+            job_id: job_id.to_string(),
+            reply,
+        });
+        answer.try_recv().expect("answered at once")
+    }
+
+    /// Completes the pending effect at `i` (successfully unless `fail`), as the driver would.
+    fn complete(&mut self, i: usize, fail: bool) {
+        let elapsed = Duration::from_millis(5);
+        let input = match self.pending.remove(i) {
+            Effect::Synthesize {
+                job,
+                index,
+                plan,
+                reservation,
+            } => {
+                let result = if fail {
+                    Err("synthetic failure".into())
+                } else {
+                    plan.synthesize(index)
+                };
+                Input::SynthDone {
+                    job,
+                    index,
+                    result,
+                    elapsed,
+                    reservation,
+                }
+            }
+            Effect::Prove {
+                worker,
+                job,
+                index,
+                abc_bytes,
+                partition,
+                params,
+                mut reservation,
+            } => {
+                let device = self.machine.workers[worker as usize].device.clone();
+                let result = if fail {
+                    Err("device fault".into())
+                } else {
+                    self.prover.prove(&device, partition, &params, &mut || {
+                        reservation.shrink(abc_bytes)
+                    })
+                };
+                Input::DeviceDone {
+                    worker,
+                    job,
+                    index,
+                    result,
+                    elapsed,
+                    reservation,
+                }
+            }
+            Effect::LoadParams { circuit_id } => {
+                let result = if fail {
+                    Err("params file damaged".into())
+                } else {
+                    self.prover.load_params(&circuit_id)
+                };
+                Input::ParamsLoaded {
+                    circuit_id,
+                    result,
+                    elapsed,
+                }
+            }
+            Effect::Finalize {
+                job,
+                plan,
+                proofs,
+                params,
+            } => {
+                let result = plan.finalize(proofs, &params);
+                Input::Finalized {
+                    job,
+                    result,
+                    elapsed,
+                }
+            }
+        };
+        self.apply(input);
+    }
+
+    /// Completes effects first-in first-out until none is left.
+    fn drain(&mut self) {
+        while !self.pending.is_empty() {
+            self.complete(0, false);
+        }
+    }
+
+    fn job(&self, id: &str) -> crate::status::JobStatus {
+        self.machine
+            .snapshot()
+            .jobs
+            .into_iter()
+            .find(|j| j.job_id == id)
+            .expect("job visible")
+    }
+
+    fn outcome(&self, id: &str) -> Option<JobEnd> {
+        let seq = self.machine.job_ids.get(id)?;
+        self.machine.jobs[seq]
+            .outcome
+            .borrow()
+            .as_ref()
+            .map(|o| o.end.clone())
+    }
+
+    /// The invariants that must hold after every input.
+    fn check_invariants(&self) {
+        let snap = self.machine.snapshot();
+        assert!(
+            snap.memory.used_bytes <= snap.memory.total_bytes,
+            "budget overcommitted"
+        );
+        for job in &snap.jobs {
+            for p in &job.partitions {
+                if p.state == PartitionState::Gpu {
+                    let w = p
+                        .worker_id
+                        .expect("a partition on the device names its worker");
+                    assert_eq!(
+                        snap.workers[w as usize].state,
+                        WorkerState::Proving {
+                            job_id: job.job_id.clone(),
+                            partition: p.index
+                        },
+                        "worker {w} must be shown proving the partition in gpu state"
+                    );
+                }
+            }
+        }
+        for w in &snap.workers {
+            if let WorkerState::Proving { job_id, partition } = &w.state {
+                // The partition is on the device, or was cancelled/failed while it was there.
+                if let Some(job) = snap.jobs.iter().find(|j| &j.job_id == job_id) {
+                    let state = job.partitions[*partition as usize].state;
+                    assert!(
+                        matches!(
+                            state,
+                            PartitionState::Gpu
+                                | PartitionState::Cancelled
+                                | PartitionState::Failed
+                        ),
+                        "{state:?}"
+                    );
+                }
+            }
+        }
+        let mut last: HashMap<(u64, u32), PartitionState> = HashMap::new();
+        for &(job, index, from, to) in &self.machine.edges {
+            let prev = last
+                .insert((job, index), to)
+                .unwrap_or(PartitionState::Pending);
+            assert_eq!(prev, from, "partition {job}/{index} skipped a state");
+            assert!(next_partition_state(from, classify(from, to)).is_some());
+        }
+        let finished = snap.jobs.iter().filter(|j| j.state.is_finished()).count() as u64;
+        let c = &snap.counters;
+        assert_eq!(
+            c.total_completed + c.total_failed + c.total_cancelled,
+            finished,
+            "counters add up"
+        );
+        let active = snap
+            .jobs
+            .iter()
+            .flat_map(|j| &j.partitions)
+            .filter(|p| p.state == PartitionState::Synthesizing)
+            .count();
+        assert!(snap.synthesis.active as usize >= active);
+    }
+}
+
+/// The event that leads from `from` to `to`.
+fn classify(from: PartitionState, to: PartitionState) -> crate::state::PartitionEvent {
+    use crate::state::PartitionEvent as E;
+    use PartitionState as S;
+    match (from, to) {
+        (_, S::Synthesizing) => E::Admit,
+        (_, S::SynthDone) => E::Synthesized,
+        (_, S::Gpu) => E::Dispatch,
+        (_, S::Done) => E::Proved,
+        (_, S::Failed) => E::Fail,
+        _ => E::Cancel,
+    }
+}
+
+#[test]
+fn a_job_runs_through_every_state_and_completes() {
+    let mut h = Harness::new(10_000, 1, 2);
+    let job = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 3, 1000)
+        .unwrap()
+        .job_id;
+    h.drain();
+    h.check_invariants();
+    assert_eq!(
+        h.outcome(&job),
+        Some(JobEnd::Completed(vec![0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]))
+    );
+    let status = h.job(&job);
+    assert!(status
+        .partitions
+        .iter()
+        .all(|p| p.state == PartitionState::Done && p.worker_id == Some(0)));
+    assert_eq!(
+        h.budget.used(),
+        PARAMS_BYTES,
+        "only the (warm) params stay reserved"
+    );
+}
+
+#[test]
+fn critical_job_overtakes_a_queue_of_lower_priority_jobs() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let porep: Vec<String> = (0..3)
+        .map(|_| {
+            h.submit(ProofKind::PorepSealCommit, Priority::Normal, 2, 1000)
+                .unwrap()
+                .job_id
+        })
+        .collect();
+    let winning = h
+        .submit(ProofKind::WinningPost, Priority::Critical, 1, 1000)
+        .unwrap();
+    assert_eq!(
+        winning.queue_position, 0,
+        "nothing runs before a critical job"
+    );
+    let mut finished_order = Vec::new();
+    while !h.pending.is_empty() {
+        h.complete(0, false);
+        for id in std::iter::once(&winning.job_id).chain(&porep) {
+            if h.outcome(id).is_some() && !finished_order.contains(id) {
+                finished_order.push(id.clone());
+            }
+        }
+    }
+    assert_eq!(
+        finished_order.first(),
+        Some(&winning.job_id),
+        "{finished_order:?}"
+    );
+    assert_eq!(finished_order.len(), 4);
+}
+
+#[test]
+fn tiny_budget_runs_partitions_one_at_a_time() {
+    // Room for the params and exactly one partition.
+    let mut h = Harness::new(PARAMS_BYTES + 1000, 2, 4);
+    let job = h
+        .submit(ProofKind::SnapDealsUpdate, Priority::Normal, 4, 1000)
+        .unwrap()
+        .job_id;
+    let mut most = 0;
+    while !h.pending.is_empty() {
+        let snap = h.machine.snapshot();
+        let in_flight = snap.jobs[0]
+            .partitions
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p.state,
+                    PartitionState::Synthesizing | PartitionState::SynthDone | PartitionState::Gpu
+                )
+            })
+            .count();
+        most = most.max(in_flight);
+        assert!(snap.memory.used_bytes <= snap.memory.total_bytes);
+        h.complete(0, false);
+        h.check_invariants();
+    }
+    assert_eq!(most, 1);
+    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
+}
+
+#[test]
+fn oversized_job_is_rejected_at_submit_with_sizes() {
+    let mut h = Harness::new(5000, 1, 1);
+    let err = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 10_000)
+        .unwrap_err();
+    let EngineError::TooLarge { needed, budget } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(needed.contains("for the partition"), "{needed}");
+    assert!(!budget.is_empty());
+    assert!(h.machine.snapshot().jobs.is_empty());
+}
+
+#[test]
+fn cancellation_returns_the_memory() {
+    let mut h = Harness::new(1_000_000, 1, 2);
+    let job = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 4, 1000)
+        .unwrap()
+        .job_id;
+    h.complete(0, false); // params loaded: two syntheses start
+    assert!(h.budget.used() >= 2000 + PARAMS_BYTES);
+    assert!(h.cancel(&job).unwrap(), "partitions had started");
+    h.drain(); // the running syntheses return late; their results are dropped
+    assert_eq!(h.outcome(&job), Some(JobEnd::Cancelled));
+    assert_eq!(h.budget.used(), PARAMS_BYTES);
+    let (reply, mut answer) = oneshot::channel();
+    h.apply(Input::Evict {
+        circuit_id: "porep-test".into(),
+        reply,
+    });
+    assert_eq!(
+        answer.try_recv().unwrap().unwrap().freed_bytes,
+        PARAMS_BYTES
+    );
+    assert_eq!(h.budget.used(), 0);
+    h.check_invariants();
+}
+
+#[test]
+fn late_device_result_does_not_touch_a_worker_that_moved_on() {
+    let mut h = Harness::new(1_000_000, 1, 2);
+    let a = h
+        .submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap()
+        .job_id;
+    h.complete(0, false); // params
+    h.complete(0, false); // synth of a
+    let prove_a = h
+        .pending
+        .iter()
+        .position(|e| matches!(e, Effect::Prove { .. }))
+        .expect("a on the device");
+    h.cancel(&a).unwrap();
+    // The worker is still busy with a's partition: it must stay shown as proving it.
+    assert!(matches!(
+        h.machine.snapshot().workers[0].state,
+        WorkerState::Proving { .. }
+    ));
+    // A stale result naming a partition this worker is not proving changes nothing.
+    let stale = h
+        .budget
+        .try_reserve(crate::budget::Holder::Params, 1)
+        .unwrap();
+    h.apply(Input::DeviceDone {
+        worker: 0,
+        job: 999,
+        index: 0,
+        result: Ok(vec![]),
+        elapsed: Duration::ZERO,
+        reservation: stale,
+    });
+    assert!(matches!(
+        h.machine.snapshot().workers[0].state,
+        WorkerState::Proving { .. }
+    ));
+    h.complete(prove_a, false);
+    assert_eq!(h.machine.snapshot().workers[0].state, WorkerState::Idle);
+    h.check_invariants();
+}
+
+#[test]
+fn a_failed_partition_fails_the_job_and_frees_its_memory() {
+    let mut h = Harness::new(1_000_000, 1, 2);
+    let job = h
+        .submit(ProofKind::SnapDealsUpdate, Priority::Normal, 3, 1000)
+        .unwrap()
+        .job_id;
+    h.complete(0, false); // params
+    h.complete(0, true); // first synthesis fails
+    h.drain();
+    let Some(JobEnd::Failed(message)) = h.outcome(&job) else {
+        panic!("{:?}", h.outcome(&job))
+    };
+    assert!(message.contains("synthesis failed"), "{message}");
+    assert_eq!(h.job(&job).state, JobState::Failed);
+    assert_eq!(h.budget.used(), PARAMS_BYTES);
+    h.check_invariants();
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Submit {
+        kind: usize,
+        priority: usize,
+        partitions: u32,
+        bytes: u64,
+    },
+    Complete {
+        pick: usize,
+        fail: bool,
+    },
+    Cancel {
+        pick: usize,
+    },
+    Evict {
+        kind: usize,
+    },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        2 => (0..4usize, 0..4usize, 1..5u32, 1..4u64).prop_map(|(kind, priority, partitions, b)| Op::Submit { kind, priority, partitions, bytes: b * 400 }),
+        8 => (any::<usize>(), prop::bool::weighted(0.1)).prop_map(|(pick, fail)| Op::Complete { pick, fail }),
+        1 => any::<usize>().prop_map(|pick| Op::Cancel { pick }),
+        1 => (0..4usize).prop_map(|kind| Op::Evict { kind }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// Random interleavings of submits, step completions (some failing), cancellations and
+    /// evictions over several workers never break the invariants, and everything ends.
+    #[test]
+    fn random_interleavings_keep_the_invariants(ops in prop::collection::vec(op(), 1..80), workers in 1..4u32, threads in 1..4usize) {
+        let mut h = Harness::new(3000, workers, threads);
+        let priorities = [Priority::Low, Priority::Normal, Priority::High, Priority::Critical];
+        for op in ops {
+            match op {
+                Op::Submit { kind, priority, partitions, bytes } => {
+                    let _ = h.submit(ProofKind::ALL[kind], priorities[priority], partitions, bytes);
+                }
+                Op::Complete { pick, fail } if !h.pending.is_empty() => {
+                    let i = pick % h.pending.len();
+                    h.complete(i, fail);
+                }
+                Op::Complete { .. } => {}
+                Op::Cancel { pick } if !h.jobs.is_empty() => {
+                    let id = h.jobs[pick % h.jobs.len()].clone();
+                    let _ = h.cancel(&id);
+                }
+                Op::Cancel { .. } => {}
+                Op::Evict { kind } => {
+                    let (reply, _answer) = oneshot::channel();
+                    h.apply(Input::Evict { circuit_id: format!("{}-test", ProofKind::ALL[kind]), reply });
+                }
+            }
+            h.check_invariants();
+        }
+        h.drain();
+        h.check_invariants();
+        for id in h.jobs.clone() {
+            prop_assert!(h.outcome(&id).is_some(), "job {id} never ended: deadlock");
+        }
+        let snap = h.machine.snapshot();
+        prop_assert!(snap.workers.iter().all(|w| w.state == WorkerState::Idle));
+        prop_assert_eq!(snap.memory.used_bytes, snap.memory.params_bytes, "all partition memory returned");
+    }
+}

@@ -1,0 +1,248 @@
+//! Inputs the machine accepts, effects it asks for, and its records of jobs, partitions, workers
+//! and params.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
+
+use crate::budget::Reservation;
+use crate::domain::{Evicted, JobOutcome, Preloaded, Priority, ProofKind, Submitted, Timings};
+use crate::error::EngineError;
+use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Synthesized};
+use crate::state::{PartitionState, WorkerState};
+use crate::status::JobState;
+
+/// Something that happened: a request from the API, or a step finished on a worker thread.
+pub(crate) enum Input {
+    FindRequest {
+        request_id: String,
+        reply: oneshot::Sender<Option<Submitted>>,
+    },
+    Submit {
+        origin: JobOrigin,
+        plan: Arc<dyn JobPlan>,
+        reply: oneshot::Sender<Result<Submitted, EngineError>>,
+    },
+    Watch {
+        job_id: String,
+        reply: oneshot::Sender<Option<watch::Receiver<Option<JobOutcome>>>>,
+    },
+    Cancel {
+        job_id: String,
+        reply: oneshot::Sender<Result<bool, EngineError>>,
+    },
+    Preload {
+        circuit_id: String,
+        reply: oneshot::Sender<Result<Preloaded, EngineError>>,
+    },
+    Evict {
+        circuit_id: String,
+        reply: oneshot::Sender<Result<Evicted, EngineError>>,
+    },
+    Drain,
+    Idle {
+        reply: oneshot::Sender<bool>,
+    },
+    SynthDone {
+        job: u64,
+        index: u32,
+        result: Result<Synthesized, String>,
+        elapsed: Duration,
+        reservation: Reservation,
+    },
+    AbcReleased {
+        job: u64,
+        index: u32,
+        bytes: u64,
+    },
+    DeviceDone {
+        worker: u32,
+        job: u64,
+        index: u32,
+        result: Result<Vec<u8>, String>,
+        elapsed: Duration,
+        reservation: Reservation,
+    },
+    ParamsLoaded {
+        circuit_id: String,
+        result: Result<(Params, u64), String>,
+        elapsed: Duration,
+    },
+    Finalized {
+        job: u64,
+        result: Result<Vec<u8>, String>,
+        elapsed: Duration,
+    },
+    /// A reservation was returned somewhere; admission may proceed.
+    MemoryFreed,
+    /// Housekeeping: retention of finished jobs.
+    Tick,
+}
+
+/// Work the driver must start on its own threads.
+pub(crate) enum Effect {
+    Synthesize {
+        job: u64,
+        index: u32,
+        plan: Arc<dyn JobPlan>,
+        reservation: Reservation,
+    },
+    Prove {
+        worker: u32,
+        job: u64,
+        index: u32,
+        abc_bytes: u64,
+        partition: Synthesized,
+        params: Params,
+        reservation: Reservation,
+    },
+    LoadParams {
+        circuit_id: String,
+    },
+    Finalize {
+        job: u64,
+        plan: Arc<dyn JobPlan>,
+        proofs: Vec<Vec<u8>>,
+        params: Params,
+    },
+}
+
+/// The request-side facts of a job, checked by the API layer and the prover's `plan`.
+#[derive(Debug, Clone)]
+pub(crate) struct JobOrigin {
+    pub request_id: String,
+    pub kind: ProofKind,
+    pub priority: Priority,
+}
+
+pub(crate) struct Job {
+    pub seq: u64,
+    pub id: String,
+    pub origin: JobOrigin,
+    pub plan: Arc<dyn JobPlan>,
+    pub circuit_id: String,
+    pub memory: PartitionMemory,
+    pub submitted: Instant,
+    pub submitted_unix_ms: u64,
+    pub first_admitted: Option<Instant>,
+    pub finished: Option<(Instant, u64)>,
+    pub state: JobState,
+    pub error: Option<String>,
+    pub parts: Vec<Part>,
+    /// True while the job counts as a user of its params.
+    pub holds_params: bool,
+    pub finalizing: bool,
+    pub timings: Timings,
+    pub outcome: watch::Sender<Option<JobOutcome>>,
+}
+
+pub(crate) struct Part {
+    pub state: PartitionState,
+    pub synth_ms: Option<u64>,
+    pub gpu_ms: Option<u64>,
+    pub worker: Option<u32>,
+    /// Bytes reserved for this partition right now (the reservation itself travels with the work).
+    pub reserved_bytes: u64,
+    /// The reservation while the partition waits in the machine (ready queue or done).
+    pub reservation: Option<Reservation>,
+    pub synthesized: Option<Synthesized>,
+    pub proof: Option<Vec<u8>>,
+}
+
+impl Part {
+    pub fn pending() -> Part {
+        Part {
+            state: PartitionState::Pending,
+            synth_ms: None,
+            gpu_ms: None,
+            worker: None,
+            reserved_bytes: 0,
+            reservation: None,
+            synthesized: None,
+            proof: None,
+        }
+    }
+}
+
+pub(crate) struct Worker {
+    pub id: u32,
+    pub device: DeviceInfo,
+    pub state: WorkerState,
+    /// The job sequence number of the partition being proved.
+    pub job_seq: Option<u64>,
+    pub busy: Duration,
+    pub busy_since: Option<Instant>,
+    pub proofs_done: u64,
+}
+
+impl Worker {
+    pub fn new(id: u32, device: DeviceInfo) -> Worker {
+        Worker {
+            id,
+            device,
+            state: WorkerState::Idle,
+            job_seq: None,
+            busy: Duration::ZERO,
+            busy_since: None,
+            proofs_done: 0,
+        }
+    }
+
+    pub fn busy_secs(&self, now: Instant) -> f64 {
+        let running = self.busy_since.map_or(Duration::ZERO, |since| now - since);
+        (self.busy + running).as_secs_f64()
+    }
+}
+
+pub(crate) enum ParamsSlot {
+    Loading {
+        waiters: Vec<oneshot::Sender<Result<Preloaded, EngineError>>>,
+        started: Instant,
+    },
+    Ready(Params),
+}
+
+pub(crate) struct ParamsEntry {
+    pub slot: ParamsSlot,
+    pub bytes: u64,
+    pub reservation: Option<Reservation>,
+    /// Unfinished jobs that use these params.
+    pub users: u32,
+    pub last_used: Instant,
+    pub load_time: Duration,
+}
+
+impl ParamsEntry {
+    pub fn ready(&self) -> Option<&Params> {
+        match &self.slot {
+            ParamsSlot::Ready(params) => Some(params),
+            ParamsSlot::Loading { .. } => None,
+        }
+    }
+}
+
+/// Totals since start.
+#[derive(Default)]
+pub(crate) struct Tally {
+    pub completed: Vec<(ProofKind, u64)>,
+    pub failed: Vec<(ProofKind, u64)>,
+    pub cancelled: u64,
+}
+
+impl Tally {
+    pub fn add(list: &mut Vec<(ProofKind, u64)>, kind: ProofKind) {
+        match list.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, n)) => *n += 1,
+            None => {
+                list.push((kind, 1));
+                list.sort();
+            }
+        }
+    }
+
+    pub fn total(list: &[(ProofKind, u64)]) -> u64 {
+        list.iter().map(|(_, n)| n).sum()
+    }
+}

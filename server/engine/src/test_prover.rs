@@ -1,0 +1,121 @@
+//! A small synthetic prover for the engine's own tests: partitions are numbers, proofs are their
+//! bytes, and finalize checks the order. It stands in for the circuit, not for the engine.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::domain::ProofRequest;
+use crate::error::EngineError;
+use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, Synthesized};
+
+pub(crate) const PARAMS_BYTES: u64 = 100;
+
+pub(crate) struct TestProver {
+    pub devices: u32,
+    /// Make every synthesis panic.
+    pub panic_in_synthesis: AtomicBool,
+}
+
+impl TestProver {
+    pub fn new(devices: u32) -> Arc<TestProver> {
+        Arc::new(TestProver {
+            devices,
+            panic_in_synthesis: AtomicBool::new(false),
+        })
+    }
+}
+
+/// A request for `partitions` partitions of `bytes` each (encoded in the request's fields).
+pub(crate) fn request(kind: crate::ProofKind, partitions: u32, bytes: u64) -> ProofRequest {
+    ProofRequest {
+        kind: Some(kind),
+        partition_index: partitions,
+        sector_size: bytes,
+        ..Default::default()
+    }
+}
+
+pub(crate) struct TestPlan {
+    pub circuit: String,
+    pub partitions: u32,
+    pub bytes: u64,
+    pub panic: bool,
+}
+
+impl Prover for TestProver {
+    fn backend_name(&self) -> String {
+        "test".into()
+    }
+    fn devices(&self) -> Vec<DeviceInfo> {
+        (0..self.devices)
+            .map(|ordinal| DeviceInfo {
+                ordinal,
+                name: format!("test-{ordinal}"),
+                memory_bytes: 1 << 30,
+            })
+            .collect()
+    }
+    fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
+        let kind = request.kind.expect("tests set a kind");
+        if request.partition_index == 0 {
+            return Err(EngineError::InvalidRequest("no partitions".into()));
+        }
+        Ok(Arc::new(TestPlan {
+            circuit: format!("{kind}-test"),
+            partitions: request.partition_index,
+            bytes: request.sector_size,
+            panic: self.panic_in_synthesis.load(Ordering::SeqCst),
+        }))
+    }
+    fn knows_circuit(&self, circuit_id: &str) -> bool {
+        circuit_id.ends_with("-test")
+    }
+    fn params_size_estimate(&self, _: &str) -> u64 {
+        PARAMS_BYTES
+    }
+    fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String> {
+        Ok((Arc::new(circuit_id.to_string()), PARAMS_BYTES))
+    }
+    fn prove(
+        &self,
+        _: &DeviceInfo,
+        partition: Synthesized,
+        _: &Params,
+        abc_released: &mut dyn FnMut(),
+    ) -> Result<Vec<u8>, String> {
+        let index = *partition
+            .downcast::<u32>()
+            .map_err(|_| "not a test partition")?;
+        abc_released();
+        Ok(vec![index as u8; 4])
+    }
+}
+
+impl JobPlan for TestPlan {
+    fn circuit_id(&self) -> String {
+        self.circuit.clone()
+    }
+    fn partitions(&self) -> u32 {
+        self.partitions
+    }
+    fn partition_memory(&self) -> PartitionMemory {
+        PartitionMemory {
+            total_bytes: self.bytes,
+            abc_bytes: self.bytes / 2,
+        }
+    }
+    fn synthesize(&self, index: u32) -> Result<Synthesized, String> {
+        if self.panic {
+            panic!("synthetic circuit exploded in partition {index}");
+        }
+        Ok(Box::new(index))
+    }
+    fn finalize(&self, proofs: Vec<Vec<u8>>, _: &Params) -> Result<Vec<u8>, String> {
+        for (i, p) in proofs.iter().enumerate() {
+            if p != &vec![i as u8; 4] {
+                return Err(format!("partition {i} proof out of order"));
+            }
+        }
+        Ok(proofs.concat())
+    }
+}
