@@ -1,0 +1,27 @@
+//! Records the git commit the binary is built from as `SNARKD_BUILD_ID` ("unknown" outside a
+//! checkout or without git), for `snarkd --version` and the status feed.
+
+use std::process::Command;
+
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git").args(args).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (!text.is_empty()).then_some(text)
+}
+
+fn main() {
+    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rustc-env=SNARKD_BUILD_ID={commit}");
+    // Rebuild when HEAD moves: the ref file of the current branch changes on every commit.
+    if let Some(git_dir) = git(&["rev-parse", "--git-dir"]) {
+        println!("cargo:rerun-if-changed={git_dir}/HEAD");
+        if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            println!("cargo:rerun-if-changed={git_dir}/{head_ref}");
+        }
+        println!("cargo:rerun-if-changed={git_dir}/packed-refs");
+    }
+    println!("cargo:rerun-if-changed=build.rs");
+}

@@ -1,0 +1,120 @@
+//! The message-size limit. tonic rejects an oversized request with OUT_OF_RANGE; gRPC's own
+//! convention (and what Curio's Go client reports) is RESOURCE_EXHAUSTED, so [`MessageLimit`]
+//! rewrites that one status and says what to do about it.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use http::{Request, Response};
+use tonic::server::NamedService;
+use tonic::{Code, Status};
+
+pub use snarkd_proto::MAX_MESSAGE_BYTES;
+
+/// Wraps a gRPC service so an oversized request is answered RESOURCE_EXHAUSTED.
+#[derive(Debug, Clone)]
+pub struct MessageLimit<S> {
+    inner: S,
+}
+
+impl<S> MessageLimit<S> {
+    pub fn new(inner: S) -> Self {
+        MessageLimit { inner }
+    }
+}
+
+impl<S: NamedService> NamedService for MessageLimit<S> {
+    const NAME: &'static str = S::NAME;
+}
+
+impl<S, B, R> tower::Service<Request<B>> for MessageLimit<S>
+where
+    S: tower::Service<Request<B>, Response = Response<R>>,
+    S::Future: Send + 'static,
+{
+    type Response = Response<R>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<R>, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: Request<B>) -> Self::Future {
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            let mut response = fut.await?;
+            rewrite_oversized(&mut response);
+            Ok(response)
+        })
+    }
+}
+
+/// tonic's text for a request over the decoding limit.
+const TONIC_TOO_LARGE: &str = "decoded message length too large: found ";
+
+fn rewrite_oversized<R>(response: &mut Response<R>) {
+    let Some(status) = Status::from_header_map(response.headers()) else {
+        return;
+    };
+    if status.code() != Code::OutOfRange {
+        return;
+    }
+    let Some(rest) = status.message().split(TONIC_TOO_LARGE).nth(1) else {
+        return;
+    };
+    let found: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let ours = Status::resource_exhausted(oversized_message(&found));
+    let headers = response.headers_mut();
+    headers.remove("grpc-status");
+    headers.remove("grpc-message");
+    headers.remove("grpc-status-details-bin");
+    let _ = ours.add_header(headers);
+}
+
+/// What an oversized request is told.
+pub fn oversized_message(found_bytes: &str) -> String {
+    format!(
+        "request message is {found_bytes} bytes, over snarkd's limit of {MAX_MESSAGE_BYTES} bytes (256 MiB): \
+         send smaller inputs (Curio's requests stay under this limit)"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response_with(status: Status) -> Response<()> {
+        status.into_http()
+    }
+
+    #[test]
+    fn oversized_requests_become_resource_exhausted() {
+        let mut r = response_with(Status::out_of_range(
+            "Error, decoded message length too large: found 268435460 bytes, the limit is: 268435456 bytes",
+        ));
+        rewrite_oversized(&mut r);
+        let status = Status::from_header_map(r.headers()).unwrap();
+        assert_eq!(status.code(), Code::ResourceExhausted);
+        assert!(
+            status.message().contains("268435460 bytes"),
+            "{}",
+            status.message()
+        );
+        assert!(status.message().contains("256 MiB"), "{}", status.message());
+    }
+
+    #[test]
+    fn other_statuses_pass_through() {
+        for status in [
+            Status::out_of_range("index 9 out of range"),
+            Status::not_found("no job"),
+        ] {
+            let code = status.code();
+            let mut r = response_with(status);
+            rewrite_oversized(&mut r);
+            assert_eq!(Status::from_header_map(r.headers()).unwrap().code(), code);
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The gRPC API: snarkd's implementation of `cuzk.v1.ProvingEngine`. This is the only layer
+//! that knows protobuf: it checks and converts requests into engine calls and engine results
+//! back into responses, and maps every engine error to one gRPC code.
+//!
+//! Layout:
+//! - `mod.rs`: [`ProvingService`], one method per RPC.
+//! - `request`: protobuf requests → domain requests, with the checks that need no decoding.
+//! - `outcome`: submit and await results → responses.
+//! - `status`: engine snapshots → GetStatus and StatusSnapshot.
+//! - `stream`: StreamStatus's coalescing, heartbeat and end.
+//! - `error`: engine error → gRPC status, in one place.
+//! - `limits`: the 256 MiB message limit and its RESOURCE_EXHAUSTED answer.
+
+pub mod error;
+pub mod limits;
+pub mod outcome;
+pub mod request;
+pub mod status;
+pub mod stream;
+
+use std::time::Duration;
+
+use metrics_exporter_prometheus::PrometheusHandle;
+use snarkd_engine::Engine;
+use snarkd_proto::v1 as pb;
+use snarkd_proto::v1::proving_engine_server::{ProvingEngine, ProvingEngineServer};
+use tokio::sync::watch;
+use tonic::{Request, Response, Status};
+
+use crate::config::SchedulerSection;
+use error::status_of;
+use limits::{MessageLimit, MAX_MESSAGE_BYTES};
+
+/// `cuzk.v1.ProvingEngine` on top of an [`Engine`].
+#[derive(Clone)]
+pub struct ProvingService {
+    engine: Engine,
+    scheduler: SchedulerSection,
+    metrics: PrometheusHandle,
+    closing: watch::Receiver<bool>,
+}
+
+impl ProvingService {
+    /// `closing` turning true ends every StreamStatus stream (the daemon is shutting down).
+    pub fn new(
+        engine: Engine,
+        scheduler: SchedulerSection,
+        metrics: PrometheusHandle,
+        closing: watch::Receiver<bool>,
+    ) -> Self {
+        ProvingService {
+            engine,
+            scheduler,
+            metrics,
+            closing,
+        }
+    }
+
+    /// The tonic service with snarkd's message limits, ready to add to a server.
+    pub fn into_server(self) -> MessageLimit<ProvingEngineServer<ProvingService>> {
+        MessageLimit::new(
+            ProvingEngineServer::new(self)
+                .max_decoding_message_size(MAX_MESSAGE_BYTES)
+                .max_encoding_message_size(MAX_MESSAGE_BYTES),
+        )
+    }
+
+    async fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
+        let mut request = request::proof_request(req).map_err(status_of)?;
+        if let (None, Some(kind)) = (request.priority, request.kind) {
+            request.priority = Some(self.scheduler.default_priority(kind));
+        }
+        let submitted = self.engine.submit(request).await.map_err(status_of)?;
+        tracing::info!(job_id = %submitted.job_id, queue_position = submitted.queue_position, existing = submitted.existing, "proof submitted");
+        Ok(outcome::submitted(submitted))
+    }
+
+    async fn await_job(
+        &self,
+        job_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<pb::AwaitProofResponse, Status> {
+        let job_id = request::job_id(job_id).map_err(status_of)?;
+        let outcome = self
+            .engine
+            .await_job(job_id, timeout)
+            .await
+            .map_err(status_of)?;
+        Ok(outcome::awaited(outcome))
+    }
+}
+
+/// Counts every call by method and resulting code, and logs failures.
+fn observe<T>(method: &'static str, result: Result<T, Status>) -> Result<Response<T>, Status> {
+    let code = match &result {
+        Ok(_) => tonic::Code::Ok,
+        Err(status) => status.code(),
+    };
+    metrics::counter!("snarkd_grpc_requests_total", "method" => method, "code" => format!("{code:?}")).increment(1);
+    if let Err(status) = &result {
+        tracing::info!(method, code = ?status.code(), message = status.message(), "request refused");
+    }
+    result.map(Response::new)
+}
+
+#[tonic::async_trait]
+impl ProvingEngine for ProvingService {
+    async fn submit_proof(
+        &self,
+        request: Request<pb::SubmitProofRequest>,
+    ) -> Result<Response<pb::SubmitProofResponse>, Status> {
+        observe("SubmitProof", self.submit(request.into_inner()).await)
+    }
+
+    async fn await_proof(
+        &self,
+        request: Request<pb::AwaitProofRequest>,
+    ) -> Result<Response<pb::AwaitProofResponse>, Status> {
+        let req = request.into_inner();
+        let timeout = (req.timeout_ms > 0).then(|| Duration::from_millis(req.timeout_ms));
+        observe("AwaitProof", self.await_job(&req.job_id, timeout).await)
+    }
+
+    /// Submit then wait with no timeout. If the client goes away the job goes on; submitting the
+    /// same `request_id` again picks it up.
+    async fn prove(
+        &self,
+        request: Request<pb::ProveRequest>,
+    ) -> Result<Response<pb::ProveResponse>, Status> {
+        let result = async {
+            let submit = request.into_inner().submit.ok_or_else(|| {
+                Status::invalid_argument(
+                    "submit is missing: a ProveRequest carries the SubmitProofRequest to prove",
+                )
+            })?;
+            let submitted = self.submit(submit).await?;
+            let result = self.await_job(&submitted.job_id, None).await?;
+            Ok(pb::ProveResponse {
+                result: Some(result),
+            })
+        }
+        .await;
+        observe("Prove", result)
+    }
+
+    async fn cancel_proof(
+        &self,
+        request: Request<pb::CancelProofRequest>,
+    ) -> Result<Response<pb::CancelProofResponse>, Status> {
+        let req = request.into_inner();
+        let result = match request::job_id(&req.job_id) {
+            Ok(id) => self.engine.cancel(id).await,
+            Err(err) => Err(err),
+        };
+        let result = result
+            .map(|was_running| pb::CancelProofResponse { was_running })
+            .map_err(status_of);
+        if result.is_ok() {
+            tracing::info!(job_id = %req.job_id, "proof cancelled");
+        }
+        observe("CancelProof", result)
+    }
+
+    async fn get_status(
+        &self,
+        _request: Request<pb::GetStatusRequest>,
+    ) -> Result<Response<pb::GetStatusResponse>, Status> {
+        let snapshot = self.engine.snapshot();
+        observe(
+            "GetStatus",
+            Ok(status::get_status(&snapshot, status::now_unix_ms())),
+        )
+    }
+
+    async fn get_metrics(
+        &self,
+        _request: Request<pb::GetMetricsRequest>,
+    ) -> Result<Response<pb::GetMetricsResponse>, Status> {
+        observe(
+            "GetMetrics",
+            Ok(pb::GetMetricsResponse {
+                prometheus_text: self.metrics.render(),
+            }),
+        )
+    }
+
+    async fn preload_srs(
+        &self,
+        request: Request<pb::PreloadSrsRequest>,
+    ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
+        let req = request.into_inner();
+        let result = match request::circuit_id(&req.circuit_id) {
+            Ok(id) => self.engine.preload_params(id).await,
+            Err(err) => Err(err),
+        };
+        let result = result.map_err(status_of).map(|p| pb::PreloadSrsResponse {
+            already_loaded: p.already_loaded,
+            load_time_ms: outcome::ms(p.load_time),
+        });
+        observe("PreloadSRS", result)
+    }
+
+    async fn evict_srs(
+        &self,
+        request: Request<pb::EvictSrsRequest>,
+    ) -> Result<Response<pb::EvictSrsResponse>, Status> {
+        let req = request.into_inner();
+        let result = match request::circuit_id(&req.circuit_id) {
+            Ok(id) => self.engine.evict_params(id).await,
+            Err(err) => Err(err),
+        };
+        let result = result.map_err(status_of).map(|e| pb::EvictSrsResponse {
+            was_loaded: e.was_loaded,
+            freed_bytes: e.freed_bytes,
+        });
+        observe("EvictSRS", result)
+    }
+
+    type StreamStatusStream = stream::StatusStream;
+
+    async fn stream_status(
+        &self,
+        request: Request<pb::StreamStatusRequest>,
+    ) -> Result<Response<Self::StreamStatusStream>, Status> {
+        let result = stream::StreamOptions::from_request(request.into_inner()).map(|options| {
+            stream::status_stream(self.engine.subscribe(), options, self.closing.clone())
+        });
+        observe("StreamStatus", result)
+    }
+}

@@ -1,0 +1,75 @@
+use super::*;
+use crate::fixture::{self, DONE_JOB, RUNNING_JOB, STARTED_MS};
+
+#[test]
+fn get_status_reports_devices_queues_and_memory() {
+    let r = get_status(&fixture::busy(), STARTED_MS + 65_000);
+    assert_eq!(r.uptime_seconds, 65);
+    // Two workers on device 0 make one GPU entry carrying the proving worker's job.
+    assert_eq!(r.gpus.len(), 1);
+    assert_eq!(r.gpus[0].current_job_id, RUNNING_JOB);
+    assert_eq!(r.gpus[0].current_proof_kind, "porep");
+    assert_eq!(r.gpus[0].vram_total_bytes, 24 << 30);
+    // Curio's backpressure: the sum over queues of pending + in_progress.
+    let load: u32 = r.queues.iter().map(|q| q.pending + q.in_progress).sum();
+    assert_eq!(load, 3);
+    assert_eq!(r.queues.len(), 4);
+    assert_eq!((r.total_proofs_completed, r.total_proofs_failed), (5, 1));
+    assert_eq!(
+        (r.pinned_memory_bytes, r.pinned_memory_limit_bytes),
+        (60 << 30, 100 << 30)
+    );
+    let tiers: Vec<_> = r
+        .loaded_srs
+        .iter()
+        .map(|s| (s.circuit_id.as_str(), s.tier))
+        .collect();
+    assert_eq!(
+        tiers,
+        [
+            ("porep-32g", pb::srs_status::Tier::Hot as i32),
+            ("winning-32g", pb::srs_status::Tier::Warm as i32)
+        ]
+    );
+}
+
+#[test]
+fn snapshot_carries_full_job_ids_partitions_and_workers() {
+    let s = snapshot(&fixture::busy(), &[], STARTED_MS + 20_000);
+    assert_eq!(s.sequence, 77);
+    assert_eq!(s.jobs.len(), 2);
+    let job = &s.jobs[0];
+    assert_eq!(job.job_id, RUNNING_JOB);
+    assert_eq!(job.state, pb::JobState::Running as i32);
+    assert_eq!(job.priority, pb::Priority::Normal as i32);
+    assert_eq!(job.partitions[0].state, pb::PartitionState::Done as i32);
+    assert_eq!(
+        (job.partitions[0].synth_ms, job.partitions[0].gpu_ms),
+        (Some(1700), Some(1800))
+    );
+    assert_eq!(job.partitions[1].worker_id, Some(0));
+    assert_eq!(job.partitions[2].synth_ms, None);
+    assert_eq!(s.jobs[1].finished_at_unix_ms, STARTED_MS + 6_000);
+    assert_eq!(s.workers[0].state, pb::WorkerState::Proving as i32);
+    assert_eq!(s.workers[0].current_partition, Some(1));
+    assert_eq!(s.workers[1].state, pb::WorkerState::Idle as i32);
+    assert_eq!(s.workers[1].current_job_id, "");
+    let memory = s.memory.unwrap();
+    assert_eq!(memory.available_bytes, 40 << 30);
+    assert_eq!(
+        memory.reserved_by_kind[0].proof_kind,
+        pb::ProofKind::PorepSealCommit as i32
+    );
+    assert_eq!(s.synthesis.unwrap().max_allowed_now, 3);
+    assert_eq!(s.counters.unwrap().total_cancelled, 2);
+    assert_eq!(s.daemon.unwrap().uptime_seconds, 20);
+}
+
+#[test]
+fn snapshot_filters_jobs_by_id() {
+    let s = snapshot(&fixture::busy(), &[DONE_JOB.to_string()], STARTED_MS);
+    let ids: Vec<_> = s.jobs.iter().map(|j| j.job_id.as_str()).collect();
+    assert_eq!(ids, [DONE_JOB]);
+    // Everything else stays whole.
+    assert_eq!(s.workers.len(), 2);
+}

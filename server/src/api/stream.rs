@@ -1,0 +1,132 @@
+//! StreamStatus: adapts the engine's `watch` of snapshots to a gRPC server stream. The first
+//! message is the current snapshot; after a change the next one goes out no sooner than
+//! `min_interval` after the previous message (changes in between are coalesced into it); with no
+//! change a heartbeat repeats the latest snapshot every `HEARTBEAT`. The stream ends when the
+//! client goes away, when the engine stops, or when the daemon shuts down.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use snarkd_engine::StatusSnapshot;
+use snarkd_proto::v1 as pb;
+use tokio::sync::{mpsc, watch};
+use tokio::time::Instant;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Status;
+
+use super::status::{now_unix_ms, snapshot};
+
+/// Least time between two messages when the request leaves `min_interval_ms` at 0.
+pub const DEFAULT_MIN_INTERVAL: Duration = Duration::from_millis(250);
+/// Longest time between two messages, change or not.
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+
+/// The stream's items.
+pub type StatusStream = ReceiverStream<Result<pb::StatusSnapshot, Status>>;
+
+/// A checked StreamStatus request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamOptions {
+    pub min_interval: Duration,
+    pub job_ids: Vec<String>,
+}
+
+impl StreamOptions {
+    pub fn from_request(req: pb::StreamStatusRequest) -> Result<StreamOptions, Status> {
+        let min_interval = match req.min_interval_ms {
+            0 => DEFAULT_MIN_INTERVAL,
+            ms => Duration::from_millis(u64::from(ms)),
+        };
+        if min_interval > HEARTBEAT {
+            return Err(Status::invalid_argument(format!(
+                "min_interval_ms {} is above the {} ms heartbeat, so it could never apply: ask for at most {}",
+                req.min_interval_ms,
+                HEARTBEAT.as_millis(),
+                HEARTBEAT.as_millis()
+            )));
+        }
+        if let Some(i) = req.job_ids.iter().position(String::is_empty) {
+            return Err(Status::invalid_argument(format!(
+                "job_ids[{i}] is empty: list the job ids to follow, or none to follow every job"
+            )));
+        }
+        Ok(StreamOptions {
+            min_interval,
+            job_ids: req.job_ids,
+        })
+    }
+}
+
+/// Starts feeding a stream from `snapshots`; it stops when `closing` turns true.
+pub fn status_stream(
+    snapshots: watch::Receiver<Arc<StatusSnapshot>>,
+    options: StreamOptions,
+    closing: watch::Receiver<bool>,
+) -> StatusStream {
+    // One slot: a slow client holds the feeder back, and it then sends the newest snapshot.
+    let (tx, rx) = mpsc::channel(1);
+    tokio::spawn(feed(snapshots, options, closing, tx));
+    ReceiverStream::new(rx)
+}
+
+async fn feed(
+    mut snapshots: watch::Receiver<Arc<StatusSnapshot>>,
+    options: StreamOptions,
+    mut closing: watch::Receiver<bool>,
+    tx: mpsc::Sender<Result<pb::StatusSnapshot, Status>>,
+) {
+    loop {
+        let latest = snapshots.borrow_and_update().clone();
+        if tx
+            .send(Ok(snapshot(&latest, &options.job_ids, now_unix_ms())))
+            .await
+            .is_err()
+        {
+            return; // the client went away
+        }
+        let sent_at = Instant::now();
+        let next = tokio::select! {
+            changed = snapshots.changed() => match changed {
+                // Coalesce: whatever else changes until then goes out in one message.
+                Ok(()) => Wake::At(sent_at + options.min_interval),
+                Err(_) => Wake::EngineGone,
+            },
+            _ = tokio::time::sleep_until(sent_at + HEARTBEAT) => Wake::Now,
+            _ = tx.closed() => return,
+            _ = shut_down(&mut closing) => Wake::Closing,
+        };
+        match next {
+            Wake::Now => {}
+            Wake::At(at) => tokio::select! {
+                _ = tokio::time::sleep_until(at) => {}
+                _ = tx.closed() => return,
+                _ = shut_down(&mut closing) => return end(&tx).await,
+            },
+            Wake::EngineGone | Wake::Closing => return end(&tx).await,
+        }
+    }
+}
+
+enum Wake {
+    Now,
+    At(Instant),
+    EngineGone,
+    Closing,
+}
+
+/// Resolves once the daemon shuts down (or whoever signals it is gone).
+async fn shut_down(closing: &mut watch::Receiver<bool>) {
+    let _ = closing.wait_for(|c| *c).await;
+}
+
+async fn end(tx: &mpsc::Sender<Result<pb::StatusSnapshot, Status>>) {
+    let _ = tx
+        .send(Err(Status::unavailable(
+            "snarkd is shutting down: reconnect to the restarted daemon to follow its status",
+        )))
+        .await;
+}
+
+#[cfg(test)]
+#[path = "stream_tests.rs"]
+mod tests;

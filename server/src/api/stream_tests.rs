@@ -1,0 +1,148 @@
+use tokio_stream::StreamExt;
+
+use super::*;
+
+fn snap(sequence: u64) -> Arc<StatusSnapshot> {
+    Arc::new(StatusSnapshot {
+        sequence,
+        ..crate::fixture::busy()
+    })
+}
+
+fn options(min_interval_ms: u64) -> StreamOptions {
+    StreamOptions {
+        min_interval: Duration::from_millis(min_interval_ms),
+        job_ids: Vec::new(),
+    }
+}
+
+async fn next_seq(stream: &mut StatusStream) -> u64 {
+    stream
+        .next()
+        .await
+        .expect("stream ended")
+        .expect("stream failed")
+        .sequence
+}
+
+#[tokio::test(start_paused = true)]
+async fn first_message_at_once_then_changes_coalesced_to_the_interval() {
+    let (tx, rx) = watch::channel(snap(1));
+    let (_closing_tx, closing) = watch::channel(false);
+    let start = Instant::now();
+    let mut stream = status_stream(rx, options(250), closing);
+
+    assert_eq!(next_seq(&mut stream).await, 1);
+    assert_eq!(start.elapsed(), Duration::ZERO);
+
+    // Four changes within 40 ms arrive as one message, 250 ms after the first.
+    for seq in 2..=5 {
+        tx.send(snap(seq)).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(next_seq(&mut stream).await, 5);
+    assert_eq!(start.elapsed(), Duration::from_millis(250));
+
+    // A change long after the last message goes out at once.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    tx.send(snap(6)).unwrap();
+    let changed_at = Instant::now();
+    assert_eq!(next_seq(&mut stream).await, 6);
+    assert_eq!(changed_at.elapsed(), Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn heartbeat_repeats_the_latest_snapshot_every_five_seconds() {
+    let (_tx, rx) = watch::channel(snap(9));
+    let (_closing_tx, closing) = watch::channel(false);
+    let mut stream = status_stream(rx, options(250), closing);
+    assert_eq!(next_seq(&mut stream).await, 9);
+    let start = Instant::now();
+    for beat in 1..=3 {
+        assert_eq!(next_seq(&mut stream).await, 9);
+        assert_eq!(start.elapsed(), HEARTBEAT * beat);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_client_ends_the_feed() {
+    let (tx, rx) = watch::channel(snap(1));
+    let (_closing_tx, closing) = watch::channel(false);
+    let mut stream = status_stream(rx, options(250), closing);
+    assert_eq!(next_seq(&mut stream).await, 1);
+    assert_eq!(tx.receiver_count(), 1);
+    drop(stream);
+    // Resolves only once the feeder has dropped its receiver.
+    tx.closed().await;
+    assert_eq!(tx.receiver_count(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_ends_the_stream_with_unavailable() {
+    let (_tx, rx) = watch::channel(snap(1));
+    let (closing_tx, closing) = watch::channel(false);
+    let mut stream = status_stream(rx, options(250), closing);
+    assert_eq!(next_seq(&mut stream).await, 1);
+    closing_tx.send(true).unwrap();
+    let err = stream.next().await.unwrap().unwrap_err();
+    assert_eq!(err.code(), tonic::Code::Unavailable);
+    assert!(err.message().contains("shutting down"), "{}", err.message());
+    assert!(stream.next().await.is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_job_filter_applies_to_every_message() {
+    let (tx, rx) = watch::channel(snap(1));
+    let (_closing_tx, closing) = watch::channel(false);
+    let only = vec![crate::fixture::DONE_JOB.to_string()];
+    let mut stream = status_stream(
+        rx,
+        StreamOptions {
+            job_ids: only.clone(),
+            ..options(250)
+        },
+        closing,
+    );
+    for seq in 1..=2 {
+        let msg = stream.next().await.unwrap().unwrap();
+        let ids: Vec<_> = msg.jobs.iter().map(|j| j.job_id.clone()).collect();
+        assert_eq!(ids, only);
+        tx.send(snap(seq + 1)).unwrap();
+    }
+}
+
+#[test]
+fn request_options_are_checked() {
+    let default = StreamOptions::from_request(pb::StreamStatusRequest::default()).unwrap();
+    assert_eq!(default.min_interval, DEFAULT_MIN_INTERVAL);
+    let fast = StreamOptions::from_request(pb::StreamStatusRequest {
+        min_interval_ms: 20,
+        job_ids: vec![],
+    })
+    .unwrap();
+    assert_eq!(fast.min_interval, Duration::from_millis(20));
+
+    let err = StreamOptions::from_request(pb::StreamStatusRequest {
+        min_interval_ms: 60_000,
+        job_ids: vec![],
+    })
+    .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message().contains("min_interval_ms 60000"),
+        "{}",
+        err.message()
+    );
+
+    let err = StreamOptions::from_request(pb::StreamStatusRequest {
+        min_interval_ms: 0,
+        job_ids: vec!["a".into(), String::new()],
+    })
+    .unwrap_err();
+    assert_eq!(err.code(), tonic::Code::InvalidArgument);
+    assert!(
+        err.message().contains("job_ids[1] is empty"),
+        "{}",
+        err.message()
+    );
+}

@@ -1,0 +1,97 @@
+//! The command line: `snarkd run`, `snarkd config default`, `snarkd --version`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::{ListenAddr, Overrides, TcpAddr};
+
+/// snarkd: a proving daemon for Filecoin Groth16 proofs, speaking Curio's cuzk.v1 gRPC API.
+#[derive(Debug, Parser)]
+#[command(name = "snarkd", version = crate::build_info::LONG_VERSION, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the daemon until SIGINT or SIGTERM.
+    Run(RunArgs),
+    /// Work with the config file.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Config file (TOML); see `snarkd config default`. Without one, the defaults apply.
+    #[arg(long, short = 'c', value_name = "FILE", env = "SNARKD_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// gRPC address, `host:port` or `unix:///path.sock` (overrides [daemon] listen).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<ListenAddr>,
+    /// HTTP address for /status, /metrics, gRPC-web and the monitor (overrides [daemon] http_listen).
+    #[arg(long, value_name = "ADDR")]
+    pub http_listen: Option<TcpAddr>,
+}
+
+impl RunArgs {
+    pub fn overrides(&self) -> Overrides {
+        Overrides {
+            listen: self.listen.clone(),
+            http_listen: self.http_listen,
+        }
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the default config with every key documented.
+    Default,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_flags_parse_into_overrides() {
+        let cli = Cli::try_parse_from([
+            "snarkd",
+            "run",
+            "--config",
+            "s.toml",
+            "--listen",
+            "unix:///run/s.sock",
+            "--http-listen",
+            "127.0.0.1:0",
+        ])
+        .unwrap();
+        let Command::Run(args) = cli.command else {
+            panic!("not run")
+        };
+        assert_eq!(args.config, Some(PathBuf::from("s.toml")));
+        let o = args.overrides();
+        assert_eq!(o.listen, Some(ListenAddr::Unix("/run/s.sock".into())));
+        assert_eq!(o.http_listen.map(|a| a.0.port()), Some(0));
+    }
+
+    #[test]
+    fn bad_flags_name_the_flag_and_the_expected_form() {
+        let err = Cli::try_parse_from(["snarkd", "run", "--listen", "nowhere"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--listen") && err.contains("host:port"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn version_carries_the_commit() {
+        let err = Cli::try_parse_from(["snarkd", "--version"]).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::DisplayVersion);
+        assert!(err.to_string().contains("(commit "), "{err}");
+    }
+}

@@ -1,0 +1,265 @@
+//! The daemon's one immutable [`Config`], built once at startup from built-in defaults, then the
+//! TOML file, then `SNARKD_<SECTION>_<KEY>` environment variables, then command-line flags (each
+//! overriding the one before). Unknown keys and bad values are errors that name the key.
+//!
+//! Layout:
+//! - `mod.rs`: the sections and their defaults, validation, and the engine's settings derived from them.
+//! - `values`: value types that parse from text (listen addresses, memory budget, backend, ...).
+//! - `sources`: reading the file and the environment and merging them in order.
+//! - `default.toml`: the fully commented default config `snarkd config default` prints; a test
+//!   keeps it equal to the defaults in code.
+
+mod sources;
+mod values;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bytesize::ByteSize;
+use serde::Deserialize;
+use snarkd_engine::{EngineConfig, Priority, ProofKind};
+
+pub use sources::{ConfigError, Overrides};
+pub use values::{Backend, ListenAddr, LogFormat, MemoryBudget, PriorityName, TcpAddr};
+
+/// The commented default config, as printed by `snarkd config default`.
+pub const DEFAULT_TOML: &str = include_str!("default.toml");
+
+/// Where Filecoin parameters live when neither the config nor `FIL_PROOFS_PARAMETER_CACHE` says.
+pub const DEFAULT_PARAMS_DIR: &str = "/var/tmp/filecoin-proof-parameters";
+
+/// Everything the daemon is configured with. Built by [`Config::load`]; never changed afterwards.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub daemon: DaemonSection,
+    pub params: ParamsSection,
+    pub memory: MemorySection,
+    pub gpus: GpusSection,
+    pub scheduler: SchedulerSection,
+    pub synthesis: SynthesisSection,
+    pub logging: LoggingSection,
+}
+
+/// `[daemon]`: where the daemon listens and how it ends.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DaemonSection {
+    /// gRPC address: `host:port` or `unix:///path.sock`.
+    pub listen: ListenAddr,
+    /// HTTP address for /status, /metrics, /healthz, gRPC-web and the monitor.
+    pub http_listen: TcpAddr,
+    /// How long finished jobs stay visible and awaitable.
+    #[serde(with = "humantime_serde")]
+    pub retention: Duration,
+    /// How long a SIGINT/SIGTERM waits for running jobs before the daemon exits anyway.
+    #[serde(with = "humantime_serde")]
+    pub drain_timeout: Duration,
+    /// The built monitor (static files) served on the HTTP port.
+    pub monitor_dir: PathBuf,
+}
+
+impl Default for DaemonSection {
+    fn default() -> Self {
+        DaemonSection {
+            listen: ListenAddr::Tcp(([127, 0, 0, 1], 9820).into()),
+            http_listen: TcpAddr(([127, 0, 0, 1], 9821).into()),
+            retention: Duration::from_secs(30),
+            drain_timeout: Duration::from_secs(5 * 60),
+            monitor_dir: PathBuf::from("monitor-ui/dist"),
+        }
+    }
+}
+
+/// `[params]`: the Groth16 parameter files.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ParamsSection {
+    pub dir: PathBuf,
+}
+
+impl Default for ParamsSection {
+    fn default() -> Self {
+        let dir = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMS_DIR));
+        ParamsSection { dir }
+    }
+}
+
+/// `[memory]`: the budget every partition reservation and loaded parameter set is taken from.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemorySection {
+    pub budget: MemoryBudget,
+    pub safety_margin: ByteSize,
+}
+
+impl Default for MemorySection {
+    fn default() -> Self {
+        MemorySection {
+            budget: MemoryBudget::Auto,
+            safety_margin: ByteSize::gib(4),
+        }
+    }
+}
+
+/// `[gpus]`: which devices run the device phase and how.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GpusSection {
+    pub backend: Backend,
+    /// Device ordinals to use; empty means every device found.
+    #[serde(deserialize_with = "values::device_list")]
+    pub devices: Vec<u32>,
+    pub workers_per_device: usize,
+}
+
+impl Default for GpusSection {
+    fn default() -> Self {
+        GpusSection {
+            backend: Backend::Auto,
+            devices: Vec::new(),
+            workers_per_device: 1,
+        }
+    }
+}
+
+/// `[scheduler]`: the priority a request gets when it leaves `priority` unspecified.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SchedulerSection {
+    pub porep_priority: PriorityName,
+    pub snap_priority: PriorityName,
+    pub wpost_priority: PriorityName,
+    pub winning_priority: PriorityName,
+}
+
+impl Default for SchedulerSection {
+    fn default() -> Self {
+        SchedulerSection {
+            porep_priority: PriorityName::Normal,
+            snap_priority: PriorityName::Normal,
+            wpost_priority: PriorityName::High,
+            winning_priority: PriorityName::Critical,
+        }
+    }
+}
+
+impl SchedulerSection {
+    /// The priority of a request of `kind` that does not set one.
+    pub fn default_priority(&self, kind: ProofKind) -> Priority {
+        match kind {
+            ProofKind::PorepSealCommit => self.porep_priority,
+            ProofKind::SnapDealsUpdate => self.snap_priority,
+            ProofKind::WindowPost => self.wpost_priority,
+            ProofKind::WinningPost => self.winning_priority,
+        }
+        .into()
+    }
+}
+
+/// `[synthesis]`: CPU circuit synthesis.
+#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct SynthesisSection {
+    /// Most partitions synthesized at once; 0 means one per CPU core.
+    pub threads: usize,
+}
+
+/// `[logging]`: what is logged and how.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LoggingSection {
+    /// A tracing filter such as `info` or `snarkd=debug,info`; `RUST_LOG` wins when set.
+    pub level: String,
+    pub format: LogFormat,
+}
+
+impl Default for LoggingSection {
+    fn default() -> Self {
+        LoggingSection {
+            level: "info".into(),
+            format: LogFormat::Text,
+        }
+    }
+}
+
+impl Config {
+    /// Builds the config from the defaults, the file at `path` (if any), the process environment
+    /// and the command-line `overrides`.
+    pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Config, ConfigError> {
+        sources::load(path, std::env::vars(), overrides)
+    }
+
+    /// Checks what types alone cannot; the error names the key.
+    fn validate(&self) -> Result<(), (String, String)> {
+        let invalid = |key: &str, msg: &str| Err((key.to_string(), msg.to_string()));
+        if self.daemon.retention < Duration::from_secs(1) {
+            return invalid(
+                "daemon.retention",
+                "must be at least 1s: AwaitProof reads a finished job during this time",
+            );
+        }
+        if self.gpus.workers_per_device == 0 {
+            return invalid(
+                "gpus.workers_per_device",
+                "must be at least 1: a device without workers proves nothing",
+            );
+        }
+        if let Err(err) = tracing_subscriber::EnvFilter::try_new(&self.logging.level) {
+            return Err((
+                "logging.level".into(),
+                format!(
+                    "{:?} is not a log filter ({err}): write a level such as \"info\" or \"snarkd=debug,info\"",
+                    self.logging.level
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Partition syntheses allowed at once on this machine.
+    pub fn synthesis_threads(&self) -> usize {
+        match self.synthesis.threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        }
+    }
+
+    /// The memory budget in bytes on this machine.
+    pub fn memory_budget_bytes(&self) -> Result<u64, ConfigError> {
+        let total = total_memory_bytes();
+        self.memory
+            .budget
+            .resolve(total, self.memory.safety_margin)
+            .map_err(|msg| ConfigError::Invalid {
+                key: "memory.budget".into(),
+                msg,
+                origin: String::new(),
+            })
+    }
+
+    /// The engine's settings.
+    pub fn engine_config(&self) -> Result<EngineConfig, ConfigError> {
+        Ok(EngineConfig {
+            memory_budget_bytes: self.memory_budget_bytes()?,
+            synthesis_threads: self.synthesis_threads(),
+            workers_per_device: self.gpus.workers_per_device,
+            retention: self.daemon.retention,
+            version: crate::build_info::VERSION.to_string(),
+            build_id: crate::build_info::BUILD_ID.to_string(),
+        })
+    }
+}
+
+/// Total physical memory of this machine.
+pub fn total_memory_bytes() -> u64 {
+    let mut system = sysinfo::System::new();
+    system.refresh_memory();
+    system.total_memory()
+}

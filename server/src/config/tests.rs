@@ -1,0 +1,317 @@
+use std::io::Write;
+use std::time::Duration;
+
+use bytesize::ByteSize;
+
+use super::sources::load;
+use super::*;
+
+fn load_with(
+    file: Option<&str>,
+    env: &[(&str, &str)],
+    overrides: &Overrides,
+) -> Result<Config, String> {
+    let env = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect::<Vec<_>>();
+    let tmp = file.map(|text| {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(text.as_bytes()).unwrap();
+        f
+    });
+    load(tmp.as_ref().map(|f| f.path()), env, overrides).map_err(|e| e.to_string())
+}
+
+fn load_ok(file: &str, env: &[(&str, &str)]) -> Config {
+    load_with(Some(file), env, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn load_err(file: &str, env: &[(&str, &str)]) -> String {
+    match load_with(Some(file), env, &Overrides::default()) {
+        Ok(config) => panic!("expected an error, got {config:?}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn the_printed_default_config_is_the_default() {
+    assert_eq!(load_ok(DEFAULT_TOML, &[]), Config::default());
+    assert_eq!(
+        load_with(None, &[], &Overrides::default()).unwrap(),
+        Config::default()
+    );
+}
+
+#[test]
+fn every_default_key_is_documented_in_the_printed_config() {
+    for key in [
+        "listen",
+        "http_listen",
+        "retention",
+        "drain_timeout",
+        "monitor_dir",
+        "dir",
+        "budget",
+        "safety_margin",
+        "backend",
+        "devices",
+        "workers_per_device",
+        "porep_priority",
+        "snap_priority",
+        "wpost_priority",
+        "winning_priority",
+        "threads",
+        "level",
+        "format",
+    ] {
+        assert!(
+            DEFAULT_TOML.contains(&format!("{key} = ")),
+            "{key} missing from default.toml"
+        );
+    }
+}
+
+#[test]
+fn values_parse_from_the_file() {
+    let config = load_ok(
+        r#"
+        [daemon]
+        listen = "unix:///run/snarkd.sock"
+        http_listen = "0.0.0.0:9000"
+        retention = "2m"
+        drain_timeout = "1h 30m"
+        [params]
+        dir = "/srv/params"
+        [memory]
+        budget = "64GiB"
+        safety_margin = "512MiB"
+        [gpus]
+        backend = "cuda"
+        devices = [0, 2]
+        workers_per_device = 2
+        [scheduler]
+        porep_priority = "low"
+        [synthesis]
+        threads = 3
+        [logging]
+        level = "snarkd=debug,info"
+        format = "json"
+        "#,
+        &[],
+    );
+    assert_eq!(
+        config.daemon.listen,
+        ListenAddr::Unix("/run/snarkd.sock".into())
+    );
+    assert_eq!(
+        config.daemon.http_listen,
+        TcpAddr(([0, 0, 0, 0], 9000).into())
+    );
+    assert_eq!(config.daemon.retention, Duration::from_secs(120));
+    assert_eq!(config.daemon.drain_timeout, Duration::from_secs(5400));
+    assert_eq!(config.params.dir, std::path::PathBuf::from("/srv/params"));
+    assert_eq!(config.memory.budget, MemoryBudget::Fixed(ByteSize::gib(64)));
+    assert_eq!(config.memory.safety_margin, ByteSize::mib(512));
+    assert_eq!(config.gpus.backend, Backend::Cuda);
+    assert_eq!(config.gpus.devices, vec![0, 2]);
+    assert_eq!(config.gpus.workers_per_device, 2);
+    assert_eq!(
+        config
+            .scheduler
+            .default_priority(snarkd_engine::ProofKind::PorepSealCommit),
+        snarkd_engine::Priority::Low
+    );
+    assert_eq!(
+        config
+            .scheduler
+            .default_priority(snarkd_engine::ProofKind::WinningPost),
+        snarkd_engine::Priority::Critical
+    );
+    assert_eq!(config.synthesis_threads(), 3);
+    assert_eq!(config.logging.format, LogFormat::Json);
+}
+
+#[test]
+fn environment_overrides_the_file_and_flags_override_both() {
+    let file = "[daemon]\nlisten = \"127.0.0.1:1000\"\nhttp_listen = \"127.0.0.1:1001\"\n[gpus]\nworkers_per_device = 3\n";
+    let env = [
+        ("SNARKD_DAEMON_LISTEN", "127.0.0.1:2000"),
+        ("SNARKD_DAEMON_HTTP_LISTEN", "127.0.0.1:2001"),
+        ("SNARKD_GPUS_DEVICES", "1,3"),
+        ("SNARKD_GPUS_WORKERS_PER_DEVICE", "2"),
+        ("SNARKD_MEMORY_BUDGET", "8GiB"),
+        ("SNARKD_DAEMON_RETENTION", "45s"),
+        // Not a config key: another tool's variable, left alone.
+        ("SNARKD_CONFIG", "/elsewhere.toml"),
+        ("PATH", "/usr/bin"),
+    ];
+    let config = load_ok(file, &env);
+    assert_eq!(
+        config.daemon.listen,
+        ListenAddr::Tcp(([127, 0, 0, 1], 2000).into())
+    );
+    assert_eq!(config.gpus.devices, vec![1, 3]);
+    assert_eq!(config.gpus.workers_per_device, 2);
+    assert_eq!(config.memory.budget, MemoryBudget::Fixed(ByteSize::gib(8)));
+    assert_eq!(config.daemon.retention, Duration::from_secs(45));
+
+    let flags = Overrides {
+        listen: Some("unix:///tmp/s.sock".parse().unwrap()),
+        http_listen: Some("127.0.0.1:3001".parse().unwrap()),
+    };
+    let config = load_with(Some(file), &env, &flags).unwrap();
+    assert_eq!(config.daemon.listen, ListenAddr::Unix("/tmp/s.sock".into()));
+    assert_eq!(
+        config.daemon.http_listen,
+        TcpAddr(([127, 0, 0, 1], 3001).into())
+    );
+}
+
+/// (file, environment, words the error must contain)
+const BAD: &[(&str, &[(&str, &str)], &[&str])] = &[
+    (
+        "[daemon]\nlisen = \"127.0.0.1:1\"\n",
+        &[],
+        &["lisen", "listen"],
+    ),
+    ("[deamon]\n", &[], &["deamon", "daemon"]),
+    (
+        "[daemon]\nlisten = \"nowhere\"\n",
+        &[],
+        &["daemon.listen", "nowhere", "host:port"],
+    ),
+    (
+        "[daemon]\nlisten = \"unix://relative.sock\"\n",
+        &[],
+        &["daemon.listen", "unix:///"],
+    ),
+    (
+        "[daemon]\nhttp_listen = \"unix:///x.sock\"\n",
+        &[],
+        &["daemon.http_listen", "host:port"],
+    ),
+    (
+        "[daemon]\nretention = \"soon\"\n",
+        &[],
+        &["daemon.retention"],
+    ),
+    (
+        "[daemon]\nretention = \"0s\"\n",
+        &[],
+        &["daemon.retention", "at least 1s"],
+    ),
+    (
+        "[memory]\nbudget = \"lots\"\n",
+        &[],
+        &["memory.budget", "lots", "64GiB"],
+    ),
+    (
+        "[memory]\nbudget = \"0B\"\n",
+        &[],
+        &["memory.budget", "auto"],
+    ),
+    (
+        "[memory]\nsafety_margin = \"big\"\n",
+        &[],
+        &["memory.safety_margin"],
+    ),
+    (
+        "[gpus]\nbackend = \"metal\"\n",
+        &[],
+        &["gpus.backend", "metal", "cuda"],
+    ),
+    (
+        "[gpus]\ndevices = \"0,x\"\n",
+        &[],
+        &["gpus.devices", "\"x\""],
+    ),
+    (
+        "[gpus]\nworkers_per_device = 0\n",
+        &[],
+        &["gpus.workers_per_device", "at least 1"],
+    ),
+    (
+        "[gpus]\nworkers_per_device = \"two\"\n",
+        &[],
+        &["gpus.workers_per_device"],
+    ),
+    (
+        "[scheduler]\nporep_priority = \"urgent\"\n",
+        &[],
+        &["scheduler.porep_priority", "critical"],
+    ),
+    (
+        "[logging]\nformat = \"xml\"\n",
+        &[],
+        &["logging.format", "json"],
+    ),
+    ("[logging]\nlevel = \"info,[[\"\n", &[], &["logging.level"]),
+    ("listen = 1\n", &[], &["listen"]),
+    ("[daemon\n", &[], &["not valid TOML"]),
+    (
+        "",
+        &[("SNARKD_DAEMON_LISTN", "127.0.0.1:1")],
+        &["listn", "SNARKD_DAEMON_LISTN"],
+    ),
+    (
+        "",
+        &[("SNARKD_MEMORY_BUDGET", "huge")],
+        &["memory.budget", "SNARKD_MEMORY_BUDGET"],
+    ),
+];
+
+#[test]
+fn bad_keys_and_values_are_errors_naming_the_key() {
+    for (file, env, words) in BAD {
+        let err = load_err(file, env);
+        for word in *words {
+            assert!(
+                err.contains(word),
+                "error for {file:?} {env:?} lacks {word:?}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_missing_file_says_how_to_make_one() {
+    let err = load(
+        Some(std::path::Path::new("/nonexistent/snarkd.toml")),
+        Vec::new(),
+        &Overrides::default(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("/nonexistent/snarkd.toml") && err.contains("snarkd config default"),
+        "{err}"
+    );
+}
+
+#[test]
+fn auto_budget_is_total_memory_minus_the_margin() {
+    let gib = 1u64 << 30;
+    assert_eq!(
+        MemoryBudget::Auto.resolve(24 * gib, ByteSize::gib(4)),
+        Ok(20 * gib)
+    );
+    assert_eq!(
+        MemoryBudget::Fixed(ByteSize::gib(64)).resolve(24 * gib, ByteSize::gib(4)),
+        Ok(64 * gib)
+    );
+    let err = MemoryBudget::Auto
+        .resolve(2 * gib, ByteSize::gib(4))
+        .unwrap_err();
+    assert!(err.contains("safety_margin"), "{err}");
+}
+
+#[test]
+fn listen_addresses_print_as_they_parse() {
+    for text in ["127.0.0.1:9820", "unix:///run/snarkd.sock", "[::1]:9820"] {
+        assert_eq!(text.parse::<ListenAddr>().unwrap().to_string(), text);
+    }
+    assert!(
+        matches!("localhost:9820".parse::<ListenAddr>(), Ok(ListenAddr::Tcp(a)) if a.port() == 9820)
+    );
+}

@@ -1,0 +1,233 @@
+//! Value types of the config file that are more than a number or a string: listen addresses,
+//! the memory budget, the device backend, log format, priorities. Each parses from the same text
+//! in the TOML file, in `SNARKD_*` variables and on the command line.
+
+use std::fmt;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use bytesize::ByteSize;
+use serde::{Deserialize, Deserializer};
+use snarkd_engine::Priority;
+
+/// Where the gRPC server listens: a TCP address or a unix socket (`unix:///run/snarkd.sock`,
+/// the form Curio's `[Cuzk] Address` uses).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListenAddr {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+impl FromStr for ListenAddr {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if let Some(path) = text.strip_prefix("unix://") {
+            if !path.starts_with('/') {
+                return Err(format!(
+                    "{text:?} is not an absolute socket path: write unix:///path/to/snarkd.sock (three slashes)"
+                ));
+            }
+            return Ok(ListenAddr::Unix(PathBuf::from(path)));
+        }
+        parse_tcp(text).map(ListenAddr::Tcp)
+    }
+}
+
+impl fmt::Display for ListenAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ListenAddr::Tcp(addr) => write!(f, "{addr}"),
+            ListenAddr::Unix(path) => write!(f, "unix://{}", path.display()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ListenAddr {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(de)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A TCP listen address; host names (e.g. `localhost:9821`) resolve to their first address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpAddr(pub SocketAddr);
+
+impl FromStr for TcpAddr {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.starts_with("unix://") {
+            return Err(format!(
+                "{text:?} is a unix socket: the HTTP port takes host:port such as 127.0.0.1:9821"
+            ));
+        }
+        parse_tcp(text).map(TcpAddr)
+    }
+}
+
+impl<'de> Deserialize<'de> for TcpAddr {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(de)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+fn parse_tcp(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let hint = "expected host:port such as 127.0.0.1:9820, 0.0.0.0:9820 or [::1]:9820, or unix:///path/to/snarkd.sock";
+    match text.to_socket_addrs() {
+        Ok(mut addrs) => addrs
+            .next()
+            .ok_or_else(|| format!("{text:?} resolves to no address: {hint}")),
+        Err(_) => Err(format!("{text:?} is not a listen address: {hint}")),
+    }
+}
+
+/// How much memory the engine may reserve for partitions and parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryBudget {
+    /// The machine's total memory minus `[memory] safety_margin`.
+    Auto,
+    Fixed(ByteSize),
+}
+
+impl MemoryBudget {
+    /// The budget in bytes on a machine with `total_ram` bytes of memory.
+    pub fn resolve(self, total_ram: u64, safety_margin: ByteSize) -> Result<u64, String> {
+        match self {
+            MemoryBudget::Fixed(size) => Ok(size.as_u64()),
+            MemoryBudget::Auto => match total_ram.checked_sub(safety_margin.as_u64()) {
+                Some(budget) if budget > 0 => Ok(budget),
+                _ => Err(format!(
+                    "budget \"auto\" leaves nothing: this machine has {} of memory and the safety margin is {}; \
+                     lower [memory] safety_margin or set [memory] budget to a size such as \"8GiB\"",
+                    ByteSize(total_ram).to_string_as(true),
+                    safety_margin.to_string_as(true)
+                )),
+            },
+        }
+    }
+}
+
+impl FromStr for MemoryBudget {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text.eq_ignore_ascii_case("auto") {
+            return Ok(MemoryBudget::Auto);
+        }
+        let size: ByteSize = text.parse().map_err(|_| {
+            format!(
+                "{text:?} is not a size: write \"auto\" or a size such as \"64GiB\" or \"500MiB\""
+            )
+        })?;
+        if size.as_u64() == 0 {
+            return Err(
+                "a budget of 0 bytes admits no proof: write \"auto\" or a size such as \"64GiB\""
+                    .into(),
+            );
+        }
+        Ok(MemoryBudget::Fixed(size))
+    }
+}
+
+impl<'de> Deserialize<'de> for MemoryBudget {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(de)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Which implementation runs the device phase (FFTs and multi-exponentiations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// CUDA if a CUDA device is present, else OpenCL if an OpenCL device is present, else CPU.
+    Auto,
+    Cpu,
+    Opencl,
+    Cuda,
+}
+
+/// How log lines are written to stderr.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line, for log shippers.
+    Json,
+}
+
+/// A priority as written in the config file: `low`, `normal`, `high` or `critical`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PriorityName {
+    Low,
+    Normal,
+    High,
+    Critical,
+}
+
+impl From<PriorityName> for Priority {
+    fn from(name: PriorityName) -> Priority {
+        match name {
+            PriorityName::Low => Priority::Low,
+            PriorityName::Normal => Priority::Normal,
+            PriorityName::High => Priority::High,
+            PriorityName::Critical => Priority::Critical,
+        }
+    }
+}
+
+/// Device ordinals as a TOML array (`[0, 1]`) or, handy in an environment variable, `"0,1"`.
+pub fn device_list<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<u32>, D::Error> {
+    de.deserialize_any(DeviceListVisitor)
+}
+
+struct DeviceListVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DeviceListVisitor {
+    type Value = Vec<u32>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of device ordinals such as [0, 1] (or \"0,1\"); [] means every device")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u32>, A::Error> {
+        let mut list = Vec::new();
+        while let Some(ordinal) = seq.next_element::<u32>()? {
+            list.push(ordinal);
+        }
+        Ok(list)
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Vec<u32>, E> {
+        u32::try_from(v)
+            .map(|o| vec![o])
+            .map_err(|_| E::custom(format!("{v} is not a device ordinal: use 0, 1, ...")))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Vec<u32>, E> {
+        self.visit_i64(i64::try_from(v).unwrap_or(-1))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Vec<u32>, E> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.parse::<u32>().map_err(|_| {
+                    E::custom(format!(
+                        "{s:?} is not a device ordinal: write a list such as [0, 1] (or \"0,1\")"
+                    ))
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,78 @@
+//! The HTTP port: what operators, scripts and the browser monitor reach (usually through
+//! `ssh -L 9821:localhost:9821`). It serves `GET /status` (the original daemon's JSON),
+//! `GET /metrics` (Prometheus text), `GET /healthz`, the gRPC services over gRPC-web (and plain
+//! gRPC), and the monitor's static files for every other path.
+//!
+//! Layout:
+//! - `mod.rs`: the router and the small handlers.
+//! - `status_json`: engine snapshot → the original `/status` schema.
+//! - `monitor`: static files, or a page saying the monitor is not built.
+
+pub mod monitor;
+pub mod status_json;
+
+use std::path::PathBuf;
+
+use axum::extract::State;
+use axum::response::{IntoResponse, Json, Response};
+use axum::routing::get;
+use axum::Router;
+use http::{header, StatusCode};
+use metrics_exporter_prometheus::PrometheusHandle;
+use snarkd_engine::Engine;
+use tokio::sync::watch;
+
+use crate::api::status::now_unix_ms;
+
+/// What the HTTP handlers read.
+#[derive(Clone)]
+pub struct HttpState {
+    pub engine: Engine,
+    pub metrics: PrometheusHandle,
+    /// True once shutdown has begun: /healthz then answers 503.
+    pub draining: watch::Receiver<bool>,
+}
+
+/// The HTTP router. `grpc` holds the gRPC routes, already wrapped for gRPC-web (only they are:
+/// the gRPC-web layer answers 400 to plain HTTP/1 requests).
+pub fn router(state: HttpState, grpc: Router, monitor_dir: PathBuf) -> Router {
+    let pages = Router::new()
+        .route("/status", get(status))
+        .route("/metrics", get(metrics))
+        .route("/healthz", get(healthz))
+        .with_state(state);
+    let monitor = Router::new()
+        .fallback(monitor::serve)
+        .with_state(monitor_dir);
+    pages.merge(grpc).merge(monitor)
+}
+
+async fn status(State(state): State<HttpState>) -> Json<status_json::StatusJson> {
+    Json(status_json::status_json(
+        &state.engine.snapshot(),
+        now_unix_ms(),
+    ))
+}
+
+async fn metrics(State(state): State<HttpState>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        state.metrics.render(),
+    )
+        .into_response()
+}
+
+async fn healthz(State(state): State<HttpState>) -> Response {
+    if *state.draining.borrow() {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "draining: snarkd is shutting down and takes no new proofs\n",
+        )
+            .into_response()
+    } else {
+        (StatusCode::OK, "ok\n").into_response()
+    }
+}

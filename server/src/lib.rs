@@ -1,0 +1,26 @@
+//! snarkd, the daemon: serves the `cuzk.v1.ProvingEngine` gRPC contract (what Curio's cuzk
+//! client speaks) plus a status stream, health, reflection and an HTTP port for operators, over
+//! the proving engine in `snarkd-engine`.
+//!
+//! Layout:
+//! - `cli`: the command line (`run`, `config default`, `--version`).
+//! - `config`: the one immutable config from defaults, file, `SNARKD_*` environment and flags.
+//! - `api`: the gRPC service; the only module that knows protobuf.
+//! - `http`: `/status`, `/metrics`, `/healthz` and the monitor's static files.
+//! - `serve`: binding ports, running both servers, two-phase shutdown.
+//! - `telemetry`: tracing subscriber and the Prometheus recorder.
+//! - `build_info`: version and git commit.
+
+pub mod api;
+pub mod build_info;
+pub mod cli;
+pub mod config;
+pub mod http;
+pub mod serve;
+pub mod telemetry;
+
+#[cfg(test)]
+mod fixture;
+
+pub use config::Config;
+pub use serve::{Daemon, Drained};

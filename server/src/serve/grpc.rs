@@ -1,0 +1,69 @@
+//! The gRPC services both ports serve: `cuzk.v1.ProvingEngine`, `grpc.health.v1.Health`, and
+//! server reflection in both v1 and v1alpha (grpcurl 1.8.6 only speaks v1alpha).
+
+use axum::Router;
+use snarkd_proto::v1::proving_engine_server::ProvingEngineServer;
+use tonic::server::NamedService;
+use tonic::service::Routes;
+use tonic_health::server::HealthReporter;
+use tonic_health::ServingStatus;
+use tonic_web::GrpcWebLayer;
+use tower::Layer;
+
+use crate::api::ProvingService;
+
+/// The service names mounted on the HTTP port for gRPC-web.
+const SERVICE_NAMES: [&str; 4] = [
+    <ProvingEngineServer<ProvingService> as NamedService>::NAME,
+    "grpc.health.v1.Health",
+    "grpc.reflection.v1.ServerReflection",
+    "grpc.reflection.v1alpha.ServerReflection",
+];
+
+/// All gRPC services as one set of routes.
+pub struct Services {
+    pub routes: Routes,
+}
+
+impl Services {
+    /// The same services for the HTTP port, each answering gRPC-web as well as gRPC. Only these
+    /// routes get the gRPC-web layer: it answers 400 to plain HTTP/1 requests.
+    pub fn grpc_web_router(&self) -> Router {
+        let web = GrpcWebLayer::new().layer(self.routes.clone());
+        SERVICE_NAMES.iter().fold(Router::new(), |router, name| {
+            router.route_service(&format!("/{name}/{{*method}}"), web.clone())
+        })
+    }
+}
+
+/// Builds the services; the health reporter flips them to NOT_SERVING when draining.
+pub async fn services(proving: ProvingService) -> anyhow::Result<(HealthReporter, Services)> {
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health
+        .set_serving::<ProvingEngineServer<ProvingService>>()
+        .await;
+
+    let reflection = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(snarkd_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
+
+    let routes = Routes::new(proving.into_server())
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha);
+    Ok((health, Services { routes }))
+}
+
+/// Marks the proving service and the server as a whole NOT_SERVING.
+pub async fn set_not_serving(health: &HealthReporter) {
+    health
+        .set_not_serving::<ProvingEngineServer<ProvingService>>()
+        .await;
+    health
+        .set_service_status("", ServingStatus::NotServing)
+        .await;
+}

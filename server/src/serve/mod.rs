@@ -1,0 +1,225 @@
+//! Serving: binds the gRPC port (TCP or unix socket) and the HTTP port, runs both servers over
+//! one running [`Engine`], and shuts down in two phases: stop intake and drain up to a deadline,
+//! then end streams and stop the servers.
+//!
+//! Layout:
+//! - `mod.rs`: [`Daemon`]: start, addresses, shutdown.
+//! - `listen`: binding listeners with errors that name the address.
+//! - `grpc`: the gRPC services (ProvingEngine, health, reflection v1 and v1alpha) and their routes.
+
+mod grpc;
+mod listen;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use anyhow::Context;
+use snarkd_engine::Engine;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_stream::wrappers::UnixListenerStream;
+use tonic::transport::server::TcpIncoming;
+
+use crate::api::ProvingService;
+use crate::config::{Config, ListenAddr};
+use crate::http::{self, HttpState};
+use crate::telemetry;
+
+/// How long the servers get to close their connections once draining is over.
+const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A running daemon: both servers over one engine.
+pub struct Daemon {
+    engine: Engine,
+    grpc_addr: ListenAddr,
+    http_addr: SocketAddr,
+    health: tonic_health::server::HealthReporter,
+    draining: watch::Sender<bool>,
+    closing: watch::Sender<bool>,
+    servers: Vec<JoinHandle<anyhow::Result<()>>>,
+    upkeep: JoinHandle<()>,
+    _socket: Option<listen::SocketFile>,
+}
+
+/// How a shutdown went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Drained {
+    /// Every job ended before the deadline.
+    Idle,
+    /// The deadline passed with jobs still queued or running.
+    TimedOut,
+}
+
+impl Daemon {
+    /// Binds both ports and starts serving `engine`. Port 0 picks a free port; read the result
+    /// from [`Daemon::grpc_addr`] and [`Daemon::http_addr`].
+    pub async fn start(config: &Config, engine: Engine) -> anyhow::Result<Daemon> {
+        let metrics = telemetry::prometheus();
+        let (draining, draining_rx) = watch::channel(false);
+        let (closing, closing_rx) = watch::channel(false);
+        let proving = ProvingService::new(
+            engine.clone(),
+            config.scheduler.clone(),
+            metrics.clone(),
+            closing_rx.clone(),
+        );
+        let (health, services) = grpc::services(proving).await?;
+
+        // Bind both before serving either, so a taken port fails startup as a whole.
+        let (grpc_addr, grpc_listener, socket) = match &config.daemon.listen {
+            ListenAddr::Tcp(addr) => {
+                let listener =
+                    listen::bind_tcp(*addr, "gRPC", "--listen or [daemon] listen").await?;
+                (
+                    ListenAddr::Tcp(listener.local_addr()?),
+                    GrpcListener::Tcp(listener),
+                    None,
+                )
+            }
+            ListenAddr::Unix(path) => {
+                let listener = listen::bind_unix(path, "--listen or [daemon] listen")?;
+                (
+                    ListenAddr::Unix(path.clone()),
+                    GrpcListener::Unix(listener),
+                    Some(listen::SocketFile(path.clone())),
+                )
+            }
+        };
+        let http_listener = listen::bind_tcp(
+            config.daemon.http_listen.0,
+            "HTTP",
+            "--http-listen or [daemon] http_listen",
+        )
+        .await?;
+        let http_addr = http_listener.local_addr()?;
+
+        let stop = || {
+            let mut closing = closing_rx.clone();
+            async move {
+                let _ = closing.wait_for(|c| *c).await;
+            }
+        };
+
+        let grpc_server = {
+            let router = tonic::transport::Server::builder().add_routes(services.routes.clone());
+            let stop = stop();
+            match grpc_listener {
+                GrpcListener::Tcp(listener) => tokio::spawn(async move {
+                    router
+                        .serve_with_incoming_shutdown(TcpIncoming::from(listener), stop)
+                        .await
+                        .context("the gRPC server failed")
+                }),
+                GrpcListener::Unix(listener) => tokio::spawn(async move {
+                    router
+                        .serve_with_incoming_shutdown(UnixListenerStream::new(listener), stop)
+                        .await
+                        .context("the gRPC server failed")
+                }),
+            }
+        };
+
+        let http_router = http::router(
+            HttpState {
+                engine: engine.clone(),
+                metrics: metrics.clone(),
+                draining: draining_rx,
+            },
+            services.grpc_web_router(),
+            config.daemon.monitor_dir.clone(),
+        );
+        let http_stop = stop();
+        let http_server = tokio::spawn(async move {
+            axum::serve(http_listener, http_router)
+                .with_graceful_shutdown(http_stop)
+                .await
+                .context("the HTTP server failed")
+        });
+
+        tracing::info!(grpc = %grpc_addr, http = %http_addr, "snarkd is serving");
+        Ok(Daemon {
+            engine,
+            grpc_addr,
+            http_addr,
+            health,
+            draining,
+            closing,
+            servers: vec![grpc_server, http_server],
+            upkeep: telemetry::spawn_upkeep(metrics),
+            _socket: socket,
+        })
+    }
+
+    /// The gRPC address actually bound (with the real port when 0 was asked for).
+    pub fn grpc_addr(&self) -> &ListenAddr {
+        &self.grpc_addr
+    }
+
+    /// The HTTP address actually bound.
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http_addr
+    }
+
+    /// The engine being served.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Stops taking proofs, waits up to `drain_timeout` for queued and running jobs, then ends
+    /// status streams and stops both servers.
+    pub async fn shutdown(self, drain_timeout: Duration) -> Drained {
+        tracing::info!(drain_timeout = %humantime::format_duration(drain_timeout), "draining: no new proofs are accepted");
+        self.engine.begin_drain();
+        let _ = self.draining.send(true);
+        grpc::set_not_serving(&self.health).await;
+
+        let drained = match tokio::time::timeout(drain_timeout, self.engine.idle()).await {
+            Ok(()) => Drained::Idle,
+            Err(_) => {
+                let left = self
+                    .engine
+                    .snapshot()
+                    .jobs
+                    .iter()
+                    .filter(|j| !j.state.is_finished())
+                    .count();
+                tracing::warn!(
+                    jobs_left = left,
+                    "drain timeout passed with jobs unfinished; exiting anyway"
+                );
+                Drained::TimedOut
+            }
+        };
+
+        let _ = self.closing.send(true);
+        for server in self.servers {
+            match tokio::time::timeout(SERVER_STOP_TIMEOUT, server).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(err))) => {
+                    tracing::warn!(error = %format!("{err:#}"), "server ended with an error")
+                }
+                Ok(Err(join)) => tracing::warn!(%join, "server task failed"),
+                Err(_) => tracing::warn!("a server kept connections open past the stop timeout"),
+            }
+        }
+        self.upkeep.abort();
+        tracing::info!(?drained, "snarkd stopped");
+        drained
+    }
+}
+
+enum GrpcListener {
+    Tcp(tokio::net::TcpListener),
+    Unix(tokio::net::UnixListener),
+}
+
+/// Resolves on the first SIGINT or SIGTERM.
+pub async fn shutdown_signal() -> anyhow::Result<&'static str> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+    Ok(tokio::select! {
+        _ = term.recv() => "SIGTERM",
+        _ = int.recv() => "SIGINT",
+    })
+}
