@@ -30,6 +30,8 @@ pub use error::EngineError;
 pub use status::StatusSnapshot;
 pub mod config;
 pub mod handle;
+#[cfg(test)]
+mod handle_tests;
 pub mod prover;
 #[cfg(test)]
 mod test_prover;

@@ -14,6 +14,8 @@ pub(crate) struct TestProver {
     pub devices: u32,
     /// Make every synthesis panic.
     pub panic_in_synthesis: AtomicBool,
+    /// Syntheses wait while a test holds this lock.
+    pub gate: Arc<parking_lot::Mutex<()>>,
 }
 
 impl TestProver {
@@ -21,6 +23,7 @@ impl TestProver {
         Arc::new(TestProver {
             devices,
             panic_in_synthesis: AtomicBool::new(false),
+            gate: Default::default(),
         })
     }
 }
@@ -40,6 +43,7 @@ pub(crate) struct TestPlan {
     pub partitions: u32,
     pub bytes: u64,
     pub panic: bool,
+    pub gate: Arc<parking_lot::Mutex<()>>,
 }
 
 impl Prover for TestProver {
@@ -65,6 +69,7 @@ impl Prover for TestProver {
             partitions: request.partition_index,
             bytes: request.sector_size,
             panic: self.panic_in_synthesis.load(Ordering::SeqCst),
+            gate: self.gate.clone(),
         }))
     }
     fn knows_circuit(&self, circuit_id: &str) -> bool {
@@ -105,6 +110,7 @@ impl JobPlan for TestPlan {
         }
     }
     fn synthesize(&self, index: u32) -> Result<Synthesized, String> {
+        drop(self.gate.lock());
         if self.panic {
             panic!("synthetic circuit exploded in partition {index}");
         }

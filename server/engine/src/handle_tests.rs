@@ -1,0 +1,190 @@
+//! The `Engine` handle with its driver and real threads, under paused tokio time where time matters.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crate::domain::{JobEnd, Priority, ProofKind, ProofRequest};
+use crate::error::EngineError;
+use crate::test_prover::{request, TestProver};
+use crate::{Engine, EngineConfig};
+
+fn engine(prover: std::sync::Arc<TestProver>) -> Engine {
+    let config = EngineConfig {
+        memory_budget_bytes: 1 << 20,
+        synthesis_threads: 2,
+        ..Default::default()
+    };
+    Engine::start(config, prover)
+}
+
+#[tokio::test(start_paused = true)]
+async fn await_times_out_while_the_job_goes_on_then_completes() {
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    let gate = prover.gate.lock();
+    let job = engine
+        .submit(request(ProofKind::WinningPost, 1, 1000))
+        .await
+        .unwrap();
+    let waited = engine
+        .await_job(&job.job_id, Some(Duration::from_secs(10)))
+        .await
+        .unwrap();
+    assert_eq!(waited.end, JobEnd::TimedOut);
+    drop(gate);
+    let done = engine.await_job(&job.job_id, None).await.unwrap();
+    assert_eq!(done.end, JobEnd::Completed(vec![0; 4]));
+    assert!(
+        done.timings.total >= Duration::from_secs(10),
+        "{:?}",
+        done.timings
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn finished_jobs_stay_visible_for_the_retention_then_go() {
+    let engine = engine(TestProver::new(1));
+    let job = engine
+        .submit(request(ProofKind::WindowPost, 2, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    assert!(matches!(
+        engine.await_job(&job, None).await.unwrap().end,
+        JobEnd::Completed(_)
+    ));
+    tokio::time::sleep(Duration::from_secs(25)).await;
+    assert!(engine.snapshot().jobs.iter().any(|j| j.job_id == job));
+    assert!(matches!(
+        engine
+            .await_job(&job, Some(Duration::ZERO))
+            .await
+            .unwrap()
+            .end,
+        JobEnd::Completed(_)
+    ));
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    assert!(engine.snapshot().jobs.iter().all(|j| j.job_id != job));
+    assert_eq!(
+        engine.await_job(&job, None).await.unwrap_err(),
+        EngineError::UnknownJob(job)
+    );
+}
+
+#[tokio::test]
+async fn a_panic_in_synthesis_fails_only_that_job() {
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    prover.panic_in_synthesis.store(true, Ordering::SeqCst);
+    let bad = engine
+        .submit(request(ProofKind::PorepSealCommit, 2, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    let JobEnd::Failed(message) = engine.await_job(&bad, None).await.unwrap().end else {
+        panic!("must fail")
+    };
+    assert!(message.contains("synthetic circuit exploded"), "{message}");
+    prover.panic_in_synthesis.store(false, Ordering::SeqCst);
+    let good = engine
+        .submit(request(ProofKind::PorepSealCommit, 2, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    assert!(matches!(
+        engine.await_job(&good, None).await.unwrap().end,
+        JobEnd::Completed(_)
+    ));
+    assert_eq!(engine.snapshot().counters.total_failed, 1);
+}
+
+#[tokio::test]
+async fn the_same_request_id_returns_the_same_job() {
+    let engine = engine(TestProver::new(1));
+    let req = ProofRequest {
+        request_id: "sector-7".into(),
+        ..request(ProofKind::SnapDealsUpdate, 1, 1000)
+    };
+    let first = engine.submit(req.clone()).await.unwrap();
+    let again = engine.submit(req).await.unwrap();
+    assert_eq!(first.job_id, again.job_id);
+    assert!(again.existing && !first.existing);
+    assert_eq!(engine.snapshot().jobs.len(), 1);
+}
+
+#[tokio::test]
+async fn unspecified_priority_means_the_kinds_priority() {
+    let engine = engine(TestProver::new(1));
+    let job = engine
+        .submit(request(ProofKind::WinningPost, 1, 10))
+        .await
+        .unwrap()
+        .job_id;
+    let snap = engine.snapshot();
+    assert_eq!(
+        snap.jobs.iter().find(|j| j.job_id == job).unwrap().priority,
+        Priority::Critical
+    );
+}
+
+#[tokio::test]
+async fn draining_refuses_new_work_and_finishes_the_rest() {
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    let gate = prover.gate.lock();
+    let job = engine
+        .submit(request(ProofKind::PorepSealCommit, 3, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    engine.begin_drain();
+    let refused = engine
+        .submit(request(ProofKind::WinningPost, 1, 10))
+        .await
+        .unwrap_err();
+    assert_eq!(refused, EngineError::ShuttingDown);
+    drop(gate);
+    engine.idle().await;
+    assert!(matches!(
+        engine
+            .await_job(&job, Some(Duration::ZERO))
+            .await
+            .unwrap()
+            .end,
+        JobEnd::Completed(_)
+    ));
+}
+
+#[tokio::test]
+async fn a_subscriber_sees_partitions_move_through_their_states_in_order() {
+    use crate::state::PartitionState as S;
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    let mut status = engine.subscribe();
+    let job = engine
+        .submit(request(ProofKind::WindowPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    let mut seen = vec![];
+    loop {
+        let snap = status.borrow_and_update().clone();
+        if let Some(j) = snap.jobs.iter().find(|j| j.job_id == job) {
+            let state = j.partitions[0].state;
+            if seen.last() != Some(&state) {
+                seen.push(state);
+            }
+            if j.state.is_finished() {
+                break;
+            }
+        }
+        status.changed().await.unwrap();
+    }
+    let order = [S::Pending, S::Synthesizing, S::SynthDone, S::Gpu, S::Done];
+    let positions: Vec<usize> = seen
+        .iter()
+        .map(|s| order.iter().position(|o| o == s).expect("no other state"))
+        .collect();
+    assert!(positions.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    assert_eq!(seen.last(), Some(&S::Done));
+}
