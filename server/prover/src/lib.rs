@@ -1,1 +1,30 @@
-//! placeholder
+//! Split Groth16 prover for Filecoin proofs (PoRep C2, SnapDeals, WindowPoSt, WinningPoSt) on
+//! BLS12-381. A job is decoded once ([`prepare`]), each partition circuit is synthesized on a CPU
+//! thread into a [`SynthesizedPartition`] (witness, a/b/c evaluations, densities), the device phase
+//! (H polynomial FFTs, multi-scalar multiplications, proof assembly) runs behind a
+//! [`DeviceBackend`], and [`PreparedJob::finalize`] concatenates the partition proofs and checks
+//! them with the filecoin verifier. Nothing here knows gRPC.
+//!
+//! Layout:
+//! - `error`: [`ProverError`], the typed errors of every layer.
+//! - `synthesis`: our `ConstraintSystem` recording a circuit's witness and a/b/c evaluations.
+//! - `groth16`: the device phase written from the Groth16 construction (FFT, MSM, assembly).
+//! - `backend`: the [`DeviceBackend`] trait and its CPU implementation.
+//! - `filecoin`: request decoding, per-kind circuits, memory estimates, verification.
+//! - `params`: loading production-named parameter files and generating local test ones.
+//! - `fixtures` (feature `fixtures`): seals a random test sector and writes inputs for all kinds.
+
+pub mod backend;
+pub mod error;
+pub mod filecoin;
+#[cfg(feature = "fixtures")]
+pub mod fixtures;
+pub mod groth16;
+pub mod params;
+pub mod synthesis;
+
+pub use backend::{CpuBackend, DeviceBackend};
+pub use error::{ProverError, Result};
+pub use filecoin::{prepare, CircuitId, MemoryEstimate, PreparedJob, ProofKind, ProofRequest};
+pub use params::{default_params_dir, generate_params, load_params, LoadedParams};
+pub use synthesis::SynthesizedPartition;

@@ -1,0 +1,37 @@
+//! Device backends: where a partition's FFTs and MSMs run. The engine holds backends as
+//! `Arc<dyn DeviceBackend>`, one per device, and calls [`DeviceBackend::prove`] from a blocking
+//! thread.
+//!
+//! Layout:
+//! - `mod.rs`: the [`DeviceBackend`] trait.
+//! - `cpu.rs`: [`CpuBackend`], the CPU implementation (blst MSM, bellperson FFT).
+
+mod cpu;
+
+use bellperson::groth16::Proof;
+use blstrs::Bls12;
+
+pub use cpu::CpuBackend;
+
+use crate::error::Result;
+use crate::groth16::{DeviceTimings, Randomness};
+use crate::params::LoadedParams;
+use crate::synthesis::SynthesizedPartition;
+
+/// A device that turns a synthesized partition into a Groth16 proof.
+pub trait DeviceBackend: Send + Sync {
+    /// Stable name for logs and status (`cpu`, `cuda:0`, …).
+    fn name(&self) -> &str;
+
+    /// Proves one partition with `params` (which must belong to the partition's circuit; the
+    /// shapes are checked). `on_abc_released(bytes)` is called once, as soon as the a/b/c
+    /// evaluations are consumed and freed, so the caller can return that memory to its budget
+    /// while the MSMs still run.
+    fn prove(
+        &self,
+        partition: SynthesizedPartition,
+        params: &LoadedParams,
+        randomness: Randomness,
+        on_abc_released: &mut dyn FnMut(u64),
+    ) -> Result<(Proof<Bls12>, DeviceTimings)>;
+}

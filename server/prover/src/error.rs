@@ -1,0 +1,129 @@
+//! Typed errors of the prover library. Messages are lowercase, carry no trailing period and say
+//! what to do about the problem.
+
+use std::path::PathBuf;
+
+use crate::filecoin::ProofKind;
+
+/// Everything that can go wrong between a request and a verified proof.
+#[derive(Debug, thiserror::Error)]
+pub enum ProverError {
+    /// The vanilla proof / C1 output could not be decoded.
+    #[error(
+        "cannot decode {what}: {reason}; send the unmodified output of the step that produced it"
+    )]
+    Decode { what: String, reason: String },
+
+    /// A registered proof number outside the chain's enum for this kind.
+    #[error("registered_proof {value} is not a known {kind} proof type; use the filecoin-proofs-api numbering ({hint})")]
+    UnknownRegisteredProof {
+        kind: ProofKind,
+        value: u64,
+        hint: &'static str,
+    },
+
+    /// The registered proof is known but this prover cannot produce it.
+    #[error("registered_proof {value} ({name}) is not supported: {reason}")]
+    UnsupportedRegisteredProof {
+        value: u64,
+        name: String,
+        reason: &'static str,
+    },
+
+    /// The inputs were made for another proof type or sector size than `registered_proof` says.
+    #[error("registered_proof {value} ({name}) does not match the inputs: {reason}; send the registered proof the inputs were made with")]
+    RegisteredProofMismatch {
+        value: u64,
+        name: String,
+        reason: String,
+    },
+
+    /// A field of the request has the wrong length.
+    #[error("{field} must be {expected} bytes, got {actual}")]
+    BadLength {
+        field: &'static str,
+        expected: usize,
+        actual: usize,
+    },
+
+    /// The number of vanilla proofs / partitions does not fit the proof type.
+    #[error("expected {expected} {what}, got {actual}")]
+    WrongCount {
+        what: &'static str,
+        expected: String,
+        actual: usize,
+    },
+
+    /// Some other request field is invalid.
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+
+    /// A partition index outside `0..num_partitions`.
+    #[error("partition {index} does not exist; this job has {count} partition(s)")]
+    NoSuchPartition { index: usize, count: usize },
+
+    /// A sector size rust-fil-proofs has no circuit for.
+    #[error("unsupported sector size {0} bytes; supported: 2KiB, 8MiB, 512MiB, 32GiB, 64GiB")]
+    UnsupportedSectorSize(u64),
+
+    /// A circuit name that `CircuitId::parse` does not know.
+    #[error("unknown circuit id {0:?}; expected <porep|snap|wpost|winning>-<2k|8m|512m|32g|64g>")]
+    UnknownCircuit(String),
+
+    /// A parameter or verifying-key file is not where it should be.
+    #[error("parameter file {} is missing; {hint}", path.display())]
+    ParamsMissing { path: PathBuf, hint: String },
+
+    /// A parameter file exists but cannot be read.
+    #[error("cannot read parameter file {}: {reason}; delete it and fetch or generate it again", path.display())]
+    ParamsUnreadable { path: PathBuf, reason: String },
+
+    /// The loaded parameters belong to another circuit than the job.
+    #[error(
+        "parameters for circuit {loaded} cannot prove a {wanted} job; load the {wanted} parameters"
+    )]
+    ParamsMismatch { loaded: String, wanted: String },
+
+    /// The synthesized partition does not have the shape the parameters expect.
+    #[error("parameters do not fit the synthesized circuit: {0}; the parameter files belong to another circuit version")]
+    ParamsShape(String),
+
+    /// Circuit synthesis failed (including a caught panic).
+    #[error("synthesis of partition {partition} failed: {reason}")]
+    Synthesis { partition: usize, reason: String },
+
+    /// The device phase (FFT/MSM) failed.
+    #[error("device phase on backend {backend} failed: {reason}")]
+    Device { backend: String, reason: String },
+
+    /// The assembled proof does not verify.
+    #[error("the {kind} proof does not verify against its public inputs; the inputs (C1 output, vanilla proofs, randomness, commitments, miner id, sector number) are inconsistent or the parameters do not match the verifying key")]
+    VerificationFailed { kind: ProofKind },
+
+    /// An error reported by filecoin-proofs / storage-proofs.
+    #[error("filecoin-proofs: {0}")]
+    Filecoin(String),
+
+    /// Local file system trouble.
+    #[error("i/o error on {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ProverError {
+    pub(crate) fn filecoin(e: impl std::fmt::Display) -> Self {
+        ProverError::Filecoin(format!("{e:#}"))
+    }
+
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        ProverError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = ProverError> = std::result::Result<T, E>;

@@ -1,0 +1,216 @@
+//! Proof kinds and circuit identities: which Groth16 circuit (and so which parameter files) a job
+//! needs, named the way operators see it (`porep-32g`) and the way the parameter cache names it
+//! (`v28-stacked-proof-of-replication-…`).
+
+use std::fmt;
+
+use filecoin_proofs::{with_shape, MerkleTreeTrait, TreeRHasher};
+use filecoin_proofs_api::{RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof};
+use storage_proofs_core::parameter_cache::CacheableParameters;
+use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound};
+
+use crate::error::{ProverError, Result};
+
+/// The four proof kinds the daemon serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProofKind {
+    /// PoRep C2: Groth16 proofs over a C1 (`SealCommitPhase1Output`) output.
+    PorepSealCommit,
+    /// SnapDeals (empty sector update) proof over partition proofs.
+    SnapDealsUpdate,
+    /// One WindowPoSt partition.
+    WindowPost,
+    /// WinningPoSt.
+    WinningPost,
+}
+
+impl ProofKind {
+    /// All kinds, in wire enum order.
+    pub const ALL: [ProofKind; 4] = [
+        ProofKind::PorepSealCommit,
+        ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPost,
+        ProofKind::WinningPost,
+    ];
+
+    /// Prefix of the circuit id (`porep`, `snap`, `wpost`, `winning`).
+    pub fn circuit_prefix(self) -> &'static str {
+        match self {
+            ProofKind::PorepSealCommit => "porep",
+            ProofKind::SnapDealsUpdate => "snap",
+            ProofKind::WindowPost => "wpost",
+            ProofKind::WinningPost => "winning",
+        }
+    }
+}
+
+impl fmt::Display for ProofKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ProofKind::PorepSealCommit => "porep-seal-commit",
+            ProofKind::SnapDealsUpdate => "snap-deals-update",
+            ProofKind::WindowPost => "window-post",
+            ProofKind::WinningPost => "winning-post",
+        })
+    }
+}
+
+/// Sector sizes with registered proofs on chain, with their short names.
+pub const SECTOR_SIZES: [(u64, &str); 5] = [
+    (2 << 10, "2k"),
+    (8 << 20, "8m"),
+    (512 << 20, "512m"),
+    (32 << 30, "32g"),
+    (64 << 30, "64g"),
+];
+
+/// One Groth16 circuit: a proof kind at a sector size. All registered-proof versions of a kind
+/// share the circuit (and the parameter files) of their sector size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CircuitId {
+    kind: ProofKind,
+    sector_size: u64,
+}
+
+impl CircuitId {
+    /// The circuit of `kind` at `sector_size` bytes; errors for sizes without registered proofs.
+    pub fn new(kind: ProofKind, sector_size: u64) -> Result<Self> {
+        size_index(sector_size)?;
+        Ok(CircuitId { kind, sector_size })
+    }
+
+    /// Parses `porep-2k`, `snap-32g`, `wpost-64g`, `winning-512m`.
+    pub fn parse(s: &str) -> Result<Self> {
+        let unknown = || ProverError::UnknownCircuit(s.to_string());
+        let (prefix, size) = s.split_once('-').ok_or_else(unknown)?;
+        let kind = ProofKind::ALL
+            .into_iter()
+            .find(|k| k.circuit_prefix() == prefix)
+            .ok_or_else(unknown)?;
+        let (bytes, _) = SECTOR_SIZES
+            .iter()
+            .find(|(_, name)| *name == size)
+            .ok_or_else(unknown)?;
+        Ok(CircuitId {
+            kind,
+            sector_size: *bytes,
+        })
+    }
+
+    pub fn kind(&self) -> ProofKind {
+        self.kind
+    }
+
+    pub fn sector_size(&self) -> u64 {
+        self.sector_size
+    }
+
+    /// Production parameter file stem, e.g.
+    /// `v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-0-0-sha256_hasher-<hash>`;
+    /// add `.params` / `.vk` / `.meta`.
+    pub fn params_file_stem(&self) -> String {
+        format!(
+            "v{}-{}",
+            storage_proofs_core::parameter_cache::VERSION,
+            self.cache_identifier()
+        )
+    }
+
+    /// `storage-proofs` cache identifier of this circuit (the stem without the version prefix).
+    pub fn cache_identifier(&self) -> String {
+        let i = size_index(self.sector_size).expect("validated in constructor");
+        let id = match self.kind {
+            ProofKind::PorepSealCommit => SEAL_V1_1[i].circuit_identifier(),
+            // filecoin-proofs-api's `RegisteredUpdateProof::circuit_identifier` returns the PoRep
+            // identifier; the update circuit's own cache identifier is the compound's.
+            ProofKind::SnapDealsUpdate => Ok(with_shape!(
+                self.sector_size,
+                update_cache_identifier,
+                self.sector_size
+            )),
+            ProofKind::WindowPost => WINDOW_V1_2[i].circuit_identifier(),
+            ProofKind::WinningPost => WINNING[i].circuit_identifier(),
+        };
+        id.expect("identifiers exist for every registered sector size")
+    }
+}
+
+impl fmt::Display for CircuitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let i = size_index(self.sector_size).map_err(|_| fmt::Error)?;
+        write!(f, "{}-{}", self.kind.circuit_prefix(), SECTOR_SIZES[i].1)
+    }
+}
+
+fn update_cache_identifier<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    sector_size: u64,
+) -> String {
+    let pp = storage_proofs_update::PublicParams::from_sector_size(sector_size);
+    <EmptySectorUpdateCompound<Tree> as CacheableParameters<EmptySectorUpdateCircuit<Tree>, _>>::cache_identifier(&pp)
+}
+
+pub(crate) fn size_index(sector_size: u64) -> Result<usize> {
+    SECTOR_SIZES
+        .iter()
+        .position(|(s, _)| *s == sector_size)
+        .ok_or(ProverError::UnsupportedSectorSize(sector_size))
+}
+
+/// Short name of a sector size (`2KiB` style) for messages.
+pub fn sector_size_name(sector_size: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if sector_size >= unit && sector_size % unit == 0 {
+            return format!("{}{}", sector_size / unit, name);
+        }
+    }
+    format!("{sector_size}B")
+}
+
+// Representative registered proofs per sector size (index as in SECTOR_SIZES).
+use RegisteredPoStProof as P;
+use RegisteredSealProof as S;
+use RegisteredUpdateProof as U;
+const SEAL_V1_1: [S; 5] = [
+    S::StackedDrg2KiBV1_1,
+    S::StackedDrg8MiBV1_1,
+    S::StackedDrg512MiBV1_1,
+    S::StackedDrg32GiBV1_1,
+    S::StackedDrg64GiBV1_1,
+];
+const UPDATE: [U; 5] = [
+    U::StackedDrg2KiBV1,
+    U::StackedDrg8MiBV1,
+    U::StackedDrg512MiBV1,
+    U::StackedDrg32GiBV1,
+    U::StackedDrg64GiBV1,
+];
+const WINNING: [P; 5] = [
+    P::StackedDrgWinning2KiBV1,
+    P::StackedDrgWinning8MiBV1,
+    P::StackedDrgWinning512MiBV1,
+    P::StackedDrgWinning32GiBV1,
+    P::StackedDrgWinning64GiBV1,
+];
+const WINDOW_V1_2: [P; 5] = [
+    P::StackedDrgWindow2KiBV1_2,
+    P::StackedDrgWindow8MiBV1_2,
+    P::StackedDrgWindow512MiBV1_2,
+    P::StackedDrgWindow32GiBV1_2,
+    P::StackedDrgWindow64GiBV1_2,
+];
+
+/// The registered proof used for parameter generation and file naming of a circuit.
+pub(crate) fn representative_seal(sector_size: u64) -> Result<S> {
+    Ok(SEAL_V1_1[size_index(sector_size)?])
+}
+pub(crate) fn representative_update(sector_size: u64) -> Result<U> {
+    Ok(UPDATE[size_index(sector_size)?])
+}
+pub(crate) fn representative_post(kind: ProofKind, sector_size: u64) -> Result<P> {
+    let i = size_index(sector_size)?;
+    Ok(match kind {
+        ProofKind::WinningPost => WINNING[i],
+        _ => WINDOW_V1_2[i],
+    })
+}

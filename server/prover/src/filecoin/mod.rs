@@ -1,0 +1,218 @@
+//! Filecoin jobs: a [`ProofRequest`] (the wire request's fields as domain types) is decoded once
+//! by [`prepare`] into a [`PreparedJob`] that synthesizes partition circuits on demand and
+//! verifies and serializes the finished proof.
+//!
+//! Layout:
+//! - `kind.rs`: [`ProofKind`], [`CircuitId`] (circuit names and parameter file stems).
+//! - `registered.rs`: `registered_proof` numbers ↔ filecoin-proofs-api enums.
+//! - `request.rs`: [`ProofRequest`] and field decoding (C1 wrapper, prover id, lengths).
+//! - `estimate.rs`: [`MemoryEstimate`] per partition, before synthesis.
+//! - `porep.rs`, `post.rs`, `snap.rs`: per-kind circuits, public inputs and verification.
+
+pub mod estimate;
+pub mod kind;
+mod porep;
+mod post;
+pub mod registered;
+mod request;
+mod snap;
+
+use std::io::Write;
+
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
+use blstrs::Bls12;
+
+use crate::error::{ProverError, Result};
+use crate::params::LoadedParams;
+use crate::synthesis::SynthesizedPartition;
+
+pub use estimate::{CircuitShape, MemoryEstimate};
+pub use kind::{sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
+pub(crate) use request::bytes32 as request_bytes32;
+pub use request::{prover_id_from_miner_id, ProofRequest};
+
+/// Bytes of one serialized Groth16 proof (compressed A, B, C).
+pub const PARTITION_PROOF_BYTES: usize = 192;
+
+/// Per-kind behaviour behind [`PreparedJob`].
+pub(crate) trait KindJob: Send + Sync {
+    fn num_partitions(&self) -> usize;
+    /// Builds and synthesizes the circuit of partition `index` (already range-checked).
+    fn synthesize(&self, index: usize, shape: CircuitShape) -> Result<SynthesizedPartition>;
+    /// Verifies the partition proofs (in order) with filecoin's verifier for this kind.
+    fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool>;
+}
+
+/// A decoded request: everything needed to synthesize its partitions and check its proof.
+/// `Send + Sync`; share it as `Arc<PreparedJob>` between synthesis threads and the finalizer.
+pub struct PreparedJob {
+    kind: ProofKind,
+    circuit: CircuitId,
+    registered_proof: u64,
+    registered_name: String,
+    inner: Box<dyn KindJob>,
+}
+
+impl std::fmt::Debug for PreparedJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PreparedJob")
+            .field("kind", &self.kind)
+            .field("circuit", &self.circuit.to_string())
+            .field("registered_proof", &self.registered_name)
+            .field("partitions", &self.num_partitions())
+            .finish()
+    }
+}
+
+/// Decodes and checks a request. Strict where a value changes the proof (registered proof vs
+/// inputs, lengths, counts); a `sector_size` that disagrees with `registered_proof` only logs a
+/// warning (the registered proof wins).
+pub fn prepare(req: &ProofRequest) -> Result<PreparedJob> {
+    let (sector_size, name, inner): (u64, String, Box<dyn KindJob>) = match req.kind {
+        ProofKind::PorepSealCommit => porep::prepare(req)?,
+        ProofKind::WinningPost | ProofKind::WindowPost => post::prepare(req)?,
+        ProofKind::SnapDealsUpdate => snap::prepare(req)?,
+    };
+    if req.sector_size != 0 && req.sector_size != sector_size {
+        tracing::warn!(
+            requested = req.sector_size,
+            registered = sector_size,
+            registered_proof = %name,
+            "sector_size disagrees with registered_proof; using the registered proof's size"
+        );
+    }
+    Ok(PreparedJob {
+        kind: req.kind,
+        circuit: CircuitId::new(req.kind, sector_size)?,
+        registered_proof: req.registered_proof,
+        registered_name: name,
+        inner,
+    })
+}
+
+impl PreparedJob {
+    pub fn kind(&self) -> ProofKind {
+        self.kind
+    }
+
+    /// The circuit (and parameter files) this job needs, e.g. `porep-2k`;
+    /// `circuit_id().params_file_stem()` gives the production file stem.
+    pub fn circuit_id(&self) -> CircuitId {
+        self.circuit
+    }
+
+    /// Sector size in bytes, from the registered proof.
+    pub fn sector_size(&self) -> u64 {
+        self.circuit.sector_size()
+    }
+
+    /// The `registered_proof` value and its filecoin-proofs-api name.
+    pub fn registered_proof(&self) -> (u64, &str) {
+        (self.registered_proof, &self.registered_name)
+    }
+
+    /// Partitions to synthesize and prove (the proof has this many 192-byte parts).
+    pub fn num_partitions(&self) -> usize {
+        self.inner.num_partitions()
+    }
+
+    /// Memory one synthesized partition will hold, known before synthesis.
+    pub fn partition_memory_estimate(&self) -> MemoryEstimate {
+        estimate::estimate(self.kind, self.sector_size())
+    }
+
+    /// Synthesizes partition `index` (CPU-heavy; call from a blocking thread). A panic inside the
+    /// circuit becomes [`ProverError::Synthesis`].
+    pub fn synthesize(&self, index: usize) -> Result<SynthesizedPartition> {
+        let count = self.num_partitions();
+        if index >= count {
+            return Err(ProverError::NoSuchPartition { index, count });
+        }
+        let shape = estimate::shape(self.kind, self.sector_size());
+        let span = tracing::debug_span!("synthesize", circuit = %self.circuit, partition = index);
+        let _enter = span.enter();
+        self.inner.synthesize(index, shape)
+    }
+
+    /// Checks `proof` (192 bytes per partition, in order) with the kind's filecoin verifier and
+    /// the verifying key in `params`. `Ok(false)` when it does not verify.
+    pub fn verify(&self, proof: &[u8], params: &LoadedParams) -> Result<bool> {
+        params.ensure_circuit(self.circuit)?;
+        let proofs = parse_proofs(proof, self.num_partitions())?;
+        self.inner.verify(&proofs, params.prepared_verifying_key())
+    }
+
+    /// Serializes the partition proofs (in partition order) as filecoin-proofs does, 192 bytes
+    /// each, after verifying them; a proof that does not verify is
+    /// [`ProverError::VerificationFailed`].
+    pub fn finalize(
+        &self,
+        partition_proofs: &[Proof<Bls12>],
+        params: &LoadedParams,
+    ) -> Result<Vec<u8>> {
+        params.ensure_circuit(self.circuit)?;
+        if partition_proofs.len() != self.num_partitions() {
+            return Err(ProverError::WrongCount {
+                what: "partition proofs",
+                expected: self.num_partitions().to_string(),
+                actual: partition_proofs.len(),
+            });
+        }
+        if !self
+            .inner
+            .verify(partition_proofs, params.prepared_verifying_key())?
+        {
+            return Err(ProverError::VerificationFailed { kind: self.kind });
+        }
+        let mut out = Vec::with_capacity(PARTITION_PROOF_BYTES * partition_proofs.len());
+        for p in partition_proofs {
+            p.write(&mut out)
+                .map_err(|e| ProverError::Filecoin(e.to_string()))?;
+        }
+        out.flush().ok();
+        Ok(out)
+    }
+}
+
+/// Splits a concatenated proof into its partition proofs.
+pub fn parse_proofs(bytes: &[u8], partitions: usize) -> Result<Vec<Proof<Bls12>>> {
+    if bytes.len() != partitions * PARTITION_PROOF_BYTES {
+        return Err(ProverError::BadLength {
+            field: "proof",
+            expected: partitions * PARTITION_PROOF_BYTES,
+            actual: bytes.len(),
+        });
+    }
+    bytes
+        .chunks(PARTITION_PROOF_BYTES)
+        .map(|c| {
+            Proof::<Bls12>::read(c).map_err(|e| ProverError::Decode {
+                what: "proof".into(),
+                reason: e.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Runs a circuit-building closure, turning an error or a panic into a synthesis error.
+pub(crate) fn build_circuit<C>(
+    index: usize,
+    f: impl FnOnce() -> anyhow_like::Result<C>,
+) -> Result<C> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) => Err(ProverError::Synthesis {
+            partition: index,
+            reason: format!("building the circuit: {e:#}"),
+        }),
+        Err(p) => Err(ProverError::Synthesis {
+            partition: index,
+            reason: crate::synthesis::panic_message(&p),
+        }),
+    }
+}
+
+/// filecoin-proofs reports `anyhow` errors; we only format them.
+pub(crate) mod anyhow_like {
+    pub type Result<T> = std::result::Result<T, anyhow::Error>;
+}

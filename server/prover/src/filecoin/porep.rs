@@ -1,0 +1,190 @@
+//! PoRep C2: per-partition `StackedCircuit`s from a C1 output (filecoin-proofs-api's
+//! `SealCommitPhase1Output` JSON), verified as `verify_seal` does.
+
+use std::convert::TryInto;
+
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
+use blstrs::Bls12;
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
+use filecoin_proofs::parameters::setup_params;
+use filecoin_proofs::{as_safe_commitment, with_shape, MerkleTreeTrait, PoRepConfig};
+use filecoin_proofs_api::seal::SealCommitPhase1Output;
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::multi_proof::MultiProof;
+use storage_proofs_porep::stacked::{
+    self, generate_replica_id, ChallengeRequirements, StackedCompound, StackedDrg, Tau,
+};
+
+use super::estimate::CircuitShape;
+use super::registered::{seal_proof, seal_proof_number};
+use super::request::{prover_id_from_miner_id, unwrap_c1};
+use super::{build_circuit, KindJob, ProofRequest};
+use crate::error::{ProverError, Result};
+use crate::synthesis::{synthesize_circuit, SynthesizedPartition};
+
+type Inputs<Tree> = stacked::PublicInputs<
+    <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain,
+    DefaultPieceDomain,
+>;
+
+struct PorepJob<Tree: 'static + MerkleTreeTrait> {
+    config: PoRepConfig,
+    pub_params:
+        compound_proof::PublicParams<'static, StackedDrg<'static, Tree, DefaultPieceHasher>>,
+    /// Public inputs as the verifier derives them (replica id from prover id, sector, ticket).
+    pub_inputs: Inputs<Tree>,
+    vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>,
+}
+
+pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJob>)> {
+    let registered = seal_proof(req.registered_proof)?;
+    let name = format!("{registered:?}");
+    let (json, wrapper_sector, _wrapper_size) = unwrap_c1(&req.vanilla_proof)?;
+    if let Some(n) = wrapper_sector {
+        if n != req.sector_number {
+            return Err(ProverError::InvalidRequest(format!(
+                "sector_number {} differs from the curio wrapper's SectorNum {n}; send the sector the c1 output was made for",
+                req.sector_number
+            )));
+        }
+    }
+    let c1: SealCommitPhase1Output =
+        serde_json::from_slice(&json).map_err(|e| ProverError::Decode {
+            what: "porep c1 output (SealCommitPhase1Output json)".into(),
+            reason: e.to_string(),
+        })?;
+    if c1.registered_proof != registered {
+        return Err(ProverError::RegisteredProofMismatch {
+            value: req.registered_proof,
+            name,
+            reason: format!(
+                "the c1 output was made with {:?} (registered_proof {})",
+                c1.registered_proof,
+                seal_proof_number(c1.registered_proof)
+            ),
+        });
+    }
+    let sector_size = u64::from(registered.sector_size());
+    let job = with_shape!(sector_size, build, registered, c1, req)?;
+    Ok((sector_size, name, job))
+}
+
+fn build<Tree: 'static + MerkleTreeTrait>(
+    registered: filecoin_proofs_api::RegisteredSealProof,
+    c1: SealCommitPhase1Output,
+    req: &ProofRequest,
+) -> Result<Box<dyn KindJob>> {
+    let value = req.registered_proof;
+    let mismatch = |reason: String| ProverError::RegisteredProofMismatch {
+        value,
+        name: format!("{registered:?}"),
+        reason,
+    };
+    let config = registered.as_v1_config();
+    let vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>> =
+        c1.vanilla_proofs.try_into().map_err(|e: anyhow::Error| {
+            mismatch(format!(
+                "its vanilla proofs are for another sector size ({e})"
+            ))
+        })?;
+    let partitions = usize::from(config.partitions);
+    if vanilla.len() != partitions || vanilla.iter().any(|p| p.is_empty()) {
+        return Err(ProverError::WrongCount {
+            what: "non-empty partitions of vanilla proofs in the c1 output",
+            expected: partitions.to_string(),
+            actual: vanilla.len(),
+        });
+    }
+    for (field, v) in [
+        ("comm_r", &c1.comm_r),
+        ("comm_d", &c1.comm_d),
+        ("seed", &c1.seed),
+    ] {
+        if *v == [0u8; 32] {
+            return Err(ProverError::InvalidRequest(format!(
+                "the c1 output's {field} is all zero"
+            )));
+        }
+    }
+    let comm_r = as_safe_commitment::<<Tree::Hasher as Hasher>::Domain, _>(&c1.comm_r, "comm_r")
+        .map_err(ProverError::filecoin)?;
+    let comm_d = as_safe_commitment::<DefaultPieceDomain, _>(&c1.comm_d, "comm_d")
+        .map_err(ProverError::filecoin)?;
+
+    let prover_id = prover_id_from_miner_id(req.miner_id);
+    let replica_id = generate_replica_id::<Tree::Hasher, _>(
+        &prover_id,
+        req.sector_number,
+        &c1.ticket,
+        comm_d,
+        &config.porep_id,
+    );
+    let c1_replica: [u8; 32] = c1
+        .replica_id
+        .into_bytes()
+        .try_into()
+        .expect("32-byte domain");
+    if replica_id.into_bytes() != c1_replica {
+        return Err(ProverError::InvalidRequest(format!(
+            "miner_id {} / sector_number {} / registered_proof {value} do not match the c1 output (its replica id differs); send the values the sector was sealed with",
+            req.miner_id, req.sector_number
+        )));
+    }
+    let setup = compound_proof::SetupParams {
+        vanilla_params: setup_params(&config).map_err(ProverError::filecoin)?,
+        partitions: Some(partitions),
+        priority: false,
+    };
+    let pub_params = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+        StackedDrg<'static, Tree, DefaultPieceHasher>,
+        _,
+    >>::setup(&setup)
+    .map_err(ProverError::filecoin)?;
+    let pub_inputs = stacked::PublicInputs {
+        replica_id,
+        tau: Some(Tau { comm_d, comm_r }),
+        k: None,
+        seed: Some(c1.seed),
+    };
+    Ok(Box::new(PorepJob::<Tree> {
+        config,
+        pub_params,
+        pub_inputs,
+        vanilla,
+    }))
+}
+
+impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
+    fn num_partitions(&self) -> usize {
+        self.vanilla.len()
+    }
+
+    fn synthesize(&self, index: usize, shape: CircuitShape) -> Result<SynthesizedPartition> {
+        let circuit = build_circuit(index, || {
+            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+                StackedDrg<'_, Tree, DefaultPieceHasher>,
+                _,
+            >>::circuit(
+                &self.pub_inputs,
+                Default::default(),
+                &self.vanilla[index],
+                &self.pub_params.vanilla_params,
+                Some(index),
+            )
+        })?;
+        synthesize_circuit(index, circuit, shape)
+    }
+
+    fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
+        let multi = MultiProof::new(proofs.to_vec(), pvk);
+        let requirements = ChallengeRequirements {
+            minimum_challenges: self.config.minimum_challenges(),
+        };
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+            StackedDrg<'_, Tree, DefaultPieceHasher>,
+            _,
+        >>::verify(&self.pub_params, &self.pub_inputs, &multi, &requirements)
+        .map_err(ProverError::filecoin)
+    }
+}

@@ -1,0 +1,150 @@
+//! [`ProofRequest`]: the request fields of the wire contract as domain types, and the decoding
+//! helpers every kind shares.
+
+use base64::Engine;
+use serde::Deserialize;
+
+use super::ProofKind;
+use crate::error::{ProverError, Result};
+
+/// One proof request. Which fields matter depends on `kind`:
+///
+/// | kind | fields used |
+/// |---|---|
+/// | PoRep | `vanilla_proof` (C1 JSON, bare or Curio's wrapper), `sector_number`, `miner_id` |
+/// | WinningPoSt | `vanilla_proofs` (bincode `FallbackPoStSectorProof` per sector), `randomness`, `miner_id` |
+/// | WindowPoSt | as WinningPoSt plus `partition_index` |
+/// | SnapDeals | `vanilla_proofs` (bincode `PartitionProof` per partition), `comm_r_old`, `comm_r_new`, `comm_d_new` |
+///
+/// `registered_proof` uses the chain's numbering for the kind's enum (0 is a real value).
+/// `sector_size` is advisory: a mismatch with `registered_proof` only logs a warning.
+#[derive(Clone, Debug)]
+pub struct ProofRequest {
+    pub kind: ProofKind,
+    pub registered_proof: u64,
+    pub sector_size: u64,
+    pub vanilla_proof: Vec<u8>,
+    pub vanilla_proofs: Vec<Vec<u8>>,
+    pub sector_number: u64,
+    pub miner_id: u64,
+    pub randomness: Vec<u8>,
+    pub partition_index: u32,
+    pub comm_r_old: Vec<u8>,
+    pub comm_r_new: Vec<u8>,
+    pub comm_d_new: Vec<u8>,
+}
+
+impl ProofRequest {
+    /// A request of `kind` with every other field empty; fill in what the kind needs.
+    pub fn new(kind: ProofKind, registered_proof: u64) -> Self {
+        ProofRequest {
+            kind,
+            registered_proof,
+            sector_size: 0,
+            vanilla_proof: Vec::new(),
+            vanilla_proofs: Vec::new(),
+            sector_number: 0,
+            miner_id: 0,
+            randomness: Vec::new(),
+            partition_index: 0,
+            comm_r_old: Vec::new(),
+            comm_r_new: Vec::new(),
+            comm_d_new: Vec::new(),
+        }
+    }
+}
+
+/// The 32-byte prover id filecoin-proofs expects for actor `miner_id`: the payload of its ID
+/// address (unsigned LEB128 of the id), zero-padded — what lotus / Curio / filecoin-ffi pass.
+pub fn prover_id_from_miner_id(miner_id: u64) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    let mut v = miner_id;
+    let mut i = 0;
+    loop {
+        let byte = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out[i] = byte;
+            break;
+        }
+        out[i] = byte | 0x80;
+        i += 1;
+    }
+    out
+}
+
+/// A 32-byte field of the request.
+pub(crate) fn bytes32(field: &'static str, v: &[u8]) -> Result<[u8; 32]> {
+    v.try_into().map_err(|_| ProverError::BadLength {
+        field,
+        expected: 32,
+        actual: v.len(),
+    })
+}
+
+/// Curio's wrapper around a C1 output.
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct CurioC1Wrapper {
+    #[serde(default)]
+    sector_num: Option<u64>,
+    phase1_out: String,
+    #[serde(default)]
+    sector_size: Option<u64>,
+}
+
+/// The bare C1 JSON inside `vanilla_proof`, unwrapping Curio's
+/// `{"SectorNum":n,"Phase1Out":base64(json),"SectorSize":n}` when present. Returns the JSON and
+/// the wrapper's sector number / size (if any) for consistency checks.
+pub(crate) fn unwrap_c1(raw: &[u8]) -> Result<(Vec<u8>, Option<u64>, Option<u64>)> {
+    let decode_err = |reason: String| ProverError::Decode {
+        what: "porep c1 output (vanilla_proof)".into(),
+        reason,
+    };
+    if raw.is_empty() {
+        return Err(decode_err("vanilla_proof is empty".into()));
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(raw).map_err(|e| decode_err(format!("not json ({e})")))?;
+    if value.get("Phase1Out").is_some() {
+        let w: CurioC1Wrapper = serde_json::from_value(value)
+            .map_err(|e| decode_err(format!("bad curio wrapper: {e}")))?;
+        let inner = base64::engine::general_purpose::STANDARD
+            .decode(w.phase1_out.trim())
+            .map_err(|e| decode_err(format!("Phase1Out is not base64: {e}")))?;
+        return Ok((inner, w.sector_num, w.sector_size));
+    }
+    Ok((raw.to_vec(), None, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prover_id_is_leb128_of_the_actor_id() {
+        assert_eq!(prover_id_from_miner_id(0)[..2], [0, 0]);
+        assert_eq!(prover_id_from_miner_id(1000)[..3], [0xe8, 0x07, 0]);
+        assert_eq!(prover_id_from_miner_id(127)[..2], [127, 0]);
+    }
+
+    #[test]
+    fn c1_wrapper_is_unwrapped_and_garbage_rejected() {
+        let inner = br#"{"registered_proof":"StackedDrg2KiBV1_1"}"#;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(inner);
+        let wrapped = format!(r#"{{"SectorNum":7,"Phase1Out":"{b64}","SectorSize":2048}}"#);
+        let (json, num, size) = unwrap_c1(wrapped.as_bytes()).unwrap();
+        assert_eq!(json, inner);
+        assert_eq!((num, size), (Some(7), Some(2048)));
+        assert_eq!(unwrap_c1(inner).unwrap().0, inner);
+        assert!(matches!(
+            unwrap_c1(b"{\"registered"),
+            Err(ProverError::Decode { .. })
+        ));
+        assert!(matches!(unwrap_c1(b""), Err(ProverError::Decode { .. })));
+        assert!(matches!(
+            unwrap_c1(br#"{"Phase1Out":"%%%"}"#),
+            Err(ProverError::Decode { .. })
+        ));
+    }
+}

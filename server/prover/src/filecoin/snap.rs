@@ -1,0 +1,127 @@
+//! SnapDeals (empty sector update): per-partition `EmptySectorUpdateCircuit`s from bincode
+//! `PartitionProof`s and comm_r_old / comm_r_new / comm_d_new, verified as
+//! `verify_empty_sector_update_proof` does.
+
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
+use blstrs::Bls12;
+use filecoin_hashers::{Domain, Hasher};
+use filecoin_proofs::constants::DefaultPieceDomain;
+use filecoin_proofs::{with_shape, MerkleTreeTrait, SectorUpdateConfig, TreeRHasher};
+use filecoin_proofs_api::RegisteredUpdateProof;
+use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::multi_proof::MultiProof;
+use storage_proofs_update::vanilla::PartitionProof;
+use storage_proofs_update::{
+    EmptySectorUpdate, EmptySectorUpdateCompound, PublicInputs, SetupParams,
+};
+
+use super::estimate::CircuitShape;
+use super::registered::update_proof;
+use super::request::bytes32;
+use super::{build_circuit, KindJob, ProofRequest};
+use crate::error::{ProverError, Result};
+use crate::synthesis::{synthesize_circuit, SynthesizedPartition};
+
+struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
+    pub_params: compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>,
+    pub_inputs: PublicInputs,
+    vanilla: Vec<PartitionProof<Tree>>,
+}
+
+pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJob>)> {
+    let registered = update_proof(req.registered_proof)?;
+    let sector_size = u64::from(registered.sector_size());
+    let job = with_shape!(sector_size, build, registered, req)?;
+    Ok((sector_size, format!("{registered:?}"), job))
+}
+
+fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    registered: RegisteredUpdateProof,
+    req: &ProofRequest,
+) -> Result<Box<dyn KindJob>> {
+    let comm_r_old = bytes32("comm_r_old", &req.comm_r_old)?;
+    let comm_r_new = bytes32("comm_r_new", &req.comm_r_new)?;
+    let comm_d_new = bytes32("comm_d_new", &req.comm_d_new)?;
+    let tree_r = |field: &str, b: &[u8; 32]| {
+        <TreeRHasher as Hasher>::Domain::try_from_bytes(b).map_err(|e| {
+            ProverError::InvalidRequest(format!("{field} is not a field element ({e:#})"))
+        })
+    };
+    let comm_r_old = tree_r("comm_r_old", &comm_r_old)?;
+    let comm_r_new = tree_r("comm_r_new", &comm_r_new)?;
+    let comm_d_new = DefaultPieceDomain::try_from_bytes(&comm_d_new).map_err(|e| {
+        ProverError::InvalidRequest(format!("comm_d_new is not a field element ({e:#})"))
+    })?;
+
+    let config = SectorUpdateConfig::from_porep_config(&registered.as_v1_config());
+    let partitions = usize::from(config.update_partitions);
+    if req.vanilla_proofs.len() != partitions {
+        return Err(ProverError::WrongCount {
+            what: "partition proofs (one bincode PartitionProof per partition)",
+            expected: partitions.to_string(),
+            actual: req.vanilla_proofs.len(),
+        });
+    }
+    let vanilla: Vec<PartitionProof<Tree>> = req
+        .vanilla_proofs
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            bincode::deserialize(b).map_err(|e| ProverError::Decode {
+                what: format!("partition proof {i} (bincode PartitionProof for {registered:?})"),
+                reason: e.to_string(),
+            })
+        })
+        .collect::<Result<_>>()?;
+    let pub_inputs = PublicInputs {
+        k: partitions,
+        comm_r_old,
+        comm_d_new,
+        comm_r_new,
+        h: config.h,
+    };
+    let setup = compound_proof::SetupParams {
+        vanilla_params: SetupParams {
+            sector_bytes: u64::from(config.sector_size),
+        },
+        partitions: Some(partitions),
+        priority: false,
+    };
+    let pub_params =
+        EmptySectorUpdateCompound::<Tree>::setup(&setup).map_err(ProverError::filecoin)?;
+    Ok(Box::new(SnapJob::<Tree> {
+        pub_params,
+        pub_inputs,
+        vanilla,
+    }))
+}
+
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<Tree> {
+    fn num_partitions(&self) -> usize {
+        self.vanilla.len()
+    }
+
+    fn synthesize(&self, index: usize, shape: CircuitShape) -> Result<SynthesizedPartition> {
+        let circuit = build_circuit(index, || {
+            <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
+                &self.pub_inputs,
+                Default::default(),
+                &self.vanilla[index],
+                &self.pub_params.vanilla_params,
+                Some(index),
+            )
+        })?;
+        synthesize_circuit(index, circuit, shape)
+    }
+
+    fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
+        let multi = MultiProof::new(proofs.to_vec(), pvk);
+        <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::verify(
+            &self.pub_params,
+            &self.pub_inputs,
+            &multi,
+            &(),
+        )
+        .map_err(ProverError::filecoin)
+    }
+}

@@ -1,0 +1,428 @@
+//! Real request inputs for all four proof kinds, made by sealing a random sector with
+//! filecoin-proofs (PC1, PC2, C1 need no parameters and take under a second at 2 KiB): a C1
+//! output for PoRep, Winning/Window PoSt vanilla proofs, SnapDeals partition proofs of a random
+//! update, and the remaining request fields. [`Fixtures::write`] lays them out in a directory
+//! (what `snarkd-bench gen` writes) and [`Fixtures::read`] loads them back.
+//!
+//! Directory layout: `manifest.json` (request fields, hex for byte fields, and the seal's public
+//! values), `porep-c1.json` (bare C1 JSON), `porep-c1-curio.json` (Curio's wrapper),
+//! `winning-vanilla-<i>.bin`, `wpost-vanilla-<i>.bin`, `snap-partition-<i>.bin` (bincode).
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use filecoin_proofs_api::seal::{
+    add_piece, seal_commit_phase1, seal_pre_commit_phase1, seal_pre_commit_phase2,
+    SealCommitPhase1Output,
+};
+use filecoin_proofs_api::update::{empty_sector_update_encode_into, generate_partition_proofs};
+use filecoin_proofs_api::{
+    post::{
+        generate_fallback_sector_challenges, generate_single_vanilla_proof,
+        generate_winning_post_sector_challenge,
+    },
+    PrivateReplicaInfo, RegisteredPoStProof, RegisteredSealProof, SectorId, UnpaddedBytesAmount,
+};
+use rand::{Rng, RngCore};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{ProverError, Result};
+use crate::filecoin::kind::size_index;
+use crate::filecoin::registered::{post_proof_number, seal_proof_number, update_proof_number};
+use crate::filecoin::{prover_id_from_miner_id, ProofKind, ProofRequest};
+
+/// Miner actor id used by the fixtures (t01000, the devnet's first miner).
+pub const FIXTURE_MINER_ID: u64 = 1000;
+
+/// Inputs for one request of every kind, from one sealed sector.
+#[derive(Clone, Debug)]
+pub struct Fixtures {
+    pub sector_size: u64,
+    pub porep: ProofRequest,
+    pub winning: ProofRequest,
+    pub window: ProofRequest,
+    pub snap: ProofRequest,
+    pub manifest: Manifest,
+}
+
+/// `manifest.json`: request fields that are not files, plus the seal's public values (for
+/// checking proofs with filecoin-proofs-api's verifiers).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Manifest {
+    pub sector_size: u64,
+    pub miner_id: u64,
+    pub sector_number: u64,
+    pub porep: KindEntry,
+    pub winning: KindEntry,
+    pub window: KindEntry,
+    pub snap: KindEntry,
+    /// Hex of the seal's comm_r, comm_d, ticket and seed.
+    pub comm_r: String,
+    pub comm_d: String,
+    pub ticket: String,
+    pub seed: String,
+}
+
+/// One kind's request fields in the manifest.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KindEntry {
+    pub registered_proof: u64,
+    pub registered_proof_name: String,
+    /// Files (relative to the manifest) with `vanilla_proof` (PoRep) or `vanilla_proofs`.
+    pub files: Vec<String>,
+    #[serde(default)]
+    pub randomness: String,
+    #[serde(default)]
+    pub partition_index: u32,
+    #[serde(default)]
+    pub comm_r_old: String,
+    #[serde(default)]
+    pub comm_r_new: String,
+    #[serde(default)]
+    pub comm_d_new: String,
+}
+
+fn fc(e: anyhow::Error) -> ProverError {
+    ProverError::filecoin(e)
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ProverError + '_ {
+    move |e| ProverError::io(path, e)
+}
+
+fn random_fr_bytes(rng: &mut impl RngCore) -> [u8; 32] {
+    let mut b = [0u8; 32];
+    rng.fill_bytes(&mut b);
+    b[31] &= 0x3f; // below the BLS12-381 scalar modulus
+    b
+}
+
+/// Seals a random sector of `sector_size` (V1_1 PoRep) in a temporary directory under
+/// `work_dir`, and derives inputs for all four kinds from it. The temporary files are removed.
+pub fn generate_fixtures(sector_size: u64, work_dir: &Path) -> Result<Fixtures> {
+    let i = size_index(sector_size)?;
+    let seal_proof =
+        [5, 6, 7, 8, 9].map(|n| crate::filecoin::registered::seal_proof(n).expect("known"))[i];
+    let winning_proof = crate::filecoin::registered::post_proof(ProofKind::WinningPost, i as u64)?;
+    let window_proof =
+        crate::filecoin::registered::post_proof(ProofKind::WindowPost, 10 + i as u64)?;
+    let update_proof = crate::filecoin::registered::update_proof(i as u64)?;
+
+    fs::create_dir_all(work_dir).map_err(io(work_dir))?;
+    let tmp = tempfile::Builder::new()
+        .prefix("snarkd-fixtures")
+        .tempdir_in(work_dir)
+        .map_err(io(work_dir))?;
+    let p = |name: &str| tmp.path().join(name);
+    let mut rng = rand::thread_rng();
+    let miner_id = FIXTURE_MINER_ID;
+    let prover_id = prover_id_from_miner_id(miner_id);
+    let sector_number: u64 = rng.gen_range(1..1_000_000);
+    let sector_id = SectorId::from(sector_number);
+    let unpadded = UnpaddedBytesAmount::from(filecoin_proofs_api::PaddedBytesAmount(sector_size));
+
+    // Sealing: one piece of random data filling the sector.
+    let (staged, sealed, cache) = (p("staged"), p("sealed"), p("cache"));
+    fs::create_dir_all(&cache).map_err(io(&cache))?;
+    let pieces = write_piece(seal_proof, &p("piece"), &staged, unpadded, &mut rng)?;
+    fs::File::create(&sealed).map_err(io(&sealed))?;
+    let ticket = random_fr_bytes(&mut rng);
+    let seed = random_fr_bytes(&mut rng);
+    let pc1 = seal_pre_commit_phase1(
+        seal_proof, &cache, &staged, &sealed, prover_id, sector_id, ticket, &pieces,
+    )
+    .map_err(fc)?;
+    let pc2 = seal_pre_commit_phase2(pc1, &cache, &sealed).map_err(fc)?;
+    let (comm_r, comm_d) = (pc2.comm_r, pc2.comm_d);
+    let c1: SealCommitPhase1Output = seal_commit_phase1(
+        &cache, &sealed, prover_id, sector_id, ticket, seed, pc2, &pieces,
+    )
+    .map_err(fc)?;
+    let c1_json = serde_json::to_vec(&c1).map_err(|e| ProverError::Filecoin(e.to_string()))?;
+
+    // PoSt over the sealed sector.
+    let replica = |proof| PrivateReplicaInfo::new(proof, comm_r, cache.clone(), sealed.clone());
+    let post_vanilla = |proof: RegisteredPoStProof, randomness: &[u8; 32]| -> Result<Vec<u8>> {
+        if proof.typ() == filecoin_proofs_api::PoStType::Winning {
+            let idx = generate_winning_post_sector_challenge(proof, randomness, 1, prover_id)
+                .map_err(fc)?;
+            debug_assert_eq!(idx, vec![0]);
+        }
+        let challenges =
+            generate_fallback_sector_challenges(proof, randomness, &[sector_id], prover_id)
+                .map_err(fc)?;
+        let bytes = generate_single_vanilla_proof(
+            proof,
+            sector_id,
+            &replica(proof),
+            &challenges[&sector_id],
+        )
+        .map_err(fc)?;
+        Ok(bytes)
+    };
+    let winning_randomness = random_fr_bytes(&mut rng);
+    let window_randomness = random_fr_bytes(&mut rng);
+    let winning_vanilla = post_vanilla(winning_proof, &winning_randomness)?;
+    let window_vanilla = post_vanilla(window_proof, &window_randomness)?;
+
+    // SnapDeals: encode fresh random data into the sealed sector.
+    let (new_staged, new_replica, new_cache) = (p("new-staged"), p("new-replica"), p("new-cache"));
+    fs::create_dir_all(&new_cache).map_err(io(&new_cache))?;
+    let new_pieces = write_piece(seal_proof, &p("new-piece"), &new_staged, unpadded, &mut rng)?;
+    let f = fs::File::create(&new_replica).map_err(io(&new_replica))?;
+    f.set_len(sector_size).map_err(io(&new_replica))?;
+    let enc = empty_sector_update_encode_into(
+        update_proof,
+        &new_replica,
+        &new_cache,
+        &sealed,
+        &cache,
+        &new_staged,
+        &new_pieces,
+    )
+    .map_err(fc)?;
+    let snap_partitions = generate_partition_proofs(
+        update_proof,
+        comm_r,
+        enc.comm_r_new,
+        enc.comm_d_new,
+        &sealed,
+        &cache,
+        &new_replica,
+        &new_cache,
+    )
+    .map_err(fc)?;
+
+    let hex32 = |b: &[u8]| hex(b);
+    let manifest = Manifest {
+        sector_size,
+        miner_id,
+        sector_number,
+        porep: entry(
+            seal_proof_number(seal_proof),
+            format!("{seal_proof:?}"),
+            vec!["porep-c1.json".into()],
+        ),
+        winning: KindEntry {
+            randomness: hex32(&winning_randomness),
+            ..entry(
+                post_proof_number(winning_proof),
+                format!("{winning_proof:?}"),
+                vec!["winning-vanilla-0.bin".into()],
+            )
+        },
+        window: KindEntry {
+            randomness: hex32(&window_randomness),
+            partition_index: 0,
+            ..entry(
+                post_proof_number(window_proof),
+                format!("{window_proof:?}"),
+                vec!["wpost-vanilla-0.bin".into()],
+            )
+        },
+        snap: KindEntry {
+            comm_r_old: hex32(&comm_r),
+            comm_r_new: hex32(&enc.comm_r_new),
+            comm_d_new: hex32(&enc.comm_d_new),
+            ..entry(
+                update_proof_number(update_proof),
+                format!("{update_proof:?}"),
+                (0..snap_partitions.len())
+                    .map(|i| format!("snap-partition-{i}.bin"))
+                    .collect(),
+            )
+        },
+        comm_r: hex32(&comm_r),
+        comm_d: hex32(&comm_d),
+        ticket: hex32(&ticket),
+        seed: hex32(&seed),
+    };
+    let files = FileSet {
+        c1_json,
+        winning: vec![winning_vanilla],
+        window: vec![window_vanilla],
+        snap: snap_partitions.into_iter().map(|p| p.0).collect(),
+    };
+    let fixtures = Fixtures::from_parts(manifest, files)?;
+    drop(tmp);
+    Ok(fixtures)
+}
+
+fn entry(registered_proof: u64, registered_proof_name: String, files: Vec<String>) -> KindEntry {
+    KindEntry {
+        registered_proof,
+        registered_proof_name,
+        files,
+        randomness: String::new(),
+        partition_index: 0,
+        comm_r_old: String::new(),
+        comm_r_new: String::new(),
+        comm_d_new: String::new(),
+    }
+}
+
+/// Writes `size` bytes of random data as one piece into `staged`, returning its piece infos.
+fn write_piece(
+    proof: RegisteredSealProof,
+    piece_path: &Path,
+    staged: &Path,
+    size: UnpaddedBytesAmount,
+    rng: &mut impl RngCore,
+) -> Result<Vec<filecoin_proofs_api::PieceInfo>> {
+    let mut data = vec![0u8; u64::from(size) as usize];
+    rng.fill_bytes(&mut data);
+    fs::write(piece_path, &data).map_err(io(piece_path))?;
+    let source = fs::File::open(piece_path).map_err(io(piece_path))?;
+    let target = fs::File::create(staged).map_err(io(staged))?;
+    let (info, _) = add_piece(proof, source, target, size, &[]).map_err(fc)?;
+    Ok(vec![info])
+}
+
+struct FileSet {
+    c1_json: Vec<u8>,
+    winning: Vec<Vec<u8>>,
+    window: Vec<Vec<u8>>,
+    snap: Vec<Vec<u8>>,
+}
+
+impl Fixtures {
+    fn from_parts(m: Manifest, files: FileSet) -> Result<Self> {
+        let unhex = |field: &'static str, s: &str| {
+            unhex(s).map_err(|reason| ProverError::Decode {
+                what: format!("manifest {field}"),
+                reason,
+            })
+        };
+        let mut porep = ProofRequest::new(ProofKind::PorepSealCommit, m.porep.registered_proof);
+        porep.sector_size = m.sector_size;
+        porep.vanilla_proof = files.c1_json;
+        porep.sector_number = m.sector_number;
+        porep.miner_id = m.miner_id;
+
+        let mut winning = ProofRequest::new(ProofKind::WinningPost, m.winning.registered_proof);
+        winning.sector_size = m.sector_size;
+        winning.vanilla_proofs = files.winning;
+        winning.miner_id = m.miner_id;
+        winning.randomness = unhex("winning.randomness", &m.winning.randomness)?;
+
+        let mut window = ProofRequest::new(ProofKind::WindowPost, m.window.registered_proof);
+        window.sector_size = m.sector_size;
+        window.vanilla_proofs = files.window;
+        window.miner_id = m.miner_id;
+        window.randomness = unhex("window.randomness", &m.window.randomness)?;
+        window.partition_index = m.window.partition_index;
+
+        let mut snap = ProofRequest::new(ProofKind::SnapDealsUpdate, m.snap.registered_proof);
+        snap.sector_size = m.sector_size;
+        snap.vanilla_proofs = files.snap;
+        snap.comm_r_old = unhex("snap.comm_r_old", &m.snap.comm_r_old)?;
+        snap.comm_r_new = unhex("snap.comm_r_new", &m.snap.comm_r_new)?;
+        snap.comm_d_new = unhex("snap.comm_d_new", &m.snap.comm_d_new)?;
+        Ok(Fixtures {
+            sector_size: m.sector_size,
+            porep,
+            winning,
+            window,
+            snap,
+            manifest: m,
+        })
+    }
+
+    /// The request of `kind`.
+    pub fn request(&self, kind: ProofKind) -> &ProofRequest {
+        match kind {
+            ProofKind::PorepSealCommit => &self.porep,
+            ProofKind::WinningPost => &self.winning,
+            ProofKind::WindowPost => &self.window,
+            ProofKind::SnapDealsUpdate => &self.snap,
+        }
+    }
+
+    /// Writes the manifest and input files into `dir` (created if missing).
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        fs::create_dir_all(dir).map_err(io(dir))?;
+        let mut written = Vec::new();
+        let mut put = |name: &str, bytes: &[u8]| -> Result<()> {
+            let path = dir.join(name);
+            fs::File::create(&path)
+                .and_then(|mut f| f.write_all(bytes))
+                .map_err(|e| ProverError::io(&path, e))?;
+            written.push(path);
+            Ok(())
+        };
+        let m = &self.manifest;
+        put(
+            "manifest.json",
+            &serde_json::to_vec_pretty(m).expect("serializable"),
+        )?;
+        put(&m.porep.files[0], &self.porep.vanilla_proof)?;
+        let wrapped = serde_json::json!({
+            "SectorNum": m.sector_number,
+            "Phase1Out": base64::engine::general_purpose::STANDARD.encode(&self.porep.vanilla_proof),
+            "SectorSize": m.sector_size,
+        });
+        put("porep-c1-curio.json", wrapped.to_string().as_bytes())?;
+        for (entry, req) in [
+            (&m.winning, &self.winning),
+            (&m.window, &self.window),
+            (&m.snap, &self.snap),
+        ] {
+            for (name, bytes) in entry.files.iter().zip(&req.vanilla_proofs) {
+                put(name, bytes)?;
+            }
+        }
+        Ok(written)
+    }
+
+    /// Reads fixtures written by [`Fixtures::write`].
+    pub fn read(dir: &Path) -> Result<Self> {
+        let read = |name: &str| {
+            let path = dir.join(name);
+            fs::read(&path).map_err(|e| ProverError::io(&path, e))
+        };
+        let m: Manifest =
+            serde_json::from_slice(&read("manifest.json")?).map_err(|e| ProverError::Decode {
+                what: "manifest.json".into(),
+                reason: e.to_string(),
+            })?;
+        let many = |e: &KindEntry| e.files.iter().map(|f| read(f)).collect::<Result<Vec<_>>>();
+        let files = FileSet {
+            c1_json: read(&m.porep.files[0])?,
+            winning: many(&m.winning)?,
+            window: many(&m.window)?,
+            snap: many(&m.snap)?,
+        };
+        Self::from_parts(m, files)
+    }
+
+    /// comm_r, comm_d, ticket and seed of the sealed sector (for filecoin-proofs' verify_seal).
+    pub fn seal_values(&self) -> Result<([u8; 32], [u8; 32], [u8; 32], [u8; 32])> {
+        let f = |s: &str| -> Result<[u8; 32]> {
+            let v = unhex(s).map_err(|reason| ProverError::Decode {
+                what: "manifest".into(),
+                reason,
+            })?;
+            crate::filecoin::request_bytes32("manifest value", &v)
+        };
+        let m = &self.manifest;
+        Ok((f(&m.comm_r)?, f(&m.comm_d)?, f(&m.ticket)?, f(&m.seed)?))
+    }
+}
+
+/// Lowercase hex.
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Parses lowercase or uppercase hex.
+pub fn unhex(s: &str) -> std::result::Result<Vec<u8>, String> {
+    if s.len() % 2 != 0 {
+        return Err(format!("odd-length hex {s:?}"));
+    }
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| format!("bad hex {s:?}: {e}")))
+        .collect()
+}

@@ -1,0 +1,190 @@
+//! One partition's Groth16 proof from its synthesized witness.
+//!
+//! With the QAP polynomials u_i, v_i, w_i, witness z = (1, inputs, aux) and the parameters' bases
+//! (H: τ^i·t(τ)/δ, L: (β·u_i + α·v_i + w_i)(τ)/δ for aux, A: u_i(τ), B: v_i(τ) in G1 and G2):
+//!
+//! ```text
+//! h(x)  = (A(x)·B(x) − C(x)) / t(x)            from the a/b/c evaluations by FFTs
+//! πA    = α + Σ z_i·u_i(τ) + r·δ
+//! πB    = β + Σ z_i·v_i(τ) + s·δ               (in G2; the same sum in G1 is B1)
+//! πC    = Σ aux_i·L_i + Σ h_j·H_j + s·πA' + r·B1' + r·s·δ + s·α + r·β
+//! ```
+//! where πA' and B1' are the plain sums without α/β/δ terms. This matches bellperson's prover, so
+//! the proofs verify with its verifier and filecoin-proofs'.
+
+use std::time::{Duration, Instant};
+
+use bellperson::domain::EvaluationDomain;
+use bellperson::gpu::LockedFftKernel;
+use bellperson::groth16::{Parameters, Proof};
+use blstrs::{Bls12, G1Projective, G2Projective, Scalar as Fr};
+use ec_gpu_gen::threadpool::Worker;
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use group::Curve;
+use rand::rngs::OsRng;
+
+use super::msm::{msm_g1, msm_g2, ScalarBytes};
+use crate::error::{ProverError, Result};
+use crate::synthesis::{Abc, SynthesizedPartition};
+
+/// The zero-knowledge blinding factors of one proof.
+#[derive(Clone, Copy, Debug)]
+pub struct Randomness {
+    pub r: Fr,
+    pub s: Fr,
+}
+
+impl Randomness {
+    /// Fresh r, s from the operating system's CSPRNG.
+    pub fn random() -> Self {
+        Randomness {
+            r: Fr::random(OsRng),
+            s: Fr::random(OsRng),
+        }
+    }
+}
+
+/// Where the device phase spent its time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DeviceTimings {
+    /// H polynomial: three inverse FFTs, three coset FFTs, pointwise ops, one inverse coset FFT.
+    pub fft: Duration,
+    /// All multi-scalar multiplications (H, L, A, B in G1 and G2).
+    pub msm: Duration,
+}
+
+/// Proves `partition` with `params`. `on_abc_released(bytes)` is called once, as soon as the
+/// a/b/c buffers have been consumed by the H computation and freed, with the bytes they held.
+pub fn prove_partition(
+    mut partition: SynthesizedPartition,
+    params: &Parameters<Bls12>,
+    randomness: Randomness,
+    on_abc_released: &mut dyn FnMut(u64),
+) -> Result<(Proof<Bls12>, DeviceTimings)> {
+    check_shape(&partition, params)?;
+    let abc = partition.take_abc().ok_or_else(|| {
+        ProverError::ParamsShape("the a/b/c evaluations were already released".into())
+    })?;
+    let abc_bytes = abc.size_bytes();
+
+    let fft_start = Instant::now();
+    let h = compute_h(abc)?;
+    let fft = fft_start.elapsed();
+    on_abc_released(abc_bytes);
+
+    let msm_start = Instant::now();
+    let h_scalars = ScalarBytes::dense(&h);
+    drop(h);
+    if params.h.len() != h_scalars.len() {
+        return Err(ProverError::ParamsShape(format!(
+            "the circuit's domain needs {} H bases, the parameters have {}",
+            h_scalars.len(),
+            params.h.len()
+        )));
+    }
+    let h_sum = msm_g1(&params.h, &h_scalars);
+    drop(h_scalars);
+
+    let p = &partition;
+    let aux_scalars = ScalarBytes::dense(&p.aux);
+    let l_sum = msm_g1(&params.l, &aux_scalars);
+    drop(aux_scalars);
+
+    let a_scalars = ScalarBytes::gathered(&[(&p.inputs, None), (&p.aux, Some(&p.a_aux_density))]);
+    let a_sum = msm_g1(&params.a, &a_scalars);
+    drop(a_scalars);
+
+    let b_scalars = ScalarBytes::gathered(&[
+        (&p.inputs, Some(&p.b_input_density)),
+        (&p.aux, Some(&p.b_aux_density)),
+    ]);
+    let b1_sum = msm_g1(&params.b_g1, &b_scalars);
+    let b2_sum = msm_g2(&params.b_g2, &b_scalars);
+    drop(b_scalars);
+    let msm = msm_start.elapsed();
+
+    let proof = assemble(params, randomness, h_sum, l_sum, a_sum, b1_sum, b2_sum)?;
+    Ok((proof, DeviceTimings { fft, msm }))
+}
+
+/// Coefficients of h(x) = (A(x)·B(x) − C(x)) / t(x), degree below the domain size minus one.
+/// Consumes (and frees) the a/b/c evaluations.
+pub fn compute_h(abc: Abc) -> Result<Vec<Fr>> {
+    let Abc { a, b, c } = abc;
+    let worker = Worker::new();
+    let mut kern: Option<LockedFftKernel<Fr>> = None;
+    let mut a = EvaluationDomain::from_coeffs(a).map_err(fft_err)?;
+    let mut b = EvaluationDomain::from_coeffs(b).map_err(fft_err)?;
+    let mut c = EvaluationDomain::from_coeffs(c).map_err(fft_err)?;
+    EvaluationDomain::ifft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
+        .map_err(fft_err)?;
+    EvaluationDomain::coset_fft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
+        .map_err(fft_err)?;
+    a.mul_assign(&worker, &b);
+    drop(b);
+    a.sub_assign(&worker, &c);
+    drop(c);
+    a.divide_by_z_on_coset(&worker);
+    a.icoset_fft(&worker, &mut kern).map_err(fft_err)?;
+    let mut h = a.into_coeffs();
+    // deg h ≤ m − 2: the top coefficient is zero and the parameters hold m − 1 H bases.
+    h.truncate(h.len() - 1);
+    Ok(h)
+}
+
+fn fft_err(e: impl std::fmt::Display) -> ProverError {
+    ProverError::Device {
+        backend: "cpu".into(),
+        reason: format!("fft: {e}"),
+    }
+}
+
+fn check_shape(p: &SynthesizedPartition, params: &Parameters<Bls12>) -> Result<()> {
+    let mismatch = |what: &str, want: usize, have: usize| {
+        Err(ProverError::ParamsShape(format!(
+            "the circuit needs {want} {what} bases, the parameters have {have}"
+        )))
+    };
+    if params.vk.ic.len() != p.num_inputs() {
+        return mismatch("input (IC)", p.num_inputs(), params.vk.ic.len());
+    }
+    if params.l.len() != p.num_aux() {
+        return mismatch("L", p.num_aux(), params.l.len());
+    }
+    let a = p.num_inputs() + p.a_aux_density.count();
+    if params.a.len() != a {
+        return mismatch("A", a, params.a.len());
+    }
+    let b = p.b_input_density.count() + p.b_aux_density.count();
+    if params.b_g1.len() != b {
+        return mismatch("B (G1)", b, params.b_g1.len());
+    }
+    if params.b_g2.len() != b {
+        return mismatch("B (G2)", b, params.b_g2.len());
+    }
+    Ok(())
+}
+
+fn assemble(
+    params: &Parameters<Bls12>,
+    Randomness { r, s }: Randomness,
+    h: G1Projective,
+    l: G1Projective,
+    a: G1Projective,
+    b1: G1Projective,
+    b2: G2Projective,
+) -> Result<Proof<Bls12>> {
+    let vk = &params.vk;
+    if bool::from(vk.delta_g1.is_identity() | vk.delta_g2.is_identity()) {
+        return Err(ProverError::ParamsShape("delta is the identity".into()));
+    }
+    let g_a = vk.alpha_g1 + a + vk.delta_g1 * r;
+    let g_b = vk.beta_g2 + b2 + vk.delta_g2 * s;
+    let g_c = h + l + a * s + b1 * r + vk.delta_g1 * (r * s) + vk.alpha_g1 * s + vk.beta_g1 * r;
+    Ok(Proof {
+        a: g_a.to_affine(),
+        b: g_b.to_affine(),
+        c: g_c.to_affine(),
+    })
+}

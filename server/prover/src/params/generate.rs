@@ -1,0 +1,144 @@
+//! Local test parameters. A Groth16 setup run here with a fresh random toxic waste produces
+//! parameters under the production file names, but they verify **only against their own `.vk`**:
+//! proofs made with them are never accepted on chain. Use them for tests, benchmarks and demos
+//! at 2 KiB; production uses the published files (`paramfetch`, `curio fetch-params`).
+
+use std::fs;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bellperson::groth16::{generate_random_parameters, Parameters};
+use bellperson::Circuit;
+use blstrs::{Bls12, Scalar as Fr};
+use filecoin_proofs::constants::DefaultPieceHasher;
+use filecoin_proofs::parameters::{
+    public_params, window_post_public_params, winning_post_public_params,
+};
+use filecoin_proofs::{with_shape, MerkleTreeTrait};
+use rand::rngs::OsRng;
+use storage_proofs_core::compound_proof::CompoundProof;
+use storage_proofs_porep::stacked::StackedCompound;
+use storage_proofs_post::fallback::FallbackPoStCompound;
+use storage_proofs_update::EmptySectorUpdateCompound;
+
+use super::params_paths;
+use crate::error::{ProverError, Result};
+use crate::filecoin::kind::{representative_post, representative_seal, representative_update};
+use crate::filecoin::{CircuitId, ProofKind};
+
+/// What [`generate_params`] did for one circuit.
+#[derive(Debug, Clone)]
+pub struct GeneratedParams {
+    pub circuit: CircuitId,
+    pub params_path: PathBuf,
+    pub vk_path: PathBuf,
+    /// False when both files already existed and were kept.
+    pub generated: bool,
+    pub elapsed: Duration,
+}
+
+/// Creates local **test** parameters (`.params`, `.vk`, `.meta`) for each of `kinds` at
+/// `sector_size` in `dir`, under the production file names, skipping circuits whose files exist.
+///
+/// These parameters come from a local random setup: they verify only against their own `.vk`,
+/// never on chain. Minutes per circuit at 2 KiB (PoRep ~10–25 min, Snap ~7–13 min, PoSt ~1 min on
+/// 2 cores); impractical beyond test sizes. Files are written to a temporary name and renamed, so
+/// an interrupted run leaves no truncated parameter file behind.
+pub fn generate_params(
+    dir: &Path,
+    sector_size: u64,
+    kinds: &[ProofKind],
+) -> Result<Vec<GeneratedParams>> {
+    fs::create_dir_all(dir).map_err(|e| ProverError::io(dir, e))?;
+    let mut out = Vec::with_capacity(kinds.len());
+    for &kind in kinds {
+        let circuit = CircuitId::new(kind, sector_size)?;
+        let (params_path, vk_path) = params_paths(dir, circuit);
+        let start = Instant::now();
+        let generated = if params_path.exists() && vk_path.exists() {
+            false
+        } else {
+            tracing::warn!(circuit = %circuit, dir = %dir.display(),
+                "generating local test parameters: they verify only against their own .vk, never on chain");
+            let params = with_shape!(sector_size, setup_circuit, kind, sector_size)?;
+            write_files(dir, circuit, &params, sector_size)?;
+            true
+        };
+        out.push(GeneratedParams {
+            circuit,
+            params_path,
+            vk_path,
+            generated,
+            elapsed: start.elapsed(),
+        });
+    }
+    Ok(out)
+}
+
+/// Runs the Groth16 setup on the blank circuit of `kind`.
+fn setup_circuit<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>>(
+    kind: ProofKind,
+    sector_size: u64,
+) -> Result<Parameters<Bls12>> {
+    match kind {
+        ProofKind::PorepSealCommit => {
+            let config = representative_seal(sector_size)?.as_v1_config();
+            let pp = public_params::<Tree>(&config).map_err(ProverError::filecoin)?;
+            setup(
+                <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(
+                    &pp,
+                ),
+            )
+        }
+        ProofKind::SnapDealsUpdate => {
+            let _ = representative_update(sector_size)?;
+            let pp = storage_proofs_update::PublicParams::from_sector_size(sector_size);
+            setup(<EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp))
+        }
+        ProofKind::WinningPost => {
+            let config = representative_post(kind, sector_size)?.as_v1_config();
+            let pp = winning_post_public_params::<Tree>(&config).map_err(ProverError::filecoin)?;
+            setup(<FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp))
+        }
+        ProofKind::WindowPost => {
+            let config = representative_post(kind, sector_size)?.as_v1_config();
+            let pp = window_post_public_params::<Tree>(&config).map_err(ProverError::filecoin)?;
+            setup(<FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp))
+        }
+    }
+}
+
+fn setup<C: Circuit<Fr>>(circuit: C) -> Result<Parameters<Bls12>> {
+    generate_random_parameters::<Bls12, _, _>(circuit, &mut OsRng).map_err(ProverError::filecoin)
+}
+
+fn write_files(
+    dir: &Path,
+    circuit: CircuitId,
+    params: &Parameters<Bls12>,
+    sector_size: u64,
+) -> Result<()> {
+    let (params_path, vk_path) = params_paths(dir, circuit);
+    let meta_path = dir.join(format!("{}.meta", circuit.params_file_stem()));
+    write_atomically(&params_path, |w| params.write(w))?;
+    write_atomically(&vk_path, |w| params.vk.write(w))?;
+    write_atomically(&meta_path, |w| {
+        write!(w, "{{\"sector_size\":{sector_size}}}")
+    })?;
+    Ok(())
+}
+
+fn write_atomically(
+    path: &Path,
+    f: impl FnOnce(&mut BufWriter<fs::File>) -> std::io::Result<()>,
+) -> Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let file = fs::File::create(&tmp).map_err(|e| ProverError::io(&tmp, e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    f(&mut w)
+        .and_then(|_| w.flush())
+        .and_then(|_| w.get_ref().sync_all())
+        .map_err(|e| ProverError::io(&tmp, e))?;
+    fs::rename(&tmp, path).map_err(|e| ProverError::io(path, e))
+}

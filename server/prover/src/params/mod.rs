@@ -1,0 +1,189 @@
+//! Groth16 parameters: production-named `v28-<identifier>.params` / `.vk` files read from a
+//! directory, loaded once and shared (`Arc<LoadedParams>`) by every partition of that circuit.
+//!
+//! Layout:
+//! - `mod.rs`: locating and loading parameter files ([`load_params`], [`LoadedParams`]).
+//! - `generate.rs`: creating local *test* parameters ([`generate_params`]).
+
+mod generate;
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKey, VerifyingKey};
+use blstrs::Bls12;
+
+use crate::error::{ProverError, Result};
+use crate::filecoin::CircuitId;
+
+pub use generate::{generate_params, GeneratedParams};
+
+/// Environment variable naming the parameter directory (shared with filecoin-proofs).
+pub const PARAMS_DIR_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
+/// filecoin-proofs' default parameter directory.
+pub const DEFAULT_PARAMS_DIR: &str = "/var/tmp/filecoin-proof-parameters";
+
+/// `$FIL_PROOFS_PARAMETER_CACHE`, or `/var/tmp/filecoin-proof-parameters` when unset.
+pub fn default_params_dir() -> PathBuf {
+    std::env::var_os(PARAMS_DIR_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMS_DIR))
+}
+
+/// Paths of the files of one circuit in `dir`.
+pub fn params_paths(dir: &Path, circuit: CircuitId) -> (PathBuf, PathBuf) {
+    let stem = circuit.params_file_stem();
+    (
+        dir.join(format!("{stem}.params")),
+        dir.join(format!("{stem}.vk")),
+    )
+}
+
+/// Groth16 proving parameters and verifying key of one circuit, fully in memory.
+pub struct LoadedParams {
+    circuit: CircuitId,
+    params: Parameters<Bls12>,
+    vk: VerifyingKey<Bls12>,
+    pvk: PreparedVerifyingKey<Bls12>,
+    size_bytes: u64,
+}
+
+impl LoadedParams {
+    /// Wraps parameters already in memory (tests, benchmarks); the verifying key is `params.vk`.
+    pub fn from_parameters(circuit: CircuitId, params: Parameters<Bls12>) -> Self {
+        let vk = params.vk.clone();
+        let size_bytes = parameters_size_bytes(&params);
+        let pvk = prepare_verifying_key(&vk);
+        LoadedParams {
+            circuit,
+            params,
+            vk,
+            pvk,
+            size_bytes,
+        }
+    }
+
+    /// The circuit these parameters belong to.
+    pub fn circuit_id(&self) -> CircuitId {
+        self.circuit
+    }
+
+    /// Bytes held in memory by the parameters (the points of every query).
+    pub fn size_bytes(&self) -> u64 {
+        self.size_bytes
+    }
+
+    /// Proving parameters (bases of the H, L, A, B queries and the proving key's vk part).
+    pub fn parameters(&self) -> &Parameters<Bls12> {
+        &self.params
+    }
+
+    /// The verifying key read from the `.vk` file.
+    pub fn verifying_key(&self) -> &VerifyingKey<Bls12> {
+        &self.vk
+    }
+
+    /// The prepared verifying key used by [`crate::PreparedJob::finalize`].
+    pub fn prepared_verifying_key(&self) -> &PreparedVerifyingKey<Bls12> {
+        &self.pvk
+    }
+
+    /// Errors unless these parameters belong to `wanted`.
+    pub fn ensure_circuit(&self, wanted: CircuitId) -> Result<()> {
+        if self.circuit != wanted {
+            return Err(ProverError::ParamsMismatch {
+                loaded: self.circuit.to_string(),
+                wanted: wanted.to_string(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Debug for LoadedParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadedParams")
+            .field("circuit", &self.circuit.to_string())
+            .field("size_bytes", &self.size_bytes)
+            .finish()
+    }
+}
+
+/// Loads `v28-<identifier>.params` and `.vk` of `circuit` from `dir`. Slow for large circuits
+/// (tens of GiB at 32 GiB sectors): the engine calls this once per circuit and caches the `Arc`.
+pub fn load_params(dir: &Path, circuit: CircuitId) -> Result<Arc<LoadedParams>> {
+    let (params_path, vk_path) = params_paths(dir, circuit);
+    let params = {
+        let file = open_param_file(&params_path, circuit)?;
+        Parameters::<Bls12>::read(BufReader::with_capacity(1 << 20, file), false).map_err(|e| {
+            ProverError::ParamsUnreadable {
+                path: params_path.clone(),
+                reason: e.to_string(),
+            }
+        })?
+    };
+    let vk = {
+        let file = open_param_file(&vk_path, circuit)?;
+        VerifyingKey::<Bls12>::read(BufReader::new(file)).map_err(|e| {
+            ProverError::ParamsUnreadable {
+                path: vk_path.clone(),
+                reason: e.to_string(),
+            }
+        })?
+    };
+    if params.vk != vk {
+        return Err(ProverError::ParamsUnreadable {
+            path: params_path,
+            reason: format!("its verifying key differs from {}", vk_path.display()),
+        });
+    }
+    let size_bytes = parameters_size_bytes(&params);
+    let pvk = prepare_verifying_key(&vk);
+    tracing::info!(circuit = %circuit, size_bytes, dir = %dir.display(), "loaded groth16 parameters");
+    Ok(Arc::new(LoadedParams {
+        circuit,
+        params,
+        vk,
+        pvk,
+        size_bytes,
+    }))
+}
+
+fn open_param_file(path: &Path, circuit: CircuitId) -> Result<File> {
+    File::open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            ProverError::ParamsMissing {
+                path: path.to_path_buf(),
+                hint: obtain_hint(circuit),
+            }
+        } else {
+            ProverError::io(path, e)
+        }
+    })
+}
+
+/// How to obtain the files of a circuit.
+pub(crate) fn obtain_hint(circuit: CircuitId) -> String {
+    if circuit.sector_size() == 2 << 10 {
+        format!(
+            "create local test parameters with `snarkd params generate --sector-size 2KiB --kind {}` \
+             (they verify only against their own .vk) or fetch the published ones with \
+             `paramfetch` / `curio fetch-params 2KiB`",
+            circuit.kind().circuit_prefix()
+        )
+    } else {
+        "fetch the published parameters with `curio fetch-params <sector size>` or `paramfetch`, \
+         or point FIL_PROOFS_PARAMETER_CACHE / the params directory at them"
+            .to_string()
+    }
+}
+
+fn parameters_size_bytes(p: &Parameters<Bls12>) -> u64 {
+    let g1 = std::mem::size_of::<blstrs::G1Affine>() as u64;
+    let g2 = std::mem::size_of::<blstrs::G2Affine>() as u64;
+    let g1_points = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64;
+    g1_points * g1 + p.b_g2.len() as u64 * g2 + p.vk.ic.len() as u64 * g1
+}

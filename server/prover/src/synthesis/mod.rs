@@ -1,0 +1,199 @@
+//! Circuit synthesis: runs a partition circuit on our own `ConstraintSystem` and keeps what the
+//! Groth16 device phase needs, as a [`SynthesizedPartition`].
+//!
+//! Layout:
+//! - `mod.rs`: [`SynthesizedPartition`] and [`synthesize_circuit`] (panics become errors).
+//! - `recorder.rs`: the recording constraint system.
+//! - `density.rs`: [`Density`], the bit sets of variables occurring in A and B.
+
+mod density;
+mod recorder;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use bellperson::{Circuit, ConstraintSystem, Index, Variable};
+use blstrs::Scalar as Fr;
+use ff::Field;
+
+pub use density::Density;
+use recorder::RecordingCs;
+
+use crate::error::{ProverError, Result};
+
+const FR_BYTES: u64 = std::mem::size_of::<Fr>() as u64;
+
+/// The a, b, c evaluations of every constraint (the QAP's A·w, B·w, C·w at the constraint
+/// points). By far the largest part of a partition; the device phase consumes and frees them
+/// first.
+#[derive(Debug, Default)]
+pub struct Abc {
+    pub a: Vec<Fr>,
+    pub b: Vec<Fr>,
+    pub c: Vec<Fr>,
+}
+
+impl Abc {
+    pub fn size_bytes(&self) -> u64 {
+        (self.a.capacity() + self.b.capacity() + self.c.capacity()) as u64 * FR_BYTES
+    }
+}
+
+/// A synthesized partition circuit: witness, a/b/c evaluations and A/B densities.
+///
+/// Constraints include one `input_i * 0 = 0` constraint per public input (as bellperson adds),
+/// so the domain and the parameters' H query line up with stock bellperson.
+#[derive(Debug)]
+pub struct SynthesizedPartition {
+    index: usize,
+    /// Public inputs; `inputs[0]` is ONE.
+    pub(crate) inputs: Vec<Fr>,
+    pub(crate) aux: Vec<Fr>,
+    pub(crate) abc: Option<Abc>,
+    num_constraints: usize,
+    pub(crate) a_aux_density: Density,
+    pub(crate) b_input_density: Density,
+    pub(crate) b_aux_density: Density,
+}
+
+impl SynthesizedPartition {
+    /// Partition index within its job.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Constraints, including the per-input constraints.
+    pub fn num_constraints(&self) -> usize {
+        self.num_constraints
+    }
+
+    /// Public inputs including ONE.
+    pub fn num_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    pub fn num_aux(&self) -> usize {
+        self.aux.len()
+    }
+
+    /// Public inputs without the leading ONE, as a verifier takes them.
+    pub fn public_inputs(&self) -> &[Fr] {
+        &self.inputs[1..]
+    }
+
+    /// Bytes held now: witness, densities and (unless dropped) a/b/c.
+    pub fn size_bytes(&self) -> u64 {
+        self.witness_bytes() + self.abc_bytes()
+    }
+
+    /// Bytes held by a/b/c (0 once dropped).
+    pub fn abc_bytes(&self) -> u64 {
+        self.abc.as_ref().map_or(0, Abc::size_bytes)
+    }
+
+    /// Bytes that stay after a/b/c are released: witness and densities.
+    pub fn witness_bytes(&self) -> u64 {
+        (self.inputs.capacity() + self.aux.capacity()) as u64 * FR_BYTES
+            + self.a_aux_density.size_bytes()
+            + self.b_input_density.size_bytes()
+            + self.b_aux_density.size_bytes()
+    }
+
+    /// Whether a/b/c are still held.
+    pub fn has_abc(&self) -> bool {
+        self.abc.is_some()
+    }
+
+    /// Takes a/b/c out (the device phase consumes them for the H polynomial).
+    pub fn take_abc(&mut self) -> Option<Abc> {
+        self.abc.take()
+    }
+
+    /// Frees a/b/c, keeping the witness.
+    pub fn drop_abc(&mut self) {
+        self.abc = None;
+    }
+
+    /// A/B densities: which aux variables occur in A, which inputs / aux occur in B.
+    pub fn densities(&self) -> (&Density, &Density, &Density) {
+        (
+            &self.a_aux_density,
+            &self.b_input_density,
+            &self.b_aux_density,
+        )
+    }
+}
+
+/// Expected size of a circuit, used to reserve the vectors up front (no growth by doubling).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CircuitShape {
+    /// Constraints including one per public input.
+    pub constraints: usize,
+    pub aux: usize,
+    /// Public inputs including ONE.
+    pub inputs: usize,
+}
+
+/// Synthesizes `circuit` as partition `index`, reserving memory for `shape` (a hint; any size
+/// works). A panic inside the circuit's synthesis is caught and returned as
+/// [`ProverError::Synthesis`].
+pub fn synthesize_circuit<C: Circuit<Fr>>(
+    index: usize,
+    circuit: C,
+    shape: CircuitShape,
+) -> Result<SynthesizedPartition> {
+    let run = move || -> std::result::Result<SynthesizedPartition, bellperson::SynthesisError> {
+        let mut cs = RecordingCs::with_shape(shape);
+        cs.alloc_input(|| "ONE", || Ok(Fr::ONE))?;
+        circuit.synthesize(&mut cs)?;
+        // One `input_i * 0 = 0` constraint per input, so that every input occurs in A and the
+        // inputs are bound by the proof (bellperson and the parameter generator do the same).
+        for i in 0..cs.inputs.len() {
+            cs.enforce(
+                || "",
+                |lc| lc + Variable::new_unchecked(Index::Input(i)),
+                |lc| lc,
+                |lc| lc,
+            );
+        }
+        let RecordingCs {
+            inputs,
+            aux,
+            a,
+            b,
+            c,
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        } = cs;
+        Ok(SynthesizedPartition {
+            index,
+            num_constraints: a.len(),
+            inputs,
+            aux,
+            abc: Some(Abc { a, b, c }),
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        })
+    };
+    match catch_unwind(AssertUnwindSafe(run)) {
+        Ok(Ok(p)) => Ok(p),
+        Ok(Err(e)) => Err(ProverError::Synthesis {
+            partition: index,
+            reason: e.to_string(),
+        }),
+        Err(panic) => Err(ProverError::Synthesis {
+            partition: index,
+            reason: panic_message(&panic),
+        }),
+    }
+}
+
+pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    let msg = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic payload".to_string());
+    format!("circuit panicked: {msg}")
+}
