@@ -1,0 +1,15 @@
+//! Filecoin proof kinds at 2 KiB on real fixtures (a freshly sealed random sector): each proof
+//! made by our split prover is accepted by filecoin-proofs(-api)'s verifier and rejected against
+//! altered public inputs; the memory estimate is checked against measurement; bad inputs give
+//! typed errors.
+//!
+//! Parameters: generated once into `$SNARKD_TEST_PARAMS_DIR` (default
+//! `$HOME/.cache/snarkd/params-2k`) when missing — PoSt in about a minute, Snap ~7–15 min, PoRep
+//! ~10–25 min on 2 cores. They verify only against their own `.vk`.
+
+mod bad_input;
+mod common;
+mod estimate;
+mod porep;
+mod post;
+mod snap;
