@@ -1,0 +1,161 @@
+//! Shared setup for the integration tests: a real daemon (real engine, real servers, real
+//! clients) on 127.0.0.1:0, proving with the stand-in prover below.
+#![allow(dead_code)]
+
+pub mod prover;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use bytesize::ByteSize;
+use snarkd::config::{Config, ListenAddr, MemoryBudget, TcpAddr};
+use snarkd::Daemon;
+use snarkd_engine::Engine;
+use snarkd_proto::v1 as pb;
+use snarkd_proto::v1::proving_engine_client::ProvingEngineClient;
+use snarkd_proto::MAX_MESSAGE_BYTES;
+use tonic::transport::Channel;
+
+pub use prover::StandInProver;
+
+pub type Client = ProvingEngineClient<Channel>;
+
+/// A daemon under test and clients for both ports.
+pub struct TestDaemon {
+    pub daemon: Daemon,
+    pub prover: Arc<StandInProver>,
+    pub grpc: Client,
+    pub http: SocketAddr,
+    pub grpc_addr: SocketAddr,
+}
+
+/// The config every test starts from: both ports on 127.0.0.1:0, a small fixed budget.
+pub fn test_config() -> Config {
+    let mut config = Config::default();
+    config.daemon.listen = ListenAddr::Tcp(([127, 0, 0, 1], 0).into());
+    config.daemon.http_listen = TcpAddr(([127, 0, 0, 1], 0).into());
+    config.daemon.monitor_dir = PathBuf::from("/nonexistent/monitor");
+    config.memory.budget = MemoryBudget::Fixed(ByteSize::gib(1));
+    config.synthesis.threads = 2;
+    config
+}
+
+pub async fn start() -> TestDaemon {
+    start_with(test_config(), StandInProver::new()).await
+}
+
+pub async fn start_with(config: Config, prover: Arc<StandInProver>) -> TestDaemon {
+    snarkd::telemetry::prometheus();
+    let engine = Engine::start(
+        config.engine_config().expect("engine config"),
+        prover.clone(),
+    );
+    let daemon = Daemon::start(&config, engine).await.expect("daemon starts");
+    let ListenAddr::Tcp(grpc_addr) = daemon.grpc_addr().clone() else {
+        panic!("tests listen on TCP")
+    };
+    let grpc = connect(grpc_addr).await;
+    let http = daemon.http_addr();
+    TestDaemon {
+        daemon,
+        prover,
+        grpc,
+        http,
+        grpc_addr,
+    }
+}
+
+/// The generated client, with the same message limits as Curio's.
+pub async fn connect(addr: SocketAddr) -> Client {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connect");
+    ProvingEngineClient::new(channel)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(2 * MAX_MESSAGE_BYTES)
+}
+
+/// A WinningPoSt request the stand-in prover accepts.
+pub fn winning(request_id: &str) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        request_id: request_id.into(),
+        proof_kind: pb::ProofKind::WinningPost as i32,
+        registered_proof: 0,
+        vanilla_proofs: vec![prover::vanilla(0)],
+        randomness: vec![5; 32],
+        miner_id: 1000,
+        ..Default::default()
+    }
+}
+
+/// A SnapDeals request of `partitions` partitions the stand-in prover accepts.
+pub fn snap(partitions: u32) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        proof_kind: pb::ProofKind::SnapDealsUpdate as i32,
+        registered_proof: 0,
+        vanilla_proofs: (0..partitions).map(prover::vanilla).collect(),
+        comm_r_old: vec![1; 32],
+        comm_r_new: vec![2; 32],
+        comm_d_new: vec![3; 32],
+        ..Default::default()
+    }
+}
+
+/// GET `path` on the HTTP port: (status, content type, body).
+pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String, String) {
+    let response = reqwest::get(format!("http://{addr}{path}"))
+        .await
+        .expect("http get");
+    let status = response.status().as_u16();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, content_type, response.text().await.unwrap())
+}
+
+/// Waits on the status stream until `pred` holds for a snapshot, and returns it. Event-driven:
+/// no sleeps, the stream delivers every change (coalesced).
+pub async fn wait_for_status(
+    client: &mut Client,
+    mut pred: impl FnMut(&pb::StatusSnapshot) -> bool,
+) -> pb::StatusSnapshot {
+    let mut stream = client
+        .stream_status(pb::StreamStatusRequest {
+            min_interval_ms: 1,
+            job_ids: vec![],
+        })
+        .await
+        .expect("stream status")
+        .into_inner();
+    while let Some(snapshot) = stream.message().await.expect("status stream") {
+        if pred(&snapshot) {
+            return snapshot;
+        }
+    }
+    panic!("status stream ended before the expected state");
+}
+
+/// Submits a WinningPoSt with the device phase held closed and returns its job id once its
+/// partition is on a worker. Call `d.prover.open()` to let it finish.
+pub async fn hold_running_job(d: &mut TestDaemon) -> String {
+    d.prover.close();
+    let job = d
+        .grpc
+        .submit_proof(winning(""))
+        .await
+        .expect("submit")
+        .into_inner()
+        .job_id;
+    wait_for_status(&mut d.grpc, |s| {
+        s.workers
+            .iter()
+            .any(|w| w.current_job_id == job && w.state == pb::WorkerState::Proving as i32)
+    })
+    .await;
+    job
+}

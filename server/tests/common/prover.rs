@@ -1,0 +1,149 @@
+//! A stand-in prover for the API tests. Real Groth16 proofs need parameter files that take
+//! minutes to generate; these tests are about the daemon's wire behaviour, so the circuit is
+//! replaced by something with the same shape: requests are decoded (and garbage is rejected the
+//! way the real prover rejects it), jobs have partitions, params are loaded and counted, each
+//! partition proof is 192 bytes, and the device phase can be held closed to observe running jobs.
+
+use std::sync::{Arc, Condvar, Mutex};
+
+use snarkd_engine::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, Synthesized};
+use snarkd_engine::{EngineError, ProofKind, ProofRequest};
+
+/// Bytes of one partition proof, as in Groth16 over BLS12-381.
+pub const PROOF_BYTES: usize = 192;
+/// Bytes the stand-in's params take in the budget.
+pub const PARAMS_BYTES: u64 = 4 << 20;
+const MAGIC: &[u8] = b"vanilla:";
+
+/// A vanilla proof the stand-in decodes: partition `index`'s input.
+pub fn vanilla(index: u32) -> Vec<u8> {
+    [MAGIC, &index.to_le_bytes()].concat()
+}
+
+pub struct StandInProver {
+    /// While false, the device phase waits (the partition shows as `gpu`, its worker as proving).
+    gate: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl StandInProver {
+    pub fn new() -> Arc<StandInProver> {
+        Arc::new(StandInProver {
+            gate: Arc::new((Mutex::new(true), Condvar::new())),
+        })
+    }
+
+    /// Holds every device phase until [`StandInProver::open`].
+    pub fn close(&self) {
+        *self.gate.0.lock().unwrap() = false;
+    }
+
+    pub fn open(&self) {
+        *self.gate.0.lock().unwrap() = true;
+        self.gate.1.notify_all();
+    }
+}
+
+struct Plan {
+    circuit: String,
+    inputs: Vec<u32>,
+}
+
+impl Prover for StandInProver {
+    fn backend_name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn devices(&self) -> Vec<DeviceInfo> {
+        vec![DeviceInfo {
+            ordinal: 0,
+            name: "stand-in cpu".into(),
+            memory_bytes: 1 << 30,
+        }]
+    }
+
+    fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
+        let kind = request.kind.expect("the API layer sets the kind");
+        let encoded: Vec<&[u8]> = match kind {
+            ProofKind::PorepSealCommit => vec![&request.vanilla_proof],
+            _ => request.vanilla_proofs.iter().map(Vec::as_slice).collect(),
+        };
+        let inputs = encoded
+            .iter()
+            .enumerate()
+            .map(|(i, bytes)| {
+                bytes
+                    .strip_prefix(MAGIC)
+                    .and_then(|rest| rest.try_into().ok())
+                    .map(u32::from_le_bytes)
+                    .ok_or_else(|| {
+                        EngineError::InvalidRequest(format!(
+                            "vanilla_proofs[{i}] does not decode: expected a bincode partition proof"
+                        ))
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Arc::new(Plan {
+            circuit: format!("{}-2k", kind.as_str()),
+            inputs,
+        }))
+    }
+
+    fn knows_circuit(&self, circuit_id: &str) -> bool {
+        ["porep-2k", "snap-2k", "wpost-2k", "winning-2k"].contains(&circuit_id)
+    }
+
+    fn params_size_estimate(&self, _circuit_id: &str) -> u64 {
+        PARAMS_BYTES
+    }
+
+    fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String> {
+        Ok((Arc::new(circuit_id.to_string()), PARAMS_BYTES))
+    }
+
+    fn prove(
+        &self,
+        _device: &DeviceInfo,
+        partition: Synthesized,
+        _params: &Params,
+        abc_released: &mut dyn FnMut(),
+    ) -> Result<Vec<u8>, String> {
+        let input = *partition
+            .downcast::<u32>()
+            .map_err(|_| "not a stand-in partition".to_string())?;
+        let (open, opened) = &*self.gate;
+        let _held = opened
+            .wait_while(open.lock().unwrap(), |open| !*open)
+            .unwrap();
+        abc_released();
+        Ok(vec![input as u8; PROOF_BYTES])
+    }
+}
+
+impl JobPlan for Plan {
+    fn circuit_id(&self) -> String {
+        self.circuit.clone()
+    }
+
+    fn partitions(&self) -> u32 {
+        self.inputs.len() as u32
+    }
+
+    fn partition_memory(&self) -> PartitionMemory {
+        PartitionMemory {
+            total_bytes: 1 << 20,
+            abc_bytes: 1 << 19,
+        }
+    }
+
+    fn synthesize(&self, index: u32) -> Result<Synthesized, String> {
+        Ok(Box::new(self.inputs[index as usize]))
+    }
+
+    fn finalize(
+        &self,
+        partition_proofs: Vec<Vec<u8>>,
+        _params: &Params,
+    ) -> Result<Vec<u8>, String> {
+        Ok(partition_proofs.concat())
+    }
+}

@@ -1,0 +1,153 @@
+//! The HTTP port: `/status` in the original schema, `/metrics`, `/healthz`, gRPC-web, and the
+//! monitor's static files.
+
+mod common;
+
+use common::{http_get, start, start_with, test_config, winning, StandInProver};
+use prost::Message;
+use snarkd_proto::v1 as pb;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_json_has_the_original_schema_with_pipelines_and_gpu_workers() {
+    let mut d = start().await;
+    let job = d
+        .grpc
+        .prove(pb::ProveRequest {
+            submit: Some(winning("w")),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        job.result.unwrap().status,
+        pb::await_proof_response::Status::Completed as i32
+    );
+
+    let (code, content_type, body) = http_get(d.http, "/status").await;
+    assert_eq!(code, 200);
+    assert!(
+        content_type.starts_with("application/json"),
+        "{content_type}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&body).unwrap();
+    for key in [
+        "uptime_secs",
+        "memory",
+        "synthesis",
+        "pipelines",
+        "gpu_workers",
+        "allocations",
+        "counters",
+    ] {
+        assert!(json.get(key).is_some(), "/status lacks {key}: {body}");
+    }
+    let pipelines = json["pipelines"].as_array().expect("pipelines is an array");
+    assert_eq!(
+        pipelines.len(),
+        1,
+        "the finished job stays visible during retention: {body}"
+    );
+    assert_eq!(pipelines[0]["proof_kind"], "winning");
+    assert_eq!(pipelines[0]["partitions_done"], 1);
+    assert_eq!(pipelines[0]["partitions"][0]["state"], "done");
+    let workers = json["gpu_workers"]
+        .as_array()
+        .expect("gpu_workers is an array");
+    assert_eq!(workers.len(), 1);
+    assert_eq!(workers[0]["state"], "idle");
+    assert_eq!(json["memory"]["total_bytes"], 1u64 << 30);
+    assert!(json["synthesis"]["max_concurrent"].as_u64().unwrap() >= 1);
+    assert_eq!(json["counters"]["total_completed"], 1);
+    assert_eq!(json["counters"]["completed_by_kind"]["winning"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_and_healthz() {
+    let mut d = start().await;
+    d.grpc.get_status(pb::GetStatusRequest {}).await.unwrap();
+    let (code, content_type, body) = http_get(d.http, "/metrics").await;
+    assert_eq!(code, 200);
+    assert!(content_type.starts_with("text/plain"), "{content_type}");
+    assert!(
+        body.contains("snarkd_grpc_requests_total{method=\"GetStatus\",code=\"Ok\"}"),
+        "{body}"
+    );
+
+    let (code, _, body) = http_get(d.http, "/healthz").await;
+    assert_eq!((code, body.trim()), (200, "ok"));
+}
+
+/// gRPC-web framing: 1 flag byte, 4 length bytes (big endian), the message.
+fn grpc_web_frame(message: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    frame.extend_from_slice(message);
+    frame
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpc_web_over_http1_on_the_http_port() {
+    let d = start().await;
+    let response = reqwest::Client::new()
+        .post(format!("http://{}/cuzk.v1.ProvingEngine/GetStatus", d.http))
+        .header("content-type", "application/grpc-web+proto")
+        .header("x-grpc-web", "1")
+        .body(grpc_web_frame(&pb::GetStatusRequest {}.encode_to_vec()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.version(), reqwest::Version::HTTP_11);
+    assert_eq!(
+        response.headers()["content-type"],
+        "application/grpc-web+proto"
+    );
+    let body = response.bytes().await.unwrap();
+
+    assert_eq!(body[0], 0, "first frame is the message");
+    let len = u32::from_be_bytes(body[1..5].try_into().unwrap()) as usize;
+    let status = pb::GetStatusResponse::decode(&body[5..5 + len]).unwrap();
+    assert_eq!(status.gpus.len(), 1);
+    let trailers = &body[5 + len..];
+    assert_eq!(trailers[0], 0x80, "then the trailer frame");
+    let trailer_text = String::from_utf8_lossy(&trailers[5..]).to_lowercase();
+    assert!(trailer_text.contains("grpc-status:0"), "{trailer_text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitor_page_says_it_is_not_built_until_it_is() {
+    let d = start().await;
+    let (code, content_type, body) = http_get(d.http, "/").await;
+    assert_eq!(code, 200);
+    assert!(content_type.starts_with("text/html"), "{content_type}");
+    assert!(
+        body.contains("monitor is not built") && body.contains("monitor_dir"),
+        "{body}"
+    );
+    let (code, _, body) = http_get(d.http, "/nope").await;
+    assert_eq!(code, 404);
+    assert!(body.contains("/status"), "{body}");
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("index.html"),
+        "<title>snarkd monitor</title>",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("app.js"), "console.log(1)").unwrap();
+    let mut config = test_config();
+    config.daemon.monitor_dir = dir.path().to_path_buf();
+    let d = start_with(config, StandInProver::new()).await;
+    assert_eq!(
+        http_get(d.http, "/").await.2,
+        "<title>snarkd monitor</title>"
+    );
+    assert_eq!(http_get(d.http, "/app.js").await.2, "console.log(1)");
+    // Client-side routes fall back to the single page.
+    assert_eq!(
+        http_get(d.http, "/jobs/123").await.2,
+        "<title>snarkd monitor</title>"
+    );
+    // The monitor never shadows the daemon's own pages.
+    assert_eq!(http_get(d.http, "/healthz").await.2.trim(), "ok");
+}
