@@ -26,7 +26,8 @@ pub mod synthesis;
 pub use backend::{CpuBackend, DeviceBackend};
 pub use error::{ProverError, Result};
 pub use filecoin::{
-    prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofKind, ProofRequest,
+    prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofKind,
+    ProofRequest,
 };
 pub use params::{default_params_dir, generate_params, load_params, LoadedParams};
 pub use synthesis::SynthesizedPartition;

@@ -38,12 +38,25 @@ impl Circuit<Fr> for PowerChain {
         let mut v = cs.alloc(|| "x", || v_val.ok_or(SynthesisError::AssignmentMissing))?;
         for i in 0..self.k {
             let next_val = v_val.map(|v| v.square());
-            let next = cs.alloc(|| format!("sq {i}"), || next_val.ok_or(SynthesisError::AssignmentMissing))?;
-            cs.enforce(|| format!("sq c {i}"), |lc| lc + v, |lc| lc + v, |lc| lc + next);
+            let next = cs.alloc(
+                || format!("sq {i}"),
+                || next_val.ok_or(SynthesisError::AssignmentMissing),
+            )?;
+            cs.enforce(
+                || format!("sq c {i}"),
+                |lc| lc + v,
+                |lc| lc + v,
+                |lc| lc + next,
+            );
             // A boolean that appears only in A and C (not in B) every third step.
             if i % 3 == 0 {
                 let bit = cs.alloc(|| format!("bit {i}"), || Ok(Fr::from((i % 2) as u64)))?;
-                cs.enforce(|| format!("bool {i}"), |lc| lc + bit, |lc| lc + CS::one() - bit, |lc| lc);
+                cs.enforce(
+                    || format!("bool {i}"),
+                    |lc| lc + bit,
+                    |lc| lc + CS::one() - bit,
+                    |lc| lc,
+                );
             }
             v = next;
             v_val = next_val;
@@ -59,7 +72,12 @@ impl Circuit<Fr> for PowerChain {
 }
 
 fn params(k: usize) -> LoadedParams {
-    let blank = PowerChain { x: None, y: None, k, panic: false };
+    let blank = PowerChain {
+        x: None,
+        y: None,
+        k,
+        panic: false,
+    };
     let p = generate_random_parameters::<Bls12, _, _>(blank, &mut OsRng).unwrap();
     // The circuit id only labels the parameters here.
     LoadedParams::from_parameters(CircuitId::parse("winning-2k").unwrap(), p)
@@ -72,7 +90,12 @@ fn our_proof_verifies_with_bellpersons_verifier() {
     let pvk = prepare_verifying_key(params.verifying_key());
     let (x, y) = (Fr::random(OsRng), Fr::random(OsRng));
     let z = PowerChain::output(x, y, k);
-    let circuit = PowerChain { x: Some(x), y: Some(y), k, panic: false };
+    let circuit = PowerChain {
+        x: Some(x),
+        y: Some(y),
+        k,
+        panic: false,
+    };
 
     let partition = synthesize_circuit(0, circuit, CircuitShape::default()).unwrap();
     assert_eq!(partition.public_inputs(), &[y, z]);
@@ -82,13 +105,25 @@ fn our_proof_verifies_with_bellpersons_verifier() {
 
     let mut released = None;
     let (proof, timings) = CpuBackend::new()
-        .prove(partition, &params, Randomness::random(), &mut |b| released = Some(b))
+        .prove(partition, &params, Randomness::random(), &mut |b| {
+            released = Some(b)
+        })
         .unwrap();
-    assert_eq!(released, Some(abc), "a/b/c release must be reported once with their size");
+    assert_eq!(
+        released,
+        Some(abc),
+        "a/b/c release must be reported once with their size"
+    );
     assert!(timings.msm > std::time::Duration::ZERO);
 
-    assert!(verify_proof(&pvk, &proof, &[y, z]).unwrap(), "stock verifier rejected our proof");
-    assert!(!verify_proof(&pvk, &proof, &[y, z + Fr::ONE]).unwrap(), "wrong input accepted");
+    assert!(
+        verify_proof(&pvk, &proof, &[y, z]).unwrap(),
+        "stock verifier rejected our proof"
+    );
+    assert!(
+        !verify_proof(&pvk, &proof, &[y, z + Fr::ONE]).unwrap(),
+        "wrong input accepted"
+    );
 }
 
 #[test]
@@ -99,9 +134,17 @@ fn two_proofs_of_the_same_witness_differ_but_both_verify() {
     let (x, y) = (Fr::random(OsRng), Fr::random(OsRng));
     let z = PowerChain::output(x, y, k);
     let prove = || {
-        let c = PowerChain { x: Some(x), y: Some(y), k, panic: false };
+        let c = PowerChain {
+            x: Some(x),
+            y: Some(y),
+            k,
+            panic: false,
+        };
         let p = synthesize_circuit(0, c, CircuitShape::default()).unwrap();
-        CpuBackend::new().prove(p, &params, Randomness::random(), &mut |_| {}).unwrap().0
+        CpuBackend::new()
+            .prove(p, &params, Randomness::random(), &mut |_| {})
+            .unwrap()
+            .0
     };
     let (p1, p2) = (prove(), prove());
     assert_ne!(p1, p2, "r and s must be fresh per proof");
@@ -111,9 +154,17 @@ fn two_proofs_of_the_same_witness_differ_but_both_verify() {
 
 #[test]
 fn a_panic_in_synthesis_is_an_error() {
-    let c = PowerChain { x: Some(Fr::ONE), y: Some(Fr::ONE), k: 3, panic: true };
+    let c = PowerChain {
+        x: Some(Fr::ONE),
+        y: Some(Fr::ONE),
+        k: 3,
+        panic: true,
+    };
     match synthesize_circuit(7, c, CircuitShape::default()) {
-        Err(ProverError::Synthesis { partition: 7, reason }) => assert!(reason.contains("asked to panic"), "{reason}"),
+        Err(ProverError::Synthesis {
+            partition: 7,
+            reason,
+        }) => assert!(reason.contains("asked to panic"), "{reason}"),
         other => panic!("expected a synthesis error, got {other:?}"),
     }
 }
@@ -121,9 +172,16 @@ fn a_panic_in_synthesis_is_an_error() {
 #[test]
 fn parameters_of_another_circuit_are_refused() {
     let params = params(20);
-    let c = PowerChain { x: Some(Fr::ONE), y: Some(Fr::ONE), k: 40, panic: false };
+    let c = PowerChain {
+        x: Some(Fr::ONE),
+        y: Some(Fr::ONE),
+        k: 40,
+        panic: false,
+    };
     let p = synthesize_circuit(0, c, CircuitShape::default()).unwrap();
-    let err = CpuBackend::new().prove(p, &params, Randomness::random(), &mut |_| {}).unwrap_err();
+    let err = CpuBackend::new()
+        .prove(p, &params, Randomness::random(), &mut |_| {})
+        .unwrap_err();
     assert!(matches!(err, ProverError::ParamsShape(_)), "{err}");
     let _ = ProofKind::ALL;
 }

@@ -117,10 +117,17 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             .map_err(|e| ProverError::InvalidRequest(format!(
                 "the vanilla proofs do not match randomness / miner_id ({e:#}); send the vanilla proofs generated for this challenge"
             )))?;
+        // The verifier lists the sector once per circuit sector slot (`verify_winning_post`).
+        let verify_inputs = fallback::PublicInputs {
+            sectors: (0..pub_params.vanilla_params.sector_count)
+                .flat_map(|_| inputs.sectors.clone())
+                .collect(),
+            ..inputs.clone()
+        };
         (
             pub_params.vanilla_params,
-            inputs.clone(),
             inputs,
+            verify_inputs,
             0,
             parts.remove(0),
         )

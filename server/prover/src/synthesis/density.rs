@@ -48,8 +48,20 @@ impl Density {
         self.ones
     }
 
-    /// Appends the bits of `other`, skipping its first `skip` variables.
-    pub fn extend_from(&mut self, other: &Density, skip: usize) {
+    /// Appends the bits of `other`. For an input density (`merge_one`), `other`'s first
+    /// variable is its own copy of ONE: it is merged into our ONE (bit 0) instead of appended.
+    pub fn extend_from(&mut self, other: &Density, merge_one: bool) {
+        let skip = if merge_one && !other.is_empty() {
+            if other.get(0) {
+                if self.is_empty() {
+                    self.push();
+                }
+                self.set(0);
+            }
+            1
+        } else {
+            0
+        };
         for i in skip..other.len {
             self.push();
             if other.get(i) {

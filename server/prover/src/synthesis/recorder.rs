@@ -151,12 +151,13 @@ impl ConstraintSystem<Fr> for RecordingCs {
         true
     }
 
-    /// Appends a sub-system synthesized in parallel. Its first input is its own copy of ONE and
-    /// is dropped, as in bellperson's prover.
+    /// Appends a sub-system synthesized in parallel. Its first input is its own copy of ONE: its
+    /// value is dropped and its B occurrence merged into ours, as in bellperson's prover.
     fn extend(&mut self, other: &Self) {
-        self.a_aux_density.extend_from(&other.a_aux_density, 0);
-        self.b_input_density.extend_from(&other.b_input_density, 1);
-        self.b_aux_density.extend_from(&other.b_aux_density, 0);
+        self.a_aux_density.extend_from(&other.a_aux_density, false);
+        self.b_input_density
+            .extend_from(&other.b_input_density, true);
+        self.b_aux_density.extend_from(&other.b_aux_density, false);
         self.a.extend_from_slice(&other.a);
         self.b.extend_from_slice(&other.b);
         self.c.extend_from_slice(&other.c);

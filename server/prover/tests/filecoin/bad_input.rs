@@ -21,18 +21,33 @@ fn registered_proof_for_another_sector_size_or_version_is_refused() {
     let mut req = env().fixtures.porep.clone();
     req.registered_proof = 8; // 32 GiB V1_1, but the C1 output is 2 KiB
     let err = prepare(&req).unwrap_err();
-    assert!(matches!(err, ProverError::RegisteredProofMismatch { .. }), "{err}");
+    assert!(
+        matches!(err, ProverError::RegisteredProofMismatch { .. }),
+        "{err}"
+    );
     assert!(err.to_string().contains("StackedDrg2KiBV1_1"), "{err}");
     req.registered_proof = 0; // 2 KiB V1: other porep id
-    assert!(matches!(prepare(&req), Err(ProverError::RegisteredProofMismatch { .. })));
+    assert!(matches!(
+        prepare(&req),
+        Err(ProverError::RegisteredProofMismatch { .. })
+    ));
     req.registered_proof = 99;
-    assert!(matches!(prepare(&req), Err(ProverError::UnknownRegisteredProof { .. })));
+    assert!(matches!(
+        prepare(&req),
+        Err(ProverError::UnknownRegisteredProof { .. })
+    ));
 
     let mut post = env().fixtures.window.clone();
     post.registered_proof = 13; // 32 GiB window: vanilla proofs are 2 KiB
-    assert!(matches!(prepare(&post), Err(ProverError::Decode { .. } | ProverError::InvalidRequest(_))));
+    assert!(matches!(
+        prepare(&post),
+        Err(ProverError::Decode { .. } | ProverError::InvalidRequest(_))
+    ));
     post.registered_proof = 0; // a winning proof type for a window request
-    assert!(matches!(prepare(&post), Err(ProverError::RegisteredProofMismatch { .. })));
+    assert!(matches!(
+        prepare(&post),
+        Err(ProverError::RegisteredProofMismatch { .. })
+    ));
 }
 
 #[test]
@@ -60,7 +75,14 @@ fn wrong_counts_and_lengths_are_typed_errors() {
 
     let mut wp = fx.window.clone();
     wp.randomness.truncate(31);
-    assert!(matches!(prepare(&wp), Err(ProverError::BadLength { field: "randomness", expected: 32, actual: 31 })));
+    assert!(matches!(
+        prepare(&wp),
+        Err(ProverError::BadLength {
+            field: "randomness",
+            expected: 32,
+            actual: 31
+        })
+    ));
     let mut wp = fx.window.clone();
     wp.vanilla_proofs = vec![wp.vanilla_proofs[0].clone(); 3]; // 2 KiB window partitions hold 2 sectors
     assert!(matches!(prepare(&wp), Err(ProverError::WrongCount { .. })));
@@ -70,13 +92,22 @@ fn wrong_counts_and_lengths_are_typed_errors() {
 
     let mut s = fx.snap.clone();
     s.comm_d_new.push(0);
-    assert!(matches!(prepare(&s), Err(ProverError::BadLength { field: "comm_d_new", .. })));
+    assert!(matches!(
+        prepare(&s),
+        Err(ProverError::BadLength {
+            field: "comm_d_new",
+            ..
+        })
+    ));
     let mut s = fx.snap.clone();
     s.vanilla_proofs.push(s.vanilla_proofs[0].clone());
     assert!(matches!(prepare(&s), Err(ProverError::WrongCount { .. })));
 
     let job = prepare(&fx.winning).unwrap();
-    assert!(matches!(job.synthesize(1), Err(ProverError::NoSuchPartition { index: 1, count: 1 })));
+    assert!(matches!(
+        job.synthesize(1),
+        Err(ProverError::NoSuchPartition { index: 1, count: 1 })
+    ));
 }
 
 #[test]
@@ -90,7 +121,12 @@ fn params_for_another_circuit_are_refused() {
     // The device phase checks shapes too.
     let p = winning.synthesize(0).unwrap();
     let err = snarkd_prover::CpuBackend::new()
-        .prove(p, &window_params, snarkd_prover::groth16::Randomness::random(), &mut |_| {})
+        .prove(
+            p,
+            &window_params,
+            snarkd_prover::groth16::Randomness::random(),
+            &mut |_| {},
+        )
         .unwrap_err();
     assert!(matches!(err, ProverError::ParamsShape(_)), "{err}");
     let _ = prove;
@@ -102,5 +138,8 @@ fn missing_params_name_the_file_and_how_to_get_it() {
     let c = snarkd_prover::CircuitId::parse("porep-2k").unwrap();
     let err = snarkd_prover::load_params(dir.path(), c).unwrap_err();
     let msg = err.to_string();
-    assert!(msg.contains(&c.params_file_stem()) && msg.contains("snarkd params generate"), "{msg}");
+    assert!(
+        msg.contains(&c.params_file_stem()) && msg.contains("snarkd params generate"),
+        "{msg}"
+    );
 }

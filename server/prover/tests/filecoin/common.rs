@@ -1,11 +1,16 @@
 //! Shared test environment: parameter directory, fixtures, and the prove-all-partitions loop.
 
 use std::path::PathBuf;
+
+use bellperson::groth16::Proof;
+use blstrs::Bls12;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
 use snarkd_prover::groth16::Randomness;
-use snarkd_prover::{generate_params, load_params, CpuBackend, DeviceBackend, LoadedParams, PreparedJob, ProofKind};
+use snarkd_prover::{
+    generate_params, load_params, CpuBackend, DeviceBackend, LoadedParams, PreparedJob, ProofKind,
+};
 
 pub const SECTOR_2K: u64 = 2 << 10;
 
@@ -20,13 +25,21 @@ pub struct Env {
 pub fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let params_dir = std::env::var_os("SNARKD_TEST_PARAMS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into())).join(".cache/snarkd/params-2k")
-        });
+        let params_dir = std::env::var_os("SNARKD_TEST_PARAMS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into()))
+                    .join(".cache/snarkd/params-2k")
+            });
         std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
         let work = tempfile::tempdir().unwrap();
-        let fixtures = generate_fixtures(SECTOR_2K, work.path()).expect("sealing the fixture sector");
-        Env { params_dir, fixtures, _work: work }
+        let fixtures =
+            generate_fixtures(SECTOR_2K, work.path()).expect("sealing the fixture sector");
+        Env {
+            params_dir,
+            fixtures,
+            _work: work,
+        }
     })
 }
 
@@ -46,14 +59,32 @@ pub fn params(kind: ProofKind) -> Arc<LoadedParams> {
     p
 }
 
-/// Synthesizes and proves every partition of `job` on the CPU backend and finalizes.
-pub fn prove(job: &PreparedJob, params: &LoadedParams) -> Vec<u8> {
+/// Synthesizes and proves every partition of `job` on the CPU backend.
+pub fn prove_partitions(job: &PreparedJob, params: &LoadedParams) -> Vec<Proof<Bls12>> {
     let backend = CpuBackend::new();
-    let proofs: Vec<_> = (0..job.num_partitions())
+    (0..job.num_partitions())
         .map(|i| {
             let partition = job.synthesize(i).expect("synthesis");
-            backend.prove(partition, params, Randomness::random(), &mut |_| {}).expect("device phase").0
+            backend
+                .prove(partition, params, Randomness::random(), &mut |_| {})
+                .expect("device phase")
+                .0
         })
-        .collect();
-    job.finalize(&proofs, params).expect("finalize (includes verification)")
+        .collect()
+}
+
+/// [`prove_partitions`], then finalize (which verifies).
+pub fn prove(job: &PreparedJob, params: &LoadedParams) -> Vec<u8> {
+    let proofs = prove_partitions(job, params);
+    job.finalize(&proofs, params)
+        .expect("finalize (includes verification)")
+}
+
+/// Concatenated 192-byte proofs without our verification (for checking filecoin's verifier alone).
+pub fn serialize(proofs: &[Proof<Bls12>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for p in proofs {
+        p.write(&mut out).unwrap();
+    }
+    out
 }

@@ -22,13 +22,30 @@ fn porep_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() {
     let registered = seal_proof(req.registered_proof).unwrap();
     let prover_id = prover_id_from_miner_id(req.miner_id);
     let sector = SectorId::from(req.sector_number);
-    assert!(verify_seal(registered, comm_r, comm_d, prover_id, sector, ticket, seed, &proof).unwrap());
+    assert!(
+        verify_seal(registered, comm_r, comm_d, prover_id, sector, ticket, seed, &proof).unwrap()
+    );
 
     let other_sector = SectorId::from(req.sector_number + 1);
-    assert!(!matches!(verify_seal(registered, comm_r, comm_d, prover_id, other_sector, ticket, seed, &proof), Ok(true)));
+    assert!(!matches!(
+        verify_seal(
+            registered,
+            comm_r,
+            comm_d,
+            prover_id,
+            other_sector,
+            ticket,
+            seed,
+            &proof
+        ),
+        Ok(true)
+    ));
     let mut other_seed = seed;
     other_seed[0] ^= 1;
-    assert!(!matches!(verify_seal(registered, comm_r, comm_d, prover_id, sector, ticket, other_seed, &proof), Ok(true)));
+    assert!(!matches!(
+        verify_seal(registered, comm_r, comm_d, prover_id, sector, ticket, other_seed, &proof),
+        Ok(true)
+    ));
 
     // Curio's wrapper decodes to the same job.
     let mut wrapped = req.clone();

@@ -7,14 +7,17 @@ use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof, SectorId};
 use snarkd_prover::filecoin::registered::post_proof;
 use snarkd_prover::{prepare, prover_id_from_miner_id, ProofKind, ProofRequest, ProverError};
 
-use super::common::{env, params, prove};
+use super::common::{env, params, prove, prove_partitions, serialize};
 
 fn replicas(req: &ProofRequest) -> (RegisteredPoStProof, BTreeMap<SectorId, PublicReplicaInfo>) {
     let fx = &env().fixtures;
     let registered = post_proof(req.kind, req.registered_proof).unwrap();
     let comm_r = fx.seal_values().unwrap().0;
     let sector = SectorId::from(fx.manifest.sector_number);
-    (registered, BTreeMap::from([(sector, PublicReplicaInfo::new(registered, comm_r))]))
+    (
+        registered,
+        BTreeMap::from([(sector, PublicReplicaInfo::new(registered, comm_r))]),
+    )
 }
 
 fn rnd(req: &ProofRequest) -> [u8; 32] {
@@ -28,26 +31,46 @@ fn winning_post_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() 
     assert_eq!(job.circuit_id().to_string(), "winning-2k");
     assert_eq!(job.num_partitions(), 1);
     let params = params(ProofKind::WinningPost);
-    let proof = prove(&job, &params);
-    assert_eq!(proof.len(), 192);
-
+    let proofs = prove_partitions(&job, &params);
     let (_, replicas) = replicas(req);
     let prover_id = prover_id_from_miner_id(req.miner_id);
-    assert!(verify_winning_post(&rnd(req), &proof, &replicas, prover_id).unwrap());
+    let raw = serialize(&proofs);
+    assert!(
+        verify_winning_post(&rnd(req), &raw, &replicas, prover_id).unwrap(),
+        "filecoin rejects"
+    );
+    let proof = job.finalize(&proofs, &params).unwrap();
+    assert_eq!(proof, raw);
 
     let mut other_rnd = rnd(req);
     other_rnd[0] ^= 1;
-    assert!(!matches!(verify_winning_post(&other_rnd, &proof, &replicas, prover_id), Ok(true)));
-    let other_prover = prover_id_from_miner_id(req.miner_id + 1);
-    assert!(!matches!(verify_winning_post(&rnd(req), &proof, &replicas, other_prover), Ok(true)));
+    assert!(!matches!(
+        verify_winning_post(&other_rnd, &proof, &replicas, prover_id),
+        Ok(true)
+    ));
+    // The sector id feeds the challenge derivation (the fallback PoSt circuit does not bind
+    // the prover id, so a different miner id is not a different statement).
+    let registered = post_proof(req.kind, req.registered_proof).unwrap();
+    let comm_r = env().fixtures.seal_values().unwrap().0;
+    let other_sector = SectorId::from(env().fixtures.manifest.sector_number + 1);
+    let other_replicas =
+        BTreeMap::from([(other_sector, PublicReplicaInfo::new(registered, comm_r))]);
+    assert!(!matches!(
+        verify_winning_post(&rnd(req), &proof, &other_replicas, prover_id),
+        Ok(true)
+    ));
 
-    // Our own verification sees the same difference.
+    // Our own verification agrees, and refuses a tampered proof.
     assert!(job.verify(&proof, &params).unwrap());
-    let mut other = req.clone();
-    other.miner_id += 1;
-    if let Ok(other_job) = prepare(&other) {
-        assert!(!other_job.verify(&proof, &params).unwrap());
-    }
+    let mut bad = proofs.clone();
+    bad[0].a =
+        group::Curve::to_affine(&group::Group::double(&blstrs::G1Projective::from(bad[0].a)));
+    assert!(matches!(
+        job.finalize(&bad, &params),
+        Err(ProverError::VerificationFailed {
+            kind: ProofKind::WinningPost
+        })
+    ));
 }
 
 #[test]
@@ -64,16 +87,29 @@ fn window_post_partition_proof_is_accepted_by_filecoin_and_rejected_for_altered_
     assert!(verify_window_post(&rnd(req), &[(registered, &proof)], &replicas, prover_id).unwrap());
     let mut other_rnd = rnd(req);
     other_rnd[3] ^= 0x10;
-    assert!(!matches!(verify_window_post(&other_rnd, &[(registered, &proof)], &replicas, prover_id), Ok(true)));
+    assert!(!matches!(
+        verify_window_post(&other_rnd, &[(registered, &proof)], &replicas, prover_id),
+        Ok(true)
+    ));
 
-    // A job whose public inputs differ (other randomness) refuses to finalize this proof.
+    // Vanilla proofs made for other randomness are refused up front.
     let mut other = req.clone();
     other.randomness = other_rnd.to_vec();
-    let other_job = prepare(&other).unwrap();
-    assert!(!other_job.verify(&proof, &params).unwrap());
-    let proofs = snarkd_prover::filecoin::parse_proofs(&proof, 1).unwrap();
     assert!(matches!(
-        other_job.finalize(&proofs, &params),
-        Err(ProverError::VerificationFailed { kind: ProofKind::WindowPost })
+        prepare(&other),
+        Err(ProverError::InvalidRequest(_))
+    ));
+    // The fallback PoSt circuit does not bind the prover id, so the only other public values
+    // are in the vanilla proofs; a tampered proof must not finalize.
+    let mut proofs = snarkd_prover::filecoin::parse_proofs(&proof, 1).unwrap();
+    assert!(job.verify(&proof, &params).unwrap());
+    proofs[0].c = group::Curve::to_affine(&group::Group::double(&blstrs::G1Projective::from(
+        proofs[0].c,
+    )));
+    assert!(matches!(
+        job.finalize(&proofs, &params),
+        Err(ProverError::VerificationFailed {
+            kind: ProofKind::WindowPost
+        })
     ));
 }

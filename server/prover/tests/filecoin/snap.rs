@@ -21,6 +21,12 @@ fn snap_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() {
     assert!(verify_empty_sector_update_proof(registered, &proof, old, new, d).unwrap());
     let mut other_d = d;
     other_d[0] ^= 1;
-    assert!(!matches!(verify_empty_sector_update_proof(registered, &proof, old, new, other_d), Ok(true)));
-    assert!(!matches!(verify_empty_sector_update_proof(registered, &proof, new, old, d), Ok(true)));
+    assert!(!matches!(
+        verify_empty_sector_update_proof(registered, &proof, old, new, other_d),
+        Ok(true)
+    ));
+    assert!(!matches!(
+        verify_empty_sector_update_proof(registered, &proof, new, old, d),
+        Ok(true)
+    ));
 }
