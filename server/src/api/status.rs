@@ -93,7 +93,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
     let jobs = s
         .jobs
         .iter()
-        .filter(|j| job_ids.is_empty() || job_ids.iter().any(|id| *id == j.job_id))
+        .filter(|j| job_ids.is_empty() || job_ids.contains(&j.job_id))
         .map(job)
         .collect();
     pb::StatusSnapshot {

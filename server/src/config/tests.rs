@@ -168,8 +168,14 @@ fn environment_overrides_the_file_and_flags_override_both() {
     );
 }
 
-/// (file, environment, words the error must contain)
-const BAD: &[(&str, &[(&str, &str)], &[&str])] = &[
+/// A bad config: (file, environment, words the error must contain).
+type Bad = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+);
+
+const BAD: &[Bad] = &[
     (
         "[daemon]\nlisen = \"127.0.0.1:1\"\n",
         &[],

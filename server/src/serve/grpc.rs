@@ -43,10 +43,14 @@ pub async fn services(proving: ProvingService) -> anyhow::Result<(HealthReporter
         .set_serving::<ProvingEngineServer<ProvingService>>()
         .await;
 
+    // Both reflection versions describe both, so either kind of client sees every service.
     let reflection = || {
         tonic_reflection::server::Builder::configure()
+            .include_reflection_service(false)
             .register_encoded_file_descriptor_set(snarkd_proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;

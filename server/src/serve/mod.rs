@@ -27,6 +27,11 @@ use crate::telemetry;
 
 /// How long the servers get to close their connections once draining is over.
 const SERVER_STOP_TIMEOUT: Duration = Duration::from_secs(5);
+/// HTTP/2 pings on idle gRPC connections: a Prove call can wait 30 minutes without a byte, and
+/// NAT or firewall state often expires sooner than that.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(30);
+/// How long an unanswered ping may take before the connection is considered dead.
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A running daemon: both servers over one engine.
 pub struct Daemon {
@@ -101,12 +106,18 @@ impl Daemon {
         };
 
         let grpc_server = {
-            let router = tonic::transport::Server::builder().add_routes(services.routes.clone());
+            let router = tonic::transport::Server::builder()
+                .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
+                .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
+                .add_routes(services.routes.clone());
             let stop = stop();
             match grpc_listener {
                 GrpcListener::Tcp(listener) => tokio::spawn(async move {
                     router
-                        .serve_with_incoming_shutdown(TcpIncoming::from(listener), stop)
+                        .serve_with_incoming_shutdown(
+                            TcpIncoming::from(listener).with_nodelay(Some(true)),
+                            stop,
+                        )
                         .await
                         .context("the gRPC server failed")
                 }),
