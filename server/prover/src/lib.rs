@@ -12,9 +12,11 @@
 //! - `backend`: the [`DeviceBackend`] trait and its CPU implementation.
 //! - `filecoin`: request decoding, per-kind circuits, memory estimates, verification.
 //! - `params`: loading production-named parameter files and generating local test ones.
+//! - `bench`: side-by-side timing of our prover and stock bellperson (for `snarkd-bench`).
 //! - `fixtures` (feature `fixtures`): seals a random test sector and writes inputs for all kinds.
 
 pub mod backend;
+pub mod bench;
 pub mod error;
 pub mod filecoin;
 #[cfg(feature = "fixtures")]

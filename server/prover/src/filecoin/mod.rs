@@ -19,7 +19,7 @@ mod snap;
 
 use std::io::Write;
 
-use bellperson::groth16::{PreparedVerifyingKey, Proof};
+use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 
 use crate::error::{ProverError, Result};
@@ -41,6 +41,21 @@ pub(crate) trait KindJob: Send + Sync {
     fn synthesize(&self, index: usize, shape: CircuitShape) -> Result<SynthesizedPartition>;
     /// Verifies the partition proofs (in order) with filecoin's verifier for this kind.
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool>;
+    /// Proves partition `index` with stock bellperson (`create_random_proof`), for comparison.
+    fn stock_prove(&self, index: usize, params: &Parameters<Bls12>) -> Result<Proof<Bls12>>;
+}
+
+/// Stock bellperson proof of a circuit (reference for benchmarks).
+pub(crate) fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
+    circuit: C,
+    params: &Parameters<Bls12>,
+) -> Result<Proof<Bls12>> {
+    bellperson::groth16::create_random_proof(circuit, params, &mut rand::rngs::OsRng).map_err(|e| {
+        ProverError::Device {
+            backend: "bellperson".into(),
+            reason: e.to_string(),
+        }
+    })
 }
 
 /// A decoded request: everything needed to synthesize its partitions and check its proof.
@@ -132,6 +147,22 @@ impl PreparedJob {
         let span = tracing::debug_span!("synthesize", circuit = %self.circuit, partition = index);
         let _enter = span.enter();
         self.inner.synthesize(index, shape)
+    }
+
+    /// Proves partition `index` with stock bellperson's `create_random_proof` (synthesis and
+    /// proving in one call). For benchmarks and cross-checks; the engine uses
+    /// [`PreparedJob::synthesize`] and a [`crate::DeviceBackend`].
+    pub fn prove_with_bellperson(
+        &self,
+        index: usize,
+        params: &LoadedParams,
+    ) -> Result<Proof<Bls12>> {
+        params.ensure_circuit(self.circuit)?;
+        let count = self.num_partitions();
+        if index >= count {
+            return Err(ProverError::NoSuchPartition { index, count });
+        }
+        self.inner.stock_prove(index, params.parameters())
     }
 
     /// Checks `proof` (192 bytes per partition, in order) with the kind's filecoin verifier and

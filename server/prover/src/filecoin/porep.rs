@@ -3,7 +3,7 @@
 
 use std::convert::TryInto;
 
-use bellperson::groth16::{PreparedVerifyingKey, Proof};
+use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
@@ -19,7 +19,7 @@ use storage_proofs_porep::stacked::{
 use super::estimate::CircuitShape;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{build_circuit, KindJob, ProofRequest};
+use super::{build_circuit, stock_prove, KindJob, ProofRequest};
 use crate::error::{ProverError, Result};
 use crate::synthesis::{synthesize_circuit, SynthesizedPartition};
 
@@ -174,6 +174,22 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
             )
         })?;
         synthesize_circuit(index, circuit, shape)
+    }
+
+    fn stock_prove(&self, index: usize, params: &Parameters<Bls12>) -> Result<Proof<Bls12>> {
+        let circuit = build_circuit(index, || {
+            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+                StackedDrg<'_, Tree, DefaultPieceHasher>,
+                _,
+            >>::circuit(
+                &self.pub_inputs,
+                Default::default(),
+                &self.vanilla[index],
+                &self.pub_params.vanilla_params,
+                Some(index),
+            )
+        })?;
+        stock_prove(circuit, params)
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {

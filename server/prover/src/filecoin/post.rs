@@ -2,7 +2,7 @@
 //! `FallbackPoStSectorProof`s, randomness and miner id, verified with the fallback PoSt compound
 //! verifier's public inputs.
 
-use bellperson::groth16::{verify_proofs_batch, PreparedVerifyingKey, Proof};
+use bellperson::groth16::{verify_proofs_batch, Parameters, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::Hasher;
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
@@ -18,7 +18,7 @@ use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, Pu
 use super::estimate::CircuitShape;
 use super::registered::post_proof;
 use super::request::{bytes32, prover_id_from_miner_id};
-use super::{build_circuit, KindJob, ProofKind, ProofRequest};
+use super::{build_circuit, stock_prove, KindJob, ProofKind, ProofRequest};
 use crate::error::{ProverError, Result};
 use crate::synthesis::{synthesize_circuit, SynthesizedPartition};
 
@@ -195,6 +195,19 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
             )
         })?;
         synthesize_circuit(index, circuit, shape)
+    }
+
+    fn stock_prove(&self, index: usize, params: &Parameters<Bls12>) -> Result<Proof<Bls12>> {
+        let circuit = build_circuit(index, || {
+            <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::circuit(
+                &self.circuit_inputs,
+                Default::default(),
+                &self.proof,
+                &self.vanilla_params,
+                Some(0),
+            )
+        })?;
+        stock_prove(circuit, params)
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {

@@ -1,0 +1,110 @@
+//! Side-by-side measurement of our split prover and stock bellperson on the same partitions
+//! (used by `snarkd-bench bench`; a measurement, not a test). Per kind: synthesis time, device
+//! time (FFT / MSM split), the synthesized partition's size, peak RSS, and stock bellperson's
+//! `create_random_proof` time on the same circuit. Both proofs are verified.
+
+use std::time::{Duration, Instant};
+
+use crate::error::Result;
+use crate::filecoin::{CircuitId, PreparedJob, ProofKind};
+use crate::groth16::Randomness;
+use crate::{DeviceBackend, LoadedParams};
+
+/// Figures for one job (all partitions).
+#[derive(Clone, Debug)]
+pub struct KindBench {
+    pub kind: ProofKind,
+    pub circuit: CircuitId,
+    pub partitions: usize,
+    pub constraints: usize,
+    pub partition_bytes: u64,
+    pub synthesis: Duration,
+    pub device: Duration,
+    pub fft: Duration,
+    pub msm: Duration,
+    /// Peak resident set while our prover ran (Linux; `None` elsewhere).
+    pub peak_rss_bytes: Option<u64>,
+    /// Stock bellperson `create_random_proof` (synthesis + proving) on the same partitions.
+    pub bellperson_total: Duration,
+    pub bellperson_peak_rss_bytes: Option<u64>,
+}
+
+impl KindBench {
+    /// Our device phase over bellperson's proving phase, where bellperson's proving phase is its
+    /// total minus our synthesis time of the same circuit (its synthesis is not timed apart).
+    pub fn device_ratio(&self) -> f64 {
+        let stock_prove = self
+            .bellperson_total
+            .saturating_sub(self.synthesis)
+            .as_secs_f64();
+        self.device.as_secs_f64() / stock_prove.max(1e-9)
+    }
+
+    /// (our synthesis + device) / bellperson total.
+    pub fn total_ratio(&self) -> f64 {
+        (self.synthesis + self.device).as_secs_f64() / self.bellperson_total.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Proves every partition of `job` with `backend`, then with stock bellperson, verifying both.
+pub fn bench_job(
+    job: &PreparedJob,
+    params: &LoadedParams,
+    backend: &dyn DeviceBackend,
+) -> Result<KindBench> {
+    let mut r = KindBench {
+        kind: job.kind(),
+        circuit: job.circuit_id(),
+        partitions: job.num_partitions(),
+        constraints: 0,
+        partition_bytes: 0,
+        synthesis: Duration::ZERO,
+        device: Duration::ZERO,
+        fft: Duration::ZERO,
+        msm: Duration::ZERO,
+        peak_rss_bytes: None,
+        bellperson_total: Duration::ZERO,
+        bellperson_peak_rss_bytes: None,
+    };
+    reset_peak_rss();
+    let mut proofs = Vec::with_capacity(job.num_partitions());
+    for i in 0..job.num_partitions() {
+        let t = Instant::now();
+        let p = job.synthesize(i)?;
+        r.synthesis += t.elapsed();
+        r.constraints = p.num_constraints();
+        r.partition_bytes = p.size_bytes();
+        let t = Instant::now();
+        let (proof, timings) = backend.prove(p, params, Randomness::random(), &mut |_| {})?;
+        r.device += t.elapsed();
+        r.fft += timings.fft;
+        r.msm += timings.msm;
+        proofs.push(proof);
+    }
+    r.peak_rss_bytes = peak_rss();
+    job.finalize(&proofs, params)?;
+
+    reset_peak_rss();
+    let mut stock = Vec::with_capacity(job.num_partitions());
+    for i in 0..job.num_partitions() {
+        let t = Instant::now();
+        stock.push(job.prove_with_bellperson(i, params)?);
+        r.bellperson_total += t.elapsed();
+    }
+    r.bellperson_peak_rss_bytes = peak_rss();
+    job.finalize(&stock, params)?;
+    Ok(r)
+}
+
+/// Resets the kernel's peak-RSS counter of this process (Linux `clear_refs` 5); best effort.
+pub fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// Peak resident set size of this process (`VmHWM`), Linux only.
+pub fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
