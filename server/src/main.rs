@@ -42,20 +42,21 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
 }
 
 async fn serve_until_signal(config: Config) -> anyhow::Result<()> {
+    let mut signals = serve::Signals::new()?;
     // Before the engine starts, so its first metrics are recorded.
     telemetry::prometheus();
     let engine = Engine::start(config.engine_config()?, prover(&config)?);
     let daemon = Daemon::start(&config, engine).await?;
 
-    let signal = serve::shutdown_signal().await?;
+    let signal = signals.recv().await;
     tracing::info!(signal, "shutting down");
     tokio::select! {
-        _ = daemon.shutdown(config.daemon.drain_timeout) => Ok(()),
-        second = serve::shutdown_signal() => {
-            tracing::warn!(signal = second?, "second signal: exiting without waiting for running jobs");
-            Ok(())
+        _ = daemon.shutdown(config.daemon.drain_timeout) => {}
+        second = signals.recv() => {
+            tracing::warn!(signal = second, "second signal: exiting without waiting for running jobs");
         }
     }
+    Ok(())
 }
 
 /// The prover the engine runs. Filled in with `snarkd-prover` (in `snarkd::proving`) once that

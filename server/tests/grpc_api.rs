@@ -343,14 +343,6 @@ async fn bad_inputs_get_the_right_code_and_say_what_is_wrong() {
             &["vanilla_proof is empty"],
         ),
         (
-            "wrong registered proof",
-            pb::SubmitProofRequest {
-                registered_proof: 13,
-                ..winning("")
-            },
-            &["registered_proof 13"],
-        ),
-        (
             "undecodable vanilla proof",
             pb::SubmitProofRequest {
                 vanilla_proofs: vec![vanilla(0), b"garbage".to_vec()],

@@ -1,6 +1,7 @@
-//! Protobuf requests → domain requests. Everything that can be checked without decoding the
-//! vanilla proofs is checked here, so a bad request fails at once with INVALID_ARGUMENT and a
-//! message naming the field; the prover checks the rest when it plans the job.
+//! Protobuf requests → domain requests. The shape of a request (kind, priority, required fields,
+//! lengths) is checked here, so a bad request fails at once with INVALID_ARGUMENT and a message
+//! naming the field. What needs Filecoin knowledge (`registered_proof` numbering, decoding the
+//! vanilla proofs, their agreement) is the prover's, checked when it plans the job.
 
 use snarkd_engine::{EngineError, Priority, ProofKind, ProofRequest};
 use snarkd_proto::v1 as pb;
@@ -12,7 +13,6 @@ pub const DIGEST_BYTES: usize = 32;
 pub fn proof_request(req: pb::SubmitProofRequest) -> Result<ProofRequest, EngineError> {
     let kind = proof_kind(req.proof_kind)?;
     let priority = priority(req.priority)?;
-    check_registered_proof(kind, req.registered_proof)?;
     match kind {
         ProofKind::PorepSealCommit => {
             if req.vanilla_proof.is_empty() {
@@ -101,29 +101,6 @@ pub fn circuit_id(value: &str) -> Result<&str, EngineError> {
         return invalid("circuit_id is empty: name the parameters, such as porep-32g, snap-32g, wpost-32g or winning-32g");
     }
     Ok(value)
-}
-
-/// The `registered_proof` values the chain defines for each kind (declaration order of
-/// filecoin-proofs-api's enums): seal V1 0–4 and V1_1 5–9; Winning PoSt 0–4; Window PoSt V1 5–9
-/// and V1_1 10–14; update 0–4.
-fn check_registered_proof(kind: ProofKind, value: u64) -> Result<(), EngineError> {
-    let (range, what) = match kind {
-        ProofKind::PorepSealCommit => (
-            0..=9,
-            "a seal proof: 0–4 (V1) or 5–9 (V1_1; 2KiB = 5, 32GiB = 8)",
-        ),
-        ProofKind::SnapDealsUpdate => (0..=4, "an update proof: 0–4 (2KiB = 0, 32GiB = 3)"),
-        ProofKind::WindowPost => (
-            5..=14,
-            "a Window PoSt proof: 5–9 (V1) or 10–14 (V1_1; 2KiB = 10, 32GiB = 13)",
-        ),
-        ProofKind::WinningPost => (0..=4, "a Winning PoSt proof: 0–4 (2KiB = 0, 32GiB = 3)"),
-    };
-    if range.contains(&value) {
-        Ok(())
-    } else {
-        invalid(&format!("registered_proof {value} is not {what}"))
-    }
 }
 
 fn check_vanilla_proofs(proofs: &[Vec<u8>], what: &str) -> Result<(), EngineError> {

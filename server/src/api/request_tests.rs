@@ -210,38 +210,6 @@ fn bad_requests_name_the_field() {
             },
             &["vanilla_proofs is empty", "partition proof"],
         ),
-        (
-            "winning with window numbering",
-            pb::SubmitProofRequest {
-                registered_proof: 13,
-                ..winning()
-            },
-            &["registered_proof 13", "Winning PoSt"],
-        ),
-        (
-            "window with winning numbering",
-            pb::SubmitProofRequest {
-                registered_proof: 0,
-                ..wpost()
-            },
-            &["registered_proof 0", "Window PoSt"],
-        ),
-        (
-            "seal out of range",
-            pb::SubmitProofRequest {
-                registered_proof: 10,
-                ..porep()
-            },
-            &["registered_proof 10", "seal"],
-        ),
-        (
-            "update out of range",
-            pb::SubmitProofRequest {
-                registered_proof: 5,
-                ..snap()
-            },
-            &["registered_proof 5", "update"],
-        ),
     ];
     for (name, req, words) in cases {
         let msg = message(proof_request(req));
