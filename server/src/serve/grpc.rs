@@ -50,7 +50,9 @@ pub async fn services(proving: ProvingService) -> anyhow::Result<(HealthReporter
             .register_encoded_file_descriptor_set(snarkd_proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET)
-            .register_encoded_file_descriptor_set(tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(
+                tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
+            )
     };
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
