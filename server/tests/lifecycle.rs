@@ -51,6 +51,9 @@ async fn a_taken_port_is_a_startup_error_naming_the_address() {
 async fn serves_grpc_on_a_unix_socket() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("snarkd.sock");
+    // A socket file left by a daemon that did not exit cleanly is replaced.
+    drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+    assert!(path.exists());
     let mut config = test_config();
     config.daemon.listen = ListenAddr::Unix(path.clone());
     let engine = Engine::start(config.engine_config().unwrap(), StandInProver::new());
