@@ -44,7 +44,11 @@ pub fn router(state: HttpState, grpc: Router, monitor_dir: PathBuf) -> Router {
     let monitor = Router::new()
         .fallback(monitor::serve)
         .with_state(monitor_dir);
-    pages.merge(grpc).merge(monitor)
+    // Request logs at DEBUG (`RUST_LOG=tower_http=debug`).
+    pages
+        .merge(grpc)
+        .merge(monitor)
+        .layer(tower_http::trace::TraceLayer::new_for_http())
 }
 
 async fn status(State(state): State<HttpState>) -> Json<status_json::StatusJson> {
