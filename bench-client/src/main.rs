@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand};
 use snarkd_prover::bench::bench_job;
 use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
@@ -49,31 +49,13 @@ enum Cmd {
     },
 }
 
-fn parse_size(s: &str) -> Result<u64> {
-    let s = s.trim();
-    let (num, mult) = if let Some(n) = s.strip_suffix("KiB") {
-        (n, 1u64 << 10)
-    } else if let Some(n) = s.strip_suffix("MiB") {
-        (n, 1 << 20)
-    } else if let Some(n) = s.strip_suffix("GiB") {
-        (n, 1 << 30)
-    } else {
-        (s, 1)
-    };
-    Ok(num
-        .trim()
-        .parse::<u64>()
-        .with_context(|| format!("bad sector size {s:?}"))?
-        * mult)
-}
-
 fn main() -> Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
     match Cli::parse().cmd {
         Cmd::Gen { sector_size, out } => {
-            let size = parse_size(&sector_size)?;
+            let size = snarkd_prover::filecoin::parse_sector_size(&sector_size)?;
             let fixtures = generate_fixtures(size, &out)?;
             for path in fixtures.write(&out)? {
                 println!("{}", path.display());
@@ -102,7 +84,7 @@ fn main() -> Result<()> {
             } else {
                 kinds
                     .iter()
-                    .map(|k| CircuitId::parse(&format!("{k}-2k")).map(|c| c.kind()))
+                    .map(|k| ProofKind::from_circuit_prefix(k))
                     .collect::<Result<_, _>>()?
             };
             let size = fixtures.sector_size;

@@ -14,6 +14,13 @@
 //! - `params`: loading production-named parameter files and generating local test ones.
 //! - `bench`: side-by-side timing of our prover and stock bellperson (for `snarkd-bench`).
 //! - `fixtures` (feature `fixtures`): seals a random test sector and writes inputs for all kinds.
+//!
+//! Parameters are read from production-named files (`v28-<identifier>.params` / `.vk`) in a
+//! directory ([`default_params_dir`]: `$FIL_PROOFS_PARAMETER_CACHE` or
+//! `/var/tmp/filecoin-proof-parameters`). [`generate_params`] creates local *test* parameters that
+//! verify only against their own `.vk`, never on chain. The integration tests generate the 2 KiB
+//! set once into `$SNARKD_TEST_PARAMS_DIR` (default `$HOME/.cache/snarkd/params-2k`) and point
+//! filecoin-proofs' verifiers at it.
 
 pub mod backend;
 pub mod bench;
@@ -33,3 +40,12 @@ pub use filecoin::{
 };
 pub use params::{default_params_dir, generate_params, load_params, LoadedParams};
 pub use synthesis::SynthesizedPartition;
+
+// The engine shares jobs and parameters across threads and moves partitions between them.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<PreparedJob>();
+    send_sync::<LoadedParams>();
+    send_sync::<SynthesizedPartition>();
+    send_sync::<CpuBackend>();
+};

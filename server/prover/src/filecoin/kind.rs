@@ -33,6 +33,18 @@ impl ProofKind {
         ProofKind::WinningPost,
     ];
 
+    /// The kind whose circuit prefix is `s` (`porep`, `snap`, `wpost`, `winning`).
+    pub fn from_circuit_prefix(s: &str) -> Result<Self> {
+        ProofKind::ALL
+            .into_iter()
+            .find(|k| k.circuit_prefix() == s)
+            .ok_or_else(|| {
+                ProverError::InvalidRequest(format!(
+                    "unknown proof kind {s:?}; use porep, snap, wpost or winning"
+                ))
+            })
+    }
+
     /// Prefix of the circuit id (`porep`, `snap`, `wpost`, `winning`).
     pub fn circuit_prefix(self) -> &'static str {
         match self {
@@ -156,6 +168,36 @@ pub(crate) fn size_index(sector_size: u64) -> Result<usize> {
         .ok_or(ProverError::UnsupportedSectorSize(sector_size))
 }
 
+/// Parses `2KiB`, `8MiB`, `32GiB`, `2k`, `32g` or a byte count into a supported sector size.
+pub fn parse_sector_size(s: &str) -> Result<u64> {
+    let t = s.trim();
+    let bad = || {
+        ProverError::InvalidRequest(format!(
+            "cannot parse sector size {s:?}; use e.g. 2KiB or 32GiB"
+        ))
+    };
+    let lower = t.to_ascii_lowercase();
+    let (num, mult) = [
+        ("kib", 1u64 << 10),
+        ("mib", 1 << 20),
+        ("gib", 1 << 30),
+        ("k", 1 << 10),
+        ("m", 1 << 20),
+        ("g", 1 << 30),
+    ]
+    .iter()
+    .find_map(|(suffix, m)| lower.strip_suffix(suffix).map(|n| (n.to_string(), *m)))
+    .unwrap_or((lower.clone(), 1));
+    let size = num
+        .trim()
+        .parse::<u64>()
+        .map_err(|_| bad())?
+        .checked_mul(mult)
+        .ok_or_else(bad)?;
+    size_index(size)?;
+    Ok(size)
+}
+
 /// Short name of a sector size (`2KiB` style) for messages.
 pub fn sector_size_name(sector_size: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
@@ -213,4 +255,52 @@ pub(crate) fn representative_post(kind: ProofKind, sector_size: u64) -> Result<P
         ProofKind::WinningPost => WINNING[i],
         _ => WINDOW_V1_2[i],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn circuit_ids_round_trip_and_name_the_production_files() {
+        for kind in ProofKind::ALL {
+            for (size, short) in SECTOR_SIZES {
+                let id = CircuitId::new(kind, size).unwrap();
+                assert_eq!(id.to_string(), format!("{}-{short}", kind.circuit_prefix()));
+                assert_eq!(CircuitId::parse(&id.to_string()).unwrap(), id);
+            }
+        }
+        let stem = |s: &str| CircuitId::parse(s).unwrap().params_file_stem();
+        assert!(stem("porep-32g").starts_with(
+            "v28-stacked-proof-of-replication-merkletree-poseidon_hasher-8-8-0-sha256_hasher-"
+        ));
+        assert!(stem("snap-32g")
+            .starts_with("v28-empty-sector-update-merkletree-poseidon_hasher-8-8-0-"));
+        assert!(stem("wpost-32g")
+            .starts_with("v28-proof-of-spacetime-fallback-merkletree-poseidon_hasher-8-8-0-"));
+        assert_ne!(stem("wpost-32g"), stem("winning-32g"));
+        assert!(matches!(
+            CircuitId::parse("porep-4k"),
+            Err(ProverError::UnknownCircuit(_))
+        ));
+        assert!(matches!(
+            CircuitId::new(ProofKind::WinningPost, 4096),
+            Err(ProverError::UnsupportedSectorSize(4096))
+        ));
+    }
+
+    #[test]
+    fn sector_sizes_parse_in_the_usual_spellings() {
+        assert_eq!(parse_sector_size("2KiB").unwrap(), 2048);
+        assert_eq!(parse_sector_size("32GiB").unwrap(), 32 << 30);
+        assert_eq!(parse_sector_size("512m").unwrap(), 512 << 20);
+        assert_eq!(parse_sector_size("2048").unwrap(), 2048);
+        assert!(parse_sector_size("3KiB").is_err());
+        assert!(parse_sector_size("lots").is_err());
+        assert_eq!(
+            ProofKind::from_circuit_prefix("wpost").unwrap(),
+            ProofKind::WindowPost
+        );
+        assert_eq!(sector_size_name(32 << 30), "32GiB");
+    }
 }

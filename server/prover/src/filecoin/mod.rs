@@ -27,7 +27,7 @@ use crate::params::LoadedParams;
 use crate::synthesis::SynthesizedPartition;
 
 pub use estimate::{CircuitShape, MemoryEstimate};
-pub use kind::{sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
+pub use kind::{parse_sector_size, sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
 pub(crate) use request::bytes32 as request_bytes32;
 pub use request::{prover_id_from_miner_id, ProofRequest};
 

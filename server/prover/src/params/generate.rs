@@ -62,8 +62,14 @@ pub fn generate_params(
             tracing::warn!(circuit = %circuit, dir = %dir.display(),
                 "generating local test parameters: they verify only against their own .vk, never on chain");
             let params = with_shape!(sector_size, setup_circuit, kind, sector_size)?;
-            write_files(dir, circuit, &params, sector_size)?;
-            true
+            // Another process may have finished the same circuit meanwhile; keep the first set so
+            // that .params and .vk on disk always belong together.
+            if params_path.exists() && vk_path.exists() {
+                false
+            } else {
+                write_files(dir, circuit, &params, sector_size)?;
+                true
+            }
         };
         out.push(GeneratedParams {
             circuit,
