@@ -6,7 +6,8 @@
 //!
 //! Directory layout: `manifest.json` (request fields, hex for byte fields, and the seal's public
 //! values), `porep-c1.json` (bare C1 JSON), `porep-c1-curio.json` (Curio's wrapper),
-//! `winning-vanilla-<i>.bin`, `wpost-vanilla-<i>.bin`, `snap-partition-<i>.bin` (bincode).
+//! `winning-vanilla-<i>.bin`, `wpost-vanilla-<i>.bin`, `snap-partition-<i>.bin` (bincode), and
+//! the same per kind as a JSON array of base64 strings (`<kind>-vanilla-proofs.json`).
 
 use std::fs;
 use std::io::Write;
@@ -364,14 +365,23 @@ impl Fixtures {
             "SectorSize": m.sector_size,
         });
         put("porep-c1-curio.json", wrapped.to_string().as_bytes())?;
-        for (entry, req) in [
-            (&m.winning, &self.winning),
-            (&m.window, &self.window),
-            (&m.snap, &self.snap),
-        ] {
+        let kinds = [
+            ("winning", &m.winning, &self.winning),
+            ("wpost", &m.window, &self.window),
+            ("snap", &m.snap, &self.snap),
+        ];
+        for (prefix, entry, req) in kinds {
             for (name, bytes) in entry.files.iter().zip(&req.vanilla_proofs) {
                 put(name, bytes)?;
             }
+            // The original daemon's bench tool reads a JSON array of base64 strings.
+            let b64: Vec<String> = req
+                .vanilla_proofs
+                .iter()
+                .map(|b| base64::engine::general_purpose::STANDARD.encode(b))
+                .collect();
+            let json = serde_json::to_vec(&b64).expect("serializable");
+            put(&format!("{prefix}-vanilla-proofs.json"), &json)?;
         }
         Ok(written)
     }
@@ -398,7 +408,7 @@ impl Fixtures {
     }
 
     /// comm_r, comm_d, ticket and seed of the sealed sector (for filecoin-proofs' verify_seal).
-    pub fn seal_values(&self) -> Result<([u8; 32], [u8; 32], [u8; 32], [u8; 32])> {
+    pub fn seal_values(&self) -> Result<SealValues> {
         let f = |s: &str| -> Result<[u8; 32]> {
             let v = unhex(s).map_err(|reason| ProverError::Decode {
                 what: "manifest".into(),
@@ -407,8 +417,22 @@ impl Fixtures {
             crate::filecoin::request_bytes32("manifest value", &v)
         };
         let m = &self.manifest;
-        Ok((f(&m.comm_r)?, f(&m.comm_d)?, f(&m.ticket)?, f(&m.seed)?))
+        Ok(SealValues {
+            comm_r: f(&m.comm_r)?,
+            comm_d: f(&m.comm_d)?,
+            ticket: f(&m.ticket)?,
+            seed: f(&m.seed)?,
+        })
     }
+}
+
+/// Public values of the sealed fixture sector.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SealValues {
+    pub comm_r: [u8; 32],
+    pub comm_d: [u8; 32],
+    pub ticket: [u8; 32],
+    pub seed: [u8; 32],
 }
 
 /// Lowercase hex.
@@ -418,7 +442,7 @@ pub fn hex(b: &[u8]) -> String {
 
 /// Parses lowercase or uppercase hex.
 pub fn unhex(s: &str) -> std::result::Result<Vec<u8>, String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("odd-length hex {s:?}"));
     }
     (0..s.len())

@@ -202,7 +202,7 @@ pub fn parse_sector_size(s: &str) -> Result<u64> {
 pub fn sector_size_name(sector_size: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (unit, name) in UNITS {
-        if sector_size >= unit && sector_size % unit == 0 {
+        if sector_size >= unit && sector_size.is_multiple_of(unit) {
             return format!("{}{}", sector_size / unit, name);
         }
     }

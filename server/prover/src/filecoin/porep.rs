@@ -40,7 +40,15 @@ struct PorepJob<Tree: 'static + MerkleTreeTrait> {
 pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJob>)> {
     let registered = seal_proof(req.registered_proof)?;
     let name = format!("{registered:?}");
-    let (json, wrapper_sector, _wrapper_size) = unwrap_c1(&req.vanilla_proof)?;
+    let (json, wrapper_sector, wrapper_size) = unwrap_c1(&req.vanilla_proof)?;
+    let sector_size = u64::from(registered.sector_size());
+    if let Some(size) = wrapper_size.filter(|s| *s != sector_size) {
+        tracing::warn!(
+            wrapper = size,
+            registered = sector_size,
+            "curio wrapper SectorSize disagrees with registered_proof; using the registered proof"
+        );
+    }
     if let Some(n) = wrapper_sector {
         if n != req.sector_number {
             return Err(ProverError::InvalidRequest(format!(
@@ -65,7 +73,6 @@ pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJo
             ),
         });
     }
-    let sector_size = u64::from(registered.sector_size());
     let job = with_shape!(sector_size, build, registered, c1, req)?;
     Ok((sector_size, name, job))
 }
@@ -167,7 +174,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
                 _,
             >>::circuit(
                 &self.pub_inputs,
-                Default::default(),
+                (),
                 &self.vanilla[index],
                 &self.pub_params.vanilla_params,
                 Some(index),
@@ -183,7 +190,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
                 _,
             >>::circuit(
                 &self.pub_inputs,
-                Default::default(),
+                (),
                 &self.vanilla[index],
                 &self.pub_params.vanilla_params,
                 Some(index),

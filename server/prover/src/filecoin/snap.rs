@@ -105,7 +105,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<
         let circuit = build_circuit(index, || {
             <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
                 &self.pub_inputs,
-                Default::default(),
+                (),
                 &self.vanilla[index],
                 &self.pub_params.vanilla_params,
                 Some(index),
@@ -118,7 +118,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<
         let circuit = build_circuit(index, || {
             <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
                 &self.pub_inputs,
-                Default::default(),
+                (),
                 &self.vanilla[index],
                 &self.pub_params.vanilla_params,
                 Some(index),

@@ -13,7 +13,7 @@ pub struct Density {
 impl Density {
     /// Appends a variable that does not (yet) appear.
     pub fn push(&mut self) {
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(0);
         }
         self.len += 1;

@@ -18,7 +18,8 @@ fn porep_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() {
     let proof = prove(&job, &params);
     assert_eq!(proof.len(), 192 * job.num_partitions());
 
-    let (comm_r, comm_d, ticket, seed) = fx.seal_values().unwrap();
+    let sv = fx.seal_values().unwrap();
+    let (comm_r, comm_d, ticket, seed) = (sv.comm_r, sv.comm_d, sv.ticket, sv.seed);
     let registered = seal_proof(req.registered_proof).unwrap();
     let prover_id = prover_id_from_miner_id(req.miner_id);
     let sector = SectorId::from(req.sector_number);

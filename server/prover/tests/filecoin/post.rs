@@ -12,7 +12,7 @@ use super::common::{env, params, prove, prove_partitions, serialize};
 fn replicas(req: &ProofRequest) -> (RegisteredPoStProof, BTreeMap<SectorId, PublicReplicaInfo>) {
     let fx = &env().fixtures;
     let registered = post_proof(req.kind, req.registered_proof).unwrap();
-    let comm_r = fx.seal_values().unwrap().0;
+    let comm_r = fx.seal_values().unwrap().comm_r;
     let sector = SectorId::from(fx.manifest.sector_number);
     (
         registered,
@@ -51,7 +51,7 @@ fn winning_post_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() 
     // The sector id feeds the challenge derivation (the fallback PoSt circuit does not bind
     // the prover id, so a different miner id is not a different statement).
     let registered = post_proof(req.kind, req.registered_proof).unwrap();
-    let comm_r = env().fixtures.seal_values().unwrap().0;
+    let comm_r = env().fixtures.seal_values().unwrap().comm_r;
     let other_sector = SectorId::from(env().fixtures.manifest.sector_number + 1);
     let other_replicas =
         BTreeMap::from([(other_sector, PublicReplicaInfo::new(registered, comm_r))]);
