@@ -106,7 +106,13 @@ fn main() -> Result<()> {
             for kind in kinds {
                 let job = prepare(fixtures.request(kind))?;
                 let circuit = CircuitId::new(kind, size)?;
+                let t = std::time::Instant::now();
                 let params = load_params(&params_dir, circuit)?;
+                eprintln!(
+                    "{circuit}: loaded {:.0} MiB of parameters in {:.2}s",
+                    params.size_bytes() as f64 / (1 << 20) as f64,
+                    t.elapsed().as_secs_f64()
+                );
                 let r = bench_job(&job, &params, &CpuBackend::new())?;
                 let mib = |b: u64| b as f64 / (1 << 20) as f64;
                 println!(
