@@ -21,6 +21,29 @@ pub enum Command {
     /// Work with the config file.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// Work with Groth16 parameter files.
+    #[command(subcommand)]
+    Params(ParamsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ParamsCommand {
+    /// Create LOCAL TEST parameters for small sectors. They verify only against their own .vk,
+    /// never on chain; production uses the published parameter files.
+    Generate(GenerateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Sector size, e.g. 2KiB (test sizes: 2KiB, 8MiB; larger ones take hours and hundreds of GiB).
+    #[arg(long, value_name = "SIZE")]
+    pub sector_size: String,
+    /// Proof kinds to generate: porep, snap, wpost, winning (repeatable; default all four).
+    #[arg(long = "kind", value_name = "KIND")]
+    pub kinds: Vec<String>,
+    /// Directory to write into [default: $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -7,6 +7,7 @@
 //! - `config`: the one immutable config from defaults, file, `SNARKD_*` environment and flags.
 //! - `api`: the gRPC service; the only module that knows protobuf.
 //! - `http`: `/status`, `/metrics`, `/healthz` and the monitor's static files.
+//! - `proving`: the engine's `Prover` made of `snarkd-prover`'s real Filecoin circuits.
 //! - `serve`: binding ports, running both servers, two-phase shutdown.
 //! - `telemetry`: tracing subscriber and the Prometheus recorder.
 //! - `build_info`: version and git commit.
@@ -16,6 +17,7 @@ pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod proving;
 pub mod serve;
 pub mod telemetry;
 

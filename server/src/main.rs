@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
-use snarkd::cli::{Cli, Command, ConfigCommand, RunArgs};
+use snarkd::cli::{Cli, Command, ConfigCommand, GenerateArgs, ParamsCommand, RunArgs};
 use snarkd::config::{Config, DEFAULT_TOML};
 use snarkd::{serve, telemetry, Daemon};
 use snarkd_engine::prover::Prover;
@@ -20,6 +20,7 @@ fn main() -> ExitCode {
             print!("{DEFAULT_TOML}");
             Ok(())
         }
+        Command::Params(ParamsCommand::Generate(args)) => generate_params(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -59,54 +60,43 @@ async fn serve_until_signal(config: Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The prover the engine runs. Filled in with `snarkd-prover` (in `snarkd::proving`) once that
-/// lands; until then the daemon serves its status and refuses proofs with a message saying why.
-fn prover(_config: &Config) -> anyhow::Result<Arc<dyn Prover>> {
-    Ok(Arc::new(placeholder::NoProver))
-}
-
-mod placeholder {
-    use std::sync::Arc;
-
-    use snarkd_engine::prover::{DeviceInfo, JobPlan, Params, Prover, Synthesized};
-    use snarkd_engine::{EngineError, ProofRequest};
-
-    const WHY: &str = "this snarkd build has no prover wired in yet: rebuild from a checkout that includes snarkd-prover";
-
-    /// Knows no circuit and refuses every request.
-    pub struct NoProver;
-
-    impl Prover for NoProver {
-        fn backend_name(&self) -> String {
-            "cpu".into()
-        }
-        fn devices(&self) -> Vec<DeviceInfo> {
-            vec![DeviceInfo {
-                ordinal: 0,
-                name: "cpu".into(),
-                memory_bytes: snarkd::config::total_memory_bytes(),
-            }]
-        }
-        fn plan(&self, _request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
-            Err(EngineError::Prover(WHY.into()))
-        }
-        fn knows_circuit(&self, _circuit_id: &str) -> bool {
-            false
-        }
-        fn params_size_estimate(&self, _circuit_id: &str) -> u64 {
-            0
-        }
-        fn load_params(&self, _circuit_id: &str) -> Result<(Params, u64), String> {
-            Err(WHY.into())
-        }
-        fn prove(
-            &self,
-            _: &DeviceInfo,
-            _: Synthesized,
-            _: &Params,
-            _: &mut dyn FnMut(),
-        ) -> Result<Vec<u8>, String> {
-            Err(WHY.into())
+/// `snarkd params generate`: local test parameters, skipping files that already exist.
+fn generate_params(args: GenerateArgs) -> anyhow::Result<()> {
+    use snarkd_prover::{filecoin::parse_sector_size, ProofKind};
+    let sector_size = parse_sector_size(&args.sector_size)?;
+    let kinds = if args.kinds.is_empty() {
+        ProofKind::ALL.to_vec()
+    } else {
+        args.kinds
+            .iter()
+            .map(|k| ProofKind::from_circuit_prefix(k))
+            .collect::<Result<_, _>>()?
+    };
+    let dir = args.dir.unwrap_or_else(snarkd_prover::default_params_dir);
+    eprintln!(
+        "generating LOCAL TEST parameters in {}: they verify only against their own .vk files, never on chain",
+        dir.display()
+    );
+    for kind in kinds {
+        let made = snarkd_prover::generate_params(&dir, sector_size, &[kind])?;
+        for p in made {
+            let what = if p.generated {
+                "generated"
+            } else {
+                "already present"
+            };
+            println!(
+                "{} {what} in {:.1}s: {}",
+                p.circuit,
+                p.elapsed.as_secs_f64(),
+                p.params_path.display()
+            );
         }
     }
+    Ok(())
+}
+
+/// The prover the engine runs: real Filecoin circuits on the configured backend.
+fn prover(config: &Config) -> anyhow::Result<Arc<dyn Prover>> {
+    snarkd::proving::from_config(config)
 }

@@ -15,7 +15,9 @@ pub(crate) fn kind(kind: ProofKind) -> snarkd_prover::ProofKind {
 
 /// The prover's request for an engine request (bytes are copied once, as sent).
 pub(crate) fn request(r: &ProofRequest) -> Result<snarkd_prover::ProofRequest, EngineError> {
-    let k = r.kind.ok_or_else(|| EngineError::InvalidRequest("proof_kind is required".into()))?;
+    let k = r
+        .kind
+        .ok_or_else(|| EngineError::InvalidRequest("proof_kind is required".into()))?;
     let mut out = snarkd_prover::ProofRequest::new(kind(k), r.registered_proof);
     out.sector_size = r.sector_size;
     out.vanilla_proof = r.vanilla_proof.clone();

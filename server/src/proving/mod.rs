@@ -11,10 +11,38 @@ mod convert;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use anyhow::bail;
 use snarkd_engine::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, Synthesized};
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::Randomness;
-use snarkd_prover::{CircuitId, DeviceBackend, LoadedParams, PreparedJob, ProverError, SynthesizedPartition};
+use snarkd_prover::{
+    CircuitId, CpuBackend, DeviceBackend, LoadedParams, PreparedJob, ProverError,
+    SynthesizedPartition,
+};
+
+use crate::config::{total_memory_bytes, Backend, Config};
+
+/// The prover the config asks for. `auto` means the CPU until GPU backends are built in.
+pub fn from_config(config: &Config) -> anyhow::Result<Arc<dyn Prover>> {
+    let backend: Arc<dyn DeviceBackend> = match config.gpus.backend {
+        Backend::Auto | Backend::Cpu => Arc::new(CpuBackend::new()),
+        Backend::Opencl | Backend::Cuda => bail!(
+            "[gpus] backend = {:?} is not available in this build; set backend = \"cpu\" (or \"auto\")",
+            config.gpus.backend
+        ),
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let devices = vec![DeviceInfo {
+        ordinal: 0,
+        name: format!("cpu ({threads} threads)"),
+        memory_bytes: total_memory_bytes(),
+    }];
+    Ok(Arc::new(FilecoinProver::new(
+        config.params.dir.clone(),
+        backend,
+        devices,
+    )))
+}
 
 /// Proves with real circuits on one device backend.
 pub struct FilecoinProver {
@@ -26,8 +54,16 @@ pub struct FilecoinProver {
 impl FilecoinProver {
     /// A prover reading params from `params_dir` and running the device phase on `backend`,
     /// whose devices are `devices` (one worker pool per entry).
-    pub fn new(params_dir: PathBuf, backend: Arc<dyn DeviceBackend>, devices: Vec<DeviceInfo>) -> FilecoinProver {
-        FilecoinProver { params_dir, backend, devices }
+    pub fn new(
+        params_dir: PathBuf,
+        backend: Arc<dyn DeviceBackend>,
+        devices: Vec<DeviceInfo>,
+    ) -> FilecoinProver {
+        FilecoinProver {
+            params_dir,
+            backend,
+            devices,
+        }
     }
 }
 
@@ -42,7 +78,8 @@ impl Prover for FilecoinProver {
 
     fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
         let request = convert::request(request)?;
-        let job = snarkd_prover::prepare(&request).map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
+        let job = snarkd_prover::prepare(&request)
+            .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
         Ok(Arc::new(FilecoinPlan { job }))
     }
 
@@ -61,7 +98,8 @@ impl Prover for FilecoinProver {
 
     fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String> {
         let circuit = CircuitId::parse(circuit_id).map_err(|e| e.to_string())?;
-        let params = snarkd_prover::load_params(&self.params_dir, circuit).map_err(|e| e.to_string())?;
+        let params =
+            snarkd_prover::load_params(&self.params_dir, circuit).map_err(|e| e.to_string())?;
         let bytes = params.size_bytes();
         Ok((params, bytes))
     }
@@ -79,10 +117,14 @@ impl Prover for FilecoinProver {
         let params = loaded(params)?;
         let (proof, _timings) = self
             .backend
-            .prove(*partition, params, Randomness::random(), &mut |_bytes| abc_released())
+            .prove(*partition, params, Randomness::random(), &mut |_bytes| {
+                abc_released()
+            })
             .map_err(|e| e.to_string())?;
         let mut bytes = Vec::with_capacity(192);
-        proof.write(&mut bytes).map_err(|e| format!("serializing the partition proof: {e}"))?;
+        proof
+            .write(&mut bytes)
+            .map_err(|e| format!("serializing the partition proof: {e}"))?;
         Ok(bytes)
     }
 }
@@ -103,18 +145,29 @@ impl JobPlan for FilecoinPlan {
 
     fn partition_memory(&self) -> PartitionMemory {
         let estimate = self.job.partition_memory_estimate();
-        PartitionMemory { total_bytes: estimate.total_bytes, abc_bytes: estimate.abc_bytes }
+        PartitionMemory {
+            total_bytes: estimate.total_bytes,
+            abc_bytes: estimate.abc_bytes,
+        }
     }
 
     fn synthesize(&self, index: u32) -> Result<Synthesized, String> {
-        let partition = self.job.synthesize(index as usize).map_err(|e| e.to_string())?;
+        let partition = self
+            .job
+            .synthesize(index as usize)
+            .map_err(|e| e.to_string())?;
         Ok(Box::new(partition))
     }
 
     fn finalize(&self, partition_proofs: Vec<Vec<u8>>, params: &Params) -> Result<Vec<u8>, String> {
-        let proofs = snarkd_prover::filecoin::parse_proofs(&partition_proofs.concat(), partition_proofs.len())
-            .map_err(|e| e.to_string())?;
-        self.job.finalize(&proofs, loaded(params)?).map_err(|e: ProverError| e.to_string())
+        let proofs = snarkd_prover::filecoin::parse_proofs(
+            &partition_proofs.concat(),
+            partition_proofs.len(),
+        )
+        .map_err(|e| e.to_string())?;
+        self.job
+            .finalize(&proofs, loaded(params)?)
+            .map_err(|e: ProverError| e.to_string())
     }
 }
 

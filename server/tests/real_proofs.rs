@@ -1,0 +1,291 @@
+//! End to end with real Filecoin proofs: the daemon with the real prover (CPU backend) and 2 KiB
+//! test parameters, driven through gRPC like Curio. Every proof that comes back COMPLETED is
+//! checked again here with filecoin-proofs' verifier, and a tampered copy must be rejected.
+//!
+//! Parameters are generated once into `$SNARKD_TEST_PARAMS_DIR` (default
+//! `~/.cache/snarkd/params-2k`) when missing; PoRep's take 10–25 minutes on two cores.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use snarkd::Daemon;
+use snarkd_engine::Engine;
+use snarkd_proto::v1 as pb;
+use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
+use snarkd_prover::{CircuitId, ProofKind, ProofRequest};
+
+const SECTOR_2K: u64 = 2 << 10;
+
+struct Env {
+    params_dir: PathBuf,
+    fixtures: Fixtures,
+    _work: tempfile::TempDir,
+}
+
+fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let params_dir = std::env::var_os("SNARKD_TEST_PARAMS_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into()))
+                    .join(".cache/snarkd/params-2k")
+            });
+        let work = tempfile::tempdir().unwrap();
+        let fixtures =
+            generate_fixtures(SECTOR_2K, work.path()).expect("sealing the fixture sector");
+        Env {
+            params_dir,
+            fixtures,
+            _work: work,
+        }
+    })
+}
+
+/// Makes sure the 2 KiB params of `kinds` exist (one generator at a time).
+fn ensure_params(kinds: &[ProofKind]) {
+    static GENERATING: Mutex<()> = Mutex::new(());
+    let _one = GENERATING.lock().unwrap_or_else(|p| p.into_inner());
+    snarkd_prover::generate_params(&env().params_dir, SECTOR_2K, kinds)
+        .expect("generating 2 KiB test params");
+}
+
+struct RealDaemon {
+    daemon: Daemon,
+    grpc: common::Client,
+}
+
+async fn start(kinds: &[ProofKind], synthesis_threads: usize) -> RealDaemon {
+    ensure_params(kinds);
+    let mut config = common::test_config();
+    config.params.dir = env().params_dir.clone();
+    config.memory.budget = snarkd::config::MemoryBudget::Fixed(bytesize::ByteSize::gib(8));
+    config.synthesis.threads = synthesis_threads;
+    snarkd::telemetry::prometheus();
+    let prover = snarkd::proving::from_config(&config).expect("cpu prover");
+    let engine = Engine::start(config.engine_config().expect("engine config"), prover);
+    let daemon = Daemon::start(&config, engine).await.expect("daemon starts");
+    let snarkd::config::ListenAddr::Tcp(addr) = daemon.grpc_addr().clone() else {
+        panic!("tcp")
+    };
+    RealDaemon {
+        grpc: common::connect(addr).await,
+        daemon,
+    }
+}
+
+/// The wire request for a fixture request, as Curio would send it.
+fn wire(r: &ProofRequest, priority: pb::Priority) -> pb::SubmitProofRequest {
+    let kind = match r.kind {
+        ProofKind::PorepSealCommit => pb::ProofKind::PorepSealCommit,
+        ProofKind::SnapDealsUpdate => pb::ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPost => pb::ProofKind::WindowPostPartition,
+        ProofKind::WinningPost => pb::ProofKind::WinningPost,
+    };
+    pb::SubmitProofRequest {
+        request_id: String::new(),
+        proof_kind: kind as i32,
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof,
+        priority: priority as i32,
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+    }
+}
+
+/// Checks `proof` with filecoin-proofs' verifier for `request`, and that the same proof with its
+/// first A point negated (still a valid curve point) is rejected.
+fn assert_verifies(request: &ProofRequest, proof: &[u8]) {
+    let circuit = CircuitId::new(request.kind, SECTOR_2K).unwrap();
+    let params = snarkd_prover::load_params(&env().params_dir, circuit).expect("params");
+    let job = snarkd_prover::prepare(request).expect("fixture decodes");
+    assert_eq!(proof.len(), 192 * job.num_partitions());
+    assert!(
+        job.verify(proof, &params).expect("verifier runs"),
+        "{} proof must verify",
+        request.kind
+    );
+    let mut tampered = proof.to_vec();
+    tampered[0] ^= 0x20; // the sign flag of the compressed G1 point A: -A
+    assert!(
+        !job.verify(&tampered, &params).unwrap_or(false),
+        "{} tampered proof must be rejected",
+        request.kind
+    );
+}
+
+async fn prove_and_check(d: &mut RealDaemon, kind: ProofKind) {
+    let request = env().fixtures.request(kind).clone();
+    let result = d
+        .grpc
+        .prove(pb::ProveRequest {
+            submit: Some(wire(&request, pb::Priority::Unspecified)),
+        })
+        .await
+        .expect("Prove")
+        .into_inner()
+        .result
+        .expect("result");
+    assert_eq!(
+        result.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{kind}: {}",
+        result.error_message
+    );
+    assert!(result.synthesis_ms + result.gpu_compute_ms <= result.total_ms + 1);
+    assert_verifies(&request, &result.proof);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn post_proofs_through_grpc_verify() {
+    let mut d = start(&[ProofKind::WinningPost, ProofKind::WindowPost], 2).await;
+    prove_and_check(&mut d, ProofKind::WinningPost).await;
+    prove_and_check(&mut d, ProofKind::WindowPost).await;
+    let status = d
+        .grpc
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(status.total_proofs_completed, 2);
+    assert!(
+        status
+            .loaded_srs
+            .iter()
+            .any(|s| s.circuit_id == "winning-2k"),
+        "{:?}",
+        status.loaded_srs
+    );
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn porep_and_snap_proofs_through_grpc_verify() {
+    let mut d = start(&[ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate], 2).await;
+    prove_and_check(&mut d, ProofKind::SnapDealsUpdate).await;
+    prove_and_check(&mut d, ProofKind::PorepSealCommit).await;
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn winning_post_overtakes_queued_window_posts() {
+    let mut d = start(&[ProofKind::WinningPost, ProofKind::WindowPost], 1).await;
+    let window = env().fixtures.request(ProofKind::WindowPost).clone();
+    let mut queued = Vec::new();
+    for _ in 0..4 {
+        let job = d
+            .grpc
+            .submit_proof(wire(&window, pb::Priority::Low))
+            .await
+            .unwrap()
+            .into_inner();
+        queued.push(job.job_id);
+    }
+    let winning = env().fixtures.request(ProofKind::WinningPost).clone();
+    let critical = d
+        .grpc
+        .submit_proof(wire(&winning, pb::Priority::Unspecified))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        critical.queue_position <= 1,
+        "a critical job waits for nothing but running work: {}",
+        critical.queue_position
+    );
+    let mut finished = Vec::new();
+    for id in std::iter::once(&critical.job_id).chain(&queued) {
+        let r = d
+            .grpc
+            .await_proof(pb::AwaitProofRequest {
+                job_id: id.clone(),
+                timeout_ms: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(
+            r.status,
+            pb::await_proof_response::Status::Completed as i32,
+            "{}",
+            r.error_message
+        );
+    }
+    let snapshot = d.daemon.engine().snapshot();
+    for id in std::iter::once(&critical.job_id).chain(&queued) {
+        let job = snapshot
+            .jobs
+            .iter()
+            .find(|j| &j.job_id == id)
+            .expect("retained");
+        finished.push(job.finished_at_unix_ms.expect("finished"));
+    }
+    let winning_done = finished[0];
+    let later = finished[1..].iter().filter(|&&t| t >= winning_done).count();
+    assert!(
+        later >= 2,
+        "WinningPoSt must finish before the queued WindowPoSts behind it: {finished:?}"
+    );
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stream_subscriber_sees_a_real_job_move_through_its_states() {
+    let mut d = start(&[ProofKind::WindowPost], 1).await;
+    let mut stream = d
+        .grpc
+        .stream_status(pb::StreamStatusRequest {
+            min_interval_ms: 1,
+            job_ids: vec![],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let window = env().fixtures.request(ProofKind::WindowPost).clone();
+    let job = d
+        .grpc
+        .submit_proof(wire(&window, pb::Priority::Unspecified))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let mut seen: Vec<i32> = Vec::new();
+    while let Some(s) = stream.message().await.unwrap() {
+        let Some(j) = s.jobs.iter().find(|j| j.job_id == job) else {
+            continue;
+        };
+        let state = j.partitions[0].state;
+        if seen.last() != Some(&state) {
+            seen.push(state);
+        }
+        if state == pb::PartitionState::Gpu as i32 {
+            let worker = j.partitions[0]
+                .worker_id
+                .expect("gpu partition names its worker");
+            let w = s.workers.iter().find(|w| w.worker_id == worker).unwrap();
+            assert_eq!(
+                (w.state, w.current_job_id.as_str()),
+                (pb::WorkerState::Proving as i32, job.as_str())
+            );
+        }
+        if j.state == pb::JobState::Completed as i32 {
+            break;
+        }
+        assert_ne!(j.state, pb::JobState::Failed as i32, "{}", j.error_message);
+    }
+    assert!(
+        seen.windows(2).all(|w| w[0] < w[1]),
+        "states out of order: {seen:?}"
+    );
+    assert_eq!(seen.last(), Some(&(pb::PartitionState::Done as i32)));
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
