@@ -11,9 +11,21 @@ ONCE=0
 GRPC_ADDR=127.0.0.1:9820
 HTTP_ADDR=127.0.0.1:9821
 
-say "building snarkd"
-cargo build -p snarkd
-SNARKD="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug/snarkd"
+say "building snarkd and snarkd-bench"
+cargo build -p snarkd -p snarkd-bench
+BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug"
+SNARKD="$BIN/snarkd"
+
+# Real proofs need parameters and inputs. The demo makes LOCAL TEST parameters for 2 KiB PoSt
+# circuits (about a minute; they verify only against their own .vk, never on chain) and seals a
+# random 2 KiB sector to get real WinningPoSt and WindowPoSt inputs.
+PARAMS="${SNARKD_TEST_PARAMS_DIR:-$HOME/.cache/snarkd/params-2k}"
+FIXTURES="$SNARKD_TOOLS/fixtures-2k"
+say "2 KiB PoSt test parameters in $PARAMS"
+"$SNARKD" params generate --sector-size 2KiB --kind winning --kind wpost --dir "$PARAMS"
+say "sealing a random 2 KiB sector for real request inputs ($FIXTURES)"
+"$BIN/snarkd-bench" gen --sector-size 2KiB --out "$FIXTURES" >/dev/null
+export SNARKD_PARAMS_DIR="$PARAMS"
 
 say "starting snarkd (gRPC $GRPC_ADDR, HTTP $HTTP_ADDR)"
 "$SNARKD" run --listen "$GRPC_ADDR" --http-listen "$HTTP_ADDR" &
@@ -33,6 +45,13 @@ say "GetStatus (what Curio polls for backpressure)"
 "$GRPCURL" -plaintext -d '{}' "$GRPC_ADDR" cuzk.v1.ProvingEngine/GetStatus
 say "the first StreamStatus message"
 timeout 3 "$GRPCURL" -plaintext -d '{}' "$GRPC_ADDR" cuzk.v1.ProvingEngine/StreamStatus | sed '/^}$/q' || true
+for kind in winning wpost; do
+  say "Prove: a real 2 KiB $kind proof through grpcurl, as Curio would ask for it"
+  python3 scripts/fixture_request.py "$FIXTURES" "$kind" \
+    | "$GRPCURL" -plaintext -max-msg-sz 268435456 -d @ "$GRPC_ADDR" cuzk.v1.ProvingEngine/Prove \
+    | python3 -c 'import json,sys; r=json.load(sys.stdin)["result"]; print("status", r.get("status"), "| proof bytes", len(__import__("base64").b64decode(r.get("proof",""))), "| total_ms", r.get("totalMs"), r.get("errorMessage",""))'
+done
+
 say "GET /status (the original daemon's JSON)"
 curl -fsS "http://$HTTP_ADDR/status"; echo
 
