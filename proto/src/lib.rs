@@ -13,7 +13,8 @@ pub mod v1 {
 }
 
 /// The encoded `FileDescriptorSet` of the contract, for gRPC reflection.
-pub const FILE_DESCRIPTOR_SET: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cuzk_descriptor.bin"));
+pub const FILE_DESCRIPTOR_SET: &[u8] =
+    include_bytes!(concat!(env!("OUT_DIR"), "/cuzk_descriptor.bin"));
 
 /// Largest message either side accepts: Curio sends PoRep inputs of up to 256 MiB.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
