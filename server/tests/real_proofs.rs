@@ -27,12 +27,7 @@ struct Env {
 fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let params_dir = std::env::var_os("SNARKD_TEST_PARAMS_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into()))
-                    .join(".cache/snarkd/params-2k")
-            });
+        let params_dir = snarkd_prover::test_params_dir();
         let work = tempfile::tempdir().unwrap();
         let fixtures =
             generate_fixtures(SECTOR_2K, work.path()).expect("sealing the fixture sector");
@@ -165,6 +160,26 @@ async fn post_proofs_through_grpc_verify() {
         "{:?}",
         status.loaded_srs
     );
+    let metrics = d
+        .grpc
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text;
+    for line in [
+        "snarkd_proofs_completed_total{kind=\"winning\"}",
+        "snarkd_device_seconds_count{kind=\"wpost\"}",
+        "snarkd_memory_total_bytes",
+        "snarkd_memory_used_bytes",
+        "snarkd_queue_depth",
+        "snarkd_worker_busy_seconds{worker=\"0\"}",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l.starts_with(line)),
+            "metrics lack {line}:\n{metrics}"
+        );
+    }
     d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
 }
 

@@ -54,7 +54,9 @@ pub(crate) async fn run(
         for effect in machine.apply(input) {
             execute(effect, &workers, &prover, &sender);
         }
-        status.send_replace(Arc::new(machine.snapshot()));
+        let snapshot = machine.snapshot();
+        record_gauges(&snapshot);
+        status.send_replace(Arc::new(snapshot));
     }
 }
 
@@ -129,6 +131,24 @@ fn execute(
                 elapsed: started.elapsed(),
             });
         }),
+    }
+}
+
+/// Point-in-time metrics, read off the snapshot so they always agree with the status.
+fn record_gauges(s: &StatusSnapshot) {
+    metrics::gauge!("snarkd_memory_total_bytes").set(s.memory.total_bytes as f64);
+    metrics::gauge!("snarkd_memory_used_bytes").set(s.memory.used_bytes as f64);
+    metrics::gauge!("snarkd_memory_params_bytes").set(s.memory.params_bytes as f64);
+    metrics::gauge!("snarkd_queue_depth").set(s.counters.queue_depth as f64);
+    metrics::gauge!("snarkd_synthesis_active").set(s.synthesis.active as f64);
+    for q in &s.queues {
+        metrics::gauge!("snarkd_jobs_pending", "kind" => q.kind.as_str()).set(q.pending as f64);
+        metrics::gauge!("snarkd_jobs_in_progress", "kind" => q.kind.as_str())
+            .set(q.in_progress as f64);
+    }
+    for w in &s.workers {
+        metrics::gauge!("snarkd_worker_busy_seconds", "worker" => w.worker_id.to_string())
+            .set(w.busy_secs);
     }
 }
 

@@ -38,7 +38,7 @@ pub use filecoin::{
     prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofKind,
     ProofRequest,
 };
-pub use params::{default_params_dir, generate_params, load_params, LoadedParams};
+pub use params::{default_params_dir, generate_params, load_params, test_params_dir, LoadedParams};
 pub use synthesis::SynthesizedPartition;
 
 // The engine shares jobs and parameters across threads and moves partitions between them.

@@ -107,8 +107,6 @@ impl Machine {
         }
         w.state = WorkerState::Idle;
         w.job_seq = None;
-        metrics::gauge!("snarkd_worker_busy_seconds", "worker" => worker.to_string())
-            .set(w.busy.as_secs_f64());
         self.changed();
     }
 }

@@ -28,6 +28,7 @@ use crate::synthesis::SynthesizedPartition;
 
 pub use estimate::{CircuitShape, MemoryEstimate};
 pub use kind::{parse_sector_size, sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
+#[cfg(feature = "fixtures")]
 pub(crate) use request::bytes32 as request_bytes32;
 pub use request::{prover_id_from_miner_id, ProofRequest};
 

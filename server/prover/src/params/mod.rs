@@ -33,6 +33,19 @@ pub fn default_params_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMS_DIR))
 }
 
+/// Where tests, benchmarks and the demo keep their generated 2 KiB parameters:
+/// `$SNARKD_TEST_PARAMS_DIR`, or `~/.cache/snarkd/params-2k` (outside any checkout, so they
+/// survive clean clones; `scripts/test.sh` uses the same default).
+pub fn test_params_dir() -> PathBuf {
+    std::env::var_os("SNARKD_TEST_PARAMS_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into()))
+                .join(".cache/snarkd/params-2k")
+        })
+}
+
 /// Paths of the files of one circuit in `dir`.
 pub fn params_paths(dir: &Path, circuit: CircuitId) -> (PathBuf, PathBuf) {
     let stem = circuit.params_file_stem();

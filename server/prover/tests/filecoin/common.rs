@@ -25,12 +25,7 @@ pub struct Env {
 pub fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let params_dir = std::env::var_os("SNARKD_TEST_PARAMS_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/tmp".into()))
-                    .join(".cache/snarkd/params-2k")
-            });
+        let params_dir = snarkd_prover::test_params_dir();
         std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
         let work = tempfile::tempdir().unwrap();
         let fixtures =
