@@ -38,16 +38,42 @@ pub const PARTITION_PROOF_BYTES: usize = 192;
 /// Per-kind behaviour behind [`PreparedJob`].
 pub(crate) trait KindJob: Send + Sync {
     fn num_partitions(&self) -> usize;
-    /// Builds and synthesizes the circuit of partition `index` (already range-checked).
-    fn synthesize(&self, index: usize, shape: CircuitShape) -> Result<SynthesizedPartition>;
+    /// Builds the circuit of partition `index` (already range-checked) and does `run` with it.
+    fn run(&self, index: usize, run: Run<'_>) -> Result<Ran>;
     /// Verifies the partition proofs (in order) with filecoin's verifier for this kind.
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool>;
-    /// Proves partition `index` with stock bellperson (`create_random_proof`), for comparison.
-    fn stock_prove(&self, index: usize, params: &Parameters<Bls12>) -> Result<Proof<Bls12>>;
+}
+
+/// What to do with a partition's circuit once built.
+pub(crate) enum Run<'a> {
+    /// Synthesize it on our constraint system.
+    Synthesize(CircuitShape),
+    /// Prove it with stock bellperson (`create_random_proof`), for comparison.
+    Stock(&'a Parameters<Bls12>),
+}
+
+/// The result of a [`Run`].
+pub(crate) enum Ran {
+    Synthesized(SynthesizedPartition),
+    Proved(Proof<Bls12>),
+}
+
+/// Does `run` with a circuit a kind has just built.
+pub(crate) fn run_circuit<C: bellperson::Circuit<blstrs::Scalar> + Send>(
+    index: usize,
+    circuit: C,
+    run: Run<'_>,
+) -> Result<Ran> {
+    match run {
+        Run::Synthesize(shape) => {
+            crate::synthesis::synthesize_circuit(index, circuit, shape).map(Ran::Synthesized)
+        }
+        Run::Stock(params) => stock_prove(circuit, params).map(Ran::Proved),
+    }
 }
 
 /// Stock bellperson proof of a circuit (reference for benchmarks).
-pub(crate) fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
+fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
     circuit: C,
     params: &Parameters<Bls12>,
 ) -> Result<Proof<Bls12>> {
@@ -147,7 +173,10 @@ impl PreparedJob {
         let shape = estimate::shape(self.kind, self.sector_size());
         let span = tracing::debug_span!("synthesize", circuit = %self.circuit, partition = index);
         let _enter = span.enter();
-        self.inner.synthesize(index, shape)
+        match self.inner.run(index, Run::Synthesize(shape))? {
+            Ran::Synthesized(partition) => Ok(partition),
+            Ran::Proved(_) => unreachable!("a synthesis run synthesizes"),
+        }
     }
 
     /// Proves partition `index` with stock bellperson's `create_random_proof` (synthesis and
@@ -163,7 +192,10 @@ impl PreparedJob {
         if index >= count {
             return Err(ProverError::NoSuchPartition { index, count });
         }
-        self.inner.stock_prove(index, params.parameters())
+        match self.inner.run(index, Run::Stock(params.parameters()))? {
+            Ran::Proved(proof) => Ok(proof),
+            Ran::Synthesized(_) => unreachable!("a stock run proves"),
+        }
     }
 
     /// Checks `proof` (192 bytes per partition, in order) with the kind's filecoin verifier and

@@ -3,7 +3,7 @@
 
 use std::convert::TryInto;
 
-use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
@@ -16,12 +16,10 @@ use storage_proofs_porep::stacked::{
     self, generate_replica_id, ChallengeRequirements, StackedCompound, StackedDrg, Tau,
 };
 
-use super::estimate::CircuitShape;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{build_circuit, stock_prove, KindJob, ProofRequest};
+use super::{build_circuit, run_circuit, KindJob, ProofRequest, Ran, Run};
 use crate::error::{ProverError, Result};
-use crate::synthesis::{synthesize_circuit, SynthesizedPartition};
 
 type Inputs<Tree> = stacked::PublicInputs<
     <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain,
@@ -167,7 +165,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
         self.vanilla.len()
     }
 
-    fn synthesize(&self, index: usize, shape: CircuitShape) -> Result<SynthesizedPartition> {
+    fn run(&self, index: usize, run: Run<'_>) -> Result<Ran> {
         let circuit = build_circuit(index, || {
             <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
                 StackedDrg<'_, Tree, DefaultPieceHasher>,
@@ -180,23 +178,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
                 Some(index),
             )
         })?;
-        synthesize_circuit(index, circuit, shape)
-    }
-
-    fn stock_prove(&self, index: usize, params: &Parameters<Bls12>) -> Result<Proof<Bls12>> {
-        let circuit = build_circuit(index, || {
-            <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
-                StackedDrg<'_, Tree, DefaultPieceHasher>,
-                _,
-            >>::circuit(
-                &self.pub_inputs,
-                (),
-                &self.vanilla[index],
-                &self.pub_params.vanilla_params,
-                Some(index),
-            )
-        })?;
-        stock_prove(circuit, params)
+        run_circuit(index, circuit, run)
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {

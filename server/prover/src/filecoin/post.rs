@@ -2,7 +2,7 @@
 //! `FallbackPoStSectorProof`s, randomness and miner id, verified with the fallback PoSt compound
 //! verifier's public inputs.
 
-use bellperson::groth16::{verify_proofs_batch, Parameters, PreparedVerifyingKey, Proof};
+use bellperson::groth16::{verify_proofs_batch, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::Hasher;
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
@@ -15,12 +15,10 @@ use rand::rngs::OsRng;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
-use super::estimate::CircuitShape;
 use super::registered::post_proof;
 use super::request::{bytes32, prover_id_from_miner_id};
-use super::{build_circuit, stock_prove, KindJob, ProofKind, ProofRequest};
+use super::{build_circuit, run_circuit, KindJob, ProofKind, ProofRequest, Ran, Run};
 use crate::error::{ProverError, Result};
-use crate::synthesis::{synthesize_circuit, SynthesizedPartition};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
@@ -184,7 +182,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
         1
     }
 
-    fn synthesize(&self, index: usize, shape: CircuitShape) -> Result<SynthesizedPartition> {
+    fn run(&self, index: usize, run: Run<'_>) -> Result<Ran> {
         let circuit = build_circuit(index, || {
             <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::circuit(
                 &self.circuit_inputs,
@@ -194,20 +192,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
                 Some(0),
             )
         })?;
-        synthesize_circuit(index, circuit, shape)
-    }
-
-    fn stock_prove(&self, index: usize, params: &Parameters<Bls12>) -> Result<Proof<Bls12>> {
-        let circuit = build_circuit(index, || {
-            <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::circuit(
-                &self.circuit_inputs,
-                Default::default(),
-                &self.proof,
-                &self.vanilla_params,
-                Some(0),
-            )
-        })?;
-        stock_prove(circuit, params)
+        run_circuit(index, circuit, run)
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {

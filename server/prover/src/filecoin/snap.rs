@@ -2,7 +2,7 @@
 //! `PartitionProof`s and comm_r_old / comm_r_new / comm_d_new, verified as
 //! `verify_empty_sector_update_proof` does.
 
-use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::DefaultPieceDomain;
@@ -15,12 +15,10 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PublicInputs, SetupParams,
 };
 
-use super::estimate::CircuitShape;
 use super::registered::update_proof;
 use super::request::bytes32;
-use super::{build_circuit, stock_prove, KindJob, ProofRequest};
+use super::{build_circuit, run_circuit, KindJob, ProofRequest, Ran, Run};
 use crate::error::{ProverError, Result};
-use crate::synthesis::{synthesize_circuit, SynthesizedPartition};
 
 struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     pub_params: compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>,
@@ -101,7 +99,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<
         self.vanilla.len()
     }
 
-    fn synthesize(&self, index: usize, shape: CircuitShape) -> Result<SynthesizedPartition> {
+    fn run(&self, index: usize, run: Run<'_>) -> Result<Ran> {
         let circuit = build_circuit(index, || {
             <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
                 &self.pub_inputs,
@@ -111,20 +109,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<
                 Some(index),
             )
         })?;
-        synthesize_circuit(index, circuit, shape)
-    }
-
-    fn stock_prove(&self, index: usize, params: &Parameters<Bls12>) -> Result<Proof<Bls12>> {
-        let circuit = build_circuit(index, || {
-            <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
-                &self.pub_inputs,
-                (),
-                &self.vanilla[index],
-                &self.pub_params.vanilla_params,
-                Some(index),
-            )
-        })?;
-        stock_prove(circuit, params)
+        run_circuit(index, circuit, run)
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
