@@ -62,6 +62,9 @@ async fn serves_grpc_on_a_unix_socket() {
         daemon.grpc_addr().to_string(),
         format!("unix://{}", path.display())
     );
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o660, "[daemon] socket_mode applies to the socket");
 
     let connect_path = path.clone();
     let channel = tonic::transport::Endpoint::from_static("http://snarkd.sock")

@@ -23,7 +23,7 @@ use serde::Deserialize;
 use snarkd_engine::{EngineConfig, Priority, ProofKind};
 
 pub use sources::{ConfigError, Overrides};
-pub use values::{Backend, ListenAddr, LogFormat, MemoryBudget, PriorityName, TcpAddr};
+pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, PriorityName, TcpAddr};
 
 /// The commented default config, as printed by `snarkd config default`.
 pub const DEFAULT_TOML: &str = include_str!("default.toml");
@@ -60,6 +60,8 @@ pub struct DaemonSection {
     pub drain_timeout: Duration,
     /// The built monitor (static files) served on the HTTP port.
     pub monitor_dir: PathBuf,
+    /// Permissions of the unix socket when `listen` is one.
+    pub socket_mode: FileMode,
 }
 
 impl Default for DaemonSection {
@@ -70,6 +72,7 @@ impl Default for DaemonSection {
             retention: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(5 * 60),
             monitor_dir: PathBuf::from("monitor-ui/dist"),
+            socket_mode: FileMode(0o660),
         }
     }
 }

@@ -51,6 +51,7 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "retention",
         "drain_timeout",
         "monitor_dir",
+        "socket_mode",
         "dir",
         "budget",
         "safety_margin",
@@ -182,6 +183,11 @@ const BAD: &[Bad] = &[
         &["lisen", "listen"],
     ),
     ("[deamon]\n", &[], &["deamon", "daemon"]),
+    (
+        "[daemon]\nsocket_mode = \"rw-rw----\"\n",
+        &[],
+        &["daemon.socket_mode", "rw-rw----", "octal"],
+    ),
     (
         "[daemon]\nlisten = \"nowhere\"\n",
         &[],

@@ -51,6 +51,31 @@ impl<'de> Deserialize<'de> for ListenAddr {
     }
 }
 
+/// Unix permission bits, written in octal like `"0660"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMode(pub u32);
+
+impl FromStr for FileMode {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        u32::from_str_radix(text.trim_start_matches("0o"), 8)
+            .ok()
+            .filter(|mode| *mode <= 0o777)
+            .map(FileMode)
+            .ok_or_else(|| {
+                format!("{text:?} is not a permission mode: write octal bits such as \"0660\"")
+            })
+    }
+}
+
+impl<'de> Deserialize<'de> for FileMode {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(de)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// A TCP listen address; host names (e.g. `localhost:9821`) resolve to their first address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpAddr(pub SocketAddr);

@@ -24,8 +24,9 @@ pub async fn bind_tcp(addr: SocketAddr, what: &str, setting: &str) -> anyhow::Re
     })
 }
 
-/// Binds a unix socket, replacing a stale socket file left by a daemon that did not exit cleanly.
-pub fn bind_unix(path: &Path, setting: &str) -> anyhow::Result<UnixListener> {
+/// Binds a unix socket with permissions `mode`, replacing a stale socket file left by a daemon
+/// that did not exit cleanly.
+pub fn bind_unix(path: &Path, mode: u32, setting: &str) -> anyhow::Result<UnixListener> {
     let shown = path.display();
     match std::fs::symlink_metadata(path) {
         Ok(meta) => {
@@ -54,8 +55,13 @@ pub fn bind_unix(path: &Path, setting: &str) -> anyhow::Result<UnixListener> {
             ));
         }
     }
-    UnixListener::bind(path)
-        .map_err(|err| anyhow!("cannot listen for gRPC on unix://{shown}: {err} ({setting})"))
+    let listener = UnixListener::bind(path)
+        .map_err(|err| anyhow!("cannot listen for gRPC on unix://{shown}: {err} ({setting})"))?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).with_context(|| {
+        format!("cannot set the permissions of {shown} to {mode:o} ([daemon] socket_mode)")
+    })?;
+    Ok(listener)
 }
 
 /// Removes the socket file when the daemon stops.

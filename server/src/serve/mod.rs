@@ -82,7 +82,11 @@ impl Daemon {
                 )
             }
             ListenAddr::Unix(path) => {
-                let listener = listen::bind_unix(path, "--listen or [daemon] listen")?;
+                let listener = listen::bind_unix(
+                    path,
+                    config.daemon.socket_mode.0,
+                    "--listen or [daemon] listen",
+                )?;
                 (
                     ListenAddr::Unix(path.clone()),
                     GrpcListener::Unix(listener),
