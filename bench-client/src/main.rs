@@ -1,25 +1,54 @@
-//! `snarkd-bench`: generates real request fixtures for every proof kind and benchmarks the
-//! snarkd prover against stock bellperson. A thin CLI over `snarkd_prover::{fixtures, bench}`.
+//! `snarkd-bench`: generates real request fixtures for every proof kind, drives a running snarkd
+//! daemon over gRPC (one proof, concurrent batches, status, preload, metrics), and benchmarks the
+//! snarkd prover in-process against stock bellperson.
 //!
 //! ```text
-//! snarkd-bench gen   --sector-size 2KiB --out DIR
-//! snarkd-bench bench [--fixtures DIR] [--params-dir DIR] [--kind porep|snap|wpost|winning]...
+//! snarkd-bench gen     --sector-size 2KiB --out DIR
+//! snarkd-bench bench   [--fixtures DIR] [--params-dir DIR] [--kind porep|snap|wpost|winning]...
+//! snarkd-bench [--addr URL] [--json] single -t KIND --input DIR
+//! snarkd-bench [--addr URL] [--json] batch  -c COUNT -j CONCURRENCY -t KIND --input DIR [--priority P]
+//! snarkd-bench [--addr URL] [--json] status
+//! snarkd-bench [--addr URL] preload CIRCUIT_ID
+//! snarkd-bench [--addr URL] metrics
 //! ```
+//!
+//! `--addr` is `http://host:port` (default `http://127.0.0.1:9820`) or `unix:///path`. The exit
+//! code is 1 when a proof does not come back COMPLETED or an RPC fails, with the reason on stderr.
+//!
+//! Layout:
+//! - `main.rs`: the command line and exit codes.
+//! - `local.rs`: `gen` and `bench`, in-process (no daemon).
+//! - `remote.rs`: the client subcommands against a daemon.
+//! - `client.rs`: the gRPC connection over TCP or a Unix socket.
+//! - `request.rs`: wire requests from `gen`'s fixtures.
+//! - `summary.rs`: proof outcomes, batch summary and latency percentiles.
+
+mod client;
+mod local;
+mod remote;
+mod request;
+mod summary;
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
-use snarkd_prover::bench::bench_job;
-use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
-use snarkd_prover::{load_params, prepare, CircuitId, CpuBackend, ProofKind};
+use snarkd_proto::v1 as pb;
+use snarkd_prover::ProofKind;
 
 #[derive(Parser)]
 #[command(
     name = "snarkd-bench",
-    about = "Fixtures and benchmarks for the snarkd prover"
+    about = "Fixtures, a gRPC client and benchmarks for the snarkd prover"
 )]
 struct Cli {
+    /// The daemon's gRPC address: http://host:port or unix:///path.
+    #[arg(long, global = true, default_value = "http://127.0.0.1:9820")]
+    addr: String,
+    /// Machine-readable JSON on stdout (single, batch, status).
+    #[arg(long, global = true)]
+    json: bool,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -47,92 +76,84 @@ enum Cmd {
         #[arg(long = "kind")]
         kinds: Vec<String>,
     },
+    /// Prove one fixture request through the daemon (one Prove call).
+    Single {
+        /// porep, snap, wpost or winning.
+        #[arg(short = 't', long = "type", value_parser = request::parse_kind)]
+        kind: ProofKind,
+        /// Fixtures written by `gen`.
+        #[arg(long)]
+        input: PathBuf,
+    },
+    /// Prove COUNT copies of a fixture request, CONCURRENCY at a time, and summarise.
+    Batch {
+        #[arg(short = 'c', long)]
+        count: usize,
+        #[arg(short = 'j', long, default_value_t = 1)]
+        concurrency: usize,
+        /// porep, snap, wpost or winning.
+        #[arg(short = 't', long = "type", value_parser = request::parse_kind)]
+        kind: ProofKind,
+        /// Fixtures written by `gen`.
+        #[arg(long)]
+        input: PathBuf,
+        /// low, normal, high or critical [default: the kind's usual priority].
+        #[arg(long, value_parser = request::parse_priority)]
+        priority: Option<pb::Priority>,
+    },
+    /// The daemon's devices, loaded parameters, queues and counters.
+    Status,
+    /// Load a circuit's parameters ahead of use, e.g. winning-2k or porep-32g.
+    Preload { circuit_id: String },
+    /// The daemon's Prometheus metrics.
+    Metrics,
 }
 
-fn main() -> Result<()> {
+/// Runs a client subcommand; Ok(false) when a proof did not complete.
+fn remote(cli: Cli) -> Result<bool> {
+    let runtime = tokio::runtime::Runtime::new()?;
+    let (addr, json) = (cli.addr.as_str(), cli.json);
+    runtime.block_on(async {
+        match cli.cmd {
+            Cmd::Single { kind, input } => remote::single(addr, kind, &input, json).await,
+            Cmd::Batch {
+                count,
+                concurrency,
+                kind,
+                input,
+                priority,
+            } => {
+                let priority = priority.unwrap_or(pb::Priority::Unspecified);
+                remote::batch(addr, kind, &input, count, concurrency, priority, json).await
+            }
+            Cmd::Status => remote::status(addr, json).await.map(|()| true),
+            Cmd::Preload { circuit_id } => remote::preload(addr, &circuit_id).await.map(|()| true),
+            Cmd::Metrics => remote::metrics(addr).await.map(|()| true),
+            Cmd::Gen { .. } | Cmd::Bench { .. } => unreachable!("local commands"),
+        }
+    })
+}
+
+fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
-    match Cli::parse().cmd {
-        Cmd::Gen { sector_size, out } => {
-            let size = snarkd_prover::filecoin::parse_sector_size(&sector_size)?;
-            let fixtures = generate_fixtures(size, &out)?;
-            for path in fixtures.write(&out)? {
-                println!("{}", path.display());
-            }
-        }
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::Gen { sector_size, out } => local::gen(&sector_size, &out).map(|()| true),
         Cmd::Bench {
             fixtures,
             params_dir,
             kinds,
-        } => {
-            let params_dir = params_dir.unwrap_or_else(snarkd_prover::default_params_dir);
-            let (fixtures, _tmp) = match fixtures {
-                Some(dir) => (Fixtures::read(&dir)?, None),
-                None => {
-                    let tmp = tempfile::tempdir()?;
-                    (generate_fixtures(2 << 10, tmp.path())?, Some(tmp))
-                }
-            };
-            let kinds: Vec<ProofKind> = if kinds.is_empty() {
-                vec![
-                    ProofKind::WinningPost,
-                    ProofKind::WindowPost,
-                    ProofKind::SnapDealsUpdate,
-                    ProofKind::PorepSealCommit,
-                ]
-            } else {
-                kinds
-                    .iter()
-                    .map(|k| ProofKind::from_circuit_prefix(k))
-                    .collect::<Result<_, _>>()?
-            };
-            let size = fixtures.sector_size;
-            println!(
-                "{:<10} {:>5} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>11} {:>9} {:>9} {:>11}",
-                "circuit",
-                "parts",
-                "constr",
-                "synth_s",
-                "device_s",
-                "fft_s",
-                "msm_s",
-                "partMiB",
-                "peakRSSMiB",
-                "bellp_s",
-                "dev_ratio",
-                "total_ratio"
-            );
-            for kind in kinds {
-                let job = prepare(fixtures.request(kind))?;
-                let circuit = CircuitId::new(kind, size)?;
-                let t = std::time::Instant::now();
-                let params = load_params(&params_dir, circuit)?;
-                eprintln!(
-                    "{circuit}: loaded {:.0} MiB of parameters in {:.2}s",
-                    params.size_bytes() as f64 / (1 << 20) as f64,
-                    t.elapsed().as_secs_f64()
-                );
-                let r = bench_job(&job, &params, &CpuBackend::new())?;
-                let mib = |b: u64| b as f64 / (1 << 20) as f64;
-                println!(
-                    "{:<10} {:>5} {:>10} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>10.1} {:>11.0} {:>9.2} {:>9.2} {:>11.2}",
-                    r.circuit.to_string(),
-                    r.partitions,
-                    r.constraints,
-                    r.synthesis.as_secs_f64(),
-                    r.device.as_secs_f64(),
-                    r.fft.as_secs_f64(),
-                    r.msm.as_secs_f64(),
-                    mib(r.partition_bytes),
-                    r.peak_rss_bytes.map_or(0.0, mib),
-                    r.bellperson_total.as_secs_f64(),
-                    r.device_ratio(),
-                    r.total_ratio(),
-                );
-            }
-            println!("dev_ratio = our device phase / (bellperson create_random_proof - our synthesis time); total_ratio = (our synthesis + device) / bellperson");
+        } => local::bench(fixtures, params_dir, kinds).map(|()| true),
+        _ => remote(cli),
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
         }
     }
-    Ok(())
 }

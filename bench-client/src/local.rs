@@ -1,0 +1,94 @@
+//! The in-process subcommands: `gen` seals a sector and writes fixtures, `bench` times our split
+//! prover against stock bellperson for each kind (no daemon involved).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use snarkd_prover::bench::bench_job;
+use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
+use snarkd_prover::{load_params, prepare, CircuitId, CpuBackend, ProofKind};
+
+/// Seals a random sector of `sector_size` and writes fixtures for every kind into `out`.
+pub fn gen(sector_size: &str, out: &Path) -> Result<()> {
+    let size = snarkd_prover::filecoin::parse_sector_size(sector_size)?;
+    let fixtures = generate_fixtures(size, out)?;
+    for path in fixtures.write(out)? {
+        println!("{}", path.display());
+    }
+    Ok(())
+}
+
+/// Proves each kind with our split prover and with stock bellperson; prints times and ratios.
+pub fn bench(
+    fixtures: Option<PathBuf>,
+    params_dir: Option<PathBuf>,
+    kinds: Vec<String>,
+) -> Result<()> {
+    let params_dir = params_dir.unwrap_or_else(snarkd_prover::default_params_dir);
+    let (fixtures, _tmp) = match fixtures {
+        Some(dir) => (Fixtures::read(&dir)?, None),
+        None => {
+            let tmp = tempfile::tempdir()?;
+            (generate_fixtures(2 << 10, tmp.path())?, Some(tmp))
+        }
+    };
+    let kinds: Vec<ProofKind> = if kinds.is_empty() {
+        vec![
+            ProofKind::WinningPost,
+            ProofKind::WindowPost,
+            ProofKind::SnapDealsUpdate,
+            ProofKind::PorepSealCommit,
+        ]
+    } else {
+        kinds
+            .iter()
+            .map(|k| ProofKind::from_circuit_prefix(k))
+            .collect::<Result<_, _>>()?
+    };
+    let size = fixtures.sector_size;
+    println!(
+        "{:<10} {:>5} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>11} {:>9} {:>9} {:>11}",
+        "circuit",
+        "parts",
+        "constr",
+        "synth_s",
+        "device_s",
+        "fft_s",
+        "msm_s",
+        "partMiB",
+        "peakRSSMiB",
+        "bellp_s",
+        "dev_ratio",
+        "total_ratio"
+    );
+    for kind in kinds {
+        let job = prepare(fixtures.request(kind))?;
+        let circuit = CircuitId::new(kind, size)?;
+        let t = std::time::Instant::now();
+        let params = load_params(&params_dir, circuit)?;
+        eprintln!(
+            "{circuit}: loaded {:.0} MiB of parameters in {:.2}s",
+            params.size_bytes() as f64 / (1 << 20) as f64,
+            t.elapsed().as_secs_f64()
+        );
+        let r = bench_job(&job, &params, &CpuBackend::new())?;
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
+        println!(
+            "{:<10} {:>5} {:>10} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>10.1} {:>11.0} {:>9.2} {:>9.2} {:>11.2}",
+            r.circuit.to_string(),
+            r.partitions,
+            r.constraints,
+            r.synthesis.as_secs_f64(),
+            r.device.as_secs_f64(),
+            r.fft.as_secs_f64(),
+            r.msm.as_secs_f64(),
+            mib(r.partition_bytes),
+            r.peak_rss_bytes.map_or(0.0, mib),
+            r.bellperson_total.as_secs_f64(),
+            r.device_ratio(),
+            r.total_ratio(),
+        );
+    }
+    println!("dev_ratio = our device phase / (bellperson create_random_proof - our synthesis time); total_ratio = (our synthesis + device) / bellperson");
+    Ok(())
+}

@@ -1,0 +1,196 @@
+//! The `snarkd-bench` binary against a real in-process snarkd daemon (real engine, real prover on
+//! the CPU, 2 KiB test parameters and fixtures), over TCP and a Unix socket: exit codes and the
+//! JSON shape of `single`, `batch` and `status`. Only the PoSt kinds: they prove in seconds.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+use snarkd::config::{Config, ListenAddr, MemoryBudget, TcpAddr};
+use snarkd::Daemon;
+use snarkd_engine::Engine;
+use snarkd_prover::fixtures::generate_fixtures;
+use snarkd_prover::{test_params_dir, ProofKind};
+
+const SECTOR_2K: u64 = 2 << 10;
+
+/// 2 KiB PoSt params (made once when missing) and fixtures written as `snarkd-bench gen` does.
+fn fixtures_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        snarkd_prover::generate_params(
+            &test_params_dir(),
+            SECTOR_2K,
+            &[ProofKind::WinningPost, ProofKind::WindowPost],
+        )
+        .expect("generating 2 KiB test params");
+        let dir = tempfile::tempdir().unwrap();
+        let work = tempfile::tempdir().unwrap();
+        generate_fixtures(SECTOR_2K, work.path())
+            .expect("sealing the fixture sector")
+            .write(dir.path())
+            .expect("writing fixtures");
+        dir
+    })
+    .path()
+}
+
+async fn start(listen: ListenAddr) -> Daemon {
+    fixtures_dir();
+    let mut config = Config::default();
+    config.daemon.listen = listen;
+    config.daemon.http_listen = TcpAddr(([127, 0, 0, 1], 0).into());
+    config.daemon.monitor_dir = PathBuf::from("/nonexistent/monitor");
+    config.params.dir = test_params_dir();
+    config.memory.budget = MemoryBudget::Fixed(bytesize::ByteSize::gib(8));
+    config.synthesis.threads = 2;
+    snarkd::telemetry::prometheus();
+    let prover = snarkd::proving::from_config(&config).expect("cpu prover");
+    let engine = Engine::start(config.engine_config().expect("engine config"), prover);
+    Daemon::start(&config, engine).await.expect("daemon starts")
+}
+
+fn addr(daemon: &Daemon) -> String {
+    match daemon.grpc_addr() {
+        ListenAddr::Tcp(a) => format!("http://{a}"),
+        ListenAddr::Unix(p) => format!("unix://{}", p.display()),
+    }
+}
+
+/// Runs `snarkd-bench ARGS`: (exit code, stdout, stderr).
+async fn bench(args: &[&str]) -> (i32, String, String) {
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_snarkd-bench"))
+        .args(args)
+        .output()
+        .await
+        .expect("snarkd-bench runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+async fn bench_json(args: &[&str]) -> Value {
+    let (code, stdout, stderr) = bench(args).await;
+    assert_eq!(
+        code, 0,
+        "snarkd-bench {args:?}\nstdout: {stdout}\nstderr: {stderr}"
+    );
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn single_and_batch_against_a_real_daemon() {
+    let daemon = start(ListenAddr::Tcp(([127, 0, 0, 1], 0).into())).await;
+    let (addr, input) = (addr(&daemon), fixtures_dir().to_str().unwrap().to_string());
+
+    let single = bench_json(&[
+        "--addr", &addr, "--json", "single", "-t", "winning", "--input", &input,
+    ])
+    .await;
+    assert_eq!(single["status"], "COMPLETED", "{single}");
+    assert_eq!(single["kind"], "winning");
+    assert_eq!(single["proof_bytes"], 192);
+    assert!(single["total_ms"].as_u64().is_some(), "{single}");
+
+    let batch = bench_json(&[
+        "--addr", &addr, "--json", "batch", "-c", "3", "-j", "2", "-t", "wpost", "--input", &input,
+    ])
+    .await;
+    assert_eq!(batch["count"], 3, "{batch}");
+    assert_eq!(
+        (batch["completed"].as_u64(), batch["failed"].as_u64()),
+        (Some(3), Some(0))
+    );
+    let p = |q: &str| {
+        batch["latency_ms"][q]
+            .as_f64()
+            .unwrap_or_else(|| panic!("{q}: {batch}"))
+    };
+    assert!(
+        0.0 < p("p50") && p("p50") <= p("p90") && p("p90") <= p("p99"),
+        "{batch}"
+    );
+    assert!(batch["proofs_per_min"].as_f64().unwrap() > 0.0);
+    for phase in ["queue_wait", "srs_load", "synthesis", "gpu_compute"] {
+        assert!(batch["mean_ms"][phase].is_number(), "{phase}: {batch}");
+    }
+
+    // Fixtures whose WinningPoSt randomness no longer matches the vanilla proof: the daemon
+    // rejects the request (InvalidArgument): exit 1 and the reason on stderr, nothing on stdout.
+    let bad = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(fixtures_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, bad.path().join(path.file_name().unwrap())).unwrap();
+    }
+    let manifest = bad.path().join("manifest.json");
+    let mut m: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    m["winning"]["randomness"] = Value::from("11".repeat(32));
+    std::fs::write(&manifest, m.to_string()).unwrap();
+    let bad_input = bad.path().to_str().unwrap();
+    let (code, stdout, stderr) = bench(&[
+        "--addr", &addr, "--json", "single", "-t", "winning", "--input", bad_input,
+    ])
+    .await;
+    assert_ne!(code, 0, "{stdout}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("error: Prove failed: InvalidArgument") && stderr.contains("randomness"),
+        "{stderr}"
+    );
+
+    let status = bench_json(&["--addr", &addr, "--json", "status"]).await;
+    assert_eq!(status["total_proofs_completed"], 4, "{status}");
+    let (code, text, _) = bench(&["--addr", &addr, "status"]).await;
+    assert_eq!(code, 0);
+    assert!(text.contains("4 completed, 0 failed"), "{text}");
+    daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn preload_metrics_and_status_over_a_unix_socket() {
+    let sock = tempfile::tempdir().unwrap();
+    let daemon = start(ListenAddr::Unix(sock.path().join("snarkd.sock"))).await;
+    let addr = addr(&daemon);
+    assert!(addr.starts_with("unix:///"), "{addr}");
+
+    let (code, out, err) = bench(&["--addr", &addr, "preload", "winning-2k"]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("winning-2k: loaded in"), "{out}");
+    let status = bench_json(&["--addr", &addr, "--json", "status"]).await;
+    let loaded = status["loaded_srs"].as_array().unwrap();
+    assert!(
+        loaded.iter().any(|s| s["circuit_id"] == "winning-2k"),
+        "{status}"
+    );
+    let (code, metrics, _) = bench(&["--addr", &addr, "metrics"]).await;
+    assert_eq!(code, 0);
+    assert!(metrics.contains("snarkd_memory_total_bytes"), "{metrics}");
+
+    let (code, _, err) = bench(&["--addr", &addr, "preload", "bogus-2k"]).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("PreloadSRS bogus-2k failed"), "{err}");
+    daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nothing_listening_exits_non_zero_with_a_message() {
+    let input = fixtures_dir().to_str().unwrap().to_string();
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = format!("http://{}", free.local_addr().unwrap());
+    drop(free);
+    let (code, stdout, stderr) = bench(&[
+        "--addr", &addr, "--json", "single", "-t", "winning", "--input", &input,
+    ])
+    .await;
+    assert_ne!(code, 0, "{stdout}");
+    assert!(stdout.is_empty(), "{stdout}");
+    assert!(
+        stderr.contains("error: cannot connect to snarkd at") && stderr.contains(&addr),
+        "{stderr}"
+    );
+    let (code, _, stderr) = bench(&["--addr", "unix:///nonexistent/snarkd.sock", "status"]).await;
+    assert_ne!(code, 0);
+    assert!(stderr.contains("cannot connect"), "{stderr}");
+}
