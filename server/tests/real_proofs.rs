@@ -58,6 +58,9 @@ async fn start(kinds: &[ProofKind], synthesis_threads: usize) -> RealDaemon {
     config.params.dir = env().params_dir.clone();
     config.memory.budget = snarkd::config::MemoryBudget::Fixed(bytesize::ByteSize::gib(8));
     config.synthesis.threads = synthesis_threads;
+    // Real proofs on a busy two-core machine are slow: keep finished jobs long enough to await
+    // and inspect them all.
+    config.daemon.retention = std::time::Duration::from_secs(600);
     snarkd::telemetry::prometheus();
     let prover = snarkd::proving::from_config(&config).expect("cpu prover");
     let engine = Engine::start(config.engine_config().expect("engine config"), prover);
