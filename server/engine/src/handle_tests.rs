@@ -18,6 +18,7 @@ fn engine(prover: std::sync::Arc<TestProver>) -> Engine {
 }
 
 #[tokio::test(start_paused = true)]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn await_times_out_while_the_job_goes_on_then_completes() {
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
@@ -128,6 +129,7 @@ async fn unspecified_priority_means_the_kinds_priority() {
 }
 
 #[tokio::test]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn draining_refuses_new_work_and_finishes_the_rest() {
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());

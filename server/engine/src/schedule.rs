@@ -22,11 +22,9 @@ pub fn synthesis_allowed_now(
     free_bytes: u64,
     partition_bytes: u64,
 ) -> usize {
-    let by_memory = if partition_bytes == 0 {
-        threads
-    } else {
-        (free_bytes / partition_bytes) as usize
-    };
+    let by_memory = free_bytes
+        .checked_div(partition_bytes)
+        .map_or(threads, |n| n as usize);
     (active + by_memory).min(threads.max(active))
 }
 
