@@ -35,6 +35,7 @@ pub fn busy() -> StatusSnapshot {
             backend: "cpu".into(),
             started_at_unix_ms: STARTED_MS,
             uptime_secs: 0,
+            draining: false,
         },
         memory: MemoryStatus {
             total_bytes: 100 << 30,

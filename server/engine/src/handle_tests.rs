@@ -139,12 +139,17 @@ async fn draining_refuses_new_work_and_finishes_the_rest() {
         .await
         .unwrap()
         .job_id;
+    assert!(!engine.snapshot().daemon.draining);
     engine.begin_drain();
     let refused = engine
         .submit(request(ProofKind::WinningPost, 1, 10))
         .await
         .unwrap_err();
     assert_eq!(refused, EngineError::ShuttingDown);
+    assert!(
+        engine.snapshot().daemon.draining,
+        "the status shows the drain"
+    );
     drop(gate);
     engine.idle().await;
     assert!(matches!(

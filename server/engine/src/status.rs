@@ -30,6 +30,8 @@ pub struct DaemonInfo {
     pub backend: String,
     pub started_at_unix_ms: u64,
     pub uptime_secs: u64,
+    /// Intake stopped for shutdown; queued and running jobs still finish.
+    pub draining: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

@@ -103,6 +103,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
             uptime_seconds: uptime_secs(s, now_ms),
             backend: s.daemon.backend.clone(),
             started_at_unix_ms: s.daemon.started_at_unix_ms,
+            draining: s.daemon.draining,
         }),
         memory: Some(pb::MemoryStatus {
             total_bytes: s.memory.total_bytes,

@@ -126,7 +126,10 @@ impl Machine {
             Input::Evict { circuit_id, reply } => {
                 let _ = reply.send(self.evict(&circuit_id));
             }
-            Input::Drain => self.draining = true,
+            Input::Drain => {
+                self.draining = true;
+                self.changed();
+            }
             Input::Idle { reply } => {
                 let _ = reply.send(self.jobs.values().all(|j| j.state.is_finished()));
             }

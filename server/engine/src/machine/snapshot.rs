@@ -101,6 +101,7 @@ impl Machine {
                 backend: self.prover.backend_name(),
                 started_at_unix_ms: self.started_unix_ms,
                 uptime_secs: (now - self.started_at).as_secs(),
+                draining: self.draining,
             },
             memory: MemoryStatus {
                 total_bytes: total,
