@@ -236,7 +236,6 @@ impl Machine {
             ParamsEntry {
                 slot: ParamsSlot::Loading {
                     waiters: Vec::new(),
-                    started: Instant::now(),
                 },
                 bytes: needed,
                 reservation: Some(reservation),

@@ -109,16 +109,10 @@ impl Machine {
         let Some(entry) = self.params.get_mut(&circuit_id) else {
             return;
         };
-        let ParamsSlot::Loading { waiters, started } = std::mem::replace(
-            &mut entry.slot,
-            ParamsSlot::Loading {
-                waiters: Vec::new(),
-                started: Instant::now(),
-            },
-        ) else {
+        let ParamsSlot::Loading { waiters } = &mut entry.slot else {
             return;
         };
-        let _ = started;
+        let waiters = std::mem::take(waiters);
         match result {
             Ok((params, bytes)) => {
                 if let Some(reservation) = entry.reservation.as_mut() {

@@ -199,7 +199,6 @@ impl Worker {
 pub(crate) enum ParamsSlot {
     Loading {
         waiters: Vec<oneshot::Sender<Result<Preloaded, EngineError>>>,
-        started: Instant,
     },
     Ready(Params),
 }
