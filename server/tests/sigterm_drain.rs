@@ -1,0 +1,159 @@
+//! The `snarkd` binary stopped with SIGTERM while it proves a real 2 KiB WinningPoSt: the proof
+//! still completes and is returned, a new submit during the drain is refused with UNAVAILABLE,
+//! and the process exits 0.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStderr, Command, Stdio};
+
+use snarkd_proto::v1 as pb;
+use snarkd_prover::fixtures::generate_fixtures;
+use snarkd_prover::{test_params_dir, ProofKind, ProofRequest};
+use tokio_stream::StreamExt;
+use tonic::Code;
+
+const SECTOR_2K: u64 = 2 << 10;
+
+fn winning_request() -> (ProofRequest, tempfile::TempDir) {
+    snarkd_prover::generate_params(&test_params_dir(), SECTOR_2K, &[ProofKind::WinningPost])
+        .expect("generating 2 KiB WinningPoSt params");
+    let work = tempfile::tempdir().unwrap();
+    let fixtures = generate_fixtures(SECTOR_2K, work.path()).expect("sealing the fixture sector");
+    (fixtures.winning, work)
+}
+
+fn submit(r: &ProofRequest, request_id: &str) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        request_id: request_id.to_string(),
+        proof_kind: pb::ProofKind::WinningPost as i32,
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof,
+        priority: pb::Priority::Critical as i32,
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        ..Default::default()
+    }
+}
+
+/// Reads JSON log lines until one whose message is `message`; returns it.
+fn wait_for_log(stderr: &mut BufReader<ChildStderr>, message: &str) -> serde_json::Value {
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "snarkd exited before logging {message:?}"
+        );
+        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+            panic!("a log line that is not JSON: {line}");
+        };
+        if event["message"] == message {
+            return event;
+        }
+    }
+}
+
+fn spawn_daemon() -> (Child, BufReader<ChildStderr>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_snarkd"))
+        .args([
+            "run",
+            "--listen",
+            "127.0.0.1:0",
+            "--http-listen",
+            "127.0.0.1:0",
+        ])
+        .env("RUST_LOG", "info")
+        .env("SNARKD_LOGGING_FORMAT", "json")
+        .env("SNARKD_PARAMS_DIR", test_params_dir())
+        .env("SNARKD_DAEMON_DRAIN_TIMEOUT", "10m")
+        .env("SNARKD_MEMORY_BUDGET", "8GiB")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    (child, stderr)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero() {
+    let (request, _work) = winning_request();
+    let (mut child, mut stderr) = spawn_daemon();
+    let serving = wait_for_log(&mut stderr, "snarkd is serving");
+    let grpc: std::net::SocketAddr = serving["grpc"].as_str().unwrap().parse().unwrap();
+    let mut client = common::connect(grpc).await;
+
+    let job_id = client
+        .submit_proof(submit(&request, "drain-running"))
+        .await
+        .expect("submit")
+        .into_inner()
+        .job_id;
+
+    // SIGTERM only once a partition of the job is being worked on.
+    let mut stream = client
+        .stream_status(pb::StreamStatusRequest {
+            min_interval_ms: 50,
+            job_ids: vec![job_id.clone()],
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    loop {
+        let snapshot = stream.next().await.expect("status stream").unwrap();
+        let job = snapshot.jobs.iter().find(|j| j.job_id == job_id);
+        let started = job.is_some_and(|j| {
+            j.partitions.iter().any(|p| {
+                p.state != pb::PartitionState::Pending as i32
+                    && p.state != pb::PartitionState::Unspecified as i32
+            })
+        });
+        if started {
+            break;
+        }
+    }
+    drop(stream);
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+
+    let stderr = tokio::task::spawn_blocking(move || {
+        wait_for_log(&mut stderr, "draining: no new proofs are accepted");
+        stderr
+    })
+    .await
+    .unwrap();
+    let refused = client
+        .submit_proof(submit(&request, "drain-new"))
+        .await
+        .expect_err("a submit during the drain is refused");
+    assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
+
+    let outcome = client
+        .await_proof(pb::AwaitProofRequest {
+            job_id: job_id.clone(),
+            timeout_ms: 0,
+        })
+        .await
+        .expect("await during the drain")
+        .into_inner();
+    assert_eq!(
+        outcome.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{}",
+        outcome.error_message
+    );
+    assert_eq!(outcome.proof.len(), 192);
+
+    let exit = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(exit.code(), Some(0));
+    let rest: Vec<String> = stderr.lines().map(Result::unwrap).collect();
+    assert!(
+        rest.iter().any(|l| l.contains("snarkd stopped")),
+        "{rest:?}"
+    );
+}
