@@ -1,0 +1,143 @@
+use snarkd_proto::v1::{JobState, JobStatus, PartitionState, PartitionStatus, Priority, ProofKind};
+
+use super::*;
+
+fn job(id: &str, priority: Priority, submitted: u64, state: JobState, finished: u64) -> JobStatus {
+    JobStatus {
+        job_id: id.to_string(),
+        proof_kind: ProofKind::WindowPostPartition as i32,
+        priority: priority as i32,
+        submitted_at_unix_ms: submitted,
+        state: state as i32,
+        finished_at_unix_ms: finished,
+        ..Default::default()
+    }
+}
+
+fn ids(rows: &[JobRow]) -> Vec<&str> {
+    rows.iter().map(|r| r.job_id.as_str()).collect()
+}
+
+#[test]
+fn unfinished_jobs_come_in_scheduling_order_then_finished_ones_newest_first() {
+    let jobs = [
+        job("done-old", Priority::Critical, 1, JobState::Completed, 10),
+        job("normal-old", Priority::Normal, 2, JobState::Running, 0),
+        job("high-new", Priority::High, 9, JobState::Queued, 0),
+        job("done-new", Priority::Low, 3, JobState::Failed, 20),
+        job("high-old", Priority::High, 5, JobState::Running, 0),
+        job("critical", Priority::Critical, 50, JobState::Queued, 0),
+    ];
+    let rows = job_rows(&jobs, 100);
+    assert_eq!(
+        ids(&rows),
+        [
+            "critical",
+            "high-old",
+            "high-new",
+            "normal-old",
+            "done-new",
+            "done-old"
+        ]
+    );
+}
+
+#[test]
+fn equal_jobs_keep_a_stable_order_by_id() {
+    let jobs = [
+        job("b", Priority::High, 5, JobState::Queued, 0),
+        job("a", Priority::High, 5, JobState::Queued, 0),
+    ];
+    assert_eq!(ids(&job_rows(&jobs, 10)), ["a", "b"]);
+}
+
+#[test]
+fn finished_jobs_fade_linearly_to_a_readable_floor() {
+    let finished_at = 1_000_000;
+    let opacity = |now: u64| {
+        let jobs = [job(
+            "j",
+            Priority::High,
+            0,
+            JobState::Completed,
+            finished_at,
+        )];
+        job_rows(&jobs, now)[0].opacity_pct
+    };
+    assert_eq!(opacity(finished_at), 100);
+    // Half way: 100 - 65 / 2 (integer) = 68.
+    assert_eq!(opacity(finished_at + FADE_MS / 2), 68);
+    assert_eq!(opacity(finished_at + FADE_MS), FADED_OPACITY_PCT);
+    assert_eq!(opacity(finished_at + 10 * FADE_MS), FADED_OPACITY_PCT);
+    // A clock behind the daemon's end time does not brighten past full.
+    assert_eq!(opacity(finished_at - 5), 100);
+}
+
+#[test]
+fn running_jobs_do_not_fade_and_age_from_submission() {
+    let jobs = [job("j", Priority::High, 1_000, JobState::Running, 0)];
+    let row = &job_rows(&jobs, 66_000)[0];
+    assert!(!row.finished);
+    assert_eq!(row.opacity_pct, 100);
+    assert_eq!(row.age, "1m 05s");
+}
+
+#[test]
+fn a_finished_job_shows_how_long_it_took() {
+    let jobs = [job("j", Priority::High, 1_000, JobState::Completed, 3_500)];
+    let row = &job_rows(&jobs, 90_000)[0];
+    assert!(row.finished);
+    assert_eq!(row.age, "2.5 s");
+    assert_eq!(row.state, "completed");
+}
+
+#[test]
+fn the_full_job_id_and_kind_are_kept() {
+    let id = "0f9c2d4e-5b6a-4c3d-9e8f-7a6b5c4d3e2f";
+    let jobs = [job(id, Priority::High, 0, JobState::Queued, 0)];
+    let row = &job_rows(&jobs, 0)[0];
+    assert_eq!(row.job_id, id);
+    assert_eq!(row.kind, "WindowPoSt");
+    assert_eq!(row.priority, "high");
+}
+
+#[test]
+fn cells_carry_state_and_timings_for_the_hover_text() {
+    let mut j = job("j", Priority::Normal, 0, JobState::Running, 0);
+    j.partitions = vec![
+        PartitionStatus {
+            index: 0,
+            state: PartitionState::Done as i32,
+            synth_ms: Some(1_200),
+            gpu_ms: Some(340),
+            worker_id: Some(1),
+            reserved_bytes: 0,
+        },
+        PartitionStatus {
+            index: 1,
+            state: PartitionState::Gpu as i32,
+            synth_ms: Some(900),
+            gpu_ms: None,
+            worker_id: Some(0),
+            reserved_bytes: 3 * 1024 * 1024 * 1024,
+        },
+        PartitionStatus {
+            index: 2,
+            state: PartitionState::Pending as i32,
+            ..Default::default()
+        },
+    ];
+    let row = &job_rows(&[j], 0)[0];
+    assert_eq!(row.done, 1);
+    let states: Vec<&str> = row.cells.iter().map(|c| c.state).collect();
+    assert_eq!(states, ["done", "gpu", "pending"]);
+    assert_eq!(
+        row.cells[0].title,
+        "partition 0 · done\nsynthesis 1.2 s\ndevice phase 340 ms\nworker 1"
+    );
+    assert_eq!(
+        row.cells[1].title,
+        "partition 1 · gpu\nsynthesis 900 ms\nworker 0\nreserved 3.00 GiB"
+    );
+    assert_eq!(row.cells[2].title, "partition 2 · pending");
+}

@@ -1,0 +1,25 @@
+//! The monitor's view model: everything the dashboard decides about a `StatusSnapshot` (labels,
+//! colours, durations, order, fade-out, the memory bar, reconnect timing, which daemons to watch),
+//! as plain functions and structs with no web dependency, so it is tested natively in
+//! `cargo test --workspace`. The browser app (`monitor-ui/app`) only renders these structs.
+//!
+//! Layout:
+//! - `format`: durations, ages and byte sizes as short human text.
+//! - `labels`: proof kinds, priorities and states as text and CSS classes (the colours live in
+//!   the app's stylesheet, one class per state).
+//! - `jobs`: one row per job (order, fade-out, partition cells with their hover text).
+//! - `dashboard`: the whole page for one daemon, built from a snapshot.
+//! - `connection`: the stream's connection state and the reconnect backoff.
+//! - `daemons`: which daemons the page watches (`?daemon=URL&daemon=URL`).
+
+pub mod connection;
+pub mod daemons;
+pub mod dashboard;
+pub mod format;
+pub mod jobs;
+pub mod labels;
+
+pub use connection::{backoff_ms, Connection};
+pub use daemons::daemon_urls;
+pub use dashboard::Dashboard;
+pub use jobs::{JobRow, PartitionCell};
