@@ -7,7 +7,7 @@ use crate::jobs::{job_rows, JobRow};
 use crate::{format, labels};
 
 /// What the page shows for one daemon.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Dashboard {
     pub header: Header,
     pub memory: MemoryBar,
@@ -19,7 +19,7 @@ pub struct Dashboard {
     pub params: Vec<ParamsRow>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Header {
     pub version: String,
     pub build_id: String,
@@ -33,7 +33,7 @@ pub struct Header {
 
 /// The memory budget as one bar: a segment per proof kind's reservations, one for parameters,
 /// and the free rest.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct MemoryBar {
     pub total: String,
     pub used: String,
@@ -41,7 +41,7 @@ pub struct MemoryBar {
     pub segments: Vec<Segment>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Segment {
     pub label: String,
     /// CSS class: `mem-<kind>`, `mem-params` or `mem-free`.
@@ -51,7 +51,7 @@ pub struct Segment {
     pub width: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Synthesis {
     pub active: u32,
     /// What the free memory budget allows right now (not a config knob).
@@ -59,7 +59,7 @@ pub struct Synthesis {
     pub max_configured: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WorkerChip {
     pub worker_id: u32,
     /// `idle` or `proving`.
@@ -73,20 +73,20 @@ pub struct WorkerChip {
     pub proofs_done: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Counter {
     pub label: String,
     pub value: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct QueueRow {
     pub kind: String,
     pub pending: u32,
     pub in_progress: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ParamsRow {
     pub circuit_id: String,
     pub tier: &'static str,

@@ -14,9 +14,13 @@ pub fn duration_ms(ms: u64) -> String {
     }
 }
 
-/// Whole seconds, as [`duration_ms`] writes them (an uptime, an age).
+/// Whole seconds (an uptime, a time since last use): `0 s`, `17 s`, then as [`duration_ms`].
 pub fn duration_secs(secs: u64) -> String {
-    duration_ms(secs.saturating_mul(1000))
+    if secs < 60 {
+        format!("{secs} s")
+    } else {
+        duration_ms(secs.saturating_mul(1000))
+    }
 }
 
 /// Fractional seconds (a worker's busy time); negative or NaN reads as zero.
@@ -85,6 +89,8 @@ mod tests {
 
     #[test]
     fn seconds_and_fractional_seconds_share_the_format() {
+        assert_eq!(duration_secs(0), "0 s");
+        assert_eq!(duration_secs(17), "17 s");
         assert_eq!(duration_secs(65), "1m 05s");
         assert_eq!(duration_secs(u64::MAX), duration_ms(u64::MAX));
         assert_eq!(duration_secs_f64(3.25), "3.2 s");

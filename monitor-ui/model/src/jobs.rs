@@ -12,7 +12,7 @@ pub const FADE_MS: u64 = 30_000;
 pub const FADED_OPACITY_PCT: u8 = 35;
 
 /// What the page shows for one job.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct JobRow {
     /// The full job id, never shortened.
     pub job_id: String,
@@ -32,7 +32,7 @@ pub struct JobRow {
 }
 
 /// One square of a job's partition grid.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct PartitionCell {
     pub index: u32,
     /// The state word (`pending`, `gpu`, `done`, ...), also its CSS class suffix.

@@ -1,0 +1,45 @@
+//! The snarkd monitor: a Leptos client-side app (wasm32) that watches one or more daemons through
+//! `StreamStatus` over gRPC-web and draws what each snapshot says. Every decision about what to
+//! show lives in `snarkd-monitor-model`; this crate only renders it.
+//!
+//! Layout:
+//! - `stream`: one daemon's status stream, with reconnects and a silence watchdog.
+//! - `clock`: the browser's clock and an async sleep.
+//! - `panel`: one daemon's dashboard (header, memory, synthesis, workers, jobs, tables).
+//! - `jobs`: the job rows with their partition grids, kept keyed so updates touch only what changed.
+
+mod clock;
+mod jobs;
+mod panel;
+mod stream;
+
+use leptos::prelude::*;
+
+fn main() {
+    console_error_panic_hook_lite();
+    leptos::mount::mount_to_body(App);
+}
+
+/// One panel per daemon, side by side.
+#[component]
+fn App() -> impl IntoView {
+    let location = window().location();
+    let urls = snarkd_monitor_model::daemon_urls(
+        &location.search().unwrap_or_default(),
+        &location.origin().unwrap_or_default(),
+        &location.pathname().unwrap_or_default(),
+    );
+    let several = urls.len() > 1;
+    view! {
+        <main class="daemons" class:several=several>
+            {urls.into_iter().map(|url| view! { <panel::DaemonPanel url=url /> }).collect_view()}
+        </main>
+    }
+}
+
+/// Panics go to the console (the app has no other error path worth a dependency).
+fn console_error_panic_hook_lite() {
+    std::panic::set_hook(Box::new(|info| {
+        web_sys::console::error_1(&format!("snarkd monitor panicked: {info}").into());
+    }));
+}

@@ -1,0 +1,258 @@
+//! One daemon's dashboard: connection badge, header, memory bar, synthesis, worker chips, job
+//! rows and the counters, queues and params tables. It re-derives the model's `Dashboard` from
+//! the latest snapshot and a one-second tick (so ages move between snapshots); sections read
+//! the parts they draw.
+
+use std::time::Duration;
+
+use leptos::prelude::*;
+use snarkd_monitor_model::labels::{self, PARTITION_STATES};
+use snarkd_monitor_model::{Connection, Dashboard};
+
+use crate::clock::now_ms;
+use crate::jobs::JobList;
+use crate::stream::{watch, Received};
+
+/// How often ages, busy times and fades move between snapshots.
+const TICK: Duration = Duration::from_secs(1);
+
+#[component]
+pub fn DaemonPanel(url: String) -> impl IntoView {
+    let latest = RwSignal::new(None::<Received>);
+    let connection = RwSignal::new(Connection::Connecting { attempt: 0 });
+    let tick = RwSignal::new(0u64);
+    set_interval(move || tick.update(|t| *t += 1), TICK);
+    watch(url.clone(), latest, connection);
+
+    let dash = Memo::new(move |_| {
+        tick.track();
+        latest.with(|r| {
+            r.as_ref().map(|r| {
+                let daemon_now = r.snapshot.taken_at_unix_ms + now_ms().saturating_sub(r.at_ms);
+                Dashboard::from_snapshot(&r.snapshot, daemon_now)
+            })
+        })
+    });
+    let live = move || connection.with(|c| *c == Connection::Live);
+
+    view! {
+        <section class="daemon" class:stale=move || !live() data-url=url.clone()>
+            <header class="top">
+                <span class="url">{url.clone()}</span>
+                <span
+                    class=move || format!("conn {}", connection.with(|c| c.class()))
+                    data-connection=move || connection.with(|c| c.class())
+                >
+                    {move || connection.with(|c| c.label())}
+                </span>
+            </header>
+            <Show
+                when=move || dash.with(|d| d.is_some())
+                fallback=|| view! { <p class="waiting">"waiting for the first snapshot..."</p> }
+            >
+                <Header dash=dash />
+                <div class="row">
+                    <Memory dash=dash />
+                    <Synthesis dash=dash />
+                </div>
+                <Workers dash=dash />
+                <h2>"Jobs"</h2>
+                <Legend />
+                <JobList dash=dash />
+                <div class="row tables">
+                    <Counters dash=dash />
+                    <Queues dash=dash />
+                    <Params dash=dash />
+                </div>
+            </Show>
+        </section>
+    }
+}
+
+/// Reads one part of the dashboard (callers render only once it exists).
+fn part<T: Default>(dash: Memo<Option<Dashboard>>, f: impl Fn(&Dashboard) -> T) -> T {
+    dash.with(|d| d.as_ref().map(&f).unwrap_or_default())
+}
+
+#[component]
+fn Header(dash: Memo<Option<Dashboard>>) -> impl IntoView {
+    let h = move || part(dash, |d| d.header.clone());
+    view! {
+        <div class="header" data-sequence=move || h().sequence>
+            <span class="brand">"snarkd"</span>
+            <span>"version " <b>{move || h().version}</b></span>
+            <span title="build">{move || h().build_id}</span>
+            <span>"uptime " <b class="uptime">{move || h().uptime}</b></span>
+            <span>"backend " <b>{move || h().backend}</b></span>
+            <span>"devices " <b>{move || h().devices.join(", ")}</b></span>
+            <Show when=move || h().draining>
+                <span class="draining">"draining: no new proofs"</span>
+            </Show>
+        </div>
+    }
+}
+
+#[component]
+fn Memory(dash: Memo<Option<Dashboard>>) -> impl IntoView {
+    let m = move || part(dash, |d| d.memory.clone());
+    view! {
+        <div class="card memory">
+            <h2>"Memory budget"</h2>
+            <div class="bar">
+                {move || {
+                    m().segments
+                        .into_iter()
+                        .map(|s| {
+                            let title = format!("{}: {}", s.label, s.bytes);
+                            view! { <span class=format!("seg {}", s.class) style:width=s.width title=title></span> }
+                        })
+                        .collect_view()
+                }}
+            </div>
+            <div class="bar-legend">
+                {move || {
+                    m().segments
+                        .into_iter()
+                        .map(|s| view! { <span><i class=format!("swatch {}", s.class)></i>{s.label}" "{s.bytes}</span> })
+                        .collect_view()
+                }}
+            </div>
+            <p>"used " <b>{move || m().used}</b> " of " <b>{move || m().total}</b> " · free " <b>{move || m().available}</b></p>
+        </div>
+    }
+}
+
+#[component]
+fn Synthesis(dash: Memo<Option<Dashboard>>) -> impl IntoView {
+    let s = move || part(dash, |d| d.synthesis.clone());
+    view! {
+        <div class="card synthesis">
+            <h2>"Synthesis"</h2>
+            <p class="big">
+                <b class="synth-active">{move || s().active}</b>
+                " active / "
+                <b title="what the free memory budget allows now">{move || s().max_allowed_now}</b>
+                " allowed"
+            </p>
+            <p class="dim">"configured ceiling " {move || s().max_configured}</p>
+        </div>
+    }
+}
+
+#[component]
+fn Workers(dash: Memo<Option<Dashboard>>) -> impl IntoView {
+    view! {
+        <h2>"Workers"</h2>
+        <div class="workers">
+            <For
+                each=move || part(dash, |d| d.workers.clone())
+                key=|w| w.clone()
+                children=|w| {
+                    let partition = w.partition.map(|p| p.to_string()).unwrap_or_default();
+                    view! {
+                        <div
+                            class=format!("chip {}", labels::state_class(w.state))
+                            data-worker=w.worker_id
+                            data-state=w.state
+                            data-job-id=w.job_id.clone()
+                            data-partition=partition.clone()
+                        >
+                            <div class="chip-head">
+                                <b>"worker " {w.worker_id}</b>
+                                <span class="state">{w.state}</span>
+                                <span class="dim">{w.device.clone()}</span>
+                            </div>
+                            <div class="chip-job mono">{w.job_id.clone()}</div>
+                            <div class="dim">
+                                {(!partition.is_empty()).then(|| format!("{} partition {partition} · ", w.job_kind))}
+                                "busy " {w.busy.clone()} " · " {w.proofs_done} " done"
+                            </div>
+                        </div>
+                    }
+                }
+            />
+        </div>
+    }
+}
+
+#[component]
+fn Legend() -> impl IntoView {
+    view! {
+        <div class="legend">
+            {PARTITION_STATES
+                .iter()
+                .map(|s| {
+                    let word = labels::partition_state(*s);
+                    view! { <span><i class=format!("cell {}", labels::state_class(word))></i>{word}</span> }
+                })
+                .collect_view()}
+        </div>
+    }
+}
+
+#[component]
+fn Counters(dash: Memo<Option<Dashboard>>) -> impl IntoView {
+    view! {
+        <div class="card">
+            <h2>"Counters"</h2>
+            <table class="counters">
+                <tbody>
+                    {move || {
+                        part(dash, |d| d.counters.clone())
+                            .into_iter()
+                            .map(|c| view! { <tr><td>{c.label}</td><td class="num">{c.value}</td></tr> })
+                            .collect_view()
+                    }}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn Queues(dash: Memo<Option<Dashboard>>) -> impl IntoView {
+    view! {
+        <div class="card">
+            <h2>"Queues"</h2>
+            <table class="queues">
+                <thead><tr><th>"kind"</th><th>"pending"</th><th>"in progress"</th></tr></thead>
+                <tbody>
+                    {move || {
+                        part(dash, |d| d.queues.clone())
+                            .into_iter()
+                            .map(|q| view! { <tr><td>{q.kind}</td><td class="num">{q.pending}</td><td class="num">{q.in_progress}</td></tr> })
+                            .collect_view()
+                    }}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn Params(dash: Memo<Option<Dashboard>>) -> impl IntoView {
+    view! {
+        <div class="card">
+            <h2>"Parameters"</h2>
+            <table class="params">
+                <thead><tr><th>"circuit"</th><th>"tier"</th><th>"size"</th><th>"refs"</th><th>"last used"</th></tr></thead>
+                <tbody>
+                    {move || {
+                        part(dash, |d| d.params.clone())
+                            .into_iter()
+                            .map(|p| view! {
+                                <tr>
+                                    <td class="mono">{p.circuit_id}</td>
+                                    <td>{p.tier}</td>
+                                    <td class="num">{p.bytes}</td>
+                                    <td class="num">{p.ref_count}</td>
+                                    <td class="num">{p.last_used}" ago"</td>
+                                </tr>
+                            })
+                            .collect_view()
+                    }}
+                </tbody>
+            </table>
+        </div>
+    }
+}

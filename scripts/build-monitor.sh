@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Builds the browser monitor (monitor-ui/app, Leptos → wasm32) into monitor-ui/dist, which the
+# daemon serves at / on its HTTP port ([daemon] monitor_dir). Safe to run again: an unchanged
+# app takes seconds.
+#
+# The wasm32 standard library comes from rustup's wasm32-unknown-unknown target when it is
+# installed or can be installed within a minute; otherwise from Debian's rustc-web packages
+# (scripts/setup.sh installs them), building std with -Zbuild-std. SNARKD_WASM_TOOLCHAIN=rustup
+# or =debian forces one. wasm-bindgen-cli is built once at the lockfile's version into
+# $SNARKD_TOOLS_CACHE (default ~/.cache/snarkd/tools), outside the checkout.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+APP="$ROOT/monitor-ui/app"
+DIST="$ROOT/monitor-ui/dist"
+TOOLS="${SNARKD_TOOLS_CACHE:-$HOME/.cache/snarkd/tools}"
+WASM_TARGET=wasm32-unknown-unknown
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+rustup_has_wasm_std() {
+  local libdir
+  libdir="$(rustc --print target-libdir --target "$WASM_TARGET" 2>/dev/null)" || return 1
+  compgen -G "$libdir/libstd-*.rlib" >/dev/null
+}
+
+debian_wasm_ld() {
+  compgen -G "/usr/lib/llvm-*/bin/wasm-ld" | sort -V | tail -n 1
+}
+
+choose_toolchain() {
+  case "${SNARKD_WASM_TOOLCHAIN:-}" in
+    rustup | debian) echo "$SNARKD_WASM_TOOLCHAIN"; return ;;
+    "") ;;
+    *) echo "SNARKD_WASM_TOOLCHAIN must be rustup or debian, not $SNARKD_WASM_TOOLCHAIN" >&2; exit 2 ;;
+  esac
+  if rustup_has_wasm_std; then echo rustup; return; fi
+  # Where rustup cannot download, `rustup target add` hangs: give it a minute at most.
+  if command -v rustup >/dev/null && timeout 60 rustup target add "$WASM_TARGET" >/dev/null 2>&1 \
+    && rustup_has_wasm_std; then
+    echo rustup; return
+  fi
+  echo debian
+}
+
+TOOLCHAIN="$(choose_toolchain)"
+# One target dir per toolchain, so switching does not rebuild everything; apart from the host
+# builds, so neither waits on the other's cargo lock.
+TARGET_DIR="$ROOT/target/wasm-$TOOLCHAIN"
+build=(build --release --locked --target "$WASM_TARGET" --manifest-path "$APP/Cargo.toml")
+say "building the monitor (wasm32 std from $TOOLCHAIN)"
+if [ "$TOOLCHAIN" = rustup ]; then
+  CARGO_TARGET_DIR="$TARGET_DIR" cargo "${build[@]}"
+else
+  WASM_LD="$(debian_wasm_ld)"
+  if [ ! -x /usr/bin/rustc ] || [ ! -d /usr/lib/rustlib/src/rust/library ] || [ -z "$WASM_LD" ]; then
+    echo "no wasm32 toolchain: install Debian's rustc-web cargo-web rust-web-src libstd-rust-web-dev and lld (scripts/setup.sh does)" >&2
+    exit 1
+  fi
+  # Debian's rustc (1.85) is older than the workspace's rust-version; the app's lockfile is
+  # chosen to build with it (monitor-ui/app/Cargo.toml), except for these crates' `if let ... &&
+  # let` chains (stable in 1.88), which 1.85 has as the let_chains feature.
+  let_chains=(--config 'profile.release.package."tonic-web-wasm-client".rustflags=["-Zcrate-attr=feature(let_chains)"]')
+  CARGO_TARGET_DIR="$TARGET_DIR" RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER="$WASM_LD" \
+    /usr/bin/cargo "${build[@]}" --ignore-rust-version -Zbuild-std=std,panic_abort \
+    -Zprofile-rustflags "${let_chains[@]}"
+fi
+WASM="$TARGET_DIR/$WASM_TARGET/release/snarkd-monitor.wasm"
+
+# wasm-bindgen's CLI must be exactly the version the app links against.
+WB_VERSION="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$APP/Cargo.lock")"
+WB="$TOOLS/wasm-bindgen-$WB_VERSION/bin/wasm-bindgen"
+if [ ! -x "$WB" ]; then
+  say "installing wasm-bindgen-cli $WB_VERSION into $TOOLS (once; about 10 minutes)"
+  cargo install wasm-bindgen-cli --version "$WB_VERSION" --root "$TOOLS/wasm-bindgen-$WB_VERSION"
+fi
+
+# Assemble next to dist and swap it in, so a running daemon never serves half a bundle.
+STAGE="$(mktemp -d "$ROOT/monitor-ui/.dist.XXXXXX")"
+trap 'rm -rf "$STAGE"' EXIT
+"$WB" --target web --no-typescript --out-dir "$STAGE" --out-name snarkd_monitor "$WASM"
+cp "$APP/static/"* "$STAGE/"
+chmod 755 "$STAGE"
+rm -rf "$DIST.old"
+[ -d "$DIST" ] && mv "$DIST" "$DIST.old"
+mv "$STAGE" "$DIST"
+rm -rf "$DIST.old"
+say "monitor built: $(du -sh "$DIST" | cut -f1) in monitor-ui/dist (served at / by snarkd)"
