@@ -2,6 +2,7 @@
 //! server reflection in both v1 and v1alpha (grpcurl 1.8.6 only speaks v1alpha).
 
 use axum::Router;
+use http::{HeaderName, Method};
 use snarkd_proto::v1::proving_engine_server::ProvingEngineServer;
 use tonic::server::NamedService;
 use tonic::service::Routes;
@@ -9,6 +10,7 @@ use tonic_health::server::HealthReporter;
 use tonic_health::ServingStatus;
 use tonic_web::GrpcWebLayer;
 use tower::Layer;
+use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
 use crate::api::ProvingService;
 
@@ -30,9 +32,69 @@ impl Services {
     /// routes get the gRPC-web layer: it answers 400 to plain HTTP/1 requests.
     pub fn grpc_web_router(&self) -> Router {
         let web = GrpcWebLayer::new().layer(self.routes.clone());
-        SERVICE_NAMES.iter().fold(Router::new(), |router, name| {
+        let router = SERVICE_NAMES.iter().fold(Router::new(), |router, name| {
             router.route_service(&format!("/{name}/{{*method}}"), web.clone())
-        })
+        });
+        // The monitor watches several daemons side by side (`?daemon=URL`), each usually a
+        // tunnelled port on the operator's localhost: a page from one may read the others'
+        // status stream. Only that read-only call, and only for loopback origins.
+        let stream_status = format!(
+            "/{}/StreamStatus",
+            <ProvingEngineServer<ProvingService> as NamedService>::NAME
+        );
+        router.route_service(&stream_status, status_cors().layer(web))
+    }
+}
+
+/// CORS for StreamStatus over gRPC-web from pages served on a loopback address.
+fn status_cors() -> CorsLayer {
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(|origin, _| {
+            origin.to_str().is_ok_and(is_loopback_origin)
+        }))
+        .allow_methods([Method::POST])
+        .allow_headers(AllowHeaders::mirror_request())
+        .expose_headers([
+            HeaderName::from_static("grpc-status"),
+            HeaderName::from_static("grpc-message"),
+        ])
+}
+
+/// `http://localhost[:port]`, `http://127.0.0.1[:port]` or `http://[::1][:port]`.
+fn is_loopback_origin(origin: &str) -> bool {
+    let Some(host_port) = origin.strip_prefix("http://") else {
+        return false;
+    };
+    let host = match host_port.rsplit_once(':') {
+        Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => host,
+        _ => host_port,
+    };
+    matches!(host, "localhost" | "127.0.0.1" | "[::1]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback_origin;
+
+    #[test]
+    fn only_loopback_origins_may_read_the_status_stream_cross_origin() {
+        for origin in [
+            "http://localhost:9821",
+            "http://127.0.0.1:19821",
+            "http://[::1]:9821",
+            "http://localhost",
+        ] {
+            assert!(is_loopback_origin(origin), "{origin}");
+        }
+        for origin in [
+            "http://example.com",
+            "https://localhost:9821",
+            "http://localhost.example.com:80",
+            "http://127.0.0.1.nip.io:9821",
+            "null",
+        ] {
+            assert!(!is_loopback_origin(origin), "{origin}");
+        }
     }
 }
 
