@@ -1,0 +1,164 @@
+// The monitor in a real browser against the real daemon proving real 2 KiB proofs.
+// Run: (cd monitor-ui/e2e && npm test), after building snarkd, snarkd-bench and the monitor.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+
+import { launch, waitLive } from "./lib/browser.mjs";
+import { prove, startDaemon, status } from "./lib/daemon.mjs";
+import { ARTIFACTS, prepare } from "./lib/env.mjs";
+import { forward } from "./lib/forwarder.mjs";
+
+const STEP = { timeout: 240_000 };
+let browser;
+
+before(async () => {
+  prepare();
+  browser = await launch();
+});
+after(async () => browser?.close());
+
+/** Every job id the daemon reports while `work` runs (the daemon's own /status JSON). */
+async function jobIdsDuring(daemon, work) {
+  const ids = new Set();
+  let running = true;
+  const poll = (async () => {
+    while (running) {
+      for (const p of (await status(daemon)).pipelines) ids.add(p.job_id);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  try {
+    return { result: await work, ids };
+  } finally {
+    running = false;
+    await poll;
+  }
+}
+
+/** Waits until the page shows job `id` completed with every partition done. */
+async function waitJobDone(page, id, timeout = 120_000) {
+  await page.waitForFunction(
+    (id) => {
+      const row = [...document.querySelectorAll(".job")].find((r) => r.dataset.jobId === id);
+      const cells = row ? [...row.querySelectorAll(".cell")] : [];
+      return row?.dataset.state === "completed" && cells.length > 0
+        && cells.every((c) => c.dataset.state === "done");
+    },
+    id,
+    { timeout },
+  );
+}
+
+test("shows real proofs: full job ids, a proving worker on a gpu partition, partitions done", STEP, async () => {
+  const daemon = await startDaemon();
+  try {
+    const page = await browser.page(`${daemon.httpUrl}/`);
+    await waitLive(page);
+    assert.match(await page.locator(".header").innerText(), /backend\s+cpu/);
+
+    // Several jobs at once keep the one worker busy long enough to catch it on the device.
+    const work = Promise.all([prove(daemon, "wpost", 4), prove(daemon, "winning", 4)]);
+    const onDevice = page.waitForFunction(() => {
+      for (const chip of document.querySelectorAll('.chip[data-state="proving"]')) {
+        const row = [...document.querySelectorAll(".job")].find(
+          (r) => r.dataset.jobId === chip.dataset.jobId,
+        );
+        const cell = row?.querySelector(`.cell[data-partition="${chip.dataset.partition}"]`);
+        if (cell?.dataset.state === "gpu") {
+          return { job: chip.dataset.jobId, partition: chip.dataset.partition, chip: chip.innerText };
+        }
+      }
+      return null;
+    }, null, { polling: "raf", timeout: 180_000 });
+    const caught = onDevice.then(async (handle) => {
+      await page.screenshot({ path: join(ARTIFACTS, "monitor-proving.png"), fullPage: true });
+      return handle.jsonValue();
+    });
+    const [seen, { ids }] = await Promise.all([caught, jobIdsDuring(daemon, work)]);
+
+    assert.equal(ids.size, 8, "the daemon ran 8 jobs");
+    assert.ok(ids.has(seen.job), "the proving chip names one of the daemon's jobs");
+    assert.ok(seen.chip.includes(seen.job), "the chip shows the full job id");
+    for (const id of ids) {
+      await waitJobDone(page, id);
+      const shown = await page.locator(`.job[data-job-id="${id}"] .job-id`).innerText();
+      assert.equal(shown, id, "the row shows the full job id");
+    }
+    const counters = await page.locator(".counters").innerText();
+    assert.match(counters, /completed\s+8/);
+    await page.screenshot({ path: join(ARTIFACTS, "monitor.png"), fullPage: true });
+
+    // The copy button puts the whole id on the clipboard.
+    const first = [...ids][0];
+    await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: daemon.httpUrl });
+    await page.locator(`.job[data-job-id="${first}"] .copy`).click();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), first);
+    await page.close();
+  } finally {
+    await daemon.stop();
+  }
+  assert.deepEqual(browser.errors, []);
+});
+
+test("recovers when the daemon restarts", STEP, async () => {
+  let daemon = await startDaemon();
+  try {
+    const page = await browser.page(`${daemon.httpUrl}/`);
+    await waitLive(page);
+    await daemon.stop();
+    await page.locator('[data-connection="conn-waiting"]').waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(ARTIFACTS, "monitor-disconnected.png") });
+
+    daemon = await startDaemon({ grpcPort: daemon.grpcPort, httpPort: daemon.httpPort });
+    await waitLive(page, 0, 60_000);
+    const { ids } = await jobIdsDuring(daemon, prove(daemon, "winning", 1));
+    assert.equal(ids.size, 1);
+    await waitJobDone(page, [...ids][0]);
+    await page.close();
+  } finally {
+    await daemon.stop();
+  }
+});
+
+test("works through a forwarded port (as through ssh -L)", STEP, async () => {
+  const daemon = await startDaemon();
+  const tunnel = await forward(daemon.httpPort);
+  try {
+    const page = await browser.page(`http://127.0.0.1:${tunnel.port}/`);
+    await waitLive(page);
+    const before = Number(await page.locator(".header").getAttribute("data-sequence"));
+    const { ids } = await jobIdsDuring(daemon, prove(daemon, "wpost", 1));
+    await waitJobDone(page, [...ids][0]);
+    const after = Number(await page.locator(".header").getAttribute("data-sequence"));
+    assert.ok(after > before, `the stream moved on (sequence ${before} -> ${after})`);
+    assert.ok(tunnel.connections() > 0, "the page's stream goes through the forwarder");
+    await page.close();
+  } finally {
+    await tunnel.close();
+    await daemon.stop();
+  }
+});
+
+test("shows several daemons side by side (?daemon=URL&daemon=URL)", STEP, async () => {
+  const [a, b] = [await startDaemon(), await startDaemon()];
+  try {
+    const query = [a, b].map((d) => `daemon=${encodeURIComponent(d.httpUrl)}`).join("&");
+    // Served by a, reading b's stream cross-origin (another loopback port, as a second tunnel is).
+    const page = await browser.page(`${a.httpUrl}/?${query}`);
+    await waitLive(page, 0);
+    await waitLive(page, 1);
+    const panels = page.locator(".daemon");
+    assert.equal(await panels.count(), 2);
+    assert.equal(await panels.nth(1).getAttribute("data-url"), b.httpUrl);
+    const { ids } = await jobIdsDuring(b, prove(b, "winning", 1));
+    const id = [...ids][0];
+    await waitJobDone(page, id);
+    assert.equal(await panels.nth(1).locator(`.job[data-job-id="${id}"]`).count(), 1, "b's job in b's panel");
+    assert.equal(await panels.nth(0).locator(".job").count(), 0, "a has no jobs");
+    await page.screenshot({ path: join(ARTIFACTS, "monitor-two-daemons.png") });
+    await page.close();
+  } finally {
+    await Promise.all([a.stop(), b.stop()]);
+  }
+});
