@@ -13,6 +13,7 @@ HTTP_ADDR=127.0.0.1:9821
 
 say "building snarkd and snarkd-bench"
 cargo build -p snarkd -p snarkd-bench
+./scripts/build-monitor.sh
 BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug"
 SNARKD="$BIN/snarkd"
 

