@@ -108,3 +108,50 @@ pub fn peak_rss() -> Option<u64> {
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
 }
+
+/// Device-phase figures of one backend on one job (all partitions).
+#[derive(Clone, Debug)]
+pub struct DevicePhaseBench {
+    /// The backend's name (`cpu`, `opencl:0`, ...).
+    pub backend: String,
+    /// The whole device phase (H FFTs, MSMs, assembly).
+    pub device: Duration,
+    pub fft: Duration,
+    pub msm: Duration,
+    /// Device faults met (steps rerun); 0 on a healthy device.
+    pub faults: u32,
+}
+
+/// Proves every partition of `job` on each of `backends` in turn — the same circuit and witness,
+/// synthesized again for each — and checks each backend's proof with the verifier. For a side by
+/// side of backends (OpenCL vs CPU); synthesis is not timed.
+pub fn bench_device_phase(
+    job: &PreparedJob,
+    params: &LoadedParams,
+    backends: &[&dyn DeviceBackend],
+) -> Result<Vec<DevicePhaseBench>> {
+    let mut out = Vec::with_capacity(backends.len());
+    for backend in backends {
+        let mut r = DevicePhaseBench {
+            backend: backend.name().to_string(),
+            device: Duration::ZERO,
+            fft: Duration::ZERO,
+            msm: Duration::ZERO,
+            faults: 0,
+        };
+        let mut proofs = Vec::with_capacity(job.num_partitions());
+        for i in 0..job.num_partitions() {
+            let p = job.synthesize(i)?;
+            let t = Instant::now();
+            let (proof, timings) = backend.prove(p, params, Randomness::random(), &mut |_| {})?;
+            r.device += t.elapsed();
+            r.fft += timings.fft;
+            r.msm += timings.msm;
+            r.faults += timings.faults;
+            proofs.push(proof);
+        }
+        job.finalize(&proofs, params)?;
+        out.push(r);
+    }
+    Ok(out)
+}

@@ -3,10 +3,14 @@
 //! blst's Pippenger, and the proof assembly with the zero-knowledge randomness r, s.
 //!
 //! Layout:
-//! - `prover.rs`: [`prove_partition`], [`Randomness`], [`DeviceTimings`].
-//! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2.
+//! - `prover.rs`: [`prove_partition`] (CPU) and [`prove_partition_with`] (any [`DeviceOps`]),
+//!   [`Randomness`], [`DeviceTimings`].
+//! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2, and [`ScalarBytes`].
 
 mod msm;
 mod prover;
 
-pub use prover::{compute_h, prove_partition, DeviceTimings, Randomness};
+pub use msm::{msm_g1, msm_g2, ScalarBytes};
+pub use prover::{
+    compute_h, prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, Randomness,
+};

@@ -11,15 +11,24 @@ use rayon::prelude::*;
 use crate::synthesis::Density;
 
 /// Little-endian 32-byte scalars, laid out back to back as blst wants them.
-pub(crate) struct ScalarBytes(Vec<u8>);
+pub struct ScalarBytes(Vec<u8>);
 
 impl ScalarBytes {
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.0.len() / 32
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The scalars' bytes, 32 per scalar.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// All of `scalars`.
-    pub(crate) fn dense(scalars: &[Fr]) -> Self {
+    pub fn dense(scalars: &[Fr]) -> Self {
         let mut out = vec![0u8; scalars.len() * 32];
         out.par_chunks_mut(32 * 4096)
             .zip(scalars.par_chunks(4096))
@@ -33,7 +42,7 @@ impl ScalarBytes {
 
     /// Concatenation of parts, each the scalars of `values` whose bit in the density is set
     /// (all of them when the density is `None`).
-    pub(crate) fn gathered(parts: &[(&[Fr], Option<&Density>)]) -> Self {
+    pub fn gathered(parts: &[(&[Fr], Option<&Density>)]) -> Self {
         let total: usize = parts
             .iter()
             .map(|(v, d)| d.map_or(v.len(), |d| d.count()))
@@ -64,7 +73,7 @@ const _: () = assert!(std::mem::size_of::<G1Projective>() == std::mem::size_of::
 const _: () = assert!(std::mem::size_of::<G2Projective>() == std::mem::size_of::<blst_p2>());
 
 /// `sum(bases[i] * scalars[i])` over G1. `bases` and `scalars` must have the same length.
-pub(crate) fn msm_g1(bases: &[G1Affine], scalars: &ScalarBytes) -> G1Projective {
+pub fn msm_g1(bases: &[G1Affine], scalars: &ScalarBytes) -> G1Projective {
     assert_eq!(bases.len(), scalars.len(), "msm_g1 length mismatch");
     if bases.is_empty() {
         return G1Projective::identity();
@@ -78,7 +87,7 @@ pub(crate) fn msm_g1(bases: &[G1Affine], scalars: &ScalarBytes) -> G1Projective 
 }
 
 /// `sum(bases[i] * scalars[i])` over G2. `bases` and `scalars` must have the same length.
-pub(crate) fn msm_g2(bases: &[G2Affine], scalars: &ScalarBytes) -> G2Projective {
+pub fn msm_g2(bases: &[G2Affine], scalars: &ScalarBytes) -> G2Projective {
     assert_eq!(bases.len(), scalars.len(), "msm_g2 length mismatch");
     if bases.is_empty() {
         return G2Projective::identity();

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bellperson::domain::EvaluationDomain;
 use bellperson::gpu::LockedFftKernel;
 use bellperson::groth16::{Parameters, Proof};
-use blstrs::{Bls12, G1Projective, G2Projective, Scalar as Fr};
+use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ec_gpu_gen::threadpool::Worker;
 use ff::Field;
 use group::prime::PrimeCurveAffine;
@@ -52,11 +52,56 @@ pub struct DeviceTimings {
     pub fft: Duration,
     /// All multi-scalar multiplications (H, L, A, B in G1 and G2).
     pub msm: Duration,
+    /// Device errors met on the way (each step that failed was run again; see the backend).
+    pub faults: u32,
 }
 
-/// Proves `partition` with `params`. `on_abc_released(bytes)` is called once, as soon as the
-/// a/b/c buffers have been consumed by the H computation and freed, with the bytes they held.
+/// Where the FFT and MSM steps of the device phase run. The CPU's are [`CpuOps`]; a GPU backend
+/// supplies its own and reuses the rest of [`prove_partition_with`] (order of the steps, early
+/// release of the a/b/c and scalar buffers, proof assembly).
+pub trait DeviceOps {
+    /// h(x) from the a/b/c evaluations (see [`compute_h`]).
+    fn compute_h(&self, abc: Abc) -> Result<Vec<Fr>>;
+    /// `sum(bases[i] * scalars[i])` over G1.
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective>;
+    /// `sum(bases[i] * scalars[i])` over G2.
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective>;
+    /// Device errors met so far by this value (reported in [`DeviceTimings::faults`]).
+    fn faults(&self) -> u32 {
+        0
+    }
+}
+
+/// The CPU steps: bellperson's FFTs and blst's Pippenger.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CpuOps;
+
+impl DeviceOps for CpuOps {
+    fn compute_h(&self, abc: Abc) -> Result<Vec<Fr>> {
+        compute_h(abc)
+    }
+    fn msm_g1(&self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {
+        Ok(msm_g1(bases, scalars))
+    }
+    fn msm_g2(&self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective> {
+        Ok(msm_g2(bases, scalars))
+    }
+}
+
+/// Proves `partition` with `params` on the CPU. `on_abc_released(bytes)` is called once, as soon
+/// as the a/b/c buffers have been consumed by the H computation and freed, with the bytes they held.
 pub fn prove_partition(
+    partition: SynthesizedPartition,
+    params: &Parameters<Bls12>,
+    randomness: Randomness,
+    on_abc_released: &mut dyn FnMut(u64),
+) -> Result<(Proof<Bls12>, DeviceTimings)> {
+    prove_partition_with(&CpuOps, partition, params, randomness, on_abc_released)
+}
+
+/// [`prove_partition`] with the FFT and MSM steps of `ops`.
+pub fn prove_partition_with(
+    ops: &dyn DeviceOps,
     mut partition: SynthesizedPartition,
     params: &Parameters<Bls12>,
     randomness: Randomness,
@@ -69,7 +114,7 @@ pub fn prove_partition(
     let abc_bytes = abc.size_bytes();
 
     let fft_start = Instant::now();
-    let h = compute_h(abc)?;
+    let h = ops.compute_h(abc)?;
     let fft = fft_start.elapsed();
     on_abc_released(abc_bytes);
 
@@ -83,29 +128,30 @@ pub fn prove_partition(
             params.h.len()
         )));
     }
-    let h_sum = msm_g1(&params.h, &h_scalars);
+    let h_sum = ops.msm_g1(&params.h, &h_scalars)?;
     drop(h_scalars);
 
     let p = &partition;
     let aux_scalars = ScalarBytes::dense(&p.aux);
-    let l_sum = msm_g1(&params.l, &aux_scalars);
+    let l_sum = ops.msm_g1(&params.l, &aux_scalars)?;
     drop(aux_scalars);
 
     let a_scalars = ScalarBytes::gathered(&[(&p.inputs, None), (&p.aux, Some(&p.a_aux_density))]);
-    let a_sum = msm_g1(&params.a, &a_scalars);
+    let a_sum = ops.msm_g1(&params.a, &a_scalars)?;
     drop(a_scalars);
 
     let b_scalars = ScalarBytes::gathered(&[
         (&p.inputs, Some(&p.b_input_density)),
         (&p.aux, Some(&p.b_aux_density)),
     ]);
-    let b1_sum = msm_g1(&params.b_g1, &b_scalars);
-    let b2_sum = msm_g2(&params.b_g2, &b_scalars);
+    let b1_sum = ops.msm_g1(&params.b_g1, &b_scalars)?;
+    let b2_sum = ops.msm_g2(&params.b_g2, &b_scalars)?;
     drop(b_scalars);
     let msm = msm_start.elapsed();
 
     let proof = assemble(params, randomness, h_sum, l_sum, a_sum, b1_sum, b2_sum)?;
-    Ok((proof, DeviceTimings { fft, msm }))
+    let faults = ops.faults();
+    Ok((proof, DeviceTimings { fft, msm, faults }))
 }
 
 /// Coefficients of h(x) = (A(x)·B(x) − C(x)) / t(x), degree below the domain size minus one.
