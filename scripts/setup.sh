@@ -23,6 +23,9 @@ command -v git >/dev/null || need_apt+=(git)
 command -v curl >/dev/null || need_apt+=(curl ca-certificates)
 command -v python3 >/dev/null || need_apt+=(python3)
 python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
+# OpenCL: the ICD loader and PoCL's CPU device, so the OpenCL backend's tests run without a GPU.
+dpkg -s ocl-icd-opencl-dev >/dev/null 2>&1 || need_apt+=(ocl-icd-opencl-dev)
+dpkg -s pocl-opencl-icd >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   say "installing system packages: ${need_apt[*]}"
   as_root apt-get update

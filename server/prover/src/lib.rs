@@ -9,7 +9,8 @@
 //! - `error`: [`ProverError`], the typed errors of every layer.
 //! - `synthesis`: our `ConstraintSystem` recording a circuit's witness and a/b/c evaluations.
 //! - `groth16`: the device phase written from the Groth16 construction (FFT, MSM, assembly).
-//! - `backend`: the [`DeviceBackend`] trait and its CPU implementation.
+//! - `backend`: the [`DeviceBackend`] trait, its CPU implementation and (feature `opencl`) the
+//!   OpenCL one.
 //! - `filecoin`: request decoding, per-kind circuits, memory estimates, verification.
 //! - `params`: loading production-named parameter files and generating local test ones.
 //! - `bench`: side-by-side timing of our prover and stock bellperson (for `snarkd-bench`).
@@ -33,6 +34,8 @@ pub mod params;
 pub mod synthesis;
 
 pub use backend::{CpuBackend, DeviceBackend};
+#[cfg(feature = "opencl")]
+pub use backend::{OpenClBackend, OpenClOptions};
 pub use error::{ProverError, Result};
 pub use filecoin::{
     prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofKind,
@@ -48,4 +51,6 @@ const _: () = {
     send_sync::<LoadedParams>();
     send_sync::<SynthesizedPartition>();
     send_sync::<CpuBackend>();
+    #[cfg(feature = "opencl")]
+    send_sync::<backend::OpenClBackend>();
 };

@@ -5,13 +5,18 @@
 //! Layout:
 //! - `mod.rs`: the [`DeviceBackend`] trait.
 //! - `cpu.rs`: [`CpuBackend`], the CPU implementation (blst MSM, bellperson FFT).
+//! - `opencl/` (feature `opencl`): [`OpenClBackend`], ec-gpu-gen's kernels on any OpenCL device.
 
 mod cpu;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 
 use bellperson::groth16::Proof;
 use blstrs::Bls12;
 
 pub use cpu::CpuBackend;
+#[cfg(feature = "opencl")]
+pub use opencl::{OpenClBackend, OpenClOptions};
 
 use crate::error::Result;
 use crate::groth16::{DeviceTimings, Randomness};

@@ -1,0 +1,196 @@
+//! OpenCL device discovery and per-device memory accounting.
+//!
+//! Every device of every platform is listed, whatever its type or vendor: a GPU from NVIDIA, AMD
+//! or Intel, and PoCL's CPU device alike. A device's ordinal is its position in that list
+//! (platforms in the order the ICD loader reports them, devices in platform order), stable for a
+//! given machine and driver set.
+
+use std::sync::{Arc, Condvar, Mutex};
+
+use opencl3::device::{
+    Device, CL_DEVICE_TYPE_ACCELERATOR, CL_DEVICE_TYPE_ALL, CL_DEVICE_TYPE_CPU, CL_DEVICE_TYPE_GPU,
+};
+use opencl3::platform::get_platforms;
+
+use crate::error::{ProverError, Result};
+
+/// What `snarkd devices` prints and status reports for one OpenCL device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenClDeviceInfo {
+    /// Position in the list of all devices of all platforms.
+    pub ordinal: u32,
+    pub platform: String,
+    pub name: String,
+    /// `gpu`, `cpu` (PoCL, Intel's CPU runtime), `accelerator` or `other`.
+    pub kind: &'static str,
+    /// Global memory in bytes.
+    pub memory_bytes: u64,
+    /// The largest single buffer the device allows.
+    pub max_alloc_bytes: u64,
+    pub compute_units: u32,
+}
+
+/// One discovered device: its description and its OpenCL handle.
+#[derive(Clone)]
+pub struct OpenClDevice {
+    pub info: OpenClDeviceInfo,
+    pub(crate) device: Device,
+}
+
+impl std::fmt::Debug for OpenClDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.info.fmt(f)
+    }
+}
+
+/// Every OpenCL device of every platform. No OpenCL runtime (no `libOpenCL.so.1`) or no
+/// platform is an empty list, not an error: the caller decides whether that is fatal.
+/// Discovery runs once per process (ICD loaders do not all tolerate concurrent first calls);
+/// an empty result is not kept, so a later call looks again.
+pub fn list_devices() -> Vec<OpenClDevice> {
+    static FOUND: Mutex<Vec<OpenClDevice>> = Mutex::new(Vec::new());
+    let mut found = FOUND.lock().unwrap_or_else(|p| p.into_inner());
+    if found.is_empty() {
+        *found = discover();
+    }
+    found.clone()
+}
+
+fn discover() -> Vec<OpenClDevice> {
+    let Ok(platforms) = get_platforms() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for platform in platforms {
+        let platform_name = platform
+            .name()
+            .unwrap_or_else(|_| "unknown platform".into());
+        let Ok(ids) = platform.get_devices(CL_DEVICE_TYPE_ALL) else {
+            continue;
+        };
+        for id in ids {
+            let device = Device::new(id);
+            let info = OpenClDeviceInfo {
+                ordinal: out.len() as u32,
+                platform: platform_name.trim().to_string(),
+                name: device
+                    .name()
+                    .map(|n| n.trim().to_string())
+                    .unwrap_or_else(|_| "unknown device".into()),
+                kind: match device.dev_type().unwrap_or(0) {
+                    t if t & CL_DEVICE_TYPE_GPU != 0 => "gpu",
+                    t if t & CL_DEVICE_TYPE_CPU != 0 => "cpu",
+                    t if t & CL_DEVICE_TYPE_ACCELERATOR != 0 => "accelerator",
+                    _ => "other",
+                },
+                memory_bytes: device.global_mem_size().unwrap_or(0),
+                max_alloc_bytes: device.max_mem_alloc_size().unwrap_or(0),
+                compute_units: device.max_compute_units().unwrap_or(1),
+            };
+            out.push(OpenClDevice { info, device });
+        }
+    }
+    out
+}
+
+/// The devices `selectors` name, each an ordinal (`"1"`) or a case-insensitive substring of the
+/// device name (`"RTX 4090"`); empty selects all. A selector matching nothing is an error.
+pub fn select_devices(all: &[OpenClDevice], selectors: &[String]) -> Result<Vec<OpenClDevice>> {
+    if selectors.is_empty() {
+        return Ok(all.to_vec());
+    }
+    let mut chosen: Vec<OpenClDevice> = Vec::new();
+    for selector in selectors {
+        let matches: Vec<&OpenClDevice> = match selector.trim().parse::<u32>() {
+            Ok(ordinal) => all.iter().filter(|d| d.info.ordinal == ordinal).collect(),
+            Err(_) => {
+                let needle = selector.trim().to_lowercase();
+                all.iter()
+                    .filter(|d| d.info.name.to_lowercase().contains(&needle))
+                    .collect()
+            }
+        };
+        if matches.is_empty() {
+            return Err(ProverError::Device {
+                backend: "opencl".into(),
+                reason: format!(
+                    "no OpenCL device matches {selector:?}; `snarkd devices` lists what was found"
+                ),
+            });
+        }
+        for d in matches {
+            if !chosen.iter().any(|c| c.info.ordinal == d.info.ordinal) {
+                chosen.push(d.clone());
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// The device memory that the workers of one device share. Each buffer set is reserved before it
+/// is allocated and returned when its [`MemoryGrant`] drops; a reservation larger than what is
+/// free waits until the other workers return theirs, so the sum never exceeds the limit.
+#[derive(Debug)]
+pub struct DeviceMemory {
+    limit: u64,
+    used: Mutex<u64>,
+    freed: Condvar,
+}
+
+impl DeviceMemory {
+    /// A pool of `limit` bytes.
+    pub fn new(limit: u64) -> Arc<DeviceMemory> {
+        Arc::new(DeviceMemory {
+            limit,
+            used: Mutex::new(0),
+            freed: Condvar::new(),
+        })
+    }
+
+    pub fn limit(&self) -> u64 {
+        self.limit
+    }
+
+    /// Bytes reserved now.
+    pub fn used(&self) -> u64 {
+        *self.used.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Reserves `bytes`, waiting for other workers to return memory if needed. More than the
+    /// whole limit is an error (the caller must chunk or fall back).
+    pub fn reserve(self: &Arc<Self>, bytes: u64) -> Result<MemoryGrant> {
+        if bytes > self.limit {
+            return Err(ProverError::Device {
+                backend: "opencl".into(),
+                reason: format!(
+                    "{bytes} bytes of device buffers exceed the device's usable {} bytes",
+                    self.limit
+                ),
+            });
+        }
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        while *used + bytes > self.limit {
+            used = self.freed.wait(used).unwrap_or_else(|p| p.into_inner());
+        }
+        *used += bytes;
+        Ok(MemoryGrant {
+            pool: Arc::clone(self),
+            bytes,
+        })
+    }
+}
+
+/// Reserved device memory, returned to its pool on drop.
+#[derive(Debug)]
+pub struct MemoryGrant {
+    pool: Arc<DeviceMemory>,
+    bytes: u64,
+}
+
+impl Drop for MemoryGrant {
+    fn drop(&mut self) {
+        let mut used = self.pool.used.lock().unwrap_or_else(|p| p.into_inner());
+        *used -= self.bytes;
+        self.pool.freed.notify_all();
+    }
+}

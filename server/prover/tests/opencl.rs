@@ -1,0 +1,181 @@
+//! The OpenCL backend against the CPU backend, on whatever OpenCL device is present (PoCL's CPU
+//! device in CI: `pocl-opencl-icd`, installed by scripts/setup.sh). The H polynomial and the G1
+//! and G2 MSMs must equal the CPU's on random inputs of several sizes, including MSMs cut into
+//! several chunks by a low chunk cap, and two workers on one device must stay within its
+//! memory pool.
+#![cfg(feature = "opencl")]
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
+use ff::Field;
+use group::prime::PrimeCurveAffine;
+use group::{Curve, Group};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use snarkd_prover::backend::opencl::{list_devices, OpenClDevice};
+use snarkd_prover::backend::{OpenClBackend, OpenClOptions};
+use snarkd_prover::groth16::{compute_h, msm_g1, msm_g2, ScalarBytes};
+use snarkd_prover::synthesis::Abc;
+
+/// Low enough that the larger MSMs below take several launches.
+const CHUNK_CAP: usize = 600;
+
+fn device() -> OpenClDevice {
+    list_devices().into_iter().next().expect(
+        "no OpenCL device: install an OpenCL runtime (PoCL: apt-get install pocl-opencl-icd)",
+    )
+}
+
+/// One backend per test binary: the kernels are built once (minutes on PoCL the first time).
+fn backend() -> &'static OpenClBackend {
+    static BACKEND: OnceLock<OpenClBackend> = OnceLock::new();
+    BACKEND.get_or_init(|| {
+        let start = Instant::now();
+        let options = OpenClOptions {
+            workers_per_device: 2,
+            max_chunk_terms: CHUNK_CAP,
+            ..OpenClOptions::default()
+        };
+        let b = OpenClBackend::new(device(), options).expect("kernels build");
+        eprintln!(
+            "opencl device {:?}: kernels ready in {:.1} s",
+            b.device(),
+            start.elapsed().as_secs_f64()
+        );
+        b
+    })
+}
+
+fn rng(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// Scalars as a witness has them: many zeros and ones, the rest random.
+fn scalars(n: usize, rng: &mut impl Rng) -> Vec<Fr> {
+    (0..n)
+        .map(|_| match rng.gen_range(0..4) {
+            0 => Fr::ZERO,
+            1 => Fr::ONE,
+            _ => Fr::random(&mut *rng),
+        })
+        .collect()
+}
+
+fn g1_bases(n: usize, rng: &mut impl Rng) -> Vec<G1Affine> {
+    let p: Vec<G1Projective> = (0..n).map(|_| G1Projective::random(&mut *rng)).collect();
+    let mut out = vec![G1Affine::identity(); n];
+    G1Projective::batch_normalize(&p, &mut out);
+    out
+}
+
+fn g2_bases(n: usize, rng: &mut impl Rng) -> Vec<G2Affine> {
+    let p: Vec<G2Projective> = (0..n).map(|_| G2Projective::random(&mut *rng)).collect();
+    let mut out = vec![G2Affine::identity(); n];
+    G2Projective::batch_normalize(&p, &mut out);
+    out
+}
+
+#[test]
+fn discovery_lists_every_platforms_devices_with_their_sizes() {
+    let all = list_devices();
+    assert!(!all.is_empty(), "no OpenCL device found");
+    for (i, d) in all.iter().enumerate() {
+        assert_eq!(d.info.ordinal as usize, i);
+        assert!(
+            !d.info.platform.is_empty() && !d.info.name.is_empty(),
+            "{:?}",
+            d.info
+        );
+        assert!(
+            d.info.memory_bytes > 0 && d.info.compute_units > 0,
+            "{:?}",
+            d.info
+        );
+    }
+}
+
+#[test]
+fn h_polynomial_matches_the_cpu() {
+    let mut rng = rng(1);
+    // Powers of two and lengths that the domain pads (1, 3, 1000, 2^12 + 1).
+    for len in [1usize, 3, 1000, 1 << 12, (1 << 12) + 1] {
+        let abc = Abc {
+            a: (0..len).map(|_| Fr::random(&mut rng)).collect(),
+            b: (0..len).map(|_| Fr::random(&mut rng)).collect(),
+            c: (0..len).map(|_| Fr::random(&mut rng)).collect(),
+        };
+        let device = backend().compute_h(&abc).expect("device fft");
+        let cpu = compute_h(abc).expect("cpu fft");
+        assert_eq!(device.len(), cpu.len(), "len {len}");
+        assert!(device == cpu, "h differs from the cpu's for len {len}");
+    }
+}
+
+#[test]
+fn g1_msm_matches_the_cpu_whole_and_chunked() {
+    let mut rng = rng(2);
+    // Sizes below, at and several times the chunk cap.
+    for n in [1usize, 17, CHUNK_CAP, 2500] {
+        let bases = g1_bases(n, &mut rng);
+        let s = ScalarBytes::dense(&scalars(n, &mut rng));
+        let device = backend().msm_g1(&bases, &s).expect("device msm");
+        assert_eq!(
+            device.to_affine(),
+            msm_g1(&bases, &s).to_affine(),
+            "g1 msm of {n} terms"
+        );
+    }
+}
+
+#[test]
+fn g2_msm_matches_the_cpu_whole_and_chunked() {
+    let mut rng = rng(3);
+    for n in [1usize, 40, 1300] {
+        let bases = g2_bases(n, &mut rng);
+        let s = ScalarBytes::dense(&scalars(n, &mut rng));
+        let device = backend().msm_g2(&bases, &s).expect("device msm");
+        assert_eq!(
+            device.to_affine(),
+            msm_g2(&bases, &s).to_affine(),
+            "g2 msm of {n} terms"
+        );
+    }
+}
+
+#[test]
+fn all_zero_scalars_give_the_identity() {
+    let mut rng = rng(4);
+    let bases = g1_bases(100, &mut rng);
+    let s = ScalarBytes::dense(&vec![Fr::ZERO; 100]);
+    assert!(bool::from(
+        backend().msm_g1(&bases, &s).unwrap().is_identity()
+    ));
+}
+
+#[test]
+fn two_workers_on_one_device_stay_within_its_memory_pool() {
+    backend(); // the kernels, built once
+               // A backend of its own, so the other tests' reservations are not in its pool.
+    let options = OpenClOptions {
+        workers_per_device: 2,
+        max_chunk_terms: CHUNK_CAP,
+        ..OpenClOptions::default()
+    };
+    let b = &OpenClBackend::new(device(), options).expect("backend");
+    let mut rng = rng(5);
+    let bases = g1_bases(1500, &mut rng);
+    let s = ScalarBytes::dense(&scalars(1500, &mut rng));
+    let want = msm_g1(&bases, &s).to_affine();
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = (0..2)
+            .map(|_| scope.spawn(|| b.msm_g1(&bases, &s).unwrap().to_affine()))
+            .collect();
+        for r in runs {
+            assert_eq!(r.join().unwrap(), want);
+        }
+    });
+    assert_eq!(b.memory().used(), 0, "every reservation is returned");
+    assert!(b.memory().limit() < b.device().memory_bytes);
+}
