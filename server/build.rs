@@ -1,5 +1,6 @@
 //! Records the git commit the binary is built from as `SNARKD_BUILD_ID` ("unknown" outside a
-//! checkout or without git), for `snarkd --version` and the status feed.
+//! checkout or without git), for `snarkd --version` and the status feed. A `SNARKD_BUILD_ID` in
+//! the build's environment wins: image builds pass the commit in, having no `.git`.
 
 use std::process::Command;
 
@@ -13,7 +14,12 @@ fn git(args: &[&str]) -> Option<String> {
 }
 
 fn main() {
-    let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    println!("cargo:rerun-if-env-changed=SNARKD_BUILD_ID");
+    let commit = std::env::var("SNARKD_BUILD_ID")
+        .ok()
+        .filter(|id| !id.trim().is_empty())
+        .or_else(|| git(&["rev-parse", "--short=12", "HEAD"]))
+        .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=SNARKD_BUILD_ID={commit}");
     // Rebuild when HEAD moves: the ref file of the current branch changes on every commit.
     if let Some(git_dir) = git(&["rev-parse", "--git-dir"]) {

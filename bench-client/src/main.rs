@@ -8,6 +8,7 @@
 //! snarkd-bench [--addr URL] [--json] single -t KIND --input DIR
 //! snarkd-bench [--addr URL] [--json] batch  -c COUNT -j CONCURRENCY -t KIND --input DIR [--priority P]
 //! snarkd-bench [--addr URL] [--json] status
+//! snarkd-bench [--addr URL] watch [--interval 500ms] [--count N]
 //! snarkd-bench [--addr URL] preload CIRCUIT_ID
 //! snarkd-bench [--addr URL] metrics
 //! ```
@@ -22,12 +23,16 @@
 //! - `client.rs`: the gRPC connection over TCP or a Unix socket.
 //! - `request.rs`: wire requests from `gen`'s fixtures.
 //! - `summary.rs`: proof outcomes, batch summary and latency percentiles.
+//! - `usage.rs`: the device workers' busy share during a batch, from the status stream.
+//! - `watch.rs`: the live terminal view of the status stream.
 
 mod client;
 mod local;
 mod remote;
 mod request;
 mod summary;
+mod usage;
+mod watch;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -40,6 +45,7 @@ use snarkd_prover::ProofKind;
 #[derive(Parser)]
 #[command(
     name = "snarkd-bench",
+    version,
     about = "Fixtures, a gRPC client and benchmarks for the snarkd prover"
 )]
 struct Cli {
@@ -103,6 +109,15 @@ enum Cmd {
     },
     /// The daemon's devices, loaded parameters, queues and counters.
     Status,
+    /// A live view of the daemon's status stream: workers, jobs with their partitions, memory.
+    Watch {
+        /// Least time between two frames, e.g. 250ms or 2s.
+        #[arg(long, default_value = "500ms", value_parser = humantime::parse_duration)]
+        interval: std::time::Duration,
+        /// Stop after this many frames (default: until interrupted).
+        #[arg(long)]
+        count: Option<usize>,
+    },
     /// Load a circuit's parameters ahead of use, e.g. winning-2k or porep-32g.
     Preload { circuit_id: String },
     /// The daemon's Prometheus metrics.
@@ -127,6 +142,9 @@ fn remote(cli: Cli) -> Result<bool> {
                 remote::batch(addr, kind, &input, count, concurrency, priority, json).await
             }
             Cmd::Status => remote::status(addr, json).await.map(|()| true),
+            Cmd::Watch { interval, count } => {
+                watch::watch(addr, interval, count).await.map(|()| true)
+            }
             Cmd::Preload { circuit_id } => remote::preload(addr, &circuit_id).await.map(|()| true),
             Cmd::Metrics => remote::metrics(addr).await.map(|()| true),
             Cmd::Gen { .. } | Cmd::Bench { .. } => unreachable!("local commands"),

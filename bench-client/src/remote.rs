@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 use crate::client::{connect, Client};
 use crate::request::{load, to_wire};
 use crate::summary::{Outcome, Summary};
+use crate::usage;
 
 /// One `Prove` call; the outcome, whatever the daemon said, or the RPC error.
 async fn prove(client: &mut Client, submit: pb::SubmitProofRequest) -> Outcome {
@@ -92,6 +93,8 @@ pub async fn batch(
         .expect("progress template"),
     );
     bar.enable_steady_tick(Duration::from_millis(200));
+    let (stop_following, stop) = tokio::sync::oneshot::channel();
+    let following = tokio::spawn(usage::follow(client.clone(), stop));
     let slots = Arc::new(Semaphore::new(concurrency));
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -115,12 +118,26 @@ pub async fn batch(
     while let Some(joined) = tasks.join_next().await {
         outcomes.push(joined.context("a batch task panicked")?);
     }
+    let wall = started.elapsed();
     bar.finish_and_clear();
+    let _ = stop_following.send(());
+    let usage = match following.await {
+        Ok(Ok(usage)) => Some(usage),
+        Ok(Err(e)) => {
+            eprintln!("warning: no worker usage: {e:#}");
+            None
+        }
+        Err(e) => {
+            eprintln!("warning: no worker usage: {e}");
+            None
+        }
+    };
     let summary = Summary {
         kind: kind.circuit_prefix().to_string(),
         concurrency,
-        wall: started.elapsed(),
+        wall,
         outcomes,
+        usage,
     };
     if as_json {
         println!("{}", summary.json());

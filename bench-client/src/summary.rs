@@ -6,6 +6,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use snarkd_proto::v1 as pb;
 
+use crate::usage::WorkerUsage;
+
 /// What one `Prove` call came back with (or why it did not).
 #[derive(Clone, Debug)]
 pub struct Outcome {
@@ -117,6 +119,8 @@ pub struct Summary {
     pub concurrency: usize,
     pub wall: Duration,
     pub outcomes: Vec<Outcome>,
+    /// The daemon's device workers during the run, when its status stream could be followed.
+    pub usage: Option<WorkerUsage>,
 }
 
 impl Summary {
@@ -194,6 +198,7 @@ impl Summary {
                 "synthesis": self.mean(|o| o.synthesis_ms),
                 "gpu_compute": self.mean(|o| o.gpu_compute_ms),
             },
+            "workers": self.usage.as_ref().map(WorkerUsage::json),
             "failures": failures,
         })
     }
@@ -221,6 +226,10 @@ impl Summary {
             self.mean(|o| o.synthesis_ms),
             self.mean(|o| o.gpu_compute_ms),
         );
+        if let Some(usage) = &self.usage {
+            s.push('\n');
+            s.push_str(&usage.text());
+        }
         for o in self.outcomes.iter().filter(|o| !o.completed()) {
             s.push_str(&format!("\n{} {}: {}", o.request_id, o.status, o.error));
         }
@@ -265,6 +274,7 @@ mod tests {
                 outcome("COMPLETED", 300, 30),
                 outcome("FAILED", 5000, 0),
             ],
+            usage: None,
         };
         assert_eq!((s.completed(), s.failed()), (2, 1));
         assert_eq!(s.proofs_per_min(), 4.0);

@@ -116,6 +116,10 @@ async fn single_and_batch_against_a_real_daemon() {
     for phase in ["queue_wait", "srs_load", "synthesis", "gpu_compute"] {
         assert!(batch["mean_ms"][phase].is_number(), "{phase}: {batch}");
     }
+    // The worker's busy share, read from the status stream while the batch ran.
+    assert_eq!(batch["workers"]["workers"], 1, "{batch}");
+    let busy = batch["workers"]["busy_share"].as_f64().unwrap();
+    assert!(0.0 < busy && busy <= 1.0, "{batch}");
 
     // Fixtures whose WinningPoSt randomness no longer matches the vanilla proof: the daemon
     // rejects the request (InvalidArgument): exit 1 and the reason on stderr, nothing on stdout.
@@ -164,6 +168,17 @@ async fn preload_metrics_and_status_over_a_unix_socket() {
         loaded.iter().any(|s| s["circuit_id"] == "winning-2k"),
         "{status}"
     );
+    let (code, frame, err) = bench(&["--addr", &addr, "watch", "--count", "1"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        frame.starts_with("snarkd ") && frame.contains("backend cpu"),
+        "{frame}"
+    );
+    assert!(
+        frame.contains("workers   (1)") && frame.contains("idle"),
+        "{frame}"
+    );
+
     let (code, metrics, _) = bench(&["--addr", &addr, "metrics"]).await;
     assert_eq!(code, 0);
     assert!(metrics.contains("snarkd_memory_total_bytes"), "{metrics}");

@@ -1,10 +1,11 @@
 //! The `snarkd` binary itself: version, default config, startup errors, and a clean exit on
 //! SIGTERM with JSON logs.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod common;
 
-const SNARKD: &str = env!("CARGO_BIN_EXE_snarkd");
+use std::process::Command;
+
+use common::process::{self, SNARKD};
 
 fn snarkd(args: &[&str]) -> std::process::Output {
     Command::new(SNARKD)
@@ -68,34 +69,12 @@ fn startup_errors_exit_nonzero_and_say_what_to_do() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_serves_status_and_exits_zero_on_sigterm() {
-    let mut child = Command::new(SNARKD)
-        .args([
-            "run",
-            "--listen",
-            "127.0.0.1:0",
-            "--http-listen",
-            "127.0.0.1:0",
-        ])
-        .env("RUST_LOG", "info")
-        .env("SNARKD_LOGGING_FORMAT", "json")
-        .env("SNARKD_DAEMON_DRAIN_TIMEOUT", "10s")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let http = loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "snarkd exited before serving"
-        );
-        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
-            panic!("a log line that is not JSON: {line}");
-        };
-        if event["message"] == "snarkd is serving" {
-            break event["http"].as_str().unwrap().to_string();
-        }
-    };
+    let mut daemon = process::spawn(
+        std::path::Path::new(SNARKD),
+        [("SNARKD_DAEMON_DRAIN_TIMEOUT", "10s")],
+    );
+    let serving = daemon.wait_for_log("snarkd is serving");
+    let http = serving["http"].as_str().unwrap().to_string();
 
     let status: serde_json::Value = reqwest::get(format!("http://{http}/status"))
         .await
@@ -108,16 +87,11 @@ async fn runs_serves_status_and_exits_zero_on_sigterm() {
         "{status}"
     );
 
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let exit = tokio::task::spawn_blocking(move || child.wait().unwrap())
+    daemon.sigterm();
+    let (exit, rest) = tokio::task::spawn_blocking(move || (daemon.wait(), daemon.rest()))
         .await
         .unwrap();
     assert_eq!(exit.code(), Some(0));
-    let rest: Vec<String> = stderr.lines().map(Result::unwrap).collect();
     assert!(
         rest.iter().any(|l| l.contains("snarkd stopped")),
         "{rest:?}"

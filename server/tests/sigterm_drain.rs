@@ -4,9 +4,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, ChildStderr, Command, Stdio};
+use std::path::Path;
 
+use common::process;
 use snarkd_proto::v1 as pb;
 use snarkd_prover::fixtures::generate_fixtures;
 use snarkd_prover::{test_params_dir, ProofKind, ProofRequest};
@@ -37,49 +37,18 @@ fn submit(r: &ProofRequest, request_id: &str) -> pb::SubmitProofRequest {
     }
 }
 
-/// Reads JSON log lines until one whose message is `message`; returns it.
-fn wait_for_log(stderr: &mut BufReader<ChildStderr>, message: &str) -> serde_json::Value {
-    loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "snarkd exited before logging {message:?}"
-        );
-        let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
-            panic!("a log line that is not JSON: {line}");
-        };
-        if event["message"] == message {
-            return event;
-        }
-    }
-}
-
-fn spawn_daemon() -> (Child, BufReader<ChildStderr>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_snarkd"))
-        .args([
-            "run",
-            "--listen",
-            "127.0.0.1:0",
-            "--http-listen",
-            "127.0.0.1:0",
-        ])
-        .env("RUST_LOG", "info")
-        .env("SNARKD_LOGGING_FORMAT", "json")
-        .env("SNARKD_PARAMS_DIR", test_params_dir())
-        .env("SNARKD_DAEMON_DRAIN_TIMEOUT", "10m")
-        .env("SNARKD_MEMORY_BUDGET", "8GiB")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    (child, stderr)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero() {
     let (request, _work) = winning_request();
-    let (mut child, mut stderr) = spawn_daemon();
-    let serving = wait_for_log(&mut stderr, "snarkd is serving");
+    let mut daemon = process::spawn(
+        Path::new(process::SNARKD),
+        [
+            ("SNARKD_PARAMS_DIR", test_params_dir().into_os_string()),
+            ("SNARKD_DAEMON_DRAIN_TIMEOUT", "10m".into()),
+            ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
+        ],
+    );
+    let serving = daemon.wait_for_log("snarkd is serving");
     let grpc: std::net::SocketAddr = serving["grpc"].as_str().unwrap().parse().unwrap();
     let mut client = common::connect(grpc).await;
 
@@ -113,15 +82,10 @@ async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero
         }
     }
     drop(stream);
-    let kill = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-
-    let stderr = tokio::task::spawn_blocking(move || {
-        wait_for_log(&mut stderr, "draining: no new proofs are accepted");
-        stderr
+    daemon.sigterm();
+    let mut daemon = tokio::task::spawn_blocking(move || {
+        daemon.wait_for_log("draining: no new proofs are accepted");
+        daemon
     })
     .await
     .unwrap();
@@ -147,11 +111,10 @@ async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero
     );
     assert_eq!(outcome.proof.len(), 192);
 
-    let exit = tokio::task::spawn_blocking(move || child.wait().unwrap())
+    let (exit, rest) = tokio::task::spawn_blocking(move || (daemon.wait(), daemon.rest()))
         .await
         .unwrap();
     assert_eq!(exit.code(), Some(0));
-    let rest: Vec<String> = stderr.lines().map(Result::unwrap).collect();
     assert!(
         rest.iter().any(|l| l.contains("snarkd stopped")),
         "{rest:?}"

@@ -2,6 +2,7 @@
 //! clients) on 127.0.0.1:0, proving with the stand-in prover below.
 #![allow(dead_code)]
 
+pub mod process;
 pub mod prover;
 
 use std::net::SocketAddr;
