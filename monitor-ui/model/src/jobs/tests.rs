@@ -1,6 +1,7 @@
 use snarkd_proto::v1::{JobState, JobStatus, PartitionState, PartitionStatus, Priority, ProofKind};
 
 use super::*;
+use crate::labels;
 
 fn job(id: &str, priority: Priority, submitted: u64, state: JobState, finished: u64) -> JobStatus {
     JobStatus {
@@ -140,4 +141,46 @@ fn cells_carry_state_and_timings_for_the_hover_text() {
         "partition 1 · gpu\nsynthesis 900 ms\nworker 0\nreserved 3.00 GiB"
     );
     assert_eq!(row.cells[2].title, "partition 2 · pending");
+}
+
+#[test]
+fn fifty_jobs_of_sixteen_partitions_keep_every_cell_in_index_order() {
+    // The size the page must stay smooth at: 50 SnapDeals-sized jobs in flight.
+    let states = [
+        PartitionState::Pending,
+        PartitionState::Synthesizing,
+        PartitionState::SynthDone,
+        PartitionState::Gpu,
+        PartitionState::Done,
+    ];
+    let jobs: Vec<JobStatus> = (0..50u64)
+        .map(|n| {
+            let mut j = job(
+                &format!("job-{n:02}"),
+                Priority::Normal,
+                n,
+                JobState::Running,
+                0,
+            );
+            j.partitions = (0..16u32)
+                .map(|i| PartitionStatus {
+                    index: i,
+                    state: states[(i as usize + n as usize) % states.len()] as i32,
+                    ..Default::default()
+                })
+                .collect();
+            j
+        })
+        .collect();
+    let rows = job_rows(&jobs, 1_000);
+    assert_eq!(rows.len(), 50);
+    assert_eq!(rows[0].job_id, "job-00", "oldest first at equal priority");
+    for (n, row) in rows.iter().enumerate() {
+        let indexes: Vec<u32> = row.cells.iter().map(|c| c.index).collect();
+        assert_eq!(indexes, (0..16).collect::<Vec<u32>>());
+        assert_eq!(
+            row.cells[0].state,
+            labels::partition_state(states[n % states.len()])
+        );
+    }
 }
