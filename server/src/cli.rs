@@ -1,4 +1,5 @@
-//! The command line: `snarkd run`, `snarkd config default`, `snarkd --version`.
+//! The command line: `snarkd run`, `snarkd config default`, `snarkd params generate`,
+//! `snarkd devices`, `snarkd --version`.
 
 use std::path::PathBuf;
 
@@ -24,6 +25,9 @@ pub enum Command {
     /// Work with Groth16 parameter files.
     #[command(subcommand)]
     Params(ParamsCommand),
+    /// List the devices the device phase can use: every OpenCL device of every platform
+    /// (ordinal, platform, name, type, memory, compute units), then the CPU.
+    Devices,
 }
 
 #[derive(Debug, Subcommand)]

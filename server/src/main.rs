@@ -21,6 +21,13 @@ fn main() -> ExitCode {
             Ok(())
         }
         Command::Params(ParamsCommand::Generate(args)) => generate_params(args),
+        Command::Devices => {
+            println!("ordinal\tplatform\tname\ttype\tmemory\tcompute units");
+            for line in snarkd::proving::devices::listing() {
+                println!("{line}");
+            }
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

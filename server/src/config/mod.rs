@@ -116,10 +116,16 @@ impl Default for MemorySection {
 #[serde(deny_unknown_fields, default)]
 pub struct GpusSection {
     pub backend: Backend,
-    /// Device ordinals to use; empty means every device found.
+    /// Devices to use, each an ordinal (`"0"`) or part of a device name; empty means all.
     #[serde(deserialize_with = "values::device_list")]
-    pub devices: Vec<u32>,
+    pub devices: Vec<String>,
     pub workers_per_device: usize,
+    /// Most terms of one multiexp launch on a device; 0 lets device memory decide.
+    pub max_chunk_terms: usize,
+    /// Tries of a failed device step on the device before it runs on the CPU.
+    pub device_attempts: u32,
+    /// Failed device steps in a row after which a device is marked unhealthy and skipped.
+    pub unhealthy_after: u32,
 }
 
 impl Default for GpusSection {
@@ -128,6 +134,9 @@ impl Default for GpusSection {
             backend: Backend::Auto,
             devices: Vec::new(),
             workers_per_device: 1,
+            max_chunk_terms: 0,
+            device_attempts: 2,
+            unhealthy_after: 3,
         }
     }
 }
@@ -212,6 +221,12 @@ impl Config {
             return invalid(
                 "gpus.workers_per_device",
                 "must be at least 1: a device without workers proves nothing",
+            );
+        }
+        if self.gpus.unhealthy_after == 0 {
+            return invalid(
+                "gpus.unhealthy_after",
+                "must be at least 1: a device is marked unhealthy after that many failures in a row",
             );
         }
         if let Err(err) = tracing_subscriber::EnvFilter::try_new(&self.logging.level) {

@@ -58,6 +58,9 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "backend",
         "devices",
         "workers_per_device",
+        "max_chunk_terms",
+        "device_attempts",
+        "unhealthy_after",
         "porep_priority",
         "snap_priority",
         "wpost_priority",
@@ -89,7 +92,7 @@ fn values_parse_from_the_file() {
         safety_margin = "512MiB"
         [gpus]
         backend = "cuda"
-        devices = [0, 2]
+        devices = [0, "A100"]
         workers_per_device = 2
         [scheduler]
         porep_priority = "low"
@@ -115,7 +118,7 @@ fn values_parse_from_the_file() {
     assert_eq!(config.memory.budget, MemoryBudget::Fixed(ByteSize::gib(64)));
     assert_eq!(config.memory.safety_margin, ByteSize::mib(512));
     assert_eq!(config.gpus.backend, Backend::Cuda);
-    assert_eq!(config.gpus.devices, vec![0, 2]);
+    assert_eq!(config.gpus.devices, vec!["0", "A100"]);
     assert_eq!(config.gpus.workers_per_device, 2);
     assert_eq!(
         config
@@ -152,7 +155,7 @@ fn environment_overrides_the_file_and_flags_override_both() {
         config.daemon.listen,
         ListenAddr::Tcp(([127, 0, 0, 1], 2000).into())
     );
-    assert_eq!(config.gpus.devices, vec![1, 3]);
+    assert_eq!(config.gpus.devices, vec!["1", "3"]);
     assert_eq!(config.gpus.workers_per_device, 2);
     assert_eq!(config.memory.budget, MemoryBudget::Fixed(ByteSize::gib(8)));
     assert_eq!(config.daemon.retention, Duration::from_secs(45));
@@ -234,9 +237,14 @@ const BAD: &[Bad] = &[
         &["gpus.backend", "metal", "cuda"],
     ),
     (
-        "[gpus]\ndevices = \"0,x\"\n",
+        "[gpus]\ndevices = \"0,,1\"\n",
         &[],
-        &["gpus.devices", "\"x\""],
+        &["gpus.devices", "empty entry"],
+    ),
+    (
+        "[gpus]\ndevices = [-1]\n",
+        &[],
+        &["gpus.devices", "-1 is not a device ordinal"],
     ),
     (
         "[gpus]\nworkers_per_device = 0\n",

@@ -210,49 +210,67 @@ impl From<PriorityName> for Priority {
     }
 }
 
-/// Device ordinals as a TOML array (`[0, 1]`) or, handy in an environment variable, `"0,1"`.
-pub fn device_list<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<u32>, D::Error> {
+/// Devices as a TOML array of ordinals or name fragments (`[0, "A100"]`) or, handy in an
+/// environment variable, `"0,1"`. Each entry is kept as text: a number is an ordinal of
+/// `snarkd devices`, anything else a case-insensitive part of a device name.
+pub fn device_list<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<String>, D::Error> {
     de.deserialize_any(DeviceListVisitor)
 }
 
 struct DeviceListVisitor;
 
+/// One entry of the list: an ordinal or a name.
+struct DeviceEntry(String);
+
+impl<'de> Deserialize<'de> for DeviceEntry {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        de.deserialize_any(DeviceListVisitor)
+            .and_then(|mut v| match v.len() {
+                1 => Ok(DeviceEntry(v.remove(0))),
+                _ => Err(serde::de::Error::custom(
+                    "a device entry is one ordinal or one name, not a list",
+                )),
+            })
+    }
+}
+
 impl<'de> serde::de::Visitor<'de> for DeviceListVisitor {
-    type Value = Vec<u32>;
+    type Value = Vec<String>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of device ordinals such as [0, 1] (or \"0,1\"); [] means every device")
+        f.write_str(
+            "a list of device ordinals or names such as [0, 1] or [\"A100\"] (or \"0,1\"); [] means every device",
+        )
     }
 
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<u32>, A::Error> {
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
         let mut list = Vec::new();
-        while let Some(ordinal) = seq.next_element::<u32>()? {
-            list.push(ordinal);
+        while let Some(DeviceEntry(entry)) = seq.next_element::<DeviceEntry>()? {
+            list.push(entry);
         }
         Ok(list)
     }
 
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Vec<u32>, E> {
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Vec<String>, E> {
         u32::try_from(v)
-            .map(|o| vec![o])
+            .map(|o| vec![o.to_string()])
             .map_err(|_| E::custom(format!("{v} is not a device ordinal: use 0, 1, ...")))
     }
 
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Vec<u32>, E> {
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Vec<String>, E> {
         self.visit_i64(i64::try_from(v).unwrap_or(-1))
     }
 
-    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Vec<u32>, E> {
-        text.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                s.parse::<u32>().map_err(|_| {
-                    E::custom(format!(
-                        "{s:?} is not a device ordinal: write a list such as [0, 1] (or \"0,1\")"
-                    ))
-                })
-            })
-            .collect()
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Vec<String>, E> {
+        let entries: Vec<&str> = text.split(',').map(str::trim).collect();
+        if text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        if entries.iter().any(|s| s.is_empty()) {
+            return Err(E::custom(format!(
+                "{text:?} has an empty entry: write a list such as \"0,1\" or \"A100\""
+            )));
+        }
+        Ok(entries.into_iter().map(String::from).collect())
     }
 }

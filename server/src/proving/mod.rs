@@ -5,75 +5,73 @@
 //! Layout:
 //! - `mod.rs`: [`FilecoinProver`] and the per-job [`FilecoinPlan`].
 //! - `convert.rs`: engine request and kind → prover request and kind.
+//! - `devices.rs`: `[gpus]` → one backend per selected device; `snarkd devices`.
 
 mod convert;
+pub mod devices;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use anyhow::bail;
 use snarkd_engine::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, Synthesized};
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::Randomness;
 use snarkd_prover::{
-    CircuitId, CpuBackend, DeviceBackend, LoadedParams, PreparedJob, ProverError,
-    SynthesizedPartition,
+    CircuitId, DeviceBackend, LoadedParams, PreparedJob, ProverError, SynthesizedPartition,
 };
 
-use crate::config::{total_memory_bytes, Backend, Config};
+use crate::config::Config;
 
-/// The prover the config asks for. `auto` means the CPU until GPU backends are built in.
+/// The prover the config asks for: its backend on each selected device.
 pub fn from_config(config: &Config) -> anyhow::Result<Arc<dyn Prover>> {
-    let backend: Arc<dyn DeviceBackend> = match config.gpus.backend {
-        Backend::Auto | Backend::Cpu => Arc::new(CpuBackend::new()),
-        Backend::Opencl | Backend::Cuda => bail!(
-            "[gpus] backend = {:?} is not available in this build; set backend = \"cpu\" (or \"auto\")",
-            config.gpus.backend
-        ),
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let devices = vec![DeviceInfo {
-        ordinal: 0,
-        name: format!("cpu ({threads} threads)"),
-        memory_bytes: total_memory_bytes(),
-    }];
+    let backends = devices::backends(config)?;
     Ok(Arc::new(FilecoinProver::new(
         config.params.dir.clone(),
-        backend,
-        devices,
+        backends,
     )))
 }
 
-/// Proves with real circuits on one device backend.
+/// Proves with real circuits, each device with its own backend.
 pub struct FilecoinProver {
     params_dir: PathBuf,
-    backend: Arc<dyn DeviceBackend>,
-    devices: Vec<DeviceInfo>,
+    backends: Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>,
 }
 
 impl FilecoinProver {
-    /// A prover reading params from `params_dir` and running the device phase on `backend`,
-    /// whose devices are `devices` (one worker pool per entry).
+    /// A prover reading params from `params_dir` and running the device phase of each device on
+    /// its backend (the engine runs a worker pool per entry).
     pub fn new(
         params_dir: PathBuf,
-        backend: Arc<dyn DeviceBackend>,
-        devices: Vec<DeviceInfo>,
+        backends: Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>,
     ) -> FilecoinProver {
         FilecoinProver {
             params_dir,
-            backend,
-            devices,
+            backends,
         }
+    }
+
+    fn backend(&self, device: &DeviceInfo) -> Result<&Arc<dyn DeviceBackend>, String> {
+        self.backends
+            .iter()
+            .find(|(d, _)| d.ordinal == device.ordinal)
+            .map(|(_, b)| b)
+            .ok_or_else(|| format!("internal error: no backend for device {}", device.ordinal))
     }
 }
 
 impl Prover for FilecoinProver {
     fn backend_name(&self) -> String {
-        self.backend.name().to_string()
+        let mut names: Vec<&str> = self
+            .backends
+            .iter()
+            .map(|(_, b)| b.name().split(':').next().unwrap_or("cpu"))
+            .collect();
+        names.dedup();
+        names.join(",")
     }
 
     fn devices(&self) -> Vec<DeviceInfo> {
-        self.devices.clone()
+        self.backends.iter().map(|(d, _)| d.clone()).collect()
     }
 
     fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
@@ -106,7 +104,7 @@ impl Prover for FilecoinProver {
 
     fn prove(
         &self,
-        _device: &DeviceInfo,
+        device: &DeviceInfo,
         partition: Synthesized,
         params: &Params,
         abc_released: &mut dyn FnMut(),
@@ -115,12 +113,16 @@ impl Prover for FilecoinProver {
             .downcast::<SynthesizedPartition>()
             .map_err(|_| "internal error: not a synthesized Filecoin partition".to_string())?;
         let params = loaded(params)?;
-        let (proof, _timings) = self
-            .backend
+        let backend = self.backend(device)?;
+        let (proof, timings) = backend
             .prove(*partition, params, Randomness::random(), &mut |_bytes| {
                 abc_released()
             })
             .map_err(|e| e.to_string())?;
+        if timings.faults > 0 {
+            metrics::counter!("snarkd_device_faults_total", "device" => backend.name().to_string())
+                .increment(u64::from(timings.faults));
+        }
         let mut bytes = Vec::with_capacity(192);
         proof
             .write(&mut bytes)

@@ -1,0 +1,166 @@
+//! `[gpus]` → the devices the engine runs workers on, each with its backend, and the listing
+//! `snarkd devices` prints.
+//!
+//! - `cpu`: one pseudo-device, the whole machine.
+//! - `opencl`: every selected OpenCL device of every platform (PoCL's CPU device included); none
+//!   found is a startup error.
+//! - `auto`: the selected OpenCL devices of type GPU; without any, the CPU. PoCL's CPU device is
+//!   never picked by `auto`: it is slower than the CPU backend on the same cores.
+//! - `cuda`: not built yet; a startup error that says so (OpenCL runs on NVIDIA GPUs too).
+
+use std::sync::Arc;
+
+use anyhow::bail;
+use snarkd_engine::prover::DeviceInfo;
+use snarkd_prover::{CpuBackend, DeviceBackend};
+
+use crate::config::{total_memory_bytes, Backend, Config};
+
+/// One backend per selected device, with the device as the engine sees it.
+pub fn backends(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>> {
+    match config.gpus.backend {
+        Backend::Cpu => Ok(cpu()),
+        Backend::Opencl => {
+            let found = opencl::backends(config, false)?;
+            if found.is_empty() {
+                bail!(
+                    "[gpus] backend = \"opencl\" found no OpenCL device{}; install a driver \
+                     (PoCL's CPU device: apt-get install pocl-opencl-icd) or set backend = \"cpu\"",
+                    opencl::unavailable_reason()
+                );
+            }
+            Ok(found)
+        }
+        Backend::Auto => {
+            let gpus = opencl::backends(config, true)?;
+            Ok(if gpus.is_empty() { cpu() } else { gpus })
+        }
+        Backend::Cuda => bail!(
+            "[gpus] backend = \"cuda\" is not built yet (the `cuda` feature needs nvcc and has no \
+             host code); set backend = \"opencl\", which runs the same kernels on NVIDIA GPUs \
+             through their OpenCL driver"
+        ),
+    }
+}
+
+/// The lines `snarkd devices` prints: every OpenCL device, then the CPU.
+pub fn listing() -> Vec<String> {
+    let mut lines = opencl::listing();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    lines.push(format!(
+        "cpu\tthis machine\t{threads} threads\tcpu\t{}\t{threads}",
+        bytesize::ByteSize(total_memory_bytes()).to_string_as(true)
+    ));
+    lines
+}
+
+fn cpu() -> Vec<(DeviceInfo, Arc<dyn DeviceBackend>)> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let device = DeviceInfo {
+        ordinal: 0,
+        name: format!("cpu ({threads} threads)"),
+        memory_bytes: total_memory_bytes(),
+    };
+    vec![(device, Arc::new(CpuBackend::new()))]
+}
+
+#[cfg(feature = "opencl")]
+mod opencl {
+    use std::sync::Arc;
+
+    use snarkd_engine::prover::DeviceInfo;
+    use snarkd_prover::backend::opencl::{list_devices, select_devices};
+    use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions};
+
+    use crate::config::Config;
+
+    /// Backends on the devices `[gpus] devices` selects (only GPUs when `gpus_only`).
+    pub fn backends(
+        config: &Config,
+        gpus_only: bool,
+    ) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>> {
+        let all = list_devices();
+        let mut chosen = select_devices(&all, &config.gpus.devices)?;
+        if gpus_only {
+            chosen.retain(|d| d.info.kind == "gpu");
+        }
+        let g = &config.gpus;
+        let options = OpenClOptions {
+            workers_per_device: g.workers_per_device,
+            max_chunk_terms: if g.max_chunk_terms == 0 {
+                usize::MAX
+            } else {
+                g.max_chunk_terms
+            },
+            device_attempts: g.device_attempts,
+            unhealthy_after: g.unhealthy_after,
+        };
+        chosen
+            .into_iter()
+            .map(|device| {
+                let info = device_info(&device.info);
+                let backend = OpenClBackend::new(device, options.clone())?;
+                Ok((info, Arc::new(backend) as Arc<dyn DeviceBackend>))
+            })
+            .collect()
+    }
+
+    /// The engine's view of an OpenCL device.
+    pub fn device_info(d: &snarkd_prover::backend::opencl::OpenClDeviceInfo) -> DeviceInfo {
+        DeviceInfo {
+            ordinal: d.ordinal,
+            name: format!("{} ({})", d.name, d.platform),
+            memory_bytes: d.memory_bytes,
+        }
+    }
+
+    pub fn unavailable_reason() -> &'static str {
+        ""
+    }
+
+    pub fn listing() -> Vec<String> {
+        list_devices()
+            .iter()
+            .map(|d| {
+                let i = &d.info;
+                format!(
+                    "{}\t{}\t{}\t{}\t{}\t{}",
+                    i.ordinal,
+                    i.platform,
+                    i.name,
+                    i.kind,
+                    bytesize::ByteSize(i.memory_bytes).to_string_as(true),
+                    i.compute_units
+                )
+            })
+            .collect()
+    }
+}
+
+#[cfg(not(feature = "opencl"))]
+mod opencl {
+    use std::sync::Arc;
+
+    use snarkd_engine::prover::DeviceInfo;
+    use snarkd_prover::DeviceBackend;
+
+    use crate::config::Config;
+
+    pub fn backends(
+        _config: &Config,
+        _gpus_only: bool,
+    ) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>> {
+        Ok(Vec::new())
+    }
+
+    pub fn unavailable_reason() -> &'static str {
+        " (this build has no `opencl` feature)"
+    }
+
+    pub fn listing() -> Vec<String> {
+        Vec::new()
+    }
+}
+
+#[cfg(feature = "opencl")]
+pub use opencl::device_info;

@@ -1,0 +1,160 @@
+//! Real-proof plumbing shared by the tests that prove through the daemon with the real prover:
+//! the 2 KiB fixtures and params, a daemon with a given prover, Curio-shaped wire requests, and
+//! an independent check of every proof with filecoin-proofs' verifier.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use snarkd::Daemon;
+use snarkd_engine::prover::Prover;
+use snarkd_engine::Engine;
+use snarkd_proto::v1 as pb;
+use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
+use snarkd_prover::{CircuitId, ProofKind, ProofRequest};
+
+use crate::common;
+
+pub const SECTOR_2K: u64 = 2 << 10;
+
+pub struct Env {
+    pub params_dir: PathBuf,
+    pub fixtures: Fixtures,
+    _work: tempfile::TempDir,
+}
+
+pub fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let params_dir = snarkd_prover::test_params_dir();
+        let work = tempfile::tempdir().unwrap();
+        let fixtures =
+            generate_fixtures(SECTOR_2K, work.path()).expect("sealing the fixture sector");
+        Env {
+            params_dir,
+            fixtures,
+            _work: work,
+        }
+    })
+}
+
+/// Makes sure the 2 KiB params of `kinds` exist (one generator at a time).
+pub fn ensure_params(kinds: &[ProofKind]) {
+    static GENERATING: Mutex<()> = Mutex::new(());
+    let _one = GENERATING.lock().unwrap_or_else(|p| p.into_inner());
+    snarkd_prover::generate_params(&env().params_dir, SECTOR_2K, kinds)
+        .expect("generating 2 KiB test params");
+}
+
+pub struct RealDaemon {
+    pub daemon: Daemon,
+    pub grpc: common::Client,
+}
+
+/// The config of a real-prover daemon: 2 KiB params, 8 GiB budget, `synthesis_threads`.
+pub fn real_config(synthesis_threads: usize) -> snarkd::config::Config {
+    let mut config = common::test_config();
+    config.params.dir = env().params_dir.clone();
+    config.memory.budget = snarkd::config::MemoryBudget::Fixed(bytesize::ByteSize::gib(8));
+    config.synthesis.threads = synthesis_threads;
+    // Real proofs on a busy two-core machine are slow: keep finished jobs long enough to await
+    // and inspect them all.
+    config.daemon.retention = std::time::Duration::from_secs(600);
+    config
+}
+
+/// A daemon proving `kinds` (params made if missing) with the CPU backend.
+pub async fn start(kinds: &[ProofKind], synthesis_threads: usize) -> RealDaemon {
+    let mut config = real_config(synthesis_threads);
+    config.gpus.backend = snarkd::config::Backend::Cpu;
+    let prover = snarkd::proving::from_config(&config).expect("cpu prover");
+    start_with(kinds, &config, prover).await
+}
+
+/// A daemon proving `kinds` (params made if missing) with `prover`.
+pub async fn start_with(
+    kinds: &[ProofKind],
+    config: &snarkd::config::Config,
+    prover: Arc<dyn Prover>,
+) -> RealDaemon {
+    ensure_params(kinds);
+    snarkd::telemetry::prometheus();
+    let engine = Engine::start(config.engine_config().expect("engine config"), prover);
+    let daemon = Daemon::start(config, engine).await.expect("daemon starts");
+    let snarkd::config::ListenAddr::Tcp(addr) = daemon.grpc_addr().clone() else {
+        panic!("tcp")
+    };
+    RealDaemon {
+        grpc: common::connect(addr).await,
+        daemon,
+    }
+}
+
+/// The wire request for a fixture request, as Curio would send it.
+pub fn wire(r: &ProofRequest, priority: pb::Priority) -> pb::SubmitProofRequest {
+    let kind = match r.kind {
+        ProofKind::PorepSealCommit => pb::ProofKind::PorepSealCommit,
+        ProofKind::SnapDealsUpdate => pb::ProofKind::SnapDealsUpdate,
+        ProofKind::WindowPost => pb::ProofKind::WindowPostPartition,
+        ProofKind::WinningPost => pb::ProofKind::WinningPost,
+    };
+    pb::SubmitProofRequest {
+        request_id: String::new(),
+        proof_kind: kind as i32,
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof,
+        priority: priority as i32,
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+    }
+}
+
+/// Checks `proof` with filecoin-proofs' verifier for `request`, and that the same proof with its
+/// first A point negated (still a valid curve point) is rejected.
+pub fn assert_verifies(request: &ProofRequest, proof: &[u8]) {
+    let circuit = CircuitId::new(request.kind, SECTOR_2K).unwrap();
+    let params = snarkd_prover::load_params(&env().params_dir, circuit).expect("params");
+    let job = snarkd_prover::prepare(request).expect("fixture decodes");
+    assert_eq!(proof.len(), 192 * job.num_partitions());
+    assert!(
+        job.verify(proof, &params).expect("verifier runs"),
+        "{} proof must verify",
+        request.kind
+    );
+    let mut tampered = proof.to_vec();
+    tampered[0] ^= 0x20; // the sign flag of the compressed G1 point A: -A
+    assert!(
+        !job.verify(&tampered, &params).unwrap_or(false),
+        "{} tampered proof must be rejected",
+        request.kind
+    );
+}
+
+pub async fn prove_and_check(d: &mut RealDaemon, kind: ProofKind) {
+    let request = env().fixtures.request(kind).clone();
+    let result = d
+        .grpc
+        .prove(pb::ProveRequest {
+            submit: Some(wire(&request, pb::Priority::Unspecified)),
+        })
+        .await
+        .expect("Prove")
+        .into_inner()
+        .result
+        .expect("result");
+    assert_eq!(
+        result.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{kind}: {}",
+        result.error_message
+    );
+    assert!(result.synthesis_ms + result.gpu_compute_ms <= result.total_ms + 1);
+    assert_verifies(&request, &result.proof);
+}

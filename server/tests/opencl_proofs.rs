@@ -1,0 +1,141 @@
+//! Real 2 KiB proofs through the daemon with `backend = "opencl"`, on whatever OpenCL device is
+//! present (PoCL's CPU device in CI), and a device fault injected mid-proof: the step runs again
+//! (on the CPU once the device's tries are used up), the proof still verifies, and the fault is
+//! counted in the metrics.
+#![cfg(feature = "opencl")]
+
+mod common;
+#[path = "common/real.rs"]
+mod real;
+
+use std::sync::Arc;
+
+use real::{prove_and_check, real_config, start_with};
+use snarkd::config::Backend;
+use snarkd::proving::devices::device_info;
+use snarkd::proving::FilecoinProver;
+use snarkd_engine::prover::DeviceInfo;
+use snarkd_proto::v1 as pb;
+use snarkd_prover::backend::opencl::list_devices;
+use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions, ProofKind};
+
+async fn metrics(d: &mut real::RealDaemon) -> String {
+    d.grpc
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .prometheus_text
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn post_proofs_on_opencl_verify_and_status_names_the_device() {
+    let mut config = real_config(2);
+    config.gpus.backend = Backend::Opencl;
+    // Small launches, so the real MSMs take several chunks each.
+    config.gpus.max_chunk_terms = 4096;
+    let prover = snarkd::proving::from_config(&config).expect("an OpenCL device (PoCL in CI)");
+    let device = prover.devices()[0].clone();
+    let mut d = start_with(
+        &[ProofKind::WinningPost, ProofKind::WindowPost],
+        &config,
+        prover,
+    )
+    .await;
+    prove_and_check(&mut d, ProofKind::WinningPost).await;
+    prove_and_check(&mut d, ProofKind::WindowPost).await;
+
+    let status = d
+        .grpc
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    let gpu = &status.gpus[0];
+    assert_eq!(
+        (gpu.ordinal, gpu.name.as_str(), gpu.vram_total_bytes),
+        (device.ordinal, device.name.as_str(), device.memory_bytes)
+    );
+    assert!(gpu.vram_total_bytes > 0);
+    let first = list_devices().into_iter().next().unwrap();
+    assert!(gpu.name.contains(&first.info.name), "{}", gpu.name);
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted() {
+    let config = real_config(1);
+    let device = list_devices()
+        .into_iter()
+        .next()
+        .expect("an OpenCL device (PoCL in CI)");
+    let info: DeviceInfo = device_info(&device.info);
+    let backend = Arc::new(
+        OpenClBackend::new(
+            device,
+            OpenClOptions {
+                device_attempts: 1,
+                unhealthy_after: 4,
+                ..OpenClOptions::default()
+            },
+        )
+        .expect("kernels build"),
+    );
+    let name = backend.name().to_string();
+    let prover = Arc::new(FilecoinProver::new(
+        config.params.dir.clone(),
+        vec![(info, backend.clone() as Arc<dyn DeviceBackend>)],
+    ));
+    let mut d = start_with(&[ProofKind::WindowPost], &config, prover).await;
+    // The H FFTs and the first MSM fail on the device; with one try each they run on the CPU.
+    backend.inject_faults(2);
+    prove_and_check(&mut d, ProofKind::WindowPost).await;
+    assert!(
+        backend.is_healthy(),
+        "two faults, then successes: under unhealthy_after"
+    );
+    let line = format!("snarkd_device_faults_total{{device=\"{name}\"}} ");
+    let text = metrics(&mut d).await;
+    let counted = text
+        .lines()
+        .find_map(|l| l.strip_prefix(&line))
+        .unwrap_or_else(|| panic!("metrics lack {line}:\n{text}"));
+    assert!(counted.trim().parse::<f64>().unwrap() >= 2.0, "{counted}");
+
+    // A device that keeps failing is marked unhealthy after 4 steps in a row and skipped for
+    // the rest (the partition has 6: the H FFTs and 5 MSMs); the proof still verifies.
+    backend.inject_faults(u32::MAX);
+    prove_and_check(&mut d, ProofKind::WindowPost).await;
+    assert!(
+        !backend.is_healthy(),
+        "4 failures in a row mark the device unhealthy"
+    );
+    backend.inject_faults(0);
+    let text = metrics(&mut d).await;
+    let counted = text.lines().find_map(|l| l.strip_prefix(&line)).unwrap();
+    assert_eq!(counted.trim().parse::<f64>().unwrap(), 6.0, "2 + 4 faults");
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[test]
+fn snarkd_devices_lists_every_opencl_device_and_the_cpu() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_snarkd"))
+        .arg("devices")
+        .output()
+        .expect("snarkd runs");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("ordinal\tplatform\tname\ttype\tmemory\tcompute units"));
+    for d in list_devices() {
+        let row = format!(
+            "{}\t{}\t{}\t{}\t",
+            d.info.ordinal, d.info.platform, d.info.name, d.info.kind
+        );
+        assert!(
+            lines.iter().any(|l| l.starts_with(&row)),
+            "{row:?} missing:\n{text}"
+        );
+    }
+    assert!(lines.last().unwrap().starts_with("cpu\t"), "{text}");
+}
