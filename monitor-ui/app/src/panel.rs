@@ -1,7 +1,7 @@
 //! One daemon's dashboard: connection badge, header, memory bar, synthesis, worker chips, job
 //! rows and the counters, queues and params tables. It re-derives the model's `Dashboard` from
-//! the latest snapshot and a one-second tick (so ages move between snapshots); sections read
-//! the parts they draw.
+//! the latest snapshot and a one-second tick (so ages move between snapshots while the stream is
+//! live); sections read the parts they draw.
 
 use std::time::Duration;
 
@@ -24,11 +24,14 @@ pub fn DaemonPanel(url: String) -> impl IntoView {
     set_interval(move || tick.update(|t| *t += 1), TICK);
     watch(url.clone(), latest, connection);
 
+    // Disconnected, the page stops the clock at the last snapshot: it shows what was last known.
     let dash = Memo::new(move |_| {
         tick.track();
+        let live = connection.with(|c| *c == Connection::Live);
         latest.with(|r| {
             r.as_ref().map(|r| {
-                let daemon_now = r.snapshot.taken_at_unix_ms + now_ms().saturating_sub(r.at_ms);
+                let local_now = if live { now_ms() } else { r.at_ms };
+                let daemon_now = r.snapshot.taken_at_unix_ms + local_now.saturating_sub(r.at_ms);
                 Dashboard::from_snapshot(&r.snapshot, daemon_now)
             })
         })
