@@ -55,8 +55,13 @@ fn main() -> anyhow::Result<()> {
         let circuit = CircuitId::new(kind, SECTOR_2K)?;
         let params = load_params(&params_dir, circuit)?;
         let job = prepare(fixtures.request(kind))?;
-        // Warm-up: the first launches on PoCL include its per-kernel compile.
+        // Warm-up: PoCL compiles each kernel for the device at its first launch (cached on disk).
+        let t = Instant::now();
         bench_device_phase(&job, &params, &[&opencl as &dyn DeviceBackend])?;
+        println!(
+            "{kind}: first OpenCL run (with PoCL's per-kernel compile) {:.2} s",
+            t.elapsed().as_secs_f64()
+        );
         for r in bench_device_phase(&job, &params, &[&opencl, &cpu])? {
             println!(
                 "{:<8} {:>11} {:>10.3} {:>10.3} {:>10.3} {:>7}",

@@ -14,7 +14,7 @@ use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use snarkd_prover::backend::opencl::{list_devices, OpenClDevice};
+use snarkd_prover::backend::opencl::{list_devices, select_devices, OpenClDevice};
 use snarkd_prover::backend::{OpenClBackend, OpenClOptions};
 use snarkd_prover::groth16::{compute_h, msm_g1, msm_g2, ScalarBytes};
 use snarkd_prover::synthesis::Abc;
@@ -94,6 +94,23 @@ fn discovery_lists_every_platforms_devices_with_their_sizes() {
             d.info
         );
     }
+}
+
+#[test]
+fn devices_are_selected_by_ordinal_or_name_part() {
+    let all = list_devices();
+    let first = &all[0].info;
+    let by_ordinal = select_devices(&all, &[first.ordinal.to_string()]).unwrap();
+    assert_eq!(by_ordinal[0].info, *first);
+    let part = first.name[..first.name.len().min(6)].to_uppercase();
+    let by_name = select_devices(&all, &[part]).unwrap();
+    assert!(by_name.iter().any(|d| d.info == *first));
+    assert_eq!(select_devices(&all, &[]).unwrap().len(), all.len());
+    let twice = select_devices(&all, &["0".into(), "0".into()]).unwrap();
+    assert_eq!(twice.len(), 1, "a device is selected once");
+    let err = select_devices(&all, &["no such device".into()]).unwrap_err();
+    assert!(err.to_string().contains("snarkd devices"), "{err}");
+    assert!(select_devices(&all, &["999".into()]).is_err());
 }
 
 #[test]
