@@ -11,6 +11,7 @@
 //! snarkd-bench [--addr URL] watch [--interval 500ms] [--count N]
 //! snarkd-bench [--addr URL] preload CIRCUIT_ID
 //! snarkd-bench [--addr URL] metrics
+//! snarkd-bench report --params-dir DIR [--out DIR] [--count N] [--burst N] [--burst-budget SIZE]
 //! ```
 //!
 //! `--addr` is `http://host:port` (default `http://127.0.0.1:9820`) or `unix:///path`. The exit
@@ -25,10 +26,12 @@
 //! - `summary.rs`: proof outcomes, batch summary and latency percentiles.
 //! - `usage.rs`: the device workers' busy share during a batch, from the status stream.
 //! - `watch.rs`: the live terminal view of the status stream.
+//! - `report/`: the side-by-side benchmarks and their report.
 
 mod client;
 mod local;
 mod remote;
+mod report;
 mod request;
 mod summary;
 mod usage;
@@ -122,6 +125,37 @@ enum Cmd {
     Preload { circuit_id: String },
     /// The daemon's Prometheus metrics.
     Metrics,
+    /// Run the four side-by-side benchmarks (throughput, busy share, memory, WinningPoSt
+    /// latency) against snarkd daemons this command starts; writes report.md and report.json.
+    Report {
+        /// Where report.md and report.json go.
+        #[arg(long, default_value = "target/bench-report")]
+        out: PathBuf,
+        /// Fixtures written by `gen`; a 2 KiB sector is sealed when omitted.
+        #[arg(long)]
+        fixtures: Option<PathBuf>,
+        /// Parameter directory with the 2 KiB wpost, winning and porep parameters.
+        #[arg(long)]
+        params_dir: PathBuf,
+        /// WindowPoSt proofs in the throughput run.
+        #[arg(long, default_value_t = 16)]
+        count: usize,
+        /// Requests in flight in the throughput run.
+        #[arg(long, default_value_t = 4)]
+        concurrency: usize,
+        /// Jobs submitted at once in the memory run.
+        #[arg(long, default_value_t = 32)]
+        burst: usize,
+        /// The memory budget of the memory run.
+        #[arg(long, default_value = "512MiB")]
+        burst_budget: bytesize::ByteSize,
+        /// WinningPoSt proofs timed idle and under load (the median is reported).
+        #[arg(long, default_value_t = 5)]
+        latency_samples: usize,
+        /// The snarkd binary [default: beside snarkd-bench].
+        #[arg(long)]
+        snarkd: Option<PathBuf>,
+    },
 }
 
 /// Runs a client subcommand; Ok(false) when a proof did not complete.
@@ -147,7 +181,9 @@ fn remote(cli: Cli) -> Result<bool> {
             }
             Cmd::Preload { circuit_id } => remote::preload(addr, &circuit_id).await.map(|()| true),
             Cmd::Metrics => remote::metrics(addr).await.map(|()| true),
-            Cmd::Gen { .. } | Cmd::Bench { .. } => unreachable!("local commands"),
+            Cmd::Gen { .. } | Cmd::Bench { .. } | Cmd::Report { .. } => {
+                unreachable!("local commands")
+            }
         }
     })
 }
@@ -164,6 +200,28 @@ fn main() -> ExitCode {
             params_dir,
             kinds,
         } => local::bench(fixtures, params_dir, kinds).map(|()| true),
+        Cmd::Report {
+            out,
+            fixtures,
+            params_dir,
+            count,
+            concurrency,
+            burst,
+            burst_budget,
+            latency_samples,
+            snarkd,
+        } => report::report(report::Options {
+            out,
+            fixtures,
+            params_dir,
+            count,
+            concurrency,
+            burst,
+            burst_budget,
+            latency_samples,
+            snarkd,
+        })
+        .map(|()| true),
         _ => remote(cli),
     };
     match result {

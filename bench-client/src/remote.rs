@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use snarkd_proto::v1 as pb;
-use snarkd_prover::ProofKind;
+use snarkd_prover::{ProofKind, ProofRequest};
 use tokio::sync::Semaphore;
 
 use crate::client::{connect, Client};
@@ -18,7 +18,7 @@ use crate::summary::{Outcome, Summary};
 use crate::usage;
 
 /// One `Prove` call; the outcome, whatever the daemon said, or the RPC error.
-async fn prove(client: &mut Client, submit: pb::SubmitProofRequest) -> Outcome {
+pub async fn prove(client: &mut Client, submit: pb::SubmitProofRequest) -> Outcome {
     let request_id = submit.request_id.clone();
     let t = Instant::now();
     let response = client
@@ -38,7 +38,7 @@ async fn prove(client: &mut Client, submit: pb::SubmitProofRequest) -> Outcome {
 }
 
 /// A request id unique to this process and proof.
-fn request_id(i: usize) -> String {
+pub fn request_id(i: usize) -> String {
     format!("snarkd-bench-{}-{i}", uuid::Uuid::new_v4())
 }
 
@@ -80,12 +80,43 @@ pub async fn batch(
     priority: pb::Priority,
     as_json: bool,
 ) -> Result<bool> {
+    let request = load(input, kind)?;
+    let client = connect(addr).await?;
+    let summary = run_batch(client, &request, count, concurrency, priority, true).await?;
+    if as_json {
+        println!("{}", summary.json());
+    } else {
+        println!("{}", summary.text());
+    }
+    if summary.failed() > 0 {
+        eprintln!(
+            "error: {} of {} proofs did not complete",
+            summary.failed(),
+            count
+        );
+    }
+    Ok(summary.failed() == 0)
+}
+
+/// Proves `count` copies of `request` through `client`, at most `concurrency` in flight, while
+/// following the status stream for the workers' busy share.
+pub async fn run_batch(
+    client: Client,
+    request: &ProofRequest,
+    count: usize,
+    concurrency: usize,
+    priority: pb::Priority,
+    progress: bool,
+) -> Result<Summary> {
     if count == 0 || concurrency == 0 {
         bail!("--count and --concurrency must be at least 1");
     }
-    let request = Arc::new(load(input, kind)?);
-    let client = connect(addr).await?;
-    let bar = ProgressBar::new(count as u64);
+    let request = Arc::new(request.clone());
+    let bar = if progress {
+        ProgressBar::new(count as u64)
+    } else {
+        ProgressBar::hidden()
+    };
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} proofs ({per_sec}) {msg}",
@@ -132,26 +163,13 @@ pub async fn batch(
             None
         }
     };
-    let summary = Summary {
-        kind: kind.circuit_prefix().to_string(),
+    Ok(Summary {
+        kind: request.kind.circuit_prefix().to_string(),
         concurrency,
         wall,
         outcomes,
         usage,
-    };
-    if as_json {
-        println!("{}", summary.json());
-    } else {
-        println!("{}", summary.text());
-    }
-    if summary.failed() > 0 {
-        eprintln!(
-            "error: {} of {} proofs did not complete",
-            summary.failed(),
-            count
-        );
-    }
-    Ok(summary.failed() == 0)
+    })
 }
 
 fn mib(b: u64) -> f64 {

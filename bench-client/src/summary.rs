@@ -155,7 +155,7 @@ impl Summary {
     }
 
     /// Mean of a daemon-reported phase over completed proofs, in ms.
-    fn mean(&self, f: impl Fn(&Outcome) -> u64) -> f64 {
+    pub fn mean_ms(&self, f: impl Fn(&Outcome) -> u64) -> f64 {
         let done: Vec<u64> = self
             .outcomes
             .iter()
@@ -193,10 +193,10 @@ impl Summary {
                 "max": l.last(),
             },
             "mean_ms": {
-                "queue_wait": self.mean(|o| o.queue_wait_ms),
-                "srs_load": self.mean(|o| o.srs_load_ms),
-                "synthesis": self.mean(|o| o.synthesis_ms),
-                "gpu_compute": self.mean(|o| o.gpu_compute_ms),
+                "queue_wait": self.mean_ms(|o| o.queue_wait_ms),
+                "srs_load": self.mean_ms(|o| o.srs_load_ms),
+                "synthesis": self.mean_ms(|o| o.synthesis_ms),
+                "gpu_compute": self.mean_ms(|o| o.gpu_compute_ms),
             },
             "workers": self.usage.as_ref().map(WorkerUsage::json),
             "failures": failures,
@@ -221,10 +221,10 @@ impl Summary {
             p(50.0),
             p(90.0),
             p(99.0),
-            self.mean(|o| o.queue_wait_ms),
-            self.mean(|o| o.srs_load_ms),
-            self.mean(|o| o.synthesis_ms),
-            self.mean(|o| o.gpu_compute_ms),
+            self.mean_ms(|o| o.queue_wait_ms),
+            self.mean_ms(|o| o.srs_load_ms),
+            self.mean_ms(|o| o.synthesis_ms),
+            self.mean_ms(|o| o.gpu_compute_ms),
         );
         if let Some(usage) = &self.usage {
             s.push('\n');

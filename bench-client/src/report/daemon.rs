@@ -1,0 +1,80 @@
+//! A `snarkd` child process for one benchmark: started with its own settings on loopback ports,
+//! its peak RSS read from `/proc`, stopped with SIGTERM.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use anyhow::{bail, Context, Result};
+
+use crate::client::{connect, Client};
+
+pub struct Daemon {
+    child: Child,
+    pub addr: String,
+}
+
+impl Daemon {
+    /// Starts `snarkd run` with `env` (`SNARKD_*` settings) and waits until it serves.
+    pub fn start(snarkd: &Path, env: &[(&str, String)]) -> Result<Daemon> {
+        let mut child = Command::new(snarkd)
+            .args([
+                "run",
+                "--listen",
+                "127.0.0.1:0",
+                "--http-listen",
+                "127.0.0.1:0",
+            ])
+            .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+            .env("SNARKD_LOGGING_FORMAT", "json")
+            .env("RUST_LOG", "info")
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {}", snarkd.display()))?;
+        let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
+        let mut seen = String::new();
+        let addr = loop {
+            let mut line = String::new();
+            if stderr.read_line(&mut line)? == 0 {
+                bail!("snarkd exited before serving:\n{seen}");
+            }
+            seen.push_str(&line);
+            let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            if event["message"] == "snarkd is serving" {
+                break format!("http://{}", event["grpc"].as_str().unwrap_or_default());
+            }
+        };
+        // Keep draining the log so the daemon never blocks on a full pipe.
+        std::thread::spawn(move || for _ in stderr.lines() {});
+        Ok(Daemon { child, addr })
+    }
+
+    pub async fn client(&self) -> Result<Client> {
+        connect(&self.addr).await
+    }
+
+    /// The most resident memory the process has had (VmHWM), in bytes.
+    pub fn peak_rss(&self) -> Result<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+            .context("no VmHWM in /proc/<pid>/status")
+    }
+
+    /// SIGTERM, then waits; the daemon drains whatever still runs.
+    pub fn stop(mut self) -> Result<()> {
+        Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()?;
+        let status = self.child.wait()?;
+        if !status.success() {
+            bail!("snarkd exited with {status}");
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,359 @@
+//! `snarkd-bench report`: the four benchmarks behind snarkd's claims, each a ratio against a
+//! baseline run side by side in the same invocation, written as `report.md` and `report.json`.
+//!
+//! 1. Throughput: `count` WindowPoSt partitions through the daemon vs the same proofs made by
+//!    filecoin-proofs-api in one process, one after another (what a lotus-style worker does).
+//! 2. Worker busy share while partitions wait for a worker (from the status stream) vs the share a
+//!    monolithic prover gives its device (device time over synthesis + device time).
+//! 3. Peak RSS of a daemon with a fixed budget during a burst of `burst` jobs, over the budget;
+//!    the same burst with the budget left automatic is shown beside it.
+//! 4. WinningPoSt latency while a PoRep batch runs vs idle.
+//!
+//! Layout: `mod.rs` runs them and writes the report, `daemon.rs` the snarkd child processes,
+//! `baseline.rs` the filecoin-proofs-api baseline.
+
+mod baseline;
+mod daemon;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use bytesize::ByteSize;
+use serde_json::{json, Value};
+use snarkd_proto::v1 as pb;
+use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
+use snarkd_prover::{ProofKind, ProofRequest};
+
+use crate::remote::{prove, request_id, run_batch};
+use crate::request::to_wire;
+use daemon::Daemon;
+
+pub struct Options {
+    pub out: PathBuf,
+    pub fixtures: Option<PathBuf>,
+    pub params_dir: PathBuf,
+    pub count: usize,
+    pub concurrency: usize,
+    pub burst: usize,
+    pub burst_budget: ByteSize,
+    pub latency_samples: usize,
+    pub snarkd: Option<PathBuf>,
+}
+
+/// One line of the report.
+struct Row {
+    name: &'static str,
+    baseline: (String, f64),
+    snarkd: (String, f64),
+    ratio: f64,
+    /// The target as text and whether the ratio meets it.
+    target: (&'static str, bool),
+}
+
+impl Row {
+    fn json(&self) -> Value {
+        json!({
+            "benchmark": self.name,
+            "baseline": { "what": self.baseline.0, "value": self.baseline.1 },
+            "snarkd": { "what": self.snarkd.0, "value": self.snarkd.1 },
+            "ratio": self.ratio,
+            "target": self.target.0,
+            "met": self.target.1,
+        })
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+pub fn report(o: Options) -> Result<()> {
+    std::fs::create_dir_all(&o.out)?;
+    // filecoin-proofs reads its parameter directory from here (the baseline's proofs).
+    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &o.params_dir);
+    let snarkd = match &o.snarkd {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()?.with_file_name("snarkd"),
+    };
+    let (fixtures, _tmp) = match &o.fixtures {
+        Some(dir) => (Fixtures::read(dir)?, None),
+        None => {
+            let tmp = tempfile::tempdir()?;
+            eprintln!("sealing a 2 KiB fixture sector");
+            (generate_fixtures(2 << 10, tmp.path())?, Some(tmp))
+        }
+    };
+    let wpost = fixtures.request(ProofKind::WindowPost).clone();
+    let winning = fixtures.request(ProofKind::WinningPost).clone();
+    let porep = fixtures.request(ProofKind::PorepSealCommit).clone();
+    let params = o.params_dir.display().to_string();
+    let base_env = |budget: String| {
+        vec![
+            ("SNARKD_PARAMS_DIR", params.clone()),
+            ("SNARKD_MEMORY_BUDGET", budget),
+            ("SNARKD_DAEMON_RETENTION", "10m".to_string()),
+        ]
+    };
+    let runtime = tokio::runtime::Runtime::new()?;
+    let mut rows = Vec::new();
+
+    eprintln!(
+        "1/4 throughput: baseline, {} WindowPoSt proofs one after another",
+        o.count
+    );
+    let base_wall = baseline::sequential(&wpost, o.count)?;
+    let base_rate = o.count as f64 * 60.0 / base_wall.as_secs_f64();
+    eprintln!(
+        "1/4 throughput: snarkd, the same {} proofs at concurrency {}",
+        o.count, o.concurrency
+    );
+    let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
+    let summary = runtime.block_on(async {
+        let client = d.client().await?;
+        preload(client.clone(), "wpost-2k").await?;
+        run_batch(
+            client,
+            &wpost,
+            o.count,
+            o.concurrency,
+            pb::Priority::Unspecified,
+            true,
+        )
+        .await
+    })?;
+    d.stop()?;
+    if summary.failed() > 0 {
+        bail!(
+            "{} daemon proofs failed: {}",
+            summary.failed(),
+            summary.json()["failures"]
+        );
+    }
+    let rate = summary.proofs_per_min();
+    rows.push(Row {
+        name: "throughput (2 KiB WindowPoSt, proofs/min)",
+        baseline: ("filecoin-proofs-api, sequential".into(), base_rate),
+        snarkd: (format!("snarkd, concurrency {}", o.concurrency), rate),
+        ratio: rate / base_rate,
+        target: (">= 1.25x", rate / base_rate >= 1.25),
+    });
+
+    let usage = summary
+        .usage
+        .clone()
+        .context("no status stream during the batch")?;
+    let queued_share = usage.busy_share_while_queued().unwrap_or(0.0);
+    let (synth, device) = (
+        summary.mean_ms(|o| o.synthesis_ms),
+        summary.mean_ms(|o| o.gpu_compute_ms),
+    );
+    let monolithic_share = device / (synth + device);
+    rows.push(Row {
+        name: "device worker busy share while partitions wait",
+        baseline: (
+            "monolithic: device / (synthesis + device)".into(),
+            monolithic_share,
+        ),
+        snarkd: (
+            format!(
+                "snarkd, {:.1} s with partitions waiting",
+                usage.json()["queued_seconds"].as_f64().unwrap_or(0.0)
+            ),
+            queued_share,
+        ),
+        ratio: queued_share / monolithic_share,
+        target: (">= 95 % busy", queued_share >= 0.95),
+    });
+
+    eprintln!(
+        "3/4 memory: a burst of {} jobs, budget automatic then {}",
+        o.burst, o.burst_budget
+    );
+    let burst = |budget: String| -> Result<u64> {
+        let d = Daemon::start(&snarkd, &base_env(budget))?;
+        let s = runtime.block_on(async {
+            let client = d.client().await?;
+            run_batch(
+                client,
+                &wpost,
+                o.burst,
+                o.burst,
+                pb::Priority::Unspecified,
+                true,
+            )
+            .await
+        })?;
+        let peak = d.peak_rss()?;
+        d.stop()?;
+        if s.failed() > 0 {
+            bail!("{} burst proofs failed", s.failed());
+        }
+        Ok(peak)
+    };
+    let unbounded = burst("auto".into())?;
+    let bounded = burst(o.burst_budget.to_string().replace(' ', ""))?;
+    let budget = o.burst_budget.as_u64() as f64;
+    rows.push(Row {
+        name: "peak RSS during a burst, over the configured budget",
+        baseline: (
+            format!("budget auto: peak {}", ByteSize(unbounded)),
+            unbounded as f64 / budget,
+        ),
+        snarkd: (
+            format!("budget {}: peak {}", o.burst_budget, ByteSize(bounded)),
+            bounded as f64 / budget,
+        ),
+        ratio: bounded as f64 / budget,
+        target: ("<= 1.05 (budget + 5 %)", bounded as f64 <= budget * 1.05),
+    });
+
+    eprintln!("4/4 latency: WinningPoSt idle, then while PoRep runs");
+    let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
+    let (idle, loaded) =
+        runtime.block_on(winning_latency(&d, &winning, &porep, o.latency_samples))?;
+    d.stop()?;
+    rows.push(Row {
+        name: "WinningPoSt latency (median ms) while a PoRep batch runs, over idle",
+        baseline: ("idle".into(), idle),
+        snarkd: ("during 2 PoRep C2 jobs".into(), loaded),
+        ratio: loaded / idle,
+        target: ("<= 1.5x", loaded / idle <= 1.5),
+    });
+
+    write(&o.out, &rows)
+}
+
+async fn preload(mut client: crate::client::Client, circuit: &str) -> Result<()> {
+    client
+        .preload_srs(pb::PreloadSrsRequest {
+            circuit_id: circuit.into(),
+        })
+        .await
+        .with_context(|| format!("PreloadSRS {circuit}"))?;
+    Ok(())
+}
+
+/// Median latency of `samples` WinningPoSt proofs, idle and then while two PoRep jobs run.
+async fn winning_latency(
+    d: &Daemon,
+    winning: &ProofRequest,
+    porep: &ProofRequest,
+    samples: usize,
+) -> Result<(f64, f64)> {
+    let mut client = d.client().await?;
+    let for_winning = client.clone();
+    preload(client.clone(), "winning-2k").await?;
+    preload(client.clone(), "porep-2k").await?;
+    let one = |i: usize| {
+        let mut client = for_winning.clone();
+        let submit = to_wire(winning, pb::Priority::Unspecified, request_id(i));
+        async move {
+            let o = prove(&mut client, submit).await;
+            if !o.completed() {
+                bail!("WinningPoSt {}: {}", o.status, o.error);
+            }
+            Ok(ms(o.latency))
+        }
+    };
+    let mut idle = Vec::new();
+    for i in 0..samples {
+        idle.push(one(i).await?);
+    }
+    let mut porep_jobs = Vec::new();
+    for i in 0..2 {
+        let r = client
+            .submit_proof(to_wire(
+                porep,
+                pb::Priority::Unspecified,
+                request_id(1000 + i),
+            ))
+            .await?
+            .into_inner();
+        porep_jobs.push(r.job_id);
+    }
+    // Measure only once PoRep partitions hold the CPU and the device worker.
+    let started = Instant::now();
+    loop {
+        let s = client
+            .get_status(pb::GetStatusRequest {})
+            .await?
+            .into_inner();
+        if s.gpus.iter().any(|g| !g.current_job_id.is_empty())
+            || started.elapsed() > Duration::from_secs(120)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut loaded = Vec::new();
+    for i in 0..samples {
+        loaded.push(one(100 + i).await?);
+    }
+    for job_id in porep_jobs {
+        client
+            .cancel_proof(pb::CancelProofRequest { job_id })
+            .await?;
+    }
+    Ok((median(idle), median(loaded)))
+}
+
+fn write(out: &Path, rows: &[Row]) -> Result<()> {
+    let command: Vec<String> = std::env::args().collect();
+    let machine = json!({
+        "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
+        "memory_bytes": memory_total(),
+    });
+    let j = json!({
+        "command": command.join(" "),
+        "snarkd_bench_version": env!("CARGO_PKG_VERSION"),
+        "machine": machine,
+        "benchmarks": rows.iter().map(Row::json).collect::<Vec<_>>(),
+    });
+    std::fs::write(
+        out.join("report.json"),
+        serde_json::to_string_pretty(&j)? + "\n",
+    )?;
+    let mut md = String::from("# snarkd benchmark report\n\n");
+    md.push_str(&format!(
+        "Reproduce with `{}` ({} CPUs, {} RAM). Each ratio is snarkd over a baseline run in the same invocation.\n\n",
+        command.join(" "),
+        machine["cpus"],
+        ByteSize(memory_total())
+    ));
+    md.push_str(
+        "| benchmark | baseline | snarkd | ratio | target | met |\n|---|---|---|---|---|---|\n",
+    );
+    for r in rows {
+        md.push_str(&format!(
+            "| {} | {}: {:.3} | {}: {:.3} | {:.2} | {} | {} |\n",
+            r.name,
+            r.baseline.0,
+            r.baseline.1,
+            r.snarkd.0,
+            r.snarkd.1,
+            r.ratio,
+            r.target.0,
+            if r.target.1 { "yes" } else { "**no**" }
+        ));
+    }
+    std::fs::write(out.join("report.md"), &md)?;
+    print!("{md}");
+    Ok(())
+}
+
+fn memory_total() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            m.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kib| kib * 1024)
+}
