@@ -6,6 +6,7 @@ use super::transition::Change;
 use super::types::Effect;
 use super::Machine;
 use crate::budget::{Holder, Reservation};
+use crate::domain::Priority;
 use crate::schedule::{order_key, OrderKey};
 use crate::state::{PartitionState, WorkerState};
 
@@ -40,9 +41,14 @@ impl Machine {
         found
     }
 
+    /// Admits pending partitions in scheduling order while synthesis threads and memory allow.
+    /// A CRITICAL partition (WinningPoSt, deadline in seconds) may use one thread beyond the
+    /// configured count: it must not wait for a long PoRep synthesis to finish.
     fn admit(&mut self) {
+        let threads = self.config.synthesis_threads.max(1);
         for (_, seq, index) in self.partitions_in(PartitionState::Pending) {
-            if self.synth_active >= self.config.synthesis_threads.max(1) {
+            let critical = self.jobs[&seq].origin.priority == Priority::Critical;
+            if self.synth_active >= threads + usize::from(critical) {
                 return;
             }
             let admitted = self.ensure_params(seq) && self.try_admit(seq, index);

@@ -326,6 +326,43 @@ fn critical_job_overtakes_a_queue_of_lower_priority_jobs() {
 }
 
 #[test]
+fn a_critical_partition_synthesizes_beside_a_full_set_of_long_syntheses() {
+    let mut h = Harness::new(1_000_000, 1, 2);
+    for _ in 0..2 {
+        h.submit(ProofKind::PorepSealCommit, Priority::Normal, 2, 1000)
+            .unwrap();
+    }
+    let synthesizing = |h: &Harness| {
+        h.pending
+            .iter()
+            .filter(|e| matches!(e, Effect::Synthesize { .. }))
+            .count()
+    };
+    assert_eq!(synthesizing(&h), 2, "both threads busy with PoRep");
+    // A HIGH job waits for a thread; a CRITICAL one starts at once, on one extra thread only.
+    h.submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap();
+    assert_eq!(synthesizing(&h), 2);
+    let winning = h
+        .submit(ProofKind::WinningPost, Priority::Critical, 1, 1000)
+        .unwrap();
+    h.submit(ProofKind::WinningPost, Priority::Critical, 1, 1000)
+        .unwrap();
+    assert_eq!(synthesizing(&h), 3);
+    assert_eq!(
+        h.job(&winning.job_id).partitions[0].state,
+        PartitionState::Synthesizing,
+        "the first critical job is synthesizing"
+    );
+    h.check_invariants();
+    while !h.pending.is_empty() {
+        h.complete(0, false);
+        h.check_invariants();
+    }
+    assert_eq!(h.machine.snapshot().counters.total_completed, 5);
+}
+
+#[test]
 fn tiny_budget_runs_partitions_one_at_a_time() {
     // Room for the params and exactly one partition.
     let mut h = Harness::new(PARAMS_BYTES + 1000, 2, 4);
