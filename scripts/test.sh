@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian/Ubuntu machine (scripts/setup.sh), makes the 2 KiB test parameters once
-# (cached outside the checkout), runs every test of the workspace, then builds the monitor and
-# runs its browser tests.
+# (cached outside the checkout), runs every test of the workspace, builds what ships with
+# scripts/build.sh, runs the monitor's browser tests and the Docker images' static checks.
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh -p snarkd
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +17,11 @@ cargo run -q -p snarkd -- params generate --sector-size 2KiB \
 say "cargo test --workspace $*"
 cargo test --workspace "$@"
 
-# The monitor: build it, then drive it in headless Chromium against the real daemon.
-./scripts/build-monitor.sh
-cargo build -p snarkd -p snarkd-bench
+# What ships (the build the Docker images run too): daemon, client and monitor bundle. Then the
+# monitor in headless Chromium against the real daemon, and the images' static checks.
+SNARKD_BIN_DIR="$(./scripts/build.sh | tail -n 1)"
 say "monitor browser tests (monitor-ui/e2e; screenshots in target/monitor-e2e)"
-SNARKD_BIN_DIR="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug"
 (cd monitor-ui/e2e && npm ci --no-audit --no-fund --silent && SNARKD_BIN_DIR="$SNARKD_BIN_DIR" npm test)
+
+say "Docker images: static checks"
+./docker/check.sh
