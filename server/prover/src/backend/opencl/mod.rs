@@ -7,7 +7,8 @@
 //! to [`OpenClOptions::device_attempts`] times, then on the CPU, so the partition still gets its
 //! proof (which `finalize` verifies like any other). After [`OpenClOptions::unhealthy_after`]
 //! failed steps in a row the device is marked unhealthy and the backend runs every step on the
-//! CPU from then on. Each fault is counted in [`DeviceTimings::faults`].
+//! CPU from then on. Each fault is counted in [`DeviceTimings::faults`]. An H polynomial too
+//! large for a worker's share of the device runs on the CPU without counting as a fault.
 //!
 //! Layout:
 //! - `device.rs`: discovery across all platforms, selection, the shared memory pool.
@@ -224,6 +225,14 @@ impl OpenClBackend {
         cpu(input)
     }
 
+    /// Whether the H computation for vectors of `len` elements fits a worker's memory share
+    /// and the device's largest buffer.
+    fn fft_fits(&self, len: usize) -> bool {
+        let (bytes, largest) = fft::h_memory(len);
+        let share = self.memory.limit() / self.options.workers_per_device.max(1) as u64;
+        bytes <= share && largest <= self.device.info.max_alloc_bytes
+    }
+
     fn take_injected(&self) -> bool {
         self.health
             .injected
@@ -241,13 +250,14 @@ struct OpenClOps<'a> {
 impl DeviceOps for OpenClOps<'_> {
     fn compute_h(&self, abc: Abc) -> Result<Vec<Fr>> {
         let b = self.backend;
-        b.step(
-            &self.faults,
-            "fft",
-            abc,
-            fft::compute_h,
-            |abc| CpuOps.compute_h(abc),
-        )
+        if !b.fft_fits(abc.a.len()) {
+            // Not a fault: this domain is larger than a worker's share of the device.
+            tracing::debug!(device = %b.name, len = abc.a.len(), "h polynomial on the cpu: too large for the device");
+            return CpuOps.compute_h(abc);
+        }
+        b.step(&self.faults, "fft", abc, fft::compute_h, |abc| {
+            CpuOps.compute_h(abc)
+        })
     }
 
     fn msm_g1(&self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {

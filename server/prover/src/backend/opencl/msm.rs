@@ -47,7 +47,9 @@ pub struct ChunkPlan {
 
 /// The chunk size for `terms` terms of `G` given a memory `share`: what is left after the
 /// buckets and results of every work item, divided by the size of a term, capped by
-/// `max_chunk_terms` and the device's largest buffer.
+/// `max_chunk_terms` and the device's largest buffer. Where the buckets of `work_units` items
+/// would take more than half the share (many compute units, several workers on a small
+/// device), the work units are halved until they fit, down to one work group.
 pub fn plan<G: PrimeCurveAffine>(
     terms: usize,
     work_units: usize,
@@ -57,8 +59,12 @@ pub fn plan<G: PrimeCurveAffine>(
 ) -> Result<ChunkPlan> {
     let proj = std::mem::size_of::<G::Curve>() as u64;
     let term = (std::mem::size_of::<G>() + EXPONENT_BYTES) as u64;
-    let fixed = work_units as u64 * ((1u64 << MAX_WINDOW_BITS) + 1) * proj;
-    let by_memory = share.saturating_sub(fixed) / term;
+    let fixed = |units: usize| units as u64 * ((1u64 << MAX_WINDOW_BITS) + 1) * proj;
+    let mut work_units = work_units.max(1);
+    while work_units > LOCAL_WORK_SIZE && fixed(work_units) > share / 2 {
+        work_units /= 2;
+    }
+    let by_memory = share.saturating_sub(fixed(work_units)) / term;
     let by_alloc = max_alloc / std::mem::size_of::<G>() as u64;
     let chunk = (by_memory.min(by_alloc) as usize)
         .min(max_chunk_terms)
@@ -207,14 +213,31 @@ mod tests {
 
     #[test]
     fn chunks_are_capped_by_memory_and_by_the_configured_limit() {
-        let units = 256;
-        let fixed = units as u64 * 1025 * 144;
-        let p = plan::<G1Affine>(1 << 20, units, fixed + 128 * 1000, u64::MAX, usize::MAX).unwrap();
-        assert_eq!(p.chunk_terms, 1000);
-        let p = plan::<G1Affine>(1 << 20, units, u64::MAX / 2, u64::MAX, 300).unwrap();
+        // G1: 144-byte Jacobian buckets, 96 + 32 bytes a term.
+        let fixed = |units: u64| units * 1025 * 144;
+        let share = 2 * fixed(256) + 128 * 1000;
+        let p = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX).unwrap();
+        assert_eq!(
+            p,
+            ChunkPlan {
+                chunk_terms: (fixed(256) / 128 + 1000) as usize,
+                work_units: 256
+            }
+        );
+        let p = plan::<G1Affine>(1 << 20, 256, u64::MAX / 2, u64::MAX, 300).unwrap();
         assert_eq!(p.chunk_terms, 300);
-        let p = plan::<G1Affine>(50, units, u64::MAX / 2, u64::MAX, 300).unwrap();
+        let p = plan::<G1Affine>(50, 256, u64::MAX / 2, u64::MAX, 300).unwrap();
         assert_eq!(p.chunk_terms, 50);
-        assert!(plan::<G1Affine>(50, units, fixed, u64::MAX, 300).is_err());
+        let p = plan::<G1Affine>(1 << 30, 256, u64::MAX / 2, 96 * 700, usize::MAX).unwrap();
+        assert_eq!(p.chunk_terms, 700, "the largest buffer caps the bases");
+    }
+
+    #[test]
+    fn work_units_shrink_when_their_buckets_would_crowd_out_the_terms() {
+        let fixed = |units: u64| units * 1025 * 144;
+        let p = plan::<G1Affine>(1 << 30, 256, fixed(256), u64::MAX, usize::MAX).unwrap();
+        assert_eq!(p.work_units, 128);
+        assert_eq!(p.chunk_terms as u64, (fixed(256) - fixed(128)) / 128);
+        assert!(plan::<G1Affine>(50, 256, 1000, u64::MAX, 300).is_err());
     }
 }
