@@ -19,6 +19,9 @@ use snarkd_proto::v1 as pb;
 use snarkd_prover::backend::opencl::list_devices;
 use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions, ProofKind};
 
+/// The daemon tests share the process's metrics (same device, same backend name): one at a time.
+static ONE_DAEMON: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn metrics(d: &mut real::RealDaemon) -> String {
     d.grpc
         .get_metrics(pb::GetMetricsRequest {})
@@ -30,6 +33,7 @@ async fn metrics(d: &mut real::RealDaemon) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn post_proofs_on_opencl_verify_and_status_names_the_device() {
+    let _one = ONE_DAEMON.lock().await;
     let mut config = real_config(2);
     config.gpus.backend = Backend::Opencl;
     // Small launches, so the real MSMs take several chunks each.
@@ -64,6 +68,7 @@ async fn post_proofs_on_opencl_verify_and_status_names_the_device() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted() {
+    let _one = ONE_DAEMON.lock().await;
     let config = real_config(1);
     let device = list_devices()
         .into_iter()
@@ -114,6 +119,11 @@ async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted(
     let text = metrics(&mut d).await;
     let counted = text.lines().find_map(|l| l.strip_prefix(&line)).unwrap();
     assert_eq!(counted.trim().parse::<f64>().unwrap(), 6.0, "2 + 4 faults");
+    let unhealthy = format!("snarkd_device_healthy{{device=\"{name}\"}} 0");
+    assert!(
+        text.lines().any(|l| l == unhealthy),
+        "metrics lack {unhealthy}:\n{text}"
+    );
     d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
 }
 

@@ -119,10 +119,13 @@ impl Prover for FilecoinProver {
                 abc_released()
             })
             .map_err(|e| e.to_string())?;
+        let name = backend.name().to_string();
         if timings.faults > 0 {
-            metrics::counter!("snarkd_device_faults_total", "device" => backend.name().to_string())
+            metrics::counter!("snarkd_device_faults_total", "device" => name.clone())
                 .increment(u64::from(timings.faults));
         }
+        let healthy = if backend.is_healthy() { 1.0 } else { 0.0 };
+        metrics::gauge!("snarkd_device_healthy", "device" => name).set(healthy);
         let mut bytes = Vec::with_capacity(192);
         proof
             .write(&mut bytes)

@@ -28,6 +28,11 @@ pub trait DeviceBackend: Send + Sync {
     /// Stable name for logs and status (`cpu`, `cuda:0`, …).
     fn name(&self) -> &str;
 
+    /// False once the device failed too often and the backend runs its steps on the CPU.
+    fn is_healthy(&self) -> bool {
+        true
+    }
+
     /// Proves one partition with `params` (which must belong to the partition's circuit; the
     /// shapes are checked). `on_abc_released(bytes)` is called once, as soon as the a/b/c
     /// evaluations are consumed and freed, so the caller can return that memory to its budget

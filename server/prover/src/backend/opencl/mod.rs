@@ -120,11 +120,6 @@ impl OpenClBackend {
             .unwrap_or_default()
     }
 
-    /// Whether the device still runs steps (false once it failed too often).
-    pub fn is_healthy(&self) -> bool {
-        !self.health.unhealthy.load(Ordering::Relaxed)
-    }
-
     /// The device's memory pool (reserved bytes can be watched by tests).
     pub fn memory(&self) -> &Arc<DeviceMemory> {
         &self.memory
@@ -290,6 +285,11 @@ impl DeviceOps for OpenClOps<'_> {
 impl DeviceBackend for OpenClBackend {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Whether the device still runs steps (false once it failed too often).
+    fn is_healthy(&self) -> bool {
+        !self.health.unhealthy.load(Ordering::Relaxed)
     }
 
     fn prove(
