@@ -194,3 +194,42 @@ impl Drop for MemoryGrant {
         self.pool.freed.notify_all();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn a_reservation_over_the_limit_is_an_error_not_a_wait() {
+        let pool = DeviceMemory::new(100);
+        assert!(pool.reserve(101).is_err());
+        assert_eq!(pool.used(), 0);
+    }
+
+    #[test]
+    fn a_reservation_waits_until_other_workers_return_enough() {
+        let pool = DeviceMemory::new(100);
+        let first = pool.reserve(60).unwrap();
+        let second = pool.reserve(40).unwrap();
+        assert_eq!(pool.used(), 100);
+        let (tx, rx) = mpsc::channel();
+        let waiter = {
+            let pool = Arc::clone(&pool);
+            std::thread::spawn(move || {
+                let grant = pool.reserve(50).unwrap();
+                tx.send(pool.used()).unwrap();
+                drop(grant);
+            })
+        };
+        drop(second); // 40 free: not enough for 50
+        assert!(rx.recv_timeout(Duration::from_millis(200)).is_err());
+        drop(first); // now 100 free
+        let used_then = rx.recv().unwrap();
+        assert_eq!(used_then, 50, "the waiter holds only its own 50");
+        waiter.join().unwrap();
+        assert_eq!(pool.used(), 0);
+    }
+}
