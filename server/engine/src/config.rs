@@ -12,6 +12,9 @@ pub struct EngineConfig {
     pub workers_per_device: usize,
     /// How long finished jobs stay visible and awaitable.
     pub retention: Duration,
+    /// Times a partition whose device phase failed is synthesized and proved again before its
+    /// job fails (a device fault, or a partition proof that did not verify).
+    pub partition_retries: u32,
     pub version: String,
     pub build_id: String,
 }
@@ -23,6 +26,7 @@ impl Default for EngineConfig {
             synthesis_threads: 1,
             workers_per_device: 1,
             retention: Duration::from_secs(30),
+            partition_retries: 1,
             version: String::new(),
             build_id: String::new(),
         }

@@ -47,6 +47,8 @@ pub enum PartitionEvent {
     Dispatch,
     /// The device phase returned a partition proof.
     Proved,
+    /// The device phase failed; the partition goes back to be synthesized again.
+    Retry,
     /// A step failed.
     Fail,
     /// The job was cancelled or failed elsewhere.
@@ -62,6 +64,7 @@ pub fn next_partition_state(from: PartitionState, event: PartitionEvent) -> Opti
         (S::Synthesizing, E::Synthesized) => Some(S::SynthDone),
         (S::SynthDone, E::Dispatch) => Some(S::Gpu),
         (S::Gpu, E::Proved) => Some(S::Done),
+        (S::Gpu, E::Retry) => Some(S::Pending),
         (S::Synthesizing | S::SynthDone | S::Gpu, E::Fail) => Some(S::Failed),
         (S::Pending | S::Synthesizing | S::SynthDone | S::Gpu, E::Cancel) => Some(S::Cancelled),
         _ => None,

@@ -126,6 +126,9 @@ pub struct GpusSection {
     pub device_attempts: u32,
     /// Failed device steps in a row after which a device is marked unhealthy and skipped.
     pub unhealthy_after: u32,
+    /// Times a partition whose device phase failed (or whose proof did not verify) is
+    /// synthesized and proved again before its job fails.
+    pub partition_retries: u32,
 }
 
 impl Default for GpusSection {
@@ -137,6 +140,7 @@ impl Default for GpusSection {
             max_chunk_terms: 0,
             device_attempts: 2,
             unhealthy_after: 3,
+            partition_retries: 1,
         }
     }
 }
@@ -269,6 +273,7 @@ impl Config {
             synthesis_threads: self.synthesis_threads(),
             workers_per_device: self.gpus.workers_per_device,
             retention: self.daemon.retention,
+            partition_retries: self.gpus.partition_retries,
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
         })

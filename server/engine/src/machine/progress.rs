@@ -73,6 +73,27 @@ impl Machine {
         reservation: Reservation,
     ) {
         let ok = result.is_ok();
+        let retries_left = self
+            .jobs
+            .get(&job)
+            .and_then(|j| j.parts.get(index as usize))
+            .is_some_and(|p| p.retries < self.config.partition_retries);
+        if let (Err(message), true) = (&result, retries_left) {
+            // Synthesize and prove it again: the witness went into the failed device phase.
+            if !self.transition(job, index, Change::DeviceRetry { worker }) {
+                return;
+            }
+            drop(reservation);
+            let j = self.jobs.get_mut(&job).expect("transition checked the job");
+            tracing::warn!(job_id = %j.id, partition = index, worker, error = %message,
+                "device phase failed; the partition is synthesized and proved again");
+            metrics::counter!("snarkd_partition_retries_total", "kind" => j.origin.kind.as_str())
+                .increment(1);
+            let part = &mut j.parts[index as usize];
+            part.retries += 1;
+            part.reserved_bytes = 0;
+            return;
+        }
         if !self.transition(job, index, Change::DeviceReturned { worker, ok }) {
             return;
         }

@@ -262,6 +262,7 @@ fn classify(from: PartitionState, to: PartitionState) -> crate::state::Partition
         (_, S::Gpu) => E::Dispatch,
         (_, S::Done) => E::Proved,
         (_, S::Failed) => E::Fail,
+        (S::Gpu, S::Pending) => E::Retry,
         _ => E::Cancel,
     }
 }
@@ -489,6 +490,66 @@ fn a_failed_partition_fails_the_job_and_frees_its_memory() {
     };
     assert!(message.contains("synthesis failed"), "{message}");
     assert_eq!(h.job(&job).state, JobState::Failed);
+    assert_eq!(h.budget.used(), PARAMS_BYTES);
+    h.check_invariants();
+}
+
+/// Completes the pending effect that is a device phase, failing it when `fail`.
+fn complete_device(h: &mut Harness, fail: bool) {
+    let i = h
+        .pending
+        .iter()
+        .position(|e| matches!(e, Effect::Prove { .. }))
+        .expect("a device phase is pending");
+    h.complete(i, fail);
+}
+
+#[test]
+fn a_failed_device_phase_is_synthesized_and_proved_again_once() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let job = h
+        .submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap()
+        .job_id;
+    h.complete(0, false); // params
+    h.complete(0, false); // synthesis
+    complete_device(&mut h, true);
+    // Back to pending, worker free, memory returned; then admitted and synthesized again.
+    h.check_invariants();
+    assert_eq!(h.machine.snapshot().workers[0].state, WorkerState::Idle);
+    assert_eq!(
+        h.job(&job).partitions[0].state,
+        PartitionState::Synthesizing
+    );
+    h.complete(0, false); // synthesis, second time
+    complete_device(&mut h, false);
+    h.drain();
+    assert!(
+        matches!(h.outcome(&job), Some(JobEnd::Completed(_))),
+        "{:?}",
+        h.outcome(&job)
+    );
+    let edges: Vec<_> = h.machine.edges.iter().map(|e| (e.2, e.3)).collect();
+    assert!(
+        edges.contains(&(PartitionState::Gpu, PartitionState::Pending)),
+        "{edges:?}"
+    );
+    h.check_invariants();
+
+    // A second failure of the same partition fails the job.
+    let job = h
+        .submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap()
+        .job_id;
+    for _ in 0..2 {
+        h.complete(0, false); // synthesis
+        complete_device(&mut h, true);
+    }
+    h.drain();
+    let Some(JobEnd::Failed(message)) = h.outcome(&job) else {
+        panic!("{:?}", h.outcome(&job))
+    };
+    assert!(message.contains("device phase failed"), "{message}");
     assert_eq!(h.budget.used(), PARAMS_BYTES);
     h.check_invariants();
 }

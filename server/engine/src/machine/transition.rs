@@ -21,6 +21,10 @@ pub(crate) enum Change {
         worker: u32,
         ok: bool,
     },
+    /// The device phase on `worker` failed and the partition will run again from synthesis.
+    DeviceRetry {
+        worker: u32,
+    },
     Fail,
     Cancel,
 }
@@ -30,8 +34,12 @@ impl Machine {
     /// change is illegal in the current state, leaving everything as it was.
     pub(super) fn transition(&mut self, job: u64, index: u32, change: Change) -> bool {
         let now = Instant::now();
-        if let Change::DeviceReturned { worker, ok } = change {
-            self.release_worker(worker, job, index, ok, now);
+        match change {
+            Change::DeviceReturned { worker, ok } => {
+                self.release_worker(worker, job, index, ok, now)
+            }
+            Change::DeviceRetry { worker } => self.release_worker(worker, job, index, false, now),
+            _ => {}
         }
         let Some(j) = self.jobs.get_mut(&job) else {
             tracing::debug!(
@@ -51,6 +59,7 @@ impl Machine {
             Change::Synthesized => PartitionEvent::Synthesized,
             Change::Dispatch { .. } => PartitionEvent::Dispatch,
             Change::DeviceReturned { ok: true, .. } => PartitionEvent::Proved,
+            Change::DeviceRetry { .. } => PartitionEvent::Retry,
             Change::DeviceReturned { ok: false, .. } | Change::Fail => PartitionEvent::Fail,
             Change::Cancel => PartitionEvent::Cancel,
         };

@@ -149,6 +149,8 @@ pub(crate) struct Part {
     pub reservation: Option<Reservation>,
     pub synthesized: Option<Synthesized>,
     pub proof: Option<Vec<u8>>,
+    /// Device phases that failed and were retried from synthesis.
+    pub retries: u32,
 }
 
 impl Part {
@@ -162,6 +164,7 @@ impl Part {
             reservation: None,
             synthesized: None,
             proof: None,
+            retries: 0,
         }
     }
 }

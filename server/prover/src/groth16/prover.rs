@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use bellperson::domain::EvaluationDomain;
 use bellperson::gpu::LockedFftKernel;
-use bellperson::groth16::{Parameters, Proof};
+use bellperson::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof};
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ec_gpu_gen::threadpool::Worker;
 use ff::Field;
@@ -150,8 +150,29 @@ pub fn prove_partition_with(
     let msm = msm_start.elapsed();
 
     let proof = assemble(params, randomness, h_sum, l_sum, a_sum, b1_sum, b2_sum)?;
+    self_check(params, &proof, &partition.inputs)?;
     let faults = ops.faults();
     Ok((proof, DeviceTimings { fft, msm, faults }))
+}
+
+/// Verifies the partition's proof against the public inputs its own synthesis recorded (a few
+/// milliseconds). A failure here is the device phase's, not the request's: a device returning
+/// wrong numbers or a fault in this code. The engine then proves the partition again.
+fn self_check(params: &Parameters<Bls12>, proof: &Proof<Bls12>, inputs: &[Fr]) -> Result<()> {
+    let pvk = prepare_verifying_key(&params.vk);
+    match verify_proof(&pvk, proof, &inputs[1..]) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(ProverError::Device {
+            backend: "any".into(),
+            reason: "the partition proof does not verify against the partition's own public \
+                     inputs (wrong device results or a prover fault); prove the partition again"
+                .into(),
+        }),
+        Err(e) => Err(ProverError::Device {
+            backend: "any".into(),
+            reason: format!("checking the partition proof: {e}"),
+        }),
+    }
 }
 
 /// Coefficients of h(x) = (A(x)·B(x) − C(x)) / t(x), degree below the domain size minus one.

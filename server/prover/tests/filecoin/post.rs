@@ -113,3 +113,59 @@ fn window_post_partition_proof_is_accepted_by_filecoin_and_rejected_for_altered_
         })
     ));
 }
+
+/// CPU steps, except that the first G1 multiexp comes back off by the generator: the wrong
+/// numbers a faulty device could return without an error.
+struct OneWrongMsm(std::cell::Cell<bool>);
+
+impl snarkd_prover::groth16::DeviceOps for OneWrongMsm {
+    fn compute_h(
+        &self,
+        abc: snarkd_prover::synthesis::Abc,
+    ) -> snarkd_prover::Result<Vec<blstrs::Scalar>> {
+        snarkd_prover::groth16::CpuOps.compute_h(abc)
+    }
+    fn msm_g1(
+        &self,
+        bases: &[blstrs::G1Affine],
+        scalars: &snarkd_prover::groth16::ScalarBytes,
+    ) -> snarkd_prover::Result<blstrs::G1Projective> {
+        let sum = snarkd_prover::groth16::CpuOps.msm_g1(bases, scalars)?;
+        Ok(if self.0.replace(false) {
+            sum + <blstrs::G1Projective as group::Group>::generator()
+        } else {
+            sum
+        })
+    }
+    fn msm_g2(
+        &self,
+        bases: &[blstrs::G2Affine],
+        scalars: &snarkd_prover::groth16::ScalarBytes,
+    ) -> snarkd_prover::Result<blstrs::G2Projective> {
+        snarkd_prover::groth16::CpuOps.msm_g2(bases, scalars)
+    }
+}
+
+#[test]
+fn a_wrong_device_result_fails_the_partition_self_check() {
+    let req = &env().fixtures.winning;
+    let job = prepare(req).unwrap();
+    let params = params(ProofKind::WinningPost);
+    let prove = |ops: &dyn snarkd_prover::groth16::DeviceOps| {
+        snarkd_prover::groth16::prove_partition_with(
+            ops,
+            job.synthesize(0).unwrap(),
+            params.parameters(),
+            snarkd_prover::groth16::Randomness::random(),
+            &mut |_| {},
+        )
+    };
+    let err = prove(&OneWrongMsm(std::cell::Cell::new(true))).unwrap_err();
+    assert!(
+        matches!(&err, ProverError::Device { reason, .. } if reason.contains("own public inputs")),
+        "{err}"
+    );
+    // The same steps without the fault pass the check and the verifier.
+    let (proof, _) = prove(&OneWrongMsm(std::cell::Cell::new(false))).unwrap();
+    assert!(job.finalize(&[proof], &params).is_ok());
+}
