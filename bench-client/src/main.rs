@@ -146,9 +146,10 @@ enum Cmd {
         /// Jobs submitted at once in the memory run.
         #[arg(long, default_value_t = 32)]
         burst: usize,
-        /// The memory budget of the memory run.
-        #[arg(long, default_value = "512MiB")]
-        burst_budget: bytesize::ByteSize,
+        /// The memory budget of the memory run [default: 60 % of the same burst's peak RSS
+        /// with an automatic budget].
+        #[arg(long)]
+        burst_budget: Option<bytesize::ByteSize>,
         /// WinningPoSt proofs timed idle and under load (the median is reported).
         #[arg(long, default_value_t = 5)]
         latency_samples: usize,

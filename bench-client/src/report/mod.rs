@@ -36,7 +36,9 @@ pub struct Options {
     pub count: usize,
     pub concurrency: usize,
     pub burst: usize,
-    pub burst_budget: ByteSize,
+    /// The memory run's budget; by default 60 % of the burst's peak with an automatic budget,
+    /// so that the budget, not the machine, limits admission.
+    pub burst_budget: Option<ByteSize>,
     pub latency_samples: usize,
     pub snarkd: Option<PathBuf>,
 }
@@ -172,8 +174,8 @@ pub fn report(o: Options) -> Result<()> {
     });
 
     eprintln!(
-        "3/4 memory: a burst of {} jobs, budget automatic then {}",
-        o.burst, o.burst_budget
+        "3/4 memory: a burst of {} jobs, budget automatic then bounded",
+        o.burst
     );
     let burst = |budget: String| -> Result<u64> {
         let d = Daemon::start(&snarkd, &base_env(budget))?;
@@ -197,8 +199,9 @@ pub fn report(o: Options) -> Result<()> {
         Ok(peak)
     };
     let unbounded = burst("auto".into())?;
-    let bounded = burst(o.burst_budget.to_string().replace(' ', ""))?;
-    let budget = o.burst_budget.as_u64() as f64;
+    let budget_bytes = o.burst_budget.map_or(unbounded * 3 / 5, |b| b.as_u64());
+    let bounded = burst(format!("{budget_bytes}B"))?;
+    let budget = budget_bytes as f64;
     rows.push(Row {
         name: "peak RSS during a burst, over the configured budget",
         baseline: (
@@ -206,7 +209,11 @@ pub fn report(o: Options) -> Result<()> {
             unbounded as f64 / budget,
         ),
         snarkd: (
-            format!("budget {}: peak {}", o.burst_budget, ByteSize(bounded)),
+            format!(
+                "budget {}: peak {}",
+                ByteSize(budget_bytes),
+                ByteSize(bounded)
+            ),
             bounded as f64 / budget,
         ),
         ratio: bounded as f64 / budget,
@@ -266,17 +273,7 @@ async fn winning_latency(
         idle.push(one(i).await?);
     }
     let mut porep_jobs = Vec::new();
-    for i in 0..2 {
-        let r = client
-            .submit_proof(to_wire(
-                porep,
-                pb::Priority::Unspecified,
-                request_id(1000 + i),
-            ))
-            .await?
-            .into_inner();
-        porep_jobs.push(r.job_id);
-    }
+    keep_two_porep(&mut client, porep, &mut porep_jobs).await?;
     // Measure only once PoRep partitions hold the CPU and the device worker.
     let started = Instant::now();
     loop {
@@ -293,6 +290,7 @@ async fn winning_latency(
     }
     let mut loaded = Vec::new();
     for i in 0..samples {
+        keep_two_porep(&mut client, porep, &mut porep_jobs).await?;
         loaded.push(one(100 + i).await?);
     }
     for job_id in porep_jobs {
@@ -301,6 +299,33 @@ async fn winning_latency(
             .await?;
     }
     Ok((median(idle), median(loaded)))
+}
+
+/// Submits PoRep jobs until two are unfinished, so every timed WinningPoSt meets PoRep load.
+async fn keep_two_porep(
+    client: &mut crate::client::Client,
+    porep: &ProofRequest,
+    jobs: &mut Vec<String>,
+) -> Result<()> {
+    let s = client
+        .get_status(pb::GetStatusRequest {})
+        .await?
+        .into_inner();
+    let unfinished: u32 = s
+        .queues
+        .iter()
+        .filter(|q| q.proof_kind == "porep")
+        .map(|q| q.pending + q.in_progress)
+        .sum();
+    for _ in unfinished..2 {
+        let submit = to_wire(
+            porep,
+            pb::Priority::Unspecified,
+            request_id(1000 + jobs.len()),
+        );
+        jobs.push(client.submit_proof(submit).await?.into_inner().job_id);
+    }
+    Ok(())
 }
 
 fn write(out: &Path, rows: &[Row]) -> Result<()> {
