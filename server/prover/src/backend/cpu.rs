@@ -35,7 +35,7 @@ impl DeviceBackend for CpuBackend {
         on_abc_released: &mut dyn FnMut(u64),
     ) -> Result<(Proof<Bls12>, DeviceTimings)> {
         catch_unwind(AssertUnwindSafe(|| {
-            prove_partition(partition, params.parameters(), randomness, on_abc_released)
+            prove_partition(partition, params, randomness, on_abc_released)
         }))
         .unwrap_or_else(|panic| {
             Err(ProverError::Device {

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use bellperson::domain::EvaluationDomain;
 use bellperson::gpu::LockedFftKernel;
-use bellperson::groth16::{prepare_verifying_key, verify_proof, Parameters, Proof};
+use bellperson::groth16::{verify_proof, Parameters, PreparedVerifyingKey, Proof};
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ec_gpu_gen::threadpool::Worker;
 use ff::Field;
@@ -26,6 +26,7 @@ use rand::rngs::OsRng;
 
 use super::msm::{msm_g1, msm_g2, ScalarBytes};
 use crate::error::{ProverError, Result};
+use crate::params::LoadedParams;
 use crate::synthesis::{Abc, SynthesizedPartition};
 
 /// The zero-knowledge blinding factors of one proof.
@@ -92,7 +93,7 @@ impl DeviceOps for CpuOps {
 /// as the a/b/c buffers have been consumed by the H computation and freed, with the bytes they held.
 pub fn prove_partition(
     partition: SynthesizedPartition,
-    params: &Parameters<Bls12>,
+    params: &LoadedParams,
     randomness: Randomness,
     on_abc_released: &mut dyn FnMut(u64),
 ) -> Result<(Proof<Bls12>, DeviceTimings)> {
@@ -103,10 +104,11 @@ pub fn prove_partition(
 pub fn prove_partition_with(
     ops: &dyn DeviceOps,
     mut partition: SynthesizedPartition,
-    params: &Parameters<Bls12>,
+    loaded: &LoadedParams,
     randomness: Randomness,
     on_abc_released: &mut dyn FnMut(u64),
 ) -> Result<(Proof<Bls12>, DeviceTimings)> {
+    let params = loaded.parameters();
     check_shape(&partition, params)?;
     let abc = partition.take_abc().ok_or_else(|| {
         ProverError::ParamsShape("the a/b/c evaluations were already released".into())
@@ -150,7 +152,7 @@ pub fn prove_partition_with(
     let msm = msm_start.elapsed();
 
     let proof = assemble(params, randomness, h_sum, l_sum, a_sum, b1_sum, b2_sum)?;
-    self_check(params, &proof, &partition.inputs)?;
+    self_check(loaded.prepared_verifying_key(), &proof, &partition.inputs)?;
     let faults = ops.faults();
     Ok((proof, DeviceTimings { fft, msm, faults }))
 }
@@ -158,9 +160,12 @@ pub fn prove_partition_with(
 /// Verifies the partition's proof against the public inputs its own synthesis recorded (a few
 /// milliseconds). A failure here is the device phase's, not the request's: a device returning
 /// wrong numbers or a fault in this code. The engine then proves the partition again.
-fn self_check(params: &Parameters<Bls12>, proof: &Proof<Bls12>, inputs: &[Fr]) -> Result<()> {
-    let pvk = prepare_verifying_key(&params.vk);
-    match verify_proof(&pvk, proof, &inputs[1..]) {
+fn self_check(
+    pvk: &PreparedVerifyingKey<Bls12>,
+    proof: &Proof<Bls12>,
+    inputs: &[Fr],
+) -> Result<()> {
+    match verify_proof(pvk, proof, &inputs[1..]) {
         Ok(true) => Ok(()),
         Ok(false) => Err(ProverError::Device {
             backend: "any".into(),

@@ -155,7 +155,7 @@ fn a_wrong_device_result_fails_the_partition_self_check() {
         snarkd_prover::groth16::prove_partition_with(
             ops,
             job.synthesize(0).unwrap(),
-            params.parameters(),
+            &params,
             snarkd_prover::groth16::Randomness::random(),
             &mut |_| {},
         )

@@ -303,12 +303,6 @@ impl DeviceBackend for OpenClBackend {
             backend: self,
             faults: AtomicU32::new(0),
         };
-        prove_partition_with(
-            &ops,
-            partition,
-            params.parameters(),
-            randomness,
-            on_abc_released,
-        )
+        prove_partition_with(&ops, partition, params, randomness, on_abc_released)
     }
 }
