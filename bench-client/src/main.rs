@@ -127,36 +127,7 @@ enum Cmd {
     Metrics,
     /// Run the four side-by-side benchmarks (throughput, busy share, memory, WinningPoSt
     /// latency) against snarkd daemons this command starts; writes report.md and report.json.
-    Report {
-        /// Where report.md and report.json go.
-        #[arg(long, default_value = "target/bench-report")]
-        out: PathBuf,
-        /// Fixtures written by `gen`; a 2 KiB sector is sealed when omitted.
-        #[arg(long)]
-        fixtures: Option<PathBuf>,
-        /// Parameter directory with the 2 KiB wpost, winning and porep parameters.
-        #[arg(long)]
-        params_dir: PathBuf,
-        /// WindowPoSt proofs in the throughput run.
-        #[arg(long, default_value_t = 16)]
-        count: usize,
-        /// Requests in flight in the throughput run.
-        #[arg(long, default_value_t = 4)]
-        concurrency: usize,
-        /// Jobs submitted at once in the memory run.
-        #[arg(long, default_value_t = 32)]
-        burst: usize,
-        /// The memory budget of the memory run [default: 60 % of the same burst's peak RSS
-        /// with an automatic budget].
-        #[arg(long)]
-        burst_budget: Option<bytesize::ByteSize>,
-        /// WinningPoSt proofs timed idle and under load (the median is reported).
-        #[arg(long, default_value_t = 5)]
-        latency_samples: usize,
-        /// The snarkd binary [default: beside snarkd-bench].
-        #[arg(long)]
-        snarkd: Option<PathBuf>,
-    },
+    Report(report::Options),
 }
 
 /// Runs a client subcommand; Ok(false) when a proof did not complete.
@@ -182,7 +153,7 @@ fn remote(cli: Cli) -> Result<bool> {
             }
             Cmd::Preload { circuit_id } => remote::preload(addr, &circuit_id).await.map(|()| true),
             Cmd::Metrics => remote::metrics(addr).await.map(|()| true),
-            Cmd::Gen { .. } | Cmd::Bench { .. } | Cmd::Report { .. } => {
+            Cmd::Gen { .. } | Cmd::Bench { .. } | Cmd::Report(_) => {
                 unreachable!("local commands")
             }
         }
@@ -201,28 +172,7 @@ fn main() -> ExitCode {
             params_dir,
             kinds,
         } => local::bench(fixtures, params_dir, kinds).map(|()| true),
-        Cmd::Report {
-            out,
-            fixtures,
-            params_dir,
-            count,
-            concurrency,
-            burst,
-            burst_budget,
-            latency_samples,
-            snarkd,
-        } => report::report(report::Options {
-            out,
-            fixtures,
-            params_dir,
-            count,
-            concurrency,
-            burst,
-            burst_budget,
-            latency_samples,
-            snarkd,
-        })
-        .map(|()| true),
+        Cmd::Report(options) => report::report(options).map(|()| true),
         _ => remote(cli),
     };
     match result {

@@ -29,17 +29,36 @@ use crate::remote::{prove, request_id, run_batch};
 use crate::request::to_wire;
 use daemon::Daemon;
 
+/// `snarkd-bench report`'s arguments.
+#[derive(clap::Args)]
 pub struct Options {
+    /// Where report.md and report.json go.
+    #[arg(long, default_value = "target/bench-report")]
     pub out: PathBuf,
+    /// Fixtures written by `gen`; a 2 KiB sector is sealed when omitted.
+    #[arg(long)]
     pub fixtures: Option<PathBuf>,
+    /// Parameter directory with the 2 KiB wpost, winning and porep parameters.
+    #[arg(long)]
     pub params_dir: PathBuf,
+    /// WindowPoSt proofs in the throughput run.
+    #[arg(long, default_value_t = 16)]
     pub count: usize,
+    /// Requests in flight in the throughput run.
+    #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    /// Jobs submitted at once in the memory run.
+    #[arg(long, default_value_t = 32)]
     pub burst: usize,
-    /// The memory run's budget; by default 60 % of the burst's peak with an automatic budget,
-    /// so that the budget, not the machine, limits admission.
+    /// The memory budget of the memory run [default: 60 % of the same burst's peak RSS with an
+    /// automatic budget, so that the budget, not the machine, limits admission].
+    #[arg(long)]
     pub burst_budget: Option<ByteSize>,
+    /// WinningPoSt proofs timed idle and under load (the median is reported).
+    #[arg(long, default_value_t = 5)]
     pub latency_samples: usize,
+    /// The snarkd binary [default: beside snarkd-bench].
+    #[arg(long)]
     pub snarkd: Option<PathBuf>,
 }
 
