@@ -88,12 +88,5 @@ async fn runs_serves_status_and_exits_zero_on_sigterm() {
     );
 
     daemon.sigterm();
-    let (exit, rest) = tokio::task::spawn_blocking(move || (daemon.wait(), daemon.rest()))
-        .await
-        .unwrap();
-    assert_eq!(exit.code(), Some(0));
-    assert!(
-        rest.iter().any(|l| l.contains("snarkd stopped")),
-        "{rest:?}"
-    );
+    daemon.expect_clean_exit().await;
 }

@@ -89,4 +89,17 @@ impl Proc {
     pub fn rest(self) -> Vec<String> {
         self.stderr.lines().map(Result::unwrap).collect()
     }
+
+    /// Waits off the async runtime for the exit, and checks the clean stop SIGTERM must give:
+    /// exit code 0 and the final "snarkd stopped" log line.
+    pub async fn expect_clean_exit(mut self) {
+        let (exit, rest) = tokio::task::spawn_blocking(move || (self.wait(), self.rest()))
+            .await
+            .unwrap();
+        assert_eq!(exit.code(), Some(0));
+        assert!(
+            rest.iter().any(|l| l.contains("snarkd stopped")),
+            "{rest:?}"
+        );
+    }
 }
