@@ -72,32 +72,6 @@ fn is_loopback_origin(origin: &str) -> bool {
     matches!(host, "localhost" | "127.0.0.1" | "[::1]")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::is_loopback_origin;
-
-    #[test]
-    fn only_loopback_origins_may_read_the_status_stream_cross_origin() {
-        for origin in [
-            "http://localhost:9821",
-            "http://127.0.0.1:19821",
-            "http://[::1]:9821",
-            "http://localhost",
-        ] {
-            assert!(is_loopback_origin(origin), "{origin}");
-        }
-        for origin in [
-            "http://example.com",
-            "https://localhost:9821",
-            "http://localhost.example.com:80",
-            "http://127.0.0.1.nip.io:9821",
-            "null",
-        ] {
-            assert!(!is_loopback_origin(origin), "{origin}");
-        }
-    }
-}
-
 /// Builds the services; the health reporter flips them to NOT_SERVING when draining.
 pub async fn services(proving: ProvingService) -> anyhow::Result<(HealthReporter, Services)> {
     let (health, health_service) = tonic_health::server::health_reporter();
@@ -134,4 +108,30 @@ pub async fn set_not_serving(health: &HealthReporter) {
     health
         .set_service_status("", ServingStatus::NotServing)
         .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback_origin;
+
+    #[test]
+    fn only_loopback_origins_may_read_the_status_stream_cross_origin() {
+        for origin in [
+            "http://localhost:9821",
+            "http://127.0.0.1:19821",
+            "http://[::1]:9821",
+            "http://localhost",
+        ] {
+            assert!(is_loopback_origin(origin), "{origin}");
+        }
+        for origin in [
+            "http://example.com",
+            "https://localhost:9821",
+            "http://localhost.example.com:80",
+            "http://127.0.0.1.nip.io:9821",
+            "null",
+        ] {
+            assert!(!is_loopback_origin(origin), "{origin}");
+        }
+    }
 }
