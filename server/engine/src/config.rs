@@ -15,6 +15,12 @@ pub struct EngineConfig {
     /// Times a partition whose device phase failed is synthesized and proved again before its
     /// job fails (a device fault, or a partition proof that did not verify).
     pub partition_retries: u32,
+    /// Most non-critical partitions synthesizing or synthesized and waiting for a device at once;
+    /// 0 (the default) means no limit beyond threads and the memory budget. A limit keeps
+    /// synthesized partitions (each holding its whole reservation) from piling up in RAM ahead of
+    /// slower devices, at the cost of idle synthesis threads. CRITICAL partitions are never held
+    /// back by it.
+    pub synthesis_lookahead: usize,
     pub version: String,
     pub build_id: String,
 }
@@ -27,6 +33,7 @@ impl Default for EngineConfig {
             workers_per_device: 1,
             retention: Duration::from_secs(30),
             partition_retries: 1,
+            synthesis_lookahead: 0,
             version: String::new(),
             build_id: String::new(),
         }

@@ -41,14 +41,21 @@ impl Machine {
         found
     }
 
-    /// Admits pending partitions in scheduling order while synthesis threads and memory allow.
-    /// A CRITICAL partition (WinningPoSt, deadline in seconds) may use one thread beyond the
-    /// configured count: it must not wait for a long PoRep synthesis to finish.
+    /// Admits pending partitions in scheduling order while synthesis threads, memory and the
+    /// synthesis lookahead allow. A CRITICAL partition (WinningPoSt, deadline in seconds) may use
+    /// one thread beyond the configured count and ignores the lookahead: it must not wait for a
+    /// long PoRep synthesis to finish.
     fn admit(&mut self) {
         let threads = self.config.synthesis_threads.max(1);
+        let lookahead = self.config.synthesis_lookahead;
+        let waiting_for_device = self.partitions_in(PartitionState::SynthDone).len();
         for (_, seq, index) in self.partitions_in(PartitionState::Pending) {
             let critical = self.jobs[&seq].origin.priority == Priority::Critical;
             if self.synth_active >= threads + usize::from(critical) {
+                return;
+            }
+            let ahead = self.synth_active + waiting_for_device;
+            if !critical && lookahead > 0 && ahead >= lookahead {
                 return;
             }
             let admitted = self.ensure_params(seq) && self.try_admit(seq, index);
