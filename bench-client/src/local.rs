@@ -47,7 +47,7 @@ pub fn bench(
     };
     let size = fixtures.sector_size;
     println!(
-        "{:<10} {:>5} {:>10} {:>9} {:>9} {:>8} {:>8} {:>10} {:>11} {:>9} {:>9} {:>11}",
+        "{:<10} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>11}",
         "circuit",
         "parts",
         "constr",
@@ -56,8 +56,10 @@ pub fn bench(
         "fft_s",
         "msm_s",
         "partMiB",
-        "peakRSSMiB",
-        "bellp_s",
+        "peakMiB",
+        "bp_synth",
+        "bp_prove",
+        "bp_peak",
         "dev_ratio",
         "total_ratio"
     );
@@ -72,9 +74,9 @@ pub fn bench(
             t.elapsed().as_secs_f64()
         );
         let r = bench_job(&job, &params, &CpuBackend::new())?;
-        let mib = |b: u64| b as f64 / (1 << 20) as f64;
+        let mib = |b: Option<u64>| b.unwrap_or(0) as f64 / (1 << 20) as f64;
         println!(
-            "{:<10} {:>5} {:>10} {:>9.2} {:>9.2} {:>8.2} {:>8.2} {:>10.1} {:>11.0} {:>9.2} {:>9.2} {:>11.2}",
+            "{:<10} {:>5} {:>9} {:>8.2} {:>9.2} {:>7.2} {:>7.2} {:>8.1} {:>8.0} {:>9.2} {:>9.2} {:>8.0} {:>9.2} {:>11.2}",
             r.circuit.to_string(),
             r.partitions,
             r.constraints,
@@ -82,13 +84,19 @@ pub fn bench(
             r.device.as_secs_f64(),
             r.fft.as_secs_f64(),
             r.msm.as_secs_f64(),
-            mib(r.partition_bytes),
-            r.peak_rss_bytes.map_or(0.0, mib),
-            r.bellperson_total.as_secs_f64(),
+            mib(Some(r.partition_bytes)),
+            mib(r.peak_rss_bytes),
+            r.bellperson_synthesis.as_secs_f64(),
+            r.bellperson_prove().as_secs_f64(),
+            mib(r.bellperson_peak_rss_bytes),
             r.device_ratio(),
             r.total_ratio(),
         );
     }
-    println!("dev_ratio = our device phase / (bellperson create_random_proof - our synthesis time); total_ratio = (our synthesis + device) / bellperson");
+    println!(
+        "dev_ratio = our device phase / bellperson's proving phase (create_random_proof minus the \
+         time inside the circuit's synthesize); total_ratio = (our synthesis + device) / \
+         create_random_proof; peak = peak RSS of the process while that prover ran"
+    );
     Ok(())
 }

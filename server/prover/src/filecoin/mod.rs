@@ -55,7 +55,14 @@ pub(crate) enum Run<'a> {
 /// The result of a [`Run`].
 pub(crate) enum Ran {
     Synthesized(SynthesizedPartition),
-    Proved(Proof<Bls12>),
+    Proved(StockProof),
+}
+
+/// A stock bellperson proof and how long bellperson spent in the circuit's `synthesize` (timed
+/// around the call, so the rest of `create_random_proof` is its proving phase).
+pub struct StockProof {
+    pub proof: Proof<Bls12>,
+    pub synthesis: std::time::Duration,
 }
 
 /// Does `run` with a circuit a kind has just built.
@@ -76,13 +83,39 @@ pub(crate) fn run_circuit<C: bellperson::Circuit<blstrs::Scalar> + Send>(
 fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
     circuit: C,
     params: &Parameters<Bls12>,
-) -> Result<Proof<Bls12>> {
-    bellperson::groth16::create_random_proof(circuit, params, &mut rand::rngs::OsRng).map_err(|e| {
-        ProverError::Device {
+) -> Result<StockProof> {
+    let synthesis = std::sync::Arc::new(std::sync::Mutex::new(std::time::Duration::ZERO));
+    let timed = TimedCircuit {
+        inner: circuit,
+        spent: synthesis.clone(),
+    };
+    let proof = bellperson::groth16::create_random_proof(timed, params, &mut rand::rngs::OsRng)
+        .map_err(|e| ProverError::Device {
             backend: "bellperson".into(),
             reason: e.to_string(),
-        }
-    })
+        })?;
+    let synthesis = *synthesis.lock().unwrap_or_else(|e| e.into_inner());
+    Ok(StockProof { proof, synthesis })
+}
+
+/// A circuit that records how long its `synthesize` took (bellperson does not report it apart).
+struct TimedCircuit<C> {
+    inner: C,
+    spent: std::sync::Arc<std::sync::Mutex<std::time::Duration>>,
+}
+
+impl<C: bellperson::Circuit<blstrs::Scalar>> bellperson::Circuit<blstrs::Scalar>
+    for TimedCircuit<C>
+{
+    fn synthesize<CS: bellperson::ConstraintSystem<blstrs::Scalar>>(
+        self,
+        cs: &mut CS,
+    ) -> std::result::Result<(), bellperson::SynthesisError> {
+        let start = std::time::Instant::now();
+        let done = self.inner.synthesize(cs);
+        *self.spent.lock().unwrap_or_else(|e| e.into_inner()) += start.elapsed();
+        done
+    }
 }
 
 /// A decoded request: everything needed to synthesize its partitions and check its proof.
@@ -182,11 +215,7 @@ impl PreparedJob {
     /// Proves partition `index` with stock bellperson's `create_random_proof` (synthesis and
     /// proving in one call). For benchmarks and cross-checks; the engine uses
     /// [`PreparedJob::synthesize`] and a [`crate::DeviceBackend`].
-    pub fn prove_with_bellperson(
-        &self,
-        index: usize,
-        params: &LoadedParams,
-    ) -> Result<Proof<Bls12>> {
+    pub fn prove_with_bellperson(&self, index: usize, params: &LoadedParams) -> Result<StockProof> {
         params.ensure_circuit(self.circuit)?;
         let count = self.num_partitions();
         if index >= count {
