@@ -9,22 +9,12 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, watch};
 
-use crate::budget::Reservation;
-use crate::machine::{Effect, Input, Machine};
-use crate::prover::{DeviceInfo, Params, Prover, Synthesized};
+use crate::machine::{DeviceTask, Effect, Input, Machine};
+use crate::prover::{DeviceInfo, Prover};
 use crate::status::StatusSnapshot;
 
 /// How often finished jobs are checked for expiry and the status (uptime, busy time) refreshed.
 const TICK: Duration = Duration::from_secs(1);
-
-struct DeviceTask {
-    job: u64,
-    index: u32,
-    abc_bytes: u64,
-    partition: Synthesized,
-    params: Params,
-    reservation: Reservation,
-}
 
 /// The writer loop; ends when every sender of `inputs` is gone.
 pub(crate) async fn run(
@@ -74,33 +64,15 @@ fn execute(
             plan,
             reservation,
         } => spawn("snarkd-synth", move || {
-            let started = Instant::now();
             let result = guarded(|| plan.synthesize(index));
             let _ = tx.send(Input::SynthDone {
                 job,
                 index,
                 result,
-                elapsed: started.elapsed(),
                 reservation,
             });
         }),
-        Effect::Prove {
-            worker,
-            job,
-            index,
-            abc_bytes,
-            partition,
-            params,
-            reservation,
-        } => {
-            let task = DeviceTask {
-                job,
-                index,
-                abc_bytes,
-                partition,
-                params,
-                reservation,
-            };
+        Effect::Prove { worker, task } => {
             if workers[worker as usize].send(task).is_err() {
                 tracing::error!(worker, "device worker thread is gone");
             }
@@ -108,13 +80,8 @@ fn execute(
         Effect::LoadParams { circuit_id } => {
             let prover = prover.clone();
             spawn("snarkd-params", move || {
-                let started = Instant::now();
                 let result = guarded(|| prover.load_params(&circuit_id));
-                let _ = tx.send(Input::ParamsLoaded {
-                    circuit_id,
-                    result,
-                    elapsed: started.elapsed(),
-                });
+                let _ = tx.send(Input::ParamsLoaded { circuit_id, result });
             })
         }
         Effect::Finalize {
@@ -161,41 +128,55 @@ fn spawn_worker(
     let (task_tx, task_rx) = mpsc::channel::<DeviceTask>();
     spawn(&format!("snarkd-worker-{id}"), move || {
         for task in task_rx {
-            let DeviceTask {
-                job,
-                index,
-                abc_bytes,
-                partition,
-                params,
-                mut reservation,
-            } = task;
-            let started = Instant::now();
-            let mut released = false;
-            let result = guarded(|| {
-                prover.prove(&device, partition, &params, &mut || {
-                    if !released {
-                        released = true;
-                        reservation.shrink(abc_bytes);
-                        let _ = tx.send(Input::AbcReleased {
-                            job,
-                            index,
-                            bytes: abc_bytes,
-                        });
-                    }
-                })
+            let done = device_phase(&*prover, id, &device, task, &mut |input| {
+                let _ = tx.send(input);
             });
-            let elapsed = started.elapsed();
-            let _ = tx.send(Input::DeviceDone {
-                worker: id,
-                job,
-                index,
-                result,
-                elapsed,
-                reservation,
-            });
+            let _ = tx.send(done);
         }
     });
     task_tx
+}
+
+/// Runs one partition's device phase on the calling thread, as worker `worker` does: the a/b/c
+/// share of the reservation goes back to the budget (and `AbcReleased` to `report`) as soon as
+/// the prover has consumed it; the rest travels back in the returned `DeviceDone`. A panic in the
+/// prover becomes the partition's error.
+pub(crate) fn device_phase(
+    prover: &dyn Prover,
+    worker: u32,
+    device: &DeviceInfo,
+    task: DeviceTask,
+    report: &mut dyn FnMut(Input),
+) -> Input {
+    let DeviceTask {
+        job,
+        index,
+        abc_bytes,
+        partition,
+        params,
+        mut reservation,
+    } = task;
+    let mut released = false;
+    let result = guarded(|| {
+        prover.prove(device, partition, &params, &mut || {
+            if !released {
+                released = true;
+                reservation.shrink(abc_bytes);
+                report(Input::AbcReleased {
+                    job,
+                    index,
+                    bytes: abc_bytes,
+                });
+            }
+        })
+    });
+    Input::DeviceDone {
+        worker,
+        job,
+        index,
+        result,
+        reservation,
+    }
 }
 
 fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {

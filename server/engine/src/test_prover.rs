@@ -16,6 +16,12 @@ pub(crate) struct TestProver {
     pub panic_in_synthesis: AtomicBool,
     /// Syntheses wait while a test holds this lock.
     pub gate: Arc<parking_lot::Mutex<()>>,
+    /// Device phases fail (before releasing a/b/c) while set.
+    pub device_fault: AtomicBool,
+    /// Device phases panic (before releasing a/b/c) while set.
+    pub panic_in_device: AtomicBool,
+    /// Device phases wait after releasing a/b/c while a test holds this lock.
+    pub device_gate: parking_lot::Mutex<()>,
 }
 
 impl TestProver {
@@ -24,6 +30,9 @@ impl TestProver {
             devices,
             panic_in_synthesis: AtomicBool::new(false),
             gate: Default::default(),
+            device_fault: AtomicBool::new(false),
+            panic_in_device: AtomicBool::new(false),
+            device_gate: Default::default(),
         })
     }
 }
@@ -91,7 +100,14 @@ impl Prover for TestProver {
         let index = *partition
             .downcast::<u32>()
             .map_err(|_| "not a test partition")?;
+        if self.panic_in_device.load(Ordering::SeqCst) {
+            panic!("synthetic device exploded in partition {index}");
+        }
+        if self.device_fault.load(Ordering::SeqCst) {
+            return Err("device fault".into());
+        }
         abc_released();
+        drop(self.device_gate.lock());
         Ok(vec![index as u8; 4])
     }
 }

@@ -3,7 +3,7 @@
 //! partitions to idle workers, and finalization of fully proved jobs.
 
 use super::transition::Change;
-use super::types::Effect;
+use super::types::{DeviceTask, Effect};
 use super::Machine;
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
@@ -172,12 +172,14 @@ impl Machine {
             };
             self.effects.push(Effect::Prove {
                 worker,
-                job: seq,
-                index,
-                abc_bytes,
-                partition,
-                params,
-                reservation,
+                task: DeviceTask {
+                    job: seq,
+                    index,
+                    abc_bytes,
+                    partition,
+                    params,
+                    reservation,
+                },
             });
         }
     }

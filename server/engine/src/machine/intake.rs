@@ -126,7 +126,10 @@ impl Machine {
     pub(super) fn finish_job(&mut self, seq: u64, end: JobEnd) {
         let parts = self.jobs.get(&seq).map_or(0, |j| j.parts.len() as u32);
         for index in 0..parts {
-            self.transition(seq, index, Change::Cancel);
+            let ended = self.jobs[&seq].parts[index as usize].state.is_terminal();
+            if !ended {
+                self.transition(seq, index, Change::Cancel);
+            }
             let part = &mut self.jobs.get_mut(&seq).expect("job exists").parts[index as usize];
             part.synthesized = None;
             if part.reservation.take().is_some() {
@@ -236,6 +239,7 @@ impl Machine {
             ParamsEntry {
                 slot: ParamsSlot::Loading {
                     waiters: Vec::new(),
+                    since: Instant::now(),
                 },
                 bytes: needed,
                 reservation: Some(reservation),

@@ -28,7 +28,7 @@ use crate::config::EngineConfig;
 use crate::prover::{DeviceInfo, Prover};
 use crate::state::WorkerState;
 
-pub(crate) use types::{Effect, Input, JobOrigin};
+pub(crate) use types::{DeviceTask, Effect, Input, JobOrigin};
 use types::{Job, ParamsEntry, Worker};
 
 /// The whole mutable state of the engine, owned by one writer.
@@ -137,23 +137,17 @@ impl Machine {
                 job,
                 index,
                 result,
-                elapsed,
                 reservation,
-            } => self.synth_done(job, index, result, elapsed, reservation),
+            } => self.synth_done(job, index, result, reservation),
             Input::AbcReleased { job, index, bytes } => self.abc_released(job, index, bytes),
             Input::DeviceDone {
                 worker,
                 job,
                 index,
                 result,
-                elapsed,
                 reservation,
-            } => self.device_done(worker, job, index, result, elapsed, reservation),
-            Input::ParamsLoaded {
-                circuit_id,
-                result,
-                elapsed,
-            } => self.params_loaded(circuit_id, result, elapsed),
+            } => self.device_done(worker, job, index, result, reservation),
+            Input::ParamsLoaded { circuit_id, result } => self.params_loaded(circuit_id, result),
             Input::Finalized {
                 job,
                 result,

@@ -22,11 +22,11 @@ impl Machine {
         job: u64,
         index: u32,
         result: Result<Synthesized, String>,
-        elapsed: Duration,
         reservation: Reservation,
     ) {
         self.synth_active -= 1;
         self.changed();
+        let elapsed = self.step_elapsed(job, index);
         match result {
             Ok(synthesized) => {
                 if !self.transition(job, index, Change::Synthesized) {
@@ -69,10 +69,10 @@ impl Machine {
         job: u64,
         index: u32,
         result: Result<Vec<u8>, String>,
-        elapsed: Duration,
         reservation: Reservation,
     ) {
         let ok = result.is_ok();
+        let elapsed = self.step_elapsed(job, index);
         let retries_left = self
             .jobs
             .get(&job)
@@ -125,15 +125,15 @@ impl Machine {
         &mut self,
         circuit_id: String,
         result: Result<(Params, u64), String>,
-        elapsed: Duration,
     ) {
         let Some(entry) = self.params.get_mut(&circuit_id) else {
             return;
         };
-        let ParamsSlot::Loading { waiters } = &mut entry.slot else {
+        let ParamsSlot::Loading { waiters, since } = &mut entry.slot else {
             return;
         };
         let waiters = std::mem::take(waiters);
+        let elapsed = since.elapsed();
         match result {
             Ok((params, bytes)) => {
                 if let Some(reservation) = entry.reservation.as_mut() {
@@ -212,6 +212,14 @@ impl Machine {
                 JobEnd::Failed(format!("final proof rejected: {message}")),
             ),
         }
+    }
+
+    /// How long the running step of a partition has taken so far, on the machine's clock.
+    fn step_elapsed(&self, job: u64, index: u32) -> Duration {
+        self.jobs
+            .get(&job)
+            .and_then(|j| j.parts.get(index as usize))
+            .map_or(Duration::ZERO, |p| p.step_elapsed(Instant::now()))
     }
 
     /// Starts finalization of every running job whose partitions are all proved.

@@ -2,6 +2,7 @@
 //! chooses, so every interleaving of partition events can be tried deterministically.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -82,9 +83,10 @@ impl Harness {
         answer.try_recv().expect("answered at once")
     }
 
-    /// Completes the pending effect at `i` (successfully unless `fail`), as the driver would.
-    fn complete(&mut self, i: usize, fail: bool) {
-        let elapsed = Duration::from_millis(5);
+    /// Runs the pending effect at `i` (successfully unless `fail`) as the driver would, and
+    /// returns the inputs it reports, in order, without applying them. Device phases run through
+    /// the driver's own `device_phase`.
+    fn run(&mut self, i: usize, fail: bool) -> Vec<Input> {
         let input = match self.pending.remove(i) {
             Effect::Synthesize {
                 job,
@@ -101,35 +103,23 @@ impl Harness {
                     job,
                     index,
                     result,
-                    elapsed,
                     reservation,
                 }
             }
-            Effect::Prove {
-                worker,
-                job,
-                index,
-                abc_bytes,
-                partition,
-                params,
-                mut reservation,
-            } => {
+            Effect::Prove { worker, task } => {
                 let device = self.machine.workers[worker as usize].device.clone();
-                let result = if fail {
-                    Err("device fault".into())
-                } else {
-                    self.prover.prove(&device, partition, &params, &mut || {
-                        reservation.shrink(abc_bytes)
-                    })
-                };
-                Input::DeviceDone {
+                let mut reported = Vec::new();
+                self.prover.device_fault.store(fail, Ordering::SeqCst);
+                let done = crate::driver::device_phase(
+                    &*self.prover,
                     worker,
-                    job,
-                    index,
-                    result,
-                    elapsed,
-                    reservation,
-                }
+                    &device,
+                    task,
+                    &mut |input| reported.push(input),
+                );
+                self.prover.device_fault.store(false, Ordering::SeqCst);
+                reported.push(done);
+                return reported;
             }
             Effect::LoadParams { circuit_id } => {
                 let result = if fail {
@@ -137,27 +127,35 @@ impl Harness {
                 } else {
                     self.prover.load_params(&circuit_id)
                 };
-                Input::ParamsLoaded {
-                    circuit_id,
-                    result,
-                    elapsed,
-                }
+                Input::ParamsLoaded { circuit_id, result }
             }
             Effect::Finalize {
                 job,
                 plan,
                 proofs,
                 params,
-            } => {
-                let result = plan.finalize(proofs, &params);
-                Input::Finalized {
-                    job,
-                    result,
-                    elapsed,
-                }
-            }
+            } => Input::Finalized {
+                job,
+                result: plan.finalize(proofs, &params),
+                elapsed: Duration::ZERO,
+            },
         };
-        self.apply(input);
+        vec![input]
+    }
+
+    /// Completes the pending effect at `i` (successfully unless `fail`), as the driver would.
+    fn complete(&mut self, i: usize, fail: bool) {
+        for input in self.run(i, fail) {
+            self.apply(input);
+        }
+    }
+
+    /// The index of the first pending effect `matches` accepts.
+    fn find(&self, matches: impl Fn(&Effect) -> bool) -> usize {
+        self.pending
+            .iter()
+            .position(matches)
+            .expect("such an effect is pending")
     }
 
     /// Completes effects first-in first-out until none is left.
@@ -232,7 +230,15 @@ impl Harness {
                 .insert((job, index), to)
                 .unwrap_or(PartitionState::Pending);
             assert_eq!(prev, from, "partition {job}/{index} skipped a state");
-            assert!(next_partition_state(from, classify(from, to)).is_some());
+            assert_eq!(next_partition_state(from, classify(from, to)), Some(to));
+        }
+        for j in self.machine.jobs.values().filter(|j| j.holds_params) {
+            assert!(
+                self.machine.params.contains_key(&j.circuit_id),
+                "params {} evicted while job {} uses them",
+                j.circuit_id,
+                j.id
+            );
         }
         let finished = snap.jobs.iter().filter(|j| j.state.is_finished()).count() as u64;
         let c = &snap.counters;
@@ -441,11 +447,7 @@ fn late_device_result_does_not_touch_a_worker_that_moved_on() {
         .job_id;
     h.complete(0, false); // params
     h.complete(0, false); // synth of a
-    let prove_a = h
-        .pending
-        .iter()
-        .position(|e| matches!(e, Effect::Prove { .. }))
-        .expect("a on the device");
+    let prove_a = h.find(|e| matches!(e, Effect::Prove { .. }));
     h.cancel(&a).unwrap();
     // The worker is still busy with a's partition: it must stay shown as proving it.
     assert!(matches!(
@@ -462,7 +464,6 @@ fn late_device_result_does_not_touch_a_worker_that_moved_on() {
         job: 999,
         index: 0,
         result: Ok(vec![]),
-        elapsed: Duration::ZERO,
         reservation: stale,
     });
     assert!(matches!(
@@ -495,11 +496,7 @@ fn a_failed_partition_fails_the_job_and_frees_its_memory() {
 
 /// Completes the pending effect that is a device phase, failing it when `fail`.
 fn complete_device(h: &mut Harness, fail: bool) {
-    let i = h
-        .pending
-        .iter()
-        .position(|e| matches!(e, Effect::Prove { .. }))
-        .expect("a device phase is pending");
+    let i = h.find(|e| matches!(e, Effect::Prove { .. }));
     h.complete(i, fail);
 }
 

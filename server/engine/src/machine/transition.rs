@@ -30,8 +30,9 @@ pub(crate) enum Change {
 }
 
 impl Machine {
-    /// Applies `change` to partition `index` of job `job`; returns false (and logs) when the
-    /// change is illegal in the current state, leaving everything as it was.
+    /// Applies `change` to partition `index` of job `job`; returns false when the change is
+    /// illegal in the current state, leaving everything as it was. An illegal edge is logged at
+    /// warn, except a late result for a cancelled partition, which is routine.
     pub(super) fn transition(&mut self, job: u64, index: u32, change: Change) -> bool {
         let now = Instant::now();
         match change {
@@ -64,7 +65,12 @@ impl Machine {
             Change::Cancel => PartitionEvent::Cancel,
         };
         let Some(next) = next_partition_state(part.state, event) else {
-            tracing::debug!(job_id = %j.id, partition = index, from = part.state.as_str(), ?change, "illegal transition rejected");
+            if part.state == PartitionState::Cancelled {
+                // A step that was running when its job was cancelled or failed came back.
+                tracing::debug!(job_id = %j.id, partition = index, ?change, "late result for a cancelled partition dropped");
+            } else {
+                tracing::warn!(job_id = %j.id, partition = index, from = part.state.as_str(), ?change, "illegal transition rejected");
+            }
             return false;
         };
         if let Change::Dispatch { worker } = change {
@@ -84,6 +90,9 @@ impl Machine {
         if next == PartitionState::Synthesizing && j.state == JobState::Queued {
             j.state = JobState::Running;
             j.first_admitted = Some(now);
+        }
+        if matches!(next, PartitionState::Synthesizing | PartitionState::Gpu) {
+            part.step_started = Some(now);
         }
         #[cfg(test)]
         self.edges.push((job, index, part.state, next));

@@ -15,6 +15,8 @@ use crate::state::{PartitionState, WorkerState};
 use crate::status::JobState;
 
 /// Something that happened: a request from the API, or a step finished on a worker thread.
+/// Steps carry no durations: the machine times them from its own clock, from the input that
+/// started them to the one that reports them, so a job's timings all share one clock.
 pub(crate) enum Input {
     FindRequest {
         request_id: String,
@@ -49,7 +51,6 @@ pub(crate) enum Input {
         job: u64,
         index: u32,
         result: Result<Synthesized, String>,
-        elapsed: Duration,
         reservation: Reservation,
     },
     AbcReleased {
@@ -62,13 +63,11 @@ pub(crate) enum Input {
         job: u64,
         index: u32,
         result: Result<Vec<u8>, String>,
-        elapsed: Duration,
         reservation: Reservation,
     },
     ParamsLoaded {
         circuit_id: String,
         result: Result<(Params, u64), String>,
-        elapsed: Duration,
     },
     Finalized {
         job: u64,
@@ -91,12 +90,7 @@ pub(crate) enum Effect {
     },
     Prove {
         worker: u32,
-        job: u64,
-        index: u32,
-        abc_bytes: u64,
-        partition: Synthesized,
-        params: Params,
-        reservation: Reservation,
+        task: DeviceTask,
     },
     LoadParams {
         circuit_id: String,
@@ -107,6 +101,17 @@ pub(crate) enum Effect {
         proofs: Vec<Vec<u8>>,
         params: Params,
     },
+}
+
+/// One partition's device phase, handed to a worker.
+pub(crate) struct DeviceTask {
+    pub job: u64,
+    pub index: u32,
+    /// The a/b/c share of `reservation`, returned as soon as the prover has consumed it.
+    pub abc_bytes: u64,
+    pub partition: Synthesized,
+    pub params: Params,
+    pub reservation: Reservation,
 }
 
 /// The request-side facts of a job, checked by the API layer and the prover's `plan`.
@@ -151,6 +156,8 @@ pub(crate) struct Part {
     pub proof: Option<Vec<u8>>,
     /// Device phases that failed and were retried from synthesis.
     pub retries: u32,
+    /// When the running step (synthesis or device phase) started, on the machine's clock.
+    pub step_started: Option<Instant>,
 }
 
 impl Part {
@@ -165,7 +172,14 @@ impl Part {
             synthesized: None,
             proof: None,
             retries: 0,
+            step_started: None,
         }
+    }
+
+    /// Time since the running step started (zero if none runs).
+    pub fn step_elapsed(&self, now: Instant) -> Duration {
+        self.step_started
+            .map_or(Duration::ZERO, |since| now - since)
     }
 }
 
@@ -202,6 +216,7 @@ impl Worker {
 pub(crate) enum ParamsSlot {
     Loading {
         waiters: Vec<oneshot::Sender<Result<Preloaded, EngineError>>>,
+        since: Instant,
     },
     Ready(Params),
 }
