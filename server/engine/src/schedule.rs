@@ -28,6 +28,15 @@ pub fn synthesis_allowed_now(
     (active + by_memory).min(threads.max(active))
 }
 
+/// How many non-critical partitions may synthesize at once under a synthesis lookahead of
+/// `lookahead` (0 = no limit) while `waiting` synthesized partitions wait for a device.
+pub fn lookahead_allows(lookahead: usize, waiting: usize) -> usize {
+    match lookahead {
+        0 => usize::MAX,
+        n => n.saturating_sub(waiting),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -94,11 +94,12 @@ mod tests {
         S::Failed,
         S::Cancelled,
     ];
-    const EVENTS: [E; 6] = [
+    const EVENTS: [E; 7] = [
         E::Admit,
         E::Synthesized,
         E::Dispatch,
         E::Proved,
+        E::Retry,
         E::Fail,
         E::Cancel,
     ];
@@ -110,6 +111,7 @@ mod tests {
             (S::Synthesizing, E::Synthesized, S::SynthDone),
             (S::SynthDone, E::Dispatch, S::Gpu),
             (S::Gpu, E::Proved, S::Done),
+            (S::Gpu, E::Retry, S::Pending),
             (S::Synthesizing, E::Fail, S::Failed),
             (S::SynthDone, E::Fail, S::Failed),
             (S::Gpu, E::Fail, S::Failed),

@@ -53,7 +53,8 @@ impl MemoryStatus {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct SynthesisStatus {
     pub active: u32,
-    /// How many syntheses the free budget allows right now (active ones included).
+    /// How many syntheses the free budget (and the synthesis lookahead, if set) allows right
+    /// now, active ones included.
     pub max_allowed_now: u32,
     /// The configured thread ceiling.
     pub max_configured: u32,

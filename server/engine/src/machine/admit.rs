@@ -7,7 +7,7 @@ use super::types::{DeviceTask, Effect};
 use super::Machine;
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
-use crate::schedule::{order_key, OrderKey};
+use crate::schedule::{lookahead_allows, order_key, OrderKey};
 use crate::state::{PartitionState, WorkerState};
 
 impl Machine {
@@ -47,15 +47,16 @@ impl Machine {
     /// long PoRep synthesis to finish.
     fn admit(&mut self) {
         let threads = self.config.synthesis_threads.max(1);
-        let lookahead = self.config.synthesis_lookahead;
-        let waiting_for_device = self.partitions_in(PartitionState::SynthDone).len();
+        let lookahead = lookahead_allows(
+            self.config.synthesis_lookahead,
+            self.partitions_in(PartitionState::SynthDone).len(),
+        );
         for (_, seq, index) in self.partitions_in(PartitionState::Pending) {
             let critical = self.jobs[&seq].origin.priority == Priority::Critical;
             if self.synth_active >= threads + usize::from(critical) {
                 return;
             }
-            let ahead = self.synth_active + waiting_for_device;
-            if !critical && lookahead > 0 && ahead >= lookahead {
+            if !critical && self.synth_active >= lookahead {
                 return;
             }
             let admitted = self.ensure_params(seq) && self.try_admit(seq, index);

@@ -6,7 +6,7 @@ use super::types::{ParamsSlot, Tally};
 use super::{unix_ms, Machine};
 use crate::budget::Holder;
 use crate::domain::ProofKind;
-use crate::schedule::synthesis_allowed_now;
+use crate::schedule::{lookahead_allows, synthesis_allowed_now};
 use crate::state::PartitionState;
 use crate::status::*;
 
@@ -86,8 +86,9 @@ impl Machine {
                 }
             })
             .collect();
-        let queue_depth = (self.partitions_in(PartitionState::Pending).len()
-            + self.partitions_in(PartitionState::SynthDone).len()) as u32;
+        let waiting_for_device = self.partitions_in(PartitionState::SynthDone).len();
+        let queue_depth =
+            (self.partitions_in(PartitionState::Pending).len() + waiting_for_device) as u32;
         let next_partition_bytes = self
             .partitions_in(PartitionState::Pending)
             .first()
@@ -120,6 +121,10 @@ impl Machine {
                     self.config.synthesis_threads.max(1),
                     total.saturating_sub(used),
                     next_partition_bytes,
+                )
+                .min(
+                    lookahead_allows(self.config.synthesis_lookahead, waiting_for_device)
+                        .max(self.synth_active),
                 ) as u32,
                 max_configured: self.config.synthesis_threads as u32,
             },

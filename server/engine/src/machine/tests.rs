@@ -550,5 +550,13 @@ fn a_failed_device_phase_is_synthesized_and_proved_again_once() {
     h.check_invariants();
 }
 
+/// Logging of illegal transitions.
+mod logging;
+/// The early a/b/c release and a job's timings.
+mod memory;
+/// Params cache: reference counts, tiers, EvictSRS and LRU eviction.
+mod params;
 /// Random interleavings checked against the invariants above.
 mod random;
+/// Dispatch order, queue positions, the synthesis allowance and the lookahead.
+mod scheduling;

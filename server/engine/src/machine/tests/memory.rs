@@ -1,0 +1,120 @@
+//! Memory and time as the machine accounts them: the a/b/c share of a partition's reservation
+//! returned by the driver's own device phase before the phase ends, and a job's timings taken
+//! from the machine's clock between the events of its steps.
+
+use std::time::Duration;
+
+use super::*;
+use crate::domain::Timings;
+
+#[test]
+fn the_abc_share_returns_to_the_budget_when_the_device_phase_reports_it() {
+    // Room for the params, one partition of 1000 and the 500-byte a/b/c share of another.
+    let mut h = Harness::new(PARAMS_BYTES + 1500, 1, 2);
+    let a = h
+        .submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap()
+        .job_id;
+    let b = h
+        .submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap()
+        .job_id;
+    h.complete(0, false); // params
+    h.complete(0, false); // a's synthesis; a goes to the worker
+    assert_eq!(h.job(&b).partitions[0].state, PartitionState::Pending);
+    let i = h.find(|e| matches!(e, Effect::Prove { .. }));
+    let reported = h.run(i, false);
+    assert!(
+        matches!(
+            reported[..],
+            [
+                Input::AbcReleased { bytes: 500, .. },
+                Input::DeviceDone { .. }
+            ]
+        ),
+        "the device phase reports the a/b/c release before it ends"
+    );
+    assert_eq!(
+        h.budget.used(),
+        PARAMS_BYTES + 500,
+        "the share went back on the device thread"
+    );
+    let mut reported = reported.into_iter();
+    h.apply(reported.next().unwrap());
+    let part = h.job(&a).partitions[0].clone();
+    assert_eq!(
+        (part.state, part.reserved_bytes),
+        (PartitionState::Gpu, 500)
+    );
+    assert_eq!(
+        h.job(&b).partitions[0].state,
+        PartitionState::Synthesizing,
+        "the returned share admits the next partition before a's device phase ends"
+    );
+    assert_eq!(h.budget.used(), PARAMS_BYTES + 1500);
+    h.check_invariants();
+    h.apply(reported.next().unwrap());
+    assert_eq!(h.job(&a).partitions[0].reserved_bytes, 0);
+    assert_eq!(h.budget.used(), PARAMS_BYTES + 1000);
+    h.drain();
+    h.check_invariants();
+    assert!(matches!(h.outcome(&b), Some(JobEnd::Completed(_))));
+}
+
+fn timings(h: &Harness, id: &str) -> Timings {
+    let seq = h.machine.job_ids[id];
+    let outcome = h.machine.jobs[&seq].outcome.borrow().clone();
+    outcome.expect("job ended").timings
+}
+
+/// Moves the paused clock on by `secs`, then completes the first pending effect `matches` takes.
+async fn after(h: &mut Harness, secs: u64, matches: impl Fn(&Effect) -> bool) {
+    tokio::time::advance(Duration::from_secs(secs)).await;
+    let i = h.find(matches);
+    h.complete(i, false);
+}
+
+#[tokio::test(start_paused = true)]
+async fn timings_are_measured_between_the_events_on_the_machine_clock() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let a = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 1000)
+        .unwrap()
+        .job_id;
+    // b waits for the only synthesis thread.
+    let b = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 1000)
+        .unwrap()
+        .job_id;
+    let synth = |e: &Effect| matches!(e, Effect::Synthesize { .. });
+    let prove = |e: &Effect| matches!(e, Effect::Prove { .. });
+    let finalize = |e: &Effect| matches!(e, Effect::Finalize { .. });
+    after(&mut h, 2, |e| matches!(e, Effect::LoadParams { .. })).await; // t = 2
+    after(&mut h, 1, synth).await; // t = 3: a to the worker, b admitted
+    after(&mut h, 4, prove).await; // t = 7
+    after(&mut h, 1, finalize).await; // t = 8: a ends
+    after(&mut h, 5, synth).await; // t = 13: b to the worker
+    after(&mut h, 1, prove).await; // t = 14
+    after(&mut h, 0, finalize).await; // t = 14: b ends
+    let s = Duration::from_secs;
+    let expected_a = Timings {
+        queue_wait: s(0),
+        params_load: s(2),
+        synthesis: s(3),
+        device: s(4),
+        total: s(8),
+    };
+    let expected_b = Timings {
+        queue_wait: s(3),
+        params_load: s(0),
+        synthesis: s(10),
+        device: s(1),
+        total: s(14),
+    };
+    assert_eq!(timings(&h, &a), expected_a);
+    assert_eq!(timings(&h, &b), expected_b);
+    for id in [&a, &b] {
+        let t = timings(&h, id);
+        assert!(t.queue_wait + t.synthesis + t.device <= t.total, "{t:?}");
+    }
+}

@@ -1,0 +1,148 @@
+//! The params cache: reference counts and tiers in the snapshot, EvictSRS refused while a job
+//! uses the params, and least-recently-used eviction of idle params when admission needs room.
+
+use std::time::Duration;
+
+use tokio::sync::oneshot;
+
+use super::*;
+use crate::domain::Evicted;
+use crate::status::ParamsTier;
+
+/// Loads `circuit` through a preload and completes the load.
+fn preload(h: &mut Harness, circuit: &str) {
+    let (reply, mut answer) = oneshot::channel();
+    h.apply(Input::Preload {
+        circuit_id: circuit.into(),
+        reply,
+    });
+    let i = h.find(|e| matches!(e, Effect::LoadParams { .. }));
+    h.complete(i, false);
+    assert!(answer.try_recv().unwrap().is_ok(), "{circuit} loaded");
+}
+
+fn evict(h: &mut Harness, circuit: &str) -> Result<Evicted, EngineError> {
+    let (reply, mut answer) = oneshot::channel();
+    h.apply(Input::Evict {
+        circuit_id: circuit.into(),
+        reply,
+    });
+    answer.try_recv().expect("answered at once")
+}
+
+/// The tier and reference count the snapshot shows for `circuit`, if it is in the cache.
+fn shown(h: &Harness, circuit: &str) -> Option<(ParamsTier, u32)> {
+    h.machine
+        .snapshot()
+        .params
+        .into_iter()
+        .find(|p| p.circuit_id == circuit)
+        .map(|p| (p.tier, p.ref_count))
+}
+
+/// Completes the pending effects of job `id` (first in, first out) until it ends.
+fn finish(h: &mut Harness, id: &str) {
+    let seq = h.machine.job_ids[id];
+    let circuit = h.machine.jobs[&seq].circuit_id.clone();
+    while h.outcome(id).is_none() {
+        let i = h.find(|e| match e {
+            Effect::Synthesize { job, .. } | Effect::Finalize { job, .. } => *job == seq,
+            Effect::Prove { task, .. } => task.job == seq,
+            Effect::LoadParams { circuit_id } => *circuit_id == circuit,
+        });
+        h.complete(i, false);
+        h.check_invariants();
+    }
+}
+
+#[test]
+fn ref_count_follows_the_jobs_using_the_params_and_evict_waits_for_them() {
+    use ParamsTier::*;
+    let mut h = Harness::new(1_000_000, 1, 2);
+    let circuit = "porep-test";
+    assert_eq!(shown(&h, circuit), None);
+    let a = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 1000)
+        .unwrap()
+        .job_id;
+    assert_eq!(shown(&h, circuit), Some((Cold, 1)), "loading for job a");
+    let b = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 1000)
+        .unwrap()
+        .job_id;
+    assert_eq!(shown(&h, circuit), Some((Cold, 2)));
+    assert_eq!(
+        evict(&mut h, circuit),
+        Err(EngineError::ParamsInUse(circuit.into()))
+    );
+    let i = h.find(|e| matches!(e, Effect::LoadParams { .. }));
+    h.complete(i, false);
+    assert_eq!(shown(&h, circuit), Some((Hot, 2)));
+    finish(&mut h, &a);
+    assert_eq!(shown(&h, circuit), Some((Hot, 1)), "job b still uses them");
+    assert_eq!(
+        evict(&mut h, circuit),
+        Err(EngineError::ParamsInUse(circuit.into()))
+    );
+    finish(&mut h, &b);
+    assert_eq!(shown(&h, circuit), Some((Warm, 0)));
+    assert!(matches!(h.outcome(&b), Some(JobEnd::Completed(_))));
+    let freed = evict(&mut h, circuit).unwrap();
+    assert_eq!(
+        freed,
+        Evicted {
+            was_loaded: true,
+            freed_bytes: PARAMS_BYTES
+        }
+    );
+    assert_eq!(shown(&h, circuit), None);
+    assert_eq!(h.budget.used(), 0);
+    assert!(!evict(&mut h, circuit).unwrap().was_loaded);
+}
+
+#[tokio::test(start_paused = true)]
+async fn admission_evicts_the_least_recently_used_idle_params_never_ones_in_use() {
+    // Room for three params sets and 1000 bytes of partitions.
+    let mut h = Harness::new(3 * PARAMS_BYTES + 1000, 1, 2);
+    // Loaded oldest first: porep is the least recently used, then wpost, then winning.
+    for circuit in ["porep-test", "wpost-test", "winning-test"] {
+        preload(&mut h, circuit);
+        tokio::time::advance(Duration::from_secs(1)).await;
+    }
+    // A porep job takes its params (now in use) and 900 of the 1000 bytes.
+    let porep = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 900)
+        .unwrap()
+        .job_id;
+    assert_eq!(shown(&h, "porep-test"), Some((ParamsTier::Hot, 1)));
+    // A snap job needs its params (100, the last free bytes) and 100 for its partition: one
+    // idle set must go, and it must be wpost, the least recently used one not in use.
+    let snap = h
+        .submit(ProofKind::SnapDealsUpdate, Priority::Normal, 1, 100)
+        .unwrap()
+        .job_id;
+    h.check_invariants();
+    assert_eq!(
+        h.job(&snap).partitions[0].state,
+        PartitionState::Synthesizing
+    );
+    let loaded = |h: &Harness| {
+        let mut ids: Vec<String> = h.machine.params.keys().cloned().collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(loaded(&h), ["porep-test", "snap-test", "winning-test"]);
+    // A job that needs more room than the idle params free waits; params in use stay.
+    let big = h
+        .submit(ProofKind::SnapDealsUpdate, Priority::Normal, 1, 1000)
+        .unwrap()
+        .job_id;
+    assert_eq!(h.job(&big).partitions[0].state, PartitionState::Pending);
+    assert!(h.machine.params.contains_key("porep-test"));
+    assert!(h.machine.params.contains_key("snap-test"));
+    h.check_invariants();
+    for id in [&porep, &snap, &big] {
+        finish(&mut h, id);
+        assert!(matches!(h.outcome(id), Some(JobEnd::Completed(_))));
+    }
+}

@@ -1,0 +1,184 @@
+//! Scheduling seen from outside the machine: the order in which a freed worker takes
+//! synthesized partitions, the queue position submit reports, the synthesis allowance the
+//! snapshot reports, and the synthesis lookahead.
+
+use super::*;
+
+/// The (job, partition) of the device phase that is pending.
+fn on_device(h: &Harness) -> (u64, u32) {
+    match &h.pending[h.find(|e| matches!(e, Effect::Prove { .. }))] {
+        Effect::Prove { task, .. } => (task.job, task.index),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_freed_worker_takes_the_highest_priority_then_the_oldest_job_then_the_lowest_partition() {
+    let mut h = Harness::new(1_000_000, 1, 8);
+    let kind = ProofKind::PorepSealCommit;
+    h.submit(kind, Priority::Normal, 1, 100).unwrap();
+    h.complete(0, false); // params
+    h.complete(0, false); // the first job's synthesis: it takes the only worker
+    let mut names = HashMap::new();
+    for (name, priority, partitions) in [
+        ("low", Priority::Low, 1),
+        ("old", Priority::Normal, 2),
+        ("young", Priority::Normal, 2),
+        ("high", Priority::High, 1),
+    ] {
+        let id = h.submit(kind, priority, partitions, 100).unwrap().job_id;
+        names.insert(h.machine.job_ids[&id], name);
+    }
+    // Syntheses finish newest first, so the ready queue is not in arrival order.
+    while let Some(i) = h
+        .pending
+        .iter()
+        .rposition(|e| matches!(e, Effect::Synthesize { .. }))
+    {
+        h.complete(i, false);
+    }
+    let ready = h.machine.partitions_in(PartitionState::SynthDone).len();
+    assert_eq!(ready, 6, "every partition waits for the worker");
+    let mut order = Vec::new();
+    for _ in 0..6 {
+        complete_device(&mut h, false);
+        let (job, index) = on_device(&h);
+        order.push((names[&job], index));
+        h.check_invariants();
+    }
+    assert_eq!(
+        order,
+        [
+            ("high", 0),
+            ("old", 0),
+            ("old", 1),
+            ("young", 0),
+            ("young", 1),
+            ("low", 0)
+        ]
+    );
+    h.drain();
+    assert_eq!(h.machine.snapshot().counters.total_completed, 5);
+}
+
+#[test]
+fn submit_reports_how_many_jobs_run_before_it() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let submit = |h: &mut Harness, priority| {
+        h.submit(ProofKind::SnapDealsUpdate, priority, 1, 100)
+            .unwrap()
+            .queue_position
+    };
+    assert_eq!(submit(&mut h, Priority::Normal), 0);
+    assert_eq!(submit(&mut h, Priority::Normal), 1);
+    assert_eq!(submit(&mut h, Priority::Normal), 2);
+    assert_eq!(
+        submit(&mut h, Priority::High),
+        0,
+        "ahead of every normal job"
+    );
+    assert_eq!(submit(&mut h, Priority::Low), 4);
+    assert_eq!(submit(&mut h, Priority::High), 1);
+    h.drain();
+    assert_eq!(
+        submit(&mut h, Priority::Low),
+        0,
+        "finished jobs are not ahead"
+    );
+}
+
+#[test]
+fn max_allowed_now_follows_the_free_budget() {
+    // Room for the params and two partitions of 1000 (a/b/c share 500).
+    let mut h = Harness::new(PARAMS_BYTES + 2000, 1, 4);
+    let allowed = |h: &Harness| {
+        let s = h.machine.snapshot().synthesis;
+        (s.active, s.max_allowed_now)
+    };
+    assert_eq!(allowed(&h), (0, 4), "nothing queued: every thread");
+    h.submit(ProofKind::PorepSealCommit, Priority::Normal, 5, 1000)
+        .unwrap();
+    assert_eq!(allowed(&h), (2, 2), "memory for two of four threads");
+    while let Some(i) = h
+        .pending
+        .iter()
+        .position(|e| matches!(e, Effect::Synthesize { .. }))
+    {
+        h.complete(i, false);
+    }
+    assert_eq!(
+        allowed(&h),
+        (0, 0),
+        "synthesized partitions hold the budget"
+    );
+    let i = h.find(|e| matches!(e, Effect::LoadParams { .. }));
+    h.complete(i, false); // one partition goes to the worker
+    let i = h.find(|e| matches!(e, Effect::Prove { .. }));
+    let mut reported = h.run(i, false).into_iter();
+    h.apply(reported.next().expect("a/b/c released"));
+    assert_eq!(allowed(&h), (0, 0), "half a partition is free");
+    h.apply(reported.next().expect("device done"));
+    assert_eq!(allowed(&h), (1, 1), "a whole partition is free and taken");
+    h.drain();
+    h.check_invariants();
+}
+
+/// Runs a job of 6 partitions FIFO on 4 threads and one worker; returns the most non-critical
+/// partitions seen synthesizing or synthesized and waiting at once.
+fn most_ahead_of_the_device(lookahead: usize) -> usize {
+    let mut h = Harness::new(1_000_000, 1, 4);
+    h.machine.config.synthesis_lookahead = lookahead;
+    h.submit(ProofKind::PorepSealCommit, Priority::Normal, 6, 100)
+        .unwrap();
+    let mut most = 0;
+    while !h.pending.is_empty() {
+        let ahead = h.machine.partitions_in(PartitionState::Synthesizing).len()
+            + h.machine.partitions_in(PartitionState::SynthDone).len();
+        most = most.max(ahead);
+        h.complete(0, false);
+        h.check_invariants();
+    }
+    assert_eq!(h.machine.snapshot().counters.total_completed, 1);
+    most
+}
+
+#[test]
+fn synthesis_lookahead_bounds_partitions_ahead_of_the_device() {
+    assert!(most_ahead_of_the_device(0) > 2, "unlimited by default");
+    assert_eq!(most_ahead_of_the_device(2), 2);
+    assert_eq!(most_ahead_of_the_device(1), 1);
+}
+
+#[test]
+fn synthesis_lookahead_never_holds_back_a_critical_partition() {
+    let mut h = Harness::new(1_000_000, 1, 4);
+    h.machine.config.synthesis_lookahead = 2;
+    h.submit(ProofKind::PorepSealCommit, Priority::Normal, 6, 100)
+        .unwrap();
+    let synthesizing = |h: &Harness| h.machine.partitions_in(PartitionState::Synthesizing).len();
+    assert_eq!(synthesizing(&h), 2, "two of four threads");
+    assert_eq!(h.machine.snapshot().synthesis.max_allowed_now, 2);
+    while let Some(i) = h
+        .pending
+        .iter()
+        .position(|e| matches!(e, Effect::Synthesize { .. }))
+    {
+        h.complete(i, false);
+    }
+    assert_eq!(
+        synthesizing(&h),
+        0,
+        "two synthesized partitions wait for params"
+    );
+    let winning = h
+        .submit(ProofKind::WinningPost, Priority::Critical, 1, 100)
+        .unwrap()
+        .job_id;
+    assert_eq!(
+        h.job(&winning).partitions[0].state,
+        PartitionState::Synthesizing
+    );
+    h.drain();
+    h.check_invariants();
+    assert_eq!(h.machine.snapshot().counters.total_completed, 2);
+}
