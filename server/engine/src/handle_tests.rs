@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::domain::{JobEnd, Priority, ProofKind, ProofRequest};
 use crate::error::EngineError;
-use crate::test_prover::{request, TestProver};
-use crate::{Engine, EngineConfig};
+use crate::test_prover::{request, TestProver, PARAMS_BYTES};
+use crate::{Engine, EngineConfig, StatusSnapshot};
 
 fn engine(prover: std::sync::Arc<TestProver>) -> Engine {
     let config = EngineConfig {
@@ -194,4 +194,130 @@ async fn a_subscriber_sees_partitions_move_through_their_states_in_order() {
         .collect();
     assert!(positions.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
     assert_eq!(seen.last(), Some(&S::Done));
+}
+
+#[tokio::test]
+async fn a_panic_in_the_device_phase_fails_only_that_job_and_the_worker_goes_on() {
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    prover.panic_in_device.store(true, Ordering::SeqCst);
+    let bad = engine
+        .submit(request(ProofKind::WindowPost, 2, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    let JobEnd::Failed(message) = engine.await_job(&bad, None).await.unwrap().end else {
+        panic!("must fail")
+    };
+    assert!(message.contains("synthetic device exploded"), "{message}");
+    prover.panic_in_device.store(false, Ordering::SeqCst);
+    let good = engine
+        .submit(request(ProofKind::WindowPost, 2, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    assert!(matches!(
+        engine.await_job(&good, None).await.unwrap().end,
+        JobEnd::Completed(_)
+    ));
+    let snap = engine.snapshot();
+    assert_eq!(snap.counters.total_failed, 1);
+    assert_eq!(
+        snap.workers[0].proofs_done, 2,
+        "the same worker proved the next job"
+    );
+    assert_eq!(
+        snap.memory.used_bytes, PARAMS_BYTES,
+        "the failed job's memory is back"
+    );
+}
+
+/// Waits until a snapshot satisfies `ready`.
+async fn snapshot_where(engine: &Engine, ready: impl Fn(&StatusSnapshot) -> bool) {
+    let mut status = engine.subscribe();
+    status
+        .wait_for(|s| ready(s))
+        .await
+        .expect("the engine is running");
+}
+
+#[tokio::test]
+async fn the_driver_returns_the_abc_share_while_the_device_phase_runs() {
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    let gate = prover.device_gate.lock();
+    let job = engine
+        .submit(request(ProofKind::WindowPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    // The device phase is held after the a/b/c release: half the partition is back already.
+    snapshot_where(&engine, |s| {
+        s.jobs[0].partitions[0].state == crate::state::PartitionState::Gpu
+            && s.jobs[0].partitions[0].reserved_bytes == 500
+            && s.memory.used_bytes == PARAMS_BYTES + 500
+    })
+    .await;
+    drop(gate);
+    assert!(matches!(
+        engine.await_job(&job, None).await.unwrap().end,
+        JobEnd::Completed(_)
+    ));
+    snapshot_where(&engine, |s| s.memory.used_bytes == PARAMS_BYTES).await;
+}
+
+#[tokio::test]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
+async fn evict_params_is_refused_while_a_job_uses_them() {
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    let gate = prover.gate.lock();
+    let job = engine
+        .submit(request(ProofKind::SnapDealsUpdate, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    assert_eq!(
+        engine.evict_params("snap-test").await,
+        Err(EngineError::ParamsInUse("snap-test".into()))
+    );
+    drop(gate);
+    engine.await_job(&job, None).await.unwrap();
+    let evicted = engine.evict_params("snap-test").await.unwrap();
+    assert!(evicted.was_loaded);
+    assert_eq!(evicted.freed_bytes, PARAMS_BYTES);
+}
+
+#[tokio::test(start_paused = true)]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
+async fn timings_add_up_and_show_the_wait_for_a_thread() {
+    let prover = TestProver::new(1);
+    let config = EngineConfig {
+        memory_budget_bytes: 1 << 20,
+        synthesis_threads: 1,
+        ..Default::default()
+    };
+    let engine = Engine::start(config, prover.clone());
+    let gate = prover.gate.lock();
+    let first = engine
+        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    let second = engine
+        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    drop(gate);
+    let first = engine.await_job(&first, None).await.unwrap().timings;
+    let second = engine.await_job(&second, None).await.unwrap().timings;
+    assert_eq!(first.queue_wait, Duration::ZERO, "{first:?}");
+    assert!(first.synthesis >= Duration::from_secs(10), "{first:?}");
+    assert!(second.queue_wait >= Duration::from_secs(10), "{second:?}");
+    for t in [first, second] {
+        assert!(t.queue_wait + t.synthesis + t.device <= t.total, "{t:?}");
+        assert!(t.params_load <= t.total, "{t:?}");
+    }
 }
