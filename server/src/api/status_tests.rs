@@ -73,3 +73,83 @@ fn snapshot_filters_jobs_by_id() {
     // Everything else stays whole.
     assert_eq!(s.workers.len(), 2);
 }
+
+#[test]
+fn snapshot_carries_params_worker_figures_and_job_times() {
+    let mut busy = fixture::busy();
+    busy.workers[0].device_name = "NVIDIA GeForce RTX 5070 Ti".into();
+    busy.workers[1].device_name = "pthread-AMD EPYC 7763".into();
+    let s = snapshot(&busy, &[], STARTED_MS + 20_000);
+
+    let params: Vec<_> = s
+        .params
+        .iter()
+        .map(|p| {
+            (
+                p.circuit_id.as_str(),
+                p.tier,
+                p.bytes,
+                p.ref_count,
+                p.last_used_secs_ago,
+            )
+        })
+        .collect();
+    assert_eq!(
+        params,
+        [
+            (
+                "porep-32g",
+                pb::srs_status::Tier::Hot as i32,
+                45 << 30,
+                1,
+                0
+            ),
+            (
+                "winning-32g",
+                pb::srs_status::Tier::Warm as i32,
+                184 << 20,
+                0,
+                9
+            ),
+        ]
+    );
+
+    let workers: Vec<_> = s
+        .workers
+        .iter()
+        .map(|w| {
+            (
+                w.worker_id,
+                w.device_name.as_str(),
+                w.busy_seconds,
+                w.proofs_done,
+                w.device_memory_bytes,
+            )
+        })
+        .collect();
+    assert_eq!(
+        workers,
+        [
+            (0, "NVIDIA GeForce RTX 5070 Ti", 12.5, 3, 24 << 30),
+            (1, "pthread-AMD EPYC 7763", 2.5, 2, 24 << 30),
+        ]
+    );
+
+    assert_eq!(s.memory.unwrap().params_bytes, 47 << 30);
+    let submitted: Vec<_> = s.jobs.iter().map(|j| j.submitted_at_unix_ms).collect();
+    assert_eq!(submitted, [STARTED_MS + 10_000, STARTED_MS + 5_000]);
+    assert_eq!(s.jobs[0].request_id, "sector-42");
+    assert_eq!(s.jobs[0].circuit_id, "porep-32g");
+    assert_eq!(s.jobs[1].priority, pb::Priority::Critical as i32);
+    assert_eq!(s.taken_at_unix_ms, STARTED_MS + 20_000);
+
+    // GetStatus names the device after its first worker and reports the params' sizes.
+    let r = get_status(&busy, STARTED_MS);
+    assert_eq!(r.gpus[0].name, "NVIDIA GeForce RTX 5070 Ti");
+    let sizes: Vec<_> = r
+        .loaded_srs
+        .iter()
+        .map(|p| (p.size_bytes, p.ref_count))
+        .collect();
+    assert_eq!(sizes, [(45 << 30, 1), (184 << 20, 0)]);
+}

@@ -60,8 +60,28 @@ async fn heartbeat_repeats_the_latest_snapshot_every_five_seconds() {
     let start = Instant::now();
     for beat in 1..=3 {
         assert_eq!(next_seq(&mut stream).await, 9);
-        assert_eq!(start.elapsed(), HEARTBEAT * beat);
+        assert_eq!(start.elapsed(), Duration::from_secs(5) * beat);
     }
+}
+
+/// The numbers, written out: a request without `min_interval_ms` gets changes no sooner
+/// than 250 ms after the previous message, and a heartbeat every 5 s.
+#[tokio::test(start_paused = true)]
+async fn a_default_request_coalesces_to_250_ms_and_beats_every_5_s() {
+    let (tx, rx) = watch::channel(snap(1));
+    let (_closing_tx, closing) = watch::channel(false);
+    let defaults = StreamOptions::from_request(pb::StreamStatusRequest::default()).unwrap();
+    let mut stream = status_stream(rx, defaults, closing);
+    assert_eq!(next_seq(&mut stream).await, 1);
+    let first_at = Instant::now();
+
+    tx.send(snap(2)).unwrap();
+    assert_eq!(next_seq(&mut stream).await, 2);
+    assert_eq!(first_at.elapsed(), Duration::from_millis(250));
+
+    let second_at = Instant::now();
+    assert_eq!(next_seq(&mut stream).await, 2);
+    assert_eq!(second_at.elapsed(), Duration::from_secs(5));
 }
 
 #[tokio::test(start_paused = true)]
@@ -114,7 +134,7 @@ async fn the_job_filter_applies_to_every_message() {
 #[test]
 fn request_options_are_checked() {
     let default = StreamOptions::from_request(pb::StreamStatusRequest::default()).unwrap();
-    assert_eq!(default.min_interval, DEFAULT_MIN_INTERVAL);
+    assert_eq!(default.min_interval, Duration::from_millis(250));
     let fast = StreamOptions::from_request(pb::StreamStatusRequest {
         min_interval_ms: 20,
         job_ids: vec![],
@@ -122,6 +142,18 @@ fn request_options_are_checked() {
     .unwrap();
     assert_eq!(fast.min_interval, Duration::from_millis(20));
 
+    // Up to the 5 s heartbeat is accepted; beyond it the interval could never apply.
+    let slowest = StreamOptions::from_request(pb::StreamStatusRequest {
+        min_interval_ms: 5_000,
+        job_ids: vec![],
+    })
+    .unwrap();
+    assert_eq!(slowest.min_interval, Duration::from_secs(5));
+    assert!(StreamOptions::from_request(pb::StreamStatusRequest {
+        min_interval_ms: 5_001,
+        job_ids: vec![],
+    })
+    .is_err());
     let err = StreamOptions::from_request(pb::StreamStatusRequest {
         min_interval_ms: 60_000,
         job_ids: vec![],
