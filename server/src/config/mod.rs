@@ -41,6 +41,7 @@ pub struct Config {
     pub gpus: GpusSection,
     pub scheduler: SchedulerSection,
     pub synthesis: SynthesisSection,
+    pub pipeline: PipelineSection,
     pub logging: LoggingSection,
 }
 
@@ -126,9 +127,6 @@ pub struct GpusSection {
     pub device_attempts: u32,
     /// Failed device steps in a row after which a device is marked unhealthy and skipped.
     pub unhealthy_after: u32,
-    /// Times a partition whose device phase failed (or whose proof did not verify) is
-    /// synthesized and proved again before its job fails.
-    pub partition_retries: u32,
 }
 
 impl Default for GpusSection {
@@ -140,7 +138,6 @@ impl Default for GpusSection {
             max_chunk_terms: 0,
             device_attempts: 2,
             unhealthy_after: 3,
-            partition_retries: 1,
         }
     }
 }
@@ -185,6 +182,28 @@ impl SchedulerSection {
 pub struct SynthesisSection {
     /// Most partitions synthesized at once; 0 means one per CPU core.
     pub threads: usize,
+}
+
+/// `[pipeline]`: how partitions flow from CPU synthesis to the devices, and how often a failed
+/// one is tried again.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PipelineSection {
+    /// Times a partition whose device phase failed (or whose proof did not verify) is
+    /// synthesized and proved again before its job fails.
+    pub partition_retries: u32,
+    /// Most non-critical partitions synthesizing or synthesized and waiting for a device at
+    /// once; 0 means no limit beyond `[synthesis] threads` and the memory budget.
+    pub synthesis_lookahead: usize,
+}
+
+impl Default for PipelineSection {
+    fn default() -> Self {
+        PipelineSection {
+            partition_retries: 1,
+            synthesis_lookahead: 0,
+        }
+    }
 }
 
 /// `[logging]`: what is logged and how.
@@ -273,7 +292,8 @@ impl Config {
             synthesis_threads: self.synthesis_threads(),
             workers_per_device: self.gpus.workers_per_device,
             retention: self.daemon.retention,
-            partition_retries: self.gpus.partition_retries,
+            partition_retries: self.pipeline.partition_retries,
+            synthesis_lookahead: self.pipeline.synthesis_lookahead,
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
         })

@@ -9,15 +9,20 @@ use super::{Config, ListenAddr, TcpAddr};
 
 /// The sections a `SNARKD_<SECTION>_<KEY>` variable may name. Variables naming anything else
 /// (e.g. `SNARKD_CONFIG`) are not config keys and are left alone.
-const SECTIONS: [&str; 7] = [
+const SECTIONS: [&str; 8] = [
     "daemon",
     "params",
     "memory",
     "gpus",
     "scheduler",
     "synthesis",
+    "pipeline",
     "logging",
 ];
+
+/// Keys that moved to another section: (old dotted key, new dotted key). Naming the new place
+/// beats serde's "unknown field" for a config written before the move.
+const MOVED: [(&str, &str); 1] = [("gpus.partition_retries", "pipeline.partition_retries")];
 
 /// Values given on the command line; they win over the file and the environment.
 #[derive(Debug, Clone, Default)]
@@ -60,6 +65,7 @@ pub(super) fn load(
         .map(|p| format!(" (in {})", p.display()))
         .unwrap_or_default();
     let from_env = apply_env(&mut table, env)?;
+    check_moved(&table, &from_env, &file_label)?;
 
     let mut config: Config =
         serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|err| {
@@ -133,6 +139,33 @@ fn apply_env(
         from_env.insert(format!("{section}.{key}"), name);
     }
     Ok(from_env)
+}
+
+fn check_moved(
+    table: &toml::Table,
+    from_env: &BTreeMap<String, String>,
+    file_label: &str,
+) -> Result<(), ConfigError> {
+    for (old, new) in MOVED {
+        let (section, key) = old.split_once('.').expect("moved keys are dotted");
+        let set = table
+            .get(section)
+            .and_then(toml::Value::as_table)
+            .is_some_and(|t| t.contains_key(key));
+        if set {
+            let (new_section, new_key) = new.split_once('.').expect("moved keys are dotted");
+            return Err(ConfigError::Invalid {
+                key: old.to_string(),
+                msg: format!(
+                    "has moved: write it as {new_key} in [{new_section}] (or SNARKD_{}_{})",
+                    new_section.to_ascii_uppercase(),
+                    new_key.to_ascii_uppercase()
+                ),
+                origin: origin_of(old, from_env, file_label),
+            });
+        }
+    }
+    Ok(())
 }
 
 fn env_value(text: &str) -> toml::Value {

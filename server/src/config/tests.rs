@@ -44,6 +44,43 @@ fn the_printed_default_config_is_the_default() {
 }
 
 #[test]
+fn by_default_both_ports_listen_on_loopback_only() {
+    let config = Config::default();
+    assert_eq!(config.daemon.listen.to_string(), "127.0.0.1:9820");
+    assert_eq!(config.daemon.http_listen.0.to_string(), "127.0.0.1:9821");
+    assert!(DEFAULT_TOML.contains("listen = \"127.0.0.1:9820\"\n"));
+    assert!(DEFAULT_TOML.contains("http_listen = \"127.0.0.1:9821\"\n"));
+}
+
+#[test]
+fn the_pipeline_section_reaches_the_engine() {
+    let defaults = Config::default().pipeline;
+    assert_eq!(
+        (defaults.partition_retries, defaults.synthesis_lookahead),
+        (1, 0)
+    );
+    let config = load_ok(
+        "[pipeline]\npartition_retries = 4\nsynthesis_lookahead = 2\n[memory]\nbudget = \"8GiB\"\n",
+        &[],
+    );
+    let engine = config.engine_config().unwrap();
+    assert_eq!(
+        (engine.partition_retries, engine.synthesis_lookahead),
+        (4, 2)
+    );
+
+    let config = load_ok(
+        "[pipeline]\nsynthesis_lookahead = 2\n",
+        &[
+            ("SNARKD_PIPELINE_SYNTHESIS_LOOKAHEAD", "6"),
+            ("SNARKD_PIPELINE_PARTITION_RETRIES", "0"),
+        ],
+    );
+    assert_eq!(config.pipeline.synthesis_lookahead, 6);
+    assert_eq!(config.pipeline.partition_retries, 0);
+}
+
+#[test]
 fn every_default_key_is_documented_in_the_printed_config() {
     for key in [
         "listen",
@@ -66,6 +103,8 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "wpost_priority",
         "winning_priority",
         "threads",
+        "partition_retries",
+        "synthesis_lookahead",
         "level",
         "format",
     ] {
@@ -267,6 +306,34 @@ const BAD: &[Bad] = &[
         &["logging.format", "json"],
     ),
     ("[logging]\nlevel = \"info,[[\"\n", &[], &["logging.level"]),
+    (
+        "[pipeline]\nsynthesis_lookahead = -1\n",
+        &[],
+        &["pipeline.synthesis_lookahead"],
+    ),
+    (
+        "[pipeline]\npartition_retries = \"twice\"\n",
+        &[],
+        &["pipeline.partition_retries"],
+    ),
+    (
+        "[gpus]\npartition_retries = 2\n",
+        &[],
+        &[
+            "gpus.partition_retries",
+            "[pipeline]",
+            "SNARKD_PIPELINE_PARTITION_RETRIES",
+        ],
+    ),
+    (
+        "",
+        &[("SNARKD_GPUS_PARTITION_RETRIES", "2")],
+        &[
+            "gpus.partition_retries",
+            "SNARKD_GPUS_PARTITION_RETRIES",
+            "[pipeline]",
+        ],
+    ),
     ("listen = 1\n", &[], &["listen"]),
     ("[daemon\n", &[], &["not valid TOML"]),
     (
