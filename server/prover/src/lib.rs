@@ -41,7 +41,10 @@ pub use filecoin::{
     prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofKind,
     ProofRequest,
 };
-pub use params::{default_params_dir, generate_params, load_params, test_params_dir, LoadedParams};
+pub use params::{
+    default_params_dir, generate_params, load_params, params_dir_from, test_params_dir,
+    LoadedParams,
+};
 pub use synthesis::SynthesizedPartition;
 
 // The engine shares jobs and parameters across threads and moves partitions between them.

@@ -1,12 +1,18 @@
 //! The device phase on a small synthetic circuit: our proof must verify with bellperson's stock
-//! verifier, a wrong public input must be rejected, and a panicking circuit must become an error.
+//! verifier, a wrong public input must be rejected, a panicking circuit must become an error, and
+//! the a/b/c evaluations are released before the first MSM (or dropped by hand, leaving the
+//! witness).
 
 use bellperson::groth16::{generate_random_parameters, prepare_verifying_key, verify_proof};
 use bellperson::{Circuit, ConstraintSystem, SynthesisError};
 use blstrs::{Bls12, Scalar as Fr};
 use ff::Field;
 use rand::rngs::OsRng;
-use snarkd_prover::groth16::Randomness;
+use std::sync::Mutex;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+use snarkd_prover::groth16::{prove_partition_with, CpuOps, DeviceOps, Randomness, ScalarBytes};
+use snarkd_prover::synthesis::Abc;
 use snarkd_prover::synthesis::{synthesize_circuit, CircuitShape};
 use snarkd_prover::{CircuitId, CpuBackend, DeviceBackend, LoadedParams, ProofKind, ProverError};
 
@@ -184,4 +190,123 @@ fn parameters_of_another_circuit_are_refused() {
         .unwrap_err();
     assert!(matches!(err, ProverError::ParamsShape(_)), "{err}");
     let _ = ProofKind::ALL;
+}
+
+/// A step of the device phase, in the order [`LoggingOps`] and the release callback saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    ComputeH,
+    AbcReleased(u64),
+    MsmG1(usize),
+    MsmG2(usize),
+}
+
+/// [`CpuOps`] that logs each step as it starts.
+struct LoggingOps<'a>(&'a Mutex<Vec<Event>>);
+
+impl DeviceOps for LoggingOps<'_> {
+    fn compute_h(&self, abc: Abc) -> snarkd_prover::Result<Vec<Fr>> {
+        self.0.lock().unwrap().push(Event::ComputeH);
+        CpuOps.compute_h(abc)
+    }
+    fn msm_g1(&self, bases: &[G1Affine], s: &ScalarBytes) -> snarkd_prover::Result<G1Projective> {
+        self.0.lock().unwrap().push(Event::MsmG1(bases.len()));
+        CpuOps.msm_g1(bases, s)
+    }
+    fn msm_g2(&self, bases: &[G2Affine], s: &ScalarBytes) -> snarkd_prover::Result<G2Projective> {
+        self.0.lock().unwrap().push(Event::MsmG2(bases.len()));
+        CpuOps.msm_g2(bases, s)
+    }
+}
+
+fn chain(k: usize) -> (PowerChain, [Fr; 2]) {
+    let (x, y) = (Fr::random(OsRng), Fr::random(OsRng));
+    let c = PowerChain {
+        x: Some(x),
+        y: Some(y),
+        k,
+        panic: false,
+    };
+    (c, [y, PowerChain::output(x, y, k)])
+}
+
+#[test]
+fn abc_are_released_after_h_and_before_the_first_msm() {
+    let k = 200;
+    let params = params(k);
+    let (circuit, inputs) = chain(k);
+    let partition = synthesize_circuit(0, circuit, CircuitShape::default()).unwrap();
+    let abc = partition.abc_bytes();
+
+    let events = Mutex::new(Vec::new());
+    let (proof, _) = prove_partition_with(
+        &LoggingOps(&events),
+        partition,
+        &params,
+        Randomness::random(),
+        &mut |b| events.lock().unwrap().push(Event::AbcReleased(b)),
+    )
+    .unwrap();
+    let events = events.into_inner().unwrap();
+
+    let p = params.parameters();
+    assert_eq!(
+        events,
+        [
+            Event::ComputeH,
+            Event::AbcReleased(abc),
+            Event::MsmG1(p.h.len()),
+            Event::MsmG1(p.l.len()),
+            Event::MsmG1(p.a.len()),
+            Event::MsmG1(p.b_g1.len()),
+            Event::MsmG2(p.b_g2.len()),
+        ],
+        "H, then the a/b/c release, then the H, L, A, B MSMs"
+    );
+    let pvk = prepare_verifying_key(params.verifying_key());
+    assert!(verify_proof(&pvk, &proof, &inputs).unwrap());
+}
+
+#[test]
+fn drop_abc_frees_exactly_the_abc_bytes_and_keeps_the_witness() {
+    let k = 60;
+    let params = params(k);
+    let (circuit, inputs) = chain(k);
+    let mut partition = synthesize_circuit(0, circuit, CircuitShape::default()).unwrap();
+    let (total, abc, witness) = (
+        partition.size_bytes(),
+        partition.abc_bytes(),
+        partition.witness_bytes(),
+    );
+    assert!(partition.has_abc() && abc > 0);
+    assert_eq!(total, witness + abc);
+
+    partition.drop_abc();
+    assert!(!partition.has_abc());
+    assert_eq!(partition.abc_bytes(), 0);
+    assert_eq!(
+        partition.size_bytes(),
+        total - abc,
+        "exactly a/b/c are freed"
+    );
+    assert_eq!(partition.witness_bytes(), witness);
+    assert_eq!(partition.public_inputs(), &inputs);
+
+    // Without a/b/c there is no H polynomial: proving is refused, nothing is released, and the
+    // message says to synthesize again.
+    let mut released = false;
+    let err = CpuBackend::new()
+        .prove(partition, &params, Randomness::random(), &mut |_| {
+            released = true
+        })
+        .unwrap_err();
+    assert!(!released);
+    assert!(
+        matches!(err, ProverError::Synthesis { partition: 0, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("synthesize the partition again"),
+        "{err}"
+    );
 }

@@ -17,8 +17,6 @@ pub mod registered;
 mod request;
 mod snap;
 
-use std::io::Write;
-
 use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 
@@ -257,14 +255,18 @@ impl PreparedJob {
         {
             return Err(ProverError::VerificationFailed { kind: self.kind });
         }
-        let mut out = Vec::with_capacity(PARTITION_PROOF_BYTES * partition_proofs.len());
-        for p in partition_proofs {
-            p.write(&mut out)
-                .map_err(|e| ProverError::Filecoin(e.to_string()))?;
-        }
-        out.flush().ok();
-        Ok(out)
+        Ok(serialize_proofs(partition_proofs))
     }
+}
+
+/// Concatenates partition proofs, 192 compressed bytes each, in the order given (partition
+/// order), as filecoin-proofs serializes a multi-partition proof. [`parse_proofs`] inverts it.
+pub fn serialize_proofs(partition_proofs: &[Proof<Bls12>]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(PARTITION_PROOF_BYTES * partition_proofs.len());
+    for p in partition_proofs {
+        p.write(&mut out).expect("writing to a Vec cannot fail");
+    }
+    out
 }
 
 /// Splits a concatenated proof into its partition proofs.
@@ -286,6 +288,9 @@ pub fn parse_proofs(bytes: &[u8], partitions: usize) -> Result<Vec<Proof<Bls12>>
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
 
 /// Runs a circuit-building closure, turning an error or a panic into a synthesis error.
 pub(crate) fn build_circuit<C>(

@@ -13,6 +13,8 @@ use filecoin_proofs::{
 use filecoin_proofs_api::RegisteredPoStProof;
 use rand::rngs::OsRng;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::merkle::MerkleProofTrait;
+use storage_proofs_core::util::NODE_SIZE;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
 use super::registered::post_proof;
@@ -82,6 +84,20 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             })
         })
         .collect::<Result<_>>()?;
+    for (i, p) in vanilla.iter().enumerate() {
+        let paths = p
+            .vanilla_proof
+            .sectors
+            .iter()
+            .flat_map(|s| s.inclusion_proofs.iter());
+        check_paths(
+            registered,
+            req.registered_proof,
+            &format!("vanilla proof {i}"),
+            u64::from(config.sector_size),
+            paths,
+        )?;
+    }
     let sectors: Vec<PublicSector<Domain<Tree>>> = vanilla
         .iter()
         .map(|p| PublicSector {
@@ -175,6 +191,32 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         partition_index,
         proof,
     }))
+}
+
+/// Refuses Merkle inclusion proofs whose path length is not that of a `sector_size` tree: the
+/// vanilla proofs were made for another sector size than `registered_proof` says.
+pub(super) fn check_paths<'a, P: MerkleProofTrait + 'a>(
+    registered: impl std::fmt::Debug,
+    value: u64,
+    what: &str,
+    sector_size: u64,
+    proofs: impl IntoIterator<Item = &'a P>,
+) -> Result<()> {
+    let leaves = sector_size as usize / NODE_SIZE;
+    for p in proofs {
+        let (expected, actual) = (p.expected_len(leaves), p.path().len());
+        if expected != actual {
+            return Err(ProverError::RegisteredProofMismatch {
+                value,
+                name: format!("{registered:?}"),
+                reason: format!(
+                    "{what} has Merkle paths of length {actual}, a {} sector's are {expected} long",
+                    super::sector_size_name(sector_size)
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {

@@ -15,6 +15,7 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PublicInputs, SetupParams,
 };
 
+use super::post::check_paths;
 use super::registered::update_proof;
 use super::request::bytes32;
 use super::{build_circuit, run_circuit, KindJob, ProofRequest, Ran, Run};
@@ -52,14 +53,6 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     })?;
 
     let config = SectorUpdateConfig::from_porep_config(&registered.as_v1_config());
-    let partitions = usize::from(config.update_partitions);
-    if req.vanilla_proofs.len() != partitions {
-        return Err(ProverError::WrongCount {
-            what: "partition proofs (one bincode PartitionProof per partition)",
-            expected: partitions.to_string(),
-            actual: req.vanilla_proofs.len(),
-        });
-    }
     let vanilla: Vec<PartitionProof<Tree>> = req
         .vanilla_proofs
         .iter()
@@ -71,6 +64,27 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             })
         })
         .collect::<Result<_>>()?;
+    // Paths first: proofs of another sector size would otherwise show up as a wrong count.
+    let sector_size = u64::from(config.sector_size);
+    for (i, p) in vanilla.iter().enumerate() {
+        let (what, value, c) = (
+            format!("partition proof {i}"),
+            req.registered_proof,
+            &p.challenge_proofs,
+        );
+        let tree_r = c.iter().flat_map(|c| [&c.proof_r_old, &c.proof_r_new]);
+        check_paths(&registered, value, &what, sector_size, tree_r)?;
+        let tree_d = c.iter().map(|c| &c.proof_d_new);
+        check_paths(&registered, value, &what, sector_size, tree_d)?;
+    }
+    let partitions = usize::from(config.update_partitions);
+    if req.vanilla_proofs.len() != partitions {
+        return Err(ProverError::WrongCount {
+            what: "partition proofs (one bincode PartitionProof per partition)",
+            expected: partitions.to_string(),
+            actual: req.vanilla_proofs.len(),
+        });
+    }
     let pub_inputs = PublicInputs {
         k: partitions,
         comm_r_old,

@@ -110,8 +110,10 @@ pub fn prove_partition_with(
 ) -> Result<(Proof<Bls12>, DeviceTimings)> {
     let params = loaded.parameters();
     check_shape(&partition, params)?;
-    let abc = partition.take_abc().ok_or_else(|| {
-        ProverError::ParamsShape("the a/b/c evaluations were already released".into())
+    let abc = partition.take_abc().ok_or_else(|| ProverError::Synthesis {
+        partition: partition.index(),
+        reason: "its a/b/c evaluations were already released; synthesize the partition again"
+            .into(),
     })?;
     let abc_bytes = abc.size_bytes();
 

@@ -7,6 +7,7 @@
 
 mod generate;
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
@@ -25,9 +26,15 @@ pub const PARAMS_DIR_ENV: &str = "FIL_PROOFS_PARAMETER_CACHE";
 /// filecoin-proofs' default parameter directory.
 pub const DEFAULT_PARAMS_DIR: &str = "/var/tmp/filecoin-proof-parameters";
 
-/// `$FIL_PROOFS_PARAMETER_CACHE`, or `/var/tmp/filecoin-proof-parameters` when unset.
+/// `$FIL_PROOFS_PARAMETER_CACHE`, or `/var/tmp/filecoin-proof-parameters` when unset or empty.
 pub fn default_params_dir() -> PathBuf {
-    std::env::var_os(PARAMS_DIR_ENV)
+    params_dir_from(|name| std::env::var_os(name))
+}
+
+/// [`default_params_dir`] with the environment given as a lookup (tests, or a caller that has
+/// its own view of the environment).
+pub fn params_dir_from(env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+    env(PARAMS_DIR_ENV)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMS_DIR))
@@ -199,4 +206,21 @@ fn parameters_size_bytes(p: &Parameters<Bls12>) -> u64 {
     let g2 = std::mem::size_of::<blstrs::G2Affine>() as u64;
     let g1_points = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64;
     g1_points * g1 + p.b_g2.len() as u64 * g2 + p.vk.ic.len() as u64 * g1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_dir_is_the_env_variable_when_set_else_filecoins_default() {
+        let set = |name: &str| {
+            assert_eq!(name, "FIL_PROOFS_PARAMETER_CACHE");
+            Some(OsString::from("/srv/params"))
+        };
+        assert_eq!(params_dir_from(set), PathBuf::from("/srv/params"));
+        let default = PathBuf::from("/var/tmp/filecoin-proof-parameters");
+        assert_eq!(params_dir_from(|_| None), default);
+        assert_eq!(params_dir_from(|_| Some(OsString::new())), default);
+    }
 }

@@ -38,16 +38,70 @@ fn registered_proof_for_another_sector_size_or_version_is_refused() {
     ));
 
     let mut post = env().fixtures.window.clone();
-    post.registered_proof = 13; // 32 GiB window: vanilla proofs are 2 KiB
-    assert!(matches!(
-        prepare(&post),
-        Err(ProverError::Decode { .. } | ProverError::InvalidRequest(_))
-    ));
+    post.registered_proof = 13; // 32 GiB window V1_2: the vanilla proofs are 2 KiB
+    let err = prepare(&post).unwrap_err();
+    assert!(
+        matches!(err, ProverError::RegisteredProofMismatch { value: 13, .. }),
+        "{err}"
+    );
+    assert_mentions(
+        &err,
+        &[
+            "StackedDrgWindow32GiBV1_2",
+            "Merkle paths of length 2",
+            "32GiB",
+        ],
+    );
+    let mut win = env().fixtures.winning.clone();
+    win.registered_proof = 1; // 8 MiB winning
+    let err = prepare(&win).unwrap_err();
+    assert!(
+        matches!(err, ProverError::RegisteredProofMismatch { value: 1, .. }),
+        "{err}"
+    );
+    assert_mentions(&err, &["StackedDrgWinning8MiBV1", "8MiB"]);
     post.registered_proof = 0; // a winning proof type for a window request
+    let err = prepare(&post).unwrap_err();
+    assert!(
+        matches!(err, ProverError::RegisteredProofMismatch { value: 0, .. }),
+        "{err}"
+    );
+    assert_mentions(
+        &err,
+        &["StackedDrgWinning2KiBV1", "not a window-post proof type"],
+    );
+}
+
+#[test]
+fn snap_registered_proof_for_another_sector_size_is_refused() {
+    // 1: 8 MiB (one partition, same tree arity: the proofs decode), 3: 32 GiB (16 partitions).
+    for (value, name, size) in [
+        (1, "StackedDrg8MiBV1", "8MiB"),
+        (3, "StackedDrg32GiBV1", "32GiB"),
+    ] {
+        let mut s = env().fixtures.snap.clone();
+        s.registered_proof = value;
+        let err = prepare(&s).unwrap_err();
+        assert!(
+            matches!(err, ProverError::RegisteredProofMismatch { value: v, .. } if v == value),
+            "{value}: {err}"
+        );
+        assert_mentions(&err, &[name, "partition proof 0", size]);
+    }
+    let mut s = env().fixtures.snap.clone();
+    s.registered_proof = 5;
     assert!(matches!(
-        prepare(&post),
-        Err(ProverError::RegisteredProofMismatch { .. })
+        prepare(&s),
+        Err(ProverError::UnknownRegisteredProof { value: 5, .. })
     ));
+}
+
+/// The error's message names every one of `parts` (field, expected and actual values).
+fn assert_mentions(err: &ProverError, parts: &[&str]) {
+    let msg = err.to_string();
+    for part in parts {
+        assert!(msg.contains(part), "message lacks {part:?}: {msg}");
+    }
 }
 
 #[test]
@@ -69,45 +123,96 @@ fn wrong_counts_and_lengths_are_typed_errors() {
     let fx = &env().fixtures;
     let mut w = fx.winning.clone();
     w.vanilla_proofs.push(w.vanilla_proofs[0].clone());
-    assert!(matches!(prepare(&w), Err(ProverError::WrongCount { .. })));
+    let err = prepare(&w).unwrap_err();
+    assert!(
+        matches!(err, ProverError::WrongCount { actual: 2, .. }),
+        "{err}"
+    );
+    assert_mentions(
+        &err,
+        &[
+            "expected 1 vanilla proofs",
+            "FallbackPoStSectorProof",
+            "got 2",
+        ],
+    );
     w.vanilla_proofs.clear();
-    assert!(matches!(prepare(&w), Err(ProverError::WrongCount { .. })));
+    let err = prepare(&w).unwrap_err();
+    assert!(
+        matches!(err, ProverError::WrongCount { actual: 0, .. }),
+        "{err}"
+    );
+    assert_mentions(&err, &["expected 1 vanilla proofs", "got 0"]);
 
     let mut wp = fx.window.clone();
     wp.randomness.truncate(31);
-    assert!(matches!(
-        prepare(&wp),
-        Err(ProverError::BadLength {
-            field: "randomness",
-            expected: 32,
-            actual: 31
-        })
-    ));
+    let err = prepare(&wp).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ProverError::BadLength {
+                field: "randomness",
+                expected: 32,
+                actual: 31
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.to_string(), "randomness must be 32 bytes, got 31");
     let mut wp = fx.window.clone();
     wp.vanilla_proofs = vec![wp.vanilla_proofs[0].clone(); 3]; // 2 KiB window partitions hold 2 sectors
-    assert!(matches!(prepare(&wp), Err(ProverError::WrongCount { .. })));
+    let err = prepare(&wp).unwrap_err();
+    assert!(
+        matches!(err, ProverError::WrongCount { actual: 3, .. }),
+        "{err}"
+    );
+    assert_mentions(&err, &["expected 1 to 2 vanilla proofs", "got 3"]);
     let mut wp = fx.window.clone();
     wp.vanilla_proofs[0].truncate(10);
-    assert!(matches!(prepare(&wp), Err(ProverError::Decode { .. })));
+    let err = prepare(&wp).unwrap_err();
+    assert!(matches!(err, ProverError::Decode { .. }), "{err}");
+    assert_mentions(
+        &err,
+        &["cannot decode vanilla proof 0", "FallbackPoStSectorProof"],
+    );
 
     let mut s = fx.snap.clone();
     s.comm_d_new.push(0);
-    assert!(matches!(
-        prepare(&s),
-        Err(ProverError::BadLength {
-            field: "comm_d_new",
-            ..
-        })
-    ));
+    let err = prepare(&s).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ProverError::BadLength {
+                field: "comm_d_new",
+                expected: 32,
+                actual: 33
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(err.to_string(), "comm_d_new must be 32 bytes, got 33");
     let mut s = fx.snap.clone();
     s.vanilla_proofs.push(s.vanilla_proofs[0].clone());
-    assert!(matches!(prepare(&s), Err(ProverError::WrongCount { .. })));
+    let err = prepare(&s).unwrap_err();
+    assert!(
+        matches!(err, ProverError::WrongCount { actual: 2, .. }),
+        "{err}"
+    );
+    assert_mentions(
+        &err,
+        &["expected 1 partition proofs", "PartitionProof", "got 2"],
+    );
 
     let job = prepare(&fx.winning).unwrap();
-    assert!(matches!(
-        job.synthesize(1),
-        Err(ProverError::NoSuchPartition { index: 1, count: 1 })
-    ));
+    let err = job.synthesize(1).unwrap_err();
+    assert!(
+        matches!(err, ProverError::NoSuchPartition { index: 1, count: 1 }),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "partition 1 does not exist; this job has 1 partition(s)"
+    );
 }
 
 #[test]
