@@ -7,10 +7,21 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use http::{Request, Response};
+use snarkd_proto::v1::proving_engine_server::{ProvingEngine, ProvingEngineServer};
 use tonic::server::NamedService;
 use tonic::{Code, Status};
 
 pub use snarkd_proto::MAX_MESSAGE_BYTES;
+
+/// `service` as a tonic service taking and sending messages of up to [`MAX_MESSAGE_BYTES`] (tonic's
+/// defaults are 4 MiB in and unlimited out), an oversized request answered RESOURCE_EXHAUSTED.
+pub fn limited<T: ProvingEngine>(service: T) -> MessageLimit<ProvingEngineServer<T>> {
+    MessageLimit::new(
+        ProvingEngineServer::new(service)
+            .max_decoding_message_size(MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(MAX_MESSAGE_BYTES),
+    )
+}
 
 /// Wraps a gRPC service so an oversized request is answered RESOURCE_EXHAUSTED.
 #[derive(Debug, Clone)]
@@ -80,6 +91,10 @@ pub fn oversized_message(found_bytes: &str) -> String {
          send smaller inputs (Curio's requests stay under this limit)"
     )
 }
+
+#[cfg(test)]
+#[path = "limits_tests.rs"]
+mod served;
 
 #[cfg(test)]
 mod tests {

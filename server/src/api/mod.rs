@@ -29,7 +29,7 @@ use tonic::{Request, Response, Status};
 
 use crate::config::SchedulerSection;
 use error::status_of;
-use limits::{MessageLimit, MAX_MESSAGE_BYTES};
+use limits::MessageLimit;
 
 /// `cuzk.v1.ProvingEngine` on top of an [`Engine`].
 #[derive(Clone)]
@@ -58,11 +58,7 @@ impl ProvingService {
 
     /// The tonic service with snarkd's message limits, ready to add to a server.
     pub fn into_server(self) -> MessageLimit<ProvingEngineServer<ProvingService>> {
-        MessageLimit::new(
-            ProvingEngineServer::new(self)
-                .max_decoding_message_size(MAX_MESSAGE_BYTES)
-                .max_encoding_message_size(MAX_MESSAGE_BYTES),
-        )
+        limits::limited(self)
     }
 
     async fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {

@@ -41,7 +41,6 @@ fn memory_estimate_is_within_25_percent_of_the_synthesized_size_for_every_kind()
         let est = job.partition_memory_estimate();
         let (total, abc) = measured_bytes(job.synthesize(0).unwrap());
         assert!(total > 0 && abc > 0, "{kind}: nothing measured");
-        eprintln!(est.total_bytes, est.abc_bytes);
         let (off_total, off_abc) = (off(est.total_bytes, total), off(est.abc_bytes, abc));
         assert!(
             off_total <= 0.25 && off_abc <= 0.25,

@@ -1,0 +1,127 @@
+//! The response side of the limit, through a real server and client: no RPC of the real service
+//! can be made to answer 256 MiB on demand, so a stand-in service whose GetMetrics text has a
+//! chosen length is served by [`limited`], the same wrapping `ProvingService::into_server` uses.
+
+use std::net::SocketAddr;
+
+use snarkd_proto::v1 as pb;
+use snarkd_proto::v1::proving_engine_client::ProvingEngineClient;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::{Request, Response, Status};
+
+use super::*;
+
+/// Answers GetMetrics with this many bytes of text; every other RPC is unimplemented.
+struct MetricsOfLength(usize);
+
+fn none<T>() -> Result<Response<T>, Status> {
+    Err(Status::unimplemented("not part of this test"))
+}
+
+#[tonic::async_trait]
+impl ProvingEngine for MetricsOfLength {
+    async fn submit_proof(
+        &self,
+        _: Request<pb::SubmitProofRequest>,
+    ) -> Result<Response<pb::SubmitProofResponse>, Status> {
+        none()
+    }
+    async fn await_proof(
+        &self,
+        _: Request<pb::AwaitProofRequest>,
+    ) -> Result<Response<pb::AwaitProofResponse>, Status> {
+        none()
+    }
+    async fn prove(
+        &self,
+        _: Request<pb::ProveRequest>,
+    ) -> Result<Response<pb::ProveResponse>, Status> {
+        none()
+    }
+    async fn cancel_proof(
+        &self,
+        _: Request<pb::CancelProofRequest>,
+    ) -> Result<Response<pb::CancelProofResponse>, Status> {
+        none()
+    }
+    async fn get_status(
+        &self,
+        _: Request<pb::GetStatusRequest>,
+    ) -> Result<Response<pb::GetStatusResponse>, Status> {
+        none()
+    }
+    async fn get_metrics(
+        &self,
+        _: Request<pb::GetMetricsRequest>,
+    ) -> Result<Response<pb::GetMetricsResponse>, Status> {
+        Ok(Response::new(pb::GetMetricsResponse {
+            prometheus_text: "#".repeat(self.0),
+        }))
+    }
+    async fn preload_srs(
+        &self,
+        _: Request<pb::PreloadSrsRequest>,
+    ) -> Result<Response<pb::PreloadSrsResponse>, Status> {
+        none()
+    }
+    async fn evict_srs(
+        &self,
+        _: Request<pb::EvictSrsRequest>,
+    ) -> Result<Response<pb::EvictSrsResponse>, Status> {
+        none()
+    }
+    type StreamStatusStream = super::super::stream::StatusStream;
+    async fn stream_status(
+        &self,
+        _: Request<pb::StreamStatusRequest>,
+    ) -> Result<Response<Self::StreamStatusStream>, Status> {
+        none()
+    }
+}
+
+/// Serves `service` through [`limited`] on 127.0.0.1:0 and returns a client that accepts any size.
+async fn serve(service: MetricsOfLength) -> ProvingEngineClient<tonic::transport::Channel> {
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(
+        tonic::transport::Server::builder()
+            .add_service(limited(service))
+            .serve_with_incoming(TcpListenerStream::new(listener)),
+    );
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    ProvingEngineClient::new(channel).max_decoding_message_size(usize::MAX)
+}
+
+#[tokio::test]
+async fn a_response_over_256_mib_is_refused_naming_the_limit() {
+    let mib = 1024 * 1024;
+    // The stand-in works: an ordinary response goes out whole.
+    let mut small = serve(MetricsOfLength(mib)).await;
+    let text = small
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .expect("a 1 MiB response goes out")
+        .into_inner()
+        .prometheus_text;
+    assert_eq!(text.len(), mib);
+
+    // Field tag and length prefix add 6 bytes to the 256 MiB text.
+    let mut big = serve(MetricsOfLength(256 * mib)).await;
+    let err = big
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .expect_err("a response of 256 MiB plus its framing is over the limit");
+    assert_eq!(err.code(), tonic::Code::OutOfRange, "{err:?}");
+    assert!(
+        err.message()
+            .contains("found 268435462 bytes, the limit is: 268435456 bytes"),
+        "{}",
+        err.message()
+    );
+}
