@@ -12,6 +12,17 @@ fn on_device(h: &Harness) -> (u64, u32) {
     }
 }
 
+/// Completes every pending synthesis, the newest first.
+fn complete_syntheses(h: &mut Harness) {
+    while let Some(i) = h
+        .pending
+        .iter()
+        .rposition(|e| matches!(e, Effect::Synthesize { .. }))
+    {
+        h.complete(i, false);
+    }
+}
+
 #[test]
 fn a_freed_worker_takes_the_highest_priority_then_the_oldest_job_then_the_lowest_partition() {
     let mut h = Harness::new(1_000_000, 1, 8);
@@ -30,13 +41,7 @@ fn a_freed_worker_takes_the_highest_priority_then_the_oldest_job_then_the_lowest
         names.insert(h.machine.job_ids[&id], name);
     }
     // Syntheses finish newest first, so the ready queue is not in arrival order.
-    while let Some(i) = h
-        .pending
-        .iter()
-        .rposition(|e| matches!(e, Effect::Synthesize { .. }))
-    {
-        h.complete(i, false);
-    }
+    complete_syntheses(&mut h);
     let ready = h.machine.partitions_in(PartitionState::SynthDone).len();
     assert_eq!(ready, 6, "every partition waits for the worker");
     let mut order = Vec::new();
@@ -99,13 +104,7 @@ fn max_allowed_now_follows_the_free_budget() {
     h.submit(ProofKind::PorepSealCommit, Priority::Normal, 5, 1000)
         .unwrap();
     assert_eq!(allowed(&h), (2, 2), "memory for two of four threads");
-    while let Some(i) = h
-        .pending
-        .iter()
-        .position(|e| matches!(e, Effect::Synthesize { .. }))
-    {
-        h.complete(i, false);
-    }
+    complete_syntheses(&mut h);
     assert_eq!(
         allowed(&h),
         (0, 0),
@@ -158,13 +157,7 @@ fn synthesis_lookahead_never_holds_back_a_critical_partition() {
     let synthesizing = |h: &Harness| h.machine.partitions_in(PartitionState::Synthesizing).len();
     assert_eq!(synthesizing(&h), 2, "two of four threads");
     assert_eq!(h.machine.snapshot().synthesis.max_allowed_now, 2);
-    while let Some(i) = h
-        .pending
-        .iter()
-        .position(|e| matches!(e, Effect::Synthesize { .. }))
-    {
-        h.complete(i, false);
-    }
+    complete_syntheses(&mut h);
     assert_eq!(
         synthesizing(&h),
         0,
