@@ -21,7 +21,7 @@ pub mod stream;
 use std::time::Duration;
 
 use metrics_exporter_prometheus::PrometheusHandle;
-use snarkd_engine::Engine;
+use snarkd_engine::{Engine, EngineError, ProofRequest};
 use snarkd_proto::v1 as pb;
 use snarkd_proto::v1::proving_engine_server::{ProvingEngine, ProvingEngineServer};
 use tokio::sync::watch;
@@ -61,8 +61,12 @@ impl ProvingService {
         limits::limited(self)
     }
 
-    async fn submit(&self, req: pb::SubmitProofRequest) -> Result<pb::SubmitProofResponse, Status> {
-        let mut request = request::proof_request(req).map_err(status_of)?;
+    /// Submits a converted request, giving it its kind's usual priority when it has none.
+    async fn submit(
+        &self,
+        request: Result<ProofRequest, EngineError>,
+    ) -> Result<pb::SubmitProofResponse, Status> {
+        let mut request = request.map_err(status_of)?;
         if let (None, Some(kind)) = (request.priority, request.kind) {
             request.priority = Some(self.scheduler.default_priority(kind));
         }
@@ -105,7 +109,8 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::SubmitProofRequest>,
     ) -> Result<Response<pb::SubmitProofResponse>, Status> {
-        observe("SubmitProof", self.submit(request.into_inner()).await)
+        let request = request::proof_request(request.into_inner());
+        observe("SubmitProof", self.submit(request).await)
     }
 
     async fn await_proof(
@@ -124,12 +129,9 @@ impl ProvingEngine for ProvingService {
         request: Request<pb::ProveRequest>,
     ) -> Result<Response<pb::ProveResponse>, Status> {
         let result = async {
-            let submit = request.into_inner().submit.ok_or_else(|| {
-                Status::invalid_argument(
-                    "submit is missing: a ProveRequest carries the SubmitProofRequest to prove",
-                )
-            })?;
-            let submitted = self.submit(submit).await?;
+            let submitted = self
+                .submit(request::prove_request(request.into_inner()))
+                .await?;
             let result = self.await_job(&submitted.job_id, None).await?;
             Ok(pb::ProveResponse {
                 result: Some(result),

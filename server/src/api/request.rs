@@ -57,6 +57,16 @@ pub fn proof_request(req: pb::SubmitProofRequest) -> Result<ProofRequest, Engine
     })
 }
 
+/// Converts and checks the request inside a Prove call.
+pub fn prove_request(req: pb::ProveRequest) -> Result<ProofRequest, EngineError> {
+    match req.submit {
+        Some(submit) => proof_request(submit),
+        None => {
+            invalid("submit is missing: a ProveRequest carries the SubmitProofRequest to prove")
+        }
+    }
+}
+
 /// The wire proof kind; unspecified and unknown values are errors.
 pub fn proof_kind(value: i32) -> Result<ProofKind, EngineError> {
     const USE: &str = "use POREP_SEAL_COMMIT (1), SNAP_DEALS_UPDATE (2), WINDOW_POST_PARTITION (3) or WINNING_POST (4)";

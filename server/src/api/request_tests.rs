@@ -227,3 +227,110 @@ fn empty_ids_are_rejected() {
     );
     assert_eq!(job_id("abc").unwrap(), "abc");
 }
+
+/// Garbage in: whatever a client sends, conversion answers Ok or INVALID_ARGUMENT, never panics.
+mod garbage {
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::api::error::code_of;
+
+    /// Enum numbers around the known ones (negative and one past the end) and anywhere in i32.
+    fn wire_enum() -> impl Strategy<Value = i32> {
+        prop_oneof![-2..=6i32, any::<i32>()]
+    }
+
+    /// Bytes of the lengths that matter (empty, a digest, one off) and of any length up to 80.
+    fn field_bytes() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            Just(Vec::new()),
+            vec(any::<u8>(), DIGEST_BYTES),
+            vec(any::<u8>(), DIGEST_BYTES - 1..=DIGEST_BYTES + 1),
+            vec(any::<u8>(), 0..80),
+        ]
+    }
+
+    prop_compose! {
+        fn any_submit()(
+            request_id in ".{0,12}",
+            proof_kind in wire_enum(),
+            sector_size in any::<u64>(),
+            registered_proof in any::<u64>(),
+            priority in wire_enum(),
+            vanilla_proof in field_bytes(),
+            vanilla_proofs in vec(field_bytes(), 0..4),
+            sector_number in any::<u64>(),
+            miner_id in any::<u64>(),
+            randomness in field_bytes(),
+            partition_index in any::<u32>(),
+            comm_r_old in field_bytes(),
+            comm_r_new in field_bytes(),
+            comm_d_new in field_bytes(),
+        ) -> pb::SubmitProofRequest {
+            pb::SubmitProofRequest {
+                request_id, proof_kind, sector_size, registered_proof, priority, vanilla_proof,
+                vanilla_proofs, sector_number, miner_id, randomness, partition_index, comm_r_old,
+                comm_r_new, comm_d_new,
+            }
+        }
+    }
+
+    /// Ok carries the request through unchanged; an error is INVALID_ARGUMENT with a message.
+    fn check(req: &pb::SubmitProofRequest, result: Result<ProofRequest, EngineError>) {
+        let known_kind = (1..=4).contains(&req.proof_kind);
+        let known_priority = (0..=4).contains(&req.priority);
+        match result {
+            Ok(out) => {
+                assert!(known_kind && known_priority, "accepted {req:?}");
+                assert_eq!(out.kind, Some(proof_kind(req.proof_kind).unwrap()));
+                assert_eq!(out.priority, priority(req.priority).unwrap());
+                assert_eq!(out.request_id, req.request_id);
+                assert_eq!(out.vanilla_proof, req.vanilla_proof);
+                assert_eq!(out.vanilla_proofs, req.vanilla_proofs);
+                assert_eq!(out.randomness, req.randomness);
+                assert_eq!(
+                    (out.comm_r_old.as_slice(), out.comm_r_new.as_slice()),
+                    (req.comm_r_old.as_slice(), req.comm_r_new.as_slice())
+                );
+                assert_eq!(out.comm_d_new, req.comm_d_new);
+                assert_eq!(
+                    (out.sector_size, out.registered_proof, out.sector_number),
+                    (req.sector_size, req.registered_proof, req.sector_number)
+                );
+                assert_eq!(
+                    (out.miner_id, out.partition_index),
+                    (req.miner_id, req.partition_index)
+                );
+            }
+            Err(err) => {
+                assert_eq!(code_of(&err), tonic::Code::InvalidArgument, "{err}");
+                assert!(!err.to_string().is_empty());
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn any_submit_request_converts_or_is_invalid_argument(req in any_submit()) {
+            check(&req, proof_request(req.clone()));
+        }
+
+        #[test]
+        fn any_prove_request_converts_or_is_invalid_argument(
+            submit in proptest::option::of(any_submit()),
+        ) {
+            let result = prove_request(pb::ProveRequest { submit: submit.clone() });
+            match submit {
+                Some(req) => check(&req, result),
+                None => {
+                    let err = result.unwrap_err();
+                    assert_eq!(code_of(&err), tonic::Code::InvalidArgument);
+                    assert!(err.to_string().contains("submit is missing"), "{err}");
+                }
+            }
+        }
+    }
+}
