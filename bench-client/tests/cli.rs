@@ -209,3 +209,61 @@ async fn nothing_listening_exits_non_zero_with_a_message() {
     assert_ne!(code, 0);
     assert!(stderr.contains("cannot connect"), "{stderr}");
 }
+
+/// `snarkd-bench gen` seals a 2 KiB sector and writes inputs for all four kinds. It needs no
+/// parameters (sealing through C1 and the vanilla proofs use none), so it runs against an empty
+/// parameter directory; it takes a few seconds.
+#[test]
+fn gen_writes_the_manifest_and_inputs_for_all_four_kinds() {
+    let out = tempfile::tempdir().unwrap();
+    let no_params = tempfile::tempdir().unwrap();
+    let dir = out.path().join("fixtures"); // created by gen
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_snarkd-bench"))
+        .args(["gen", "--sector-size", "2KiB", "--out"])
+        .arg(&dir)
+        .env("FIL_PROOFS_PARAMETER_CACHE", no_params.path())
+        .output()
+        .expect("snarkd-bench runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "stdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["sector_size"], 2048);
+    let listed: Vec<&str> = stdout.lines().collect();
+    for (kind, registered) in [
+        ("porep", "StackedDrg2KiBV1_1"),
+        ("winning", "StackedDrgWinning2KiBV1"),
+        ("window", "StackedDrgWindow2KiBV1_2"),
+        ("snap", "StackedDrg2KiBV1"),
+    ] {
+        let entry = &manifest[kind];
+        assert_eq!(entry["registered_proof_name"], registered, "{kind}");
+        let files = entry["files"].as_array().expect("files");
+        assert!(!files.is_empty(), "{kind} has input files");
+        for f in files {
+            let path = dir.join(f.as_str().unwrap());
+            assert!(std::fs::metadata(&path).unwrap().len() > 0, "{path:?}");
+            assert!(listed.contains(&path.to_str().unwrap()), "{path:?} listed");
+        }
+    }
+    for extra in [
+        "porep-c1-curio.json",
+        "winning-vanilla-proofs.json",
+        "wpost-vanilla-proofs.json",
+        "snap-vanilla-proofs.json",
+    ] {
+        assert!(dir.join(extra).is_file(), "{extra}");
+    }
+
+    // The written inputs decode into jobs of every kind.
+    let fixtures = snarkd_prover::fixtures::Fixtures::read(&dir).expect("fixtures read back");
+    for kind in ProofKind::ALL {
+        let job = snarkd_prover::prepare(fixtures.request(kind)).expect("request decodes");
+        assert_eq!(job.sector_size(), SECTOR_2K, "{kind}");
+    }
+}
