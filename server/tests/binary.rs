@@ -1,5 +1,5 @@
-//! The `snarkd` binary itself: version, default config, startup errors, and a clean exit on
-//! SIGTERM with JSON logs.
+//! The `snarkd` binary itself: version, default config, startup errors, a clean exit on SIGTERM
+//! and SIGINT with JSON logs, and `RUST_LOG` over `[logging] level`.
 
 mod common;
 
@@ -24,6 +24,44 @@ fn version_prints_the_version_and_commit() {
         text.trim(),
         format!("snarkd {}", snarkd::build_info::LONG_VERSION)
     );
+    // The commit recorded at build time (the binary and this test share build.rs's output) is
+    // the checkout's: `SNARKD_BUILD_ID` when set, else `git rev-parse --short=12 HEAD`.
+    let recorded = snarkd::build_info::BUILD_ID;
+    if let Some(id) = std::env::var("SNARKD_BUILD_ID")
+        .ok()
+        .filter(|id| !id.trim().is_empty())
+    {
+        assert_eq!(recorded, id);
+        return;
+    }
+    let Some(head) = git(&["rev-parse", "--short=12", "HEAD"]) else {
+        assert_eq!(recorded, "unknown", "no git checkout here");
+        return;
+    };
+    assert_ne!(recorded, "unknown", "built in a git checkout at {head}");
+    assert!(
+        recorded.len() == 12 && recorded.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{recorded:?} is not a 12-digit short commit"
+    );
+    // HEAD itself, or one of its ancestors: cargo reruns build.rs when HEAD moves, but a commit
+    // made after this test was built, or another checkout sharing the target directory (whose
+    // build.rs run then watches its own refs), leaves an older commit recorded.
+    assert!(
+        recorded == head || git(&["merge-base", "--is-ancestor", recorded, "HEAD"]).is_some(),
+        "built with commit {recorded}, which is not HEAD ({head}) nor in its history"
+    );
+}
+
+/// A git command's trimmed output in this package's directory; None when it fails.
+fn git(args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 #[test]
@@ -89,4 +127,48 @@ async fn runs_serves_status_and_exits_zero_on_sigterm() {
 
     daemon.sigterm();
     daemon.expect_clean_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exits_zero_on_sigint() {
+    let mut daemon = process::spawn(
+        std::path::Path::new(SNARKD),
+        [("SNARKD_DAEMON_DRAIN_TIMEOUT", "10s")],
+    );
+    daemon.wait_for_log("snarkd is serving");
+    daemon.sigint();
+    let stopping = daemon.wait_for_log("shutting down");
+    assert_eq!(stopping["signal"], "SIGINT", "{stopping}");
+    daemon.expect_clean_exit().await;
+}
+
+/// `RUST_LOG` replaces `[logging] level` (it is not merged with it): it shows what the level
+/// hides and hides what the level shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_log_wins_over_the_logging_level() {
+    // The level alone would hide the info line "snarkd is serving".
+    let mut daemon = process::spawn(
+        std::path::Path::new(SNARKD),
+        [("SNARKD_LOGGING_LEVEL", "warn"), ("RUST_LOG", "info")],
+    );
+    daemon.wait_for_log("snarkd is serving");
+    daemon.sigterm();
+    daemon.expect_clean_exit().await;
+
+    // The level would show main's info line "shutting down" (target `snarkd`); RUST_LOG keeps
+    // only the serve module's info lines.
+    let mut daemon = process::spawn(
+        std::path::Path::new(SNARKD),
+        [
+            ("SNARKD_LOGGING_LEVEL", "info"),
+            ("RUST_LOG", "snarkd::serve=info,warn"),
+        ],
+    );
+    daemon.wait_for_log("snarkd is serving");
+    daemon.sigterm();
+    let rest = daemon.expect_clean_exit().await;
+    assert!(
+        !rest.iter().any(|l| l.contains("shutting down")),
+        "{rest:?}"
+    );
 }

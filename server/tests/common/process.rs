@@ -1,5 +1,5 @@
 //! The `snarkd` binary as a child process: started with JSON logs, followed through its log
-//! lines, stopped with SIGTERM.
+//! lines, stopped with SIGTERM or SIGINT.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
@@ -73,11 +73,20 @@ impl Proc {
 
     /// Sends SIGTERM.
     pub fn sigterm(&self) {
+        self.signal("TERM");
+    }
+
+    /// Sends SIGINT, as Ctrl-C in a terminal does.
+    pub fn sigint(&self) {
+        self.signal("INT");
+    }
+
+    fn signal(&self, name: &str) {
         let kill = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args([&format!("-{name}"), &self.child.id().to_string()])
             .status()
             .unwrap();
-        assert!(kill.success());
+        assert!(kill.success(), "kill -{name} failed");
     }
 
     /// Waits for the exit (blocking).
@@ -90,16 +99,18 @@ impl Proc {
         self.stderr.lines().map(Result::unwrap).collect()
     }
 
-    /// Waits off the async runtime for the exit, and checks the clean stop SIGTERM must give:
-    /// exit code 0 and the final "snarkd stopped" log line.
-    pub async fn expect_clean_exit(mut self) {
+    /// Waits off the async runtime for the exit, and checks the clean stop SIGTERM and SIGINT
+    /// must give: exit code 0 and the final "snarkd stopped" log line. Returns the lines logged
+    /// after the last one read.
+    pub async fn expect_clean_exit(mut self) -> Vec<String> {
         let (exit, rest) = tokio::task::spawn_blocking(move || (self.wait(), self.rest()))
             .await
             .unwrap();
-        assert_eq!(exit.code(), Some(0));
+        assert_eq!(exit.code(), Some(0), "{rest:?}");
         assert!(
             rest.iter().any(|l| l.contains("snarkd stopped")),
             "{rest:?}"
         );
+        rest
     }
 }
