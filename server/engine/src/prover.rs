@@ -26,9 +26,9 @@ pub struct DeviceInfo {
 /// Memory one partition needs, estimated before synthesis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionMemory {
-    /// Everything the partition holds from synthesis to finalize.
+    /// The most the partition holds at once, from synthesis to finalize (reserved at admission).
     pub total_bytes: u64,
-    /// The a/b/c evaluations, released as soon as the device phase has consumed them.
+    /// What the device phase gives back as soon as it has consumed the a/b/c evaluations.
     pub abc_bytes: u64,
 }
 

@@ -150,9 +150,11 @@ impl JobPlan for FilecoinPlan {
 
     fn partition_memory(&self) -> PartitionMemory {
         let estimate = self.job.partition_memory_estimate();
+        // The engine reserves for the device phase's peak and gives back, when H is done, what
+        // the rest of the proof does not need.
         PartitionMemory {
-            total_bytes: estimate.total_bytes,
-            abc_bytes: estimate.abc_bytes,
+            total_bytes: estimate.reserve_bytes(),
+            abc_bytes: estimate.released_after_h_bytes(),
         }
     }
 

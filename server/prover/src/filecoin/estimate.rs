@@ -12,13 +12,21 @@ pub use crate::synthesis::CircuitShape;
 /// Bytes of one field element (a/b/c entry, witness value).
 const FR: u64 = 32;
 
-/// What one synthesized partition holds in memory.
+/// What one partition holds in memory: once synthesized, and at its peaks in the device phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryEstimate {
-    /// Everything: witness, densities and a/b/c.
+    /// The synthesized partition: witness, densities and a/b/c.
     pub total_bytes: u64,
-    /// The a/b/c share, released right after the H polynomial is computed.
+    /// The a/b/c share of `total_bytes`.
     pub abc_bytes: u64,
+    /// The most the partition holds at once: during the H FFTs, where a/b/c are padded to the
+    /// evaluation domain (the next power of two of the constraint count) and each FFT takes a
+    /// scratch buffer of the domain's size, beside the witness.
+    pub device_peak_bytes: u64,
+    /// What it holds from the end of the H computation until the proof is done: the witness,
+    /// plus the larger of the H coefficients (converted to MSM scalars where they lie) and one
+    /// gathered scalar vector for the A/B/L MSMs.
+    pub after_h_bytes: u64,
 }
 
 impl MemoryEstimate {
@@ -26,17 +34,31 @@ impl MemoryEstimate {
     pub fn witness_bytes(&self) -> u64 {
         self.total_bytes - self.abc_bytes
     }
+
+    /// What to reserve for the partition before its synthesis starts: enough for every phase.
+    pub fn reserve_bytes(&self) -> u64 {
+        self.total_bytes.max(self.device_peak_bytes)
+    }
+
+    /// What the reservation can give back once H is computed.
+    pub fn released_after_h_bytes(&self) -> u64 {
+        self.reserve_bytes() - self.after_h_bytes
+    }
 }
 
-/// Estimated memory of one synthesized partition of `kind` at `sector_size`.
+/// Estimated memory of one partition of `kind` at `sector_size`.
 pub fn estimate(kind: ProofKind, sector_size: u64) -> MemoryEstimate {
     let s = shape(kind, sector_size);
     let abc = 3 * FR * s.constraints as u64;
     // Witness plus three density bit sets.
     let witness = FR * (s.aux + s.inputs) as u64 + (2 * s.aux + s.inputs) as u64 / 8;
+    let domain = s.constraints.next_power_of_two() as u64;
+    let msm_scalars = FR * domain.max((s.aux + s.inputs) as u64);
     MemoryEstimate {
         total_bytes: abc + witness,
         abc_bytes: abc,
+        device_peak_bytes: witness + 4 * FR * domain,
+        after_h_bytes: witness + msm_scalars,
     }
 }
 

@@ -11,20 +11,38 @@ use rayon::prelude::*;
 use crate::synthesis::Density;
 
 /// Little-endian 32-byte scalars, laid out back to back as blst wants them.
-pub struct ScalarBytes(Vec<u8>);
+pub struct ScalarBytes(Storage);
+
+enum Storage {
+    Bytes(Vec<u8>),
+    /// A `Vec<Fr>` whose elements were overwritten, each with its own 32 little-endian bytes
+    /// (see [`ScalarBytes::dense_in_place`]); never read as field elements again.
+    Reused(Vec<Fr>),
+}
+
+// `dense_in_place` writes each scalar's 32 bytes over the scalar itself.
+const _: () = assert!(std::mem::size_of::<Fr>() == 32);
 
 impl ScalarBytes {
     pub fn len(&self) -> usize {
-        self.0.len() / 32
+        self.as_bytes().len() / 32
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.as_bytes().is_empty()
     }
 
     /// The scalars' bytes, 32 per scalar.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.0
+        match &self.0 {
+            Storage::Bytes(b) => b,
+            // SAFETY: the vector's `len * 32` bytes are initialised (each element was written
+            // whole by `dense_in_place`), u8 needs no alignment, and the borrow of `self` keeps
+            // the vector alive and unchanged for the slice's lifetime.
+            Storage::Reused(v) => unsafe {
+                std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), v.len() * 32)
+            },
+        }
     }
 
     /// All of `scalars`.
@@ -37,7 +55,22 @@ impl ScalarBytes {
                     o.copy_from_slice(&s.to_bytes_le());
                 }
             });
-        ScalarBytes(out)
+        ScalarBytes(Storage::Bytes(out))
+    }
+
+    /// All of `scalars`, converted where they lie: no second buffer, so the device phase holds
+    /// the H coefficients once, not twice, during the H MSM.
+    pub fn dense_in_place(mut scalars: Vec<Fr>) -> Self {
+        scalars.par_chunks_mut(4096).for_each(|chunk| {
+            for s in chunk {
+                let bytes = s.to_bytes_le();
+                // SAFETY: `s` is a valid, exclusively borrowed 32-byte location (size checked
+                // above) and `[u8; 32]` needs no alignment. Every bit pattern is a valid `Fr`
+                // representation in memory ([u64; 4]), and the value is only read back as bytes.
+                unsafe { std::ptr::write((s as *mut Fr).cast::<[u8; 32]>(), bytes) };
+            }
+        });
+        ScalarBytes(Storage::Reused(scalars))
     }
 
     /// Concatenation of parts, each the scalars of `values` whose bit in the density is set
@@ -60,7 +93,7 @@ impl ScalarBytes {
                 ),
             }
         }
-        ScalarBytes(out)
+        ScalarBytes(Storage::Bytes(out))
     }
 }
 
@@ -81,7 +114,7 @@ pub fn msm_g1(bases: &[G1Affine], scalars: &ScalarBytes) -> G1Projective {
     // SAFETY: see the layout note above.
     let points: &[blst_p1_affine] =
         unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
-    let res: blst_p1 = points.mult(&scalars.0, 255);
+    let res: blst_p1 = points.mult(scalars.as_bytes(), 255);
     // SAFETY: see the layout note above.
     unsafe { std::mem::transmute::<blst_p1, G1Projective>(res) }
 }
@@ -95,7 +128,7 @@ pub fn msm_g2(bases: &[G2Affine], scalars: &ScalarBytes) -> G2Projective {
     // SAFETY: see the layout note above.
     let points: &[blst_p2_affine] =
         unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
-    let res: blst_p2 = points.mult(&scalars.0, 255);
+    let res: blst_p2 = points.mult(scalars.as_bytes(), 255);
     // SAFETY: see the layout note above.
     unsafe { std::mem::transmute::<blst_p2, G2Projective>(res) }
 }

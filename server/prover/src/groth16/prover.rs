@@ -123,8 +123,7 @@ pub fn prove_partition_with(
     on_abc_released(abc_bytes);
 
     let msm_start = Instant::now();
-    let h_scalars = ScalarBytes::dense(&h);
-    drop(h);
+    let h_scalars = ScalarBytes::dense_in_place(h);
     if params.h.len() != h_scalars.len() {
         return Err(ProverError::ParamsShape(format!(
             "the circuit's domain needs {} H bases, the parameters have {}",
@@ -185,7 +184,17 @@ fn self_check(
 /// Coefficients of h(x) = (A(x)·B(x) − C(x)) / t(x), degree below the domain size minus one.
 /// Consumes (and frees) the a/b/c evaluations.
 pub fn compute_h(abc: Abc) -> Result<Vec<Fr>> {
-    let Abc { a, b, c } = abc;
+    let Abc {
+        mut a,
+        mut b,
+        mut c,
+    } = abc;
+    // The domains pad to the next power of two; reserving exactly that keeps `resize` from
+    // doubling each vector's capacity (up to 2n entries where the domain needs fewer).
+    let domain = a.len().next_power_of_two();
+    for v in [&mut a, &mut b, &mut c] {
+        v.reserve_exact(domain.saturating_sub(v.len()));
+    }
     let worker = Worker::new();
     let mut kern: Option<LockedFftKernel<Fr>> = None;
     let mut a = EvaluationDomain::from_coeffs(a).map_err(fft_err)?;
