@@ -1,4 +1,4 @@
-//! The `snarkd` binary itself: version, default config, startup errors, a clean exit on SIGTERM
+//! The `snarkd` binary itself: version, default config, `params generate`, startup errors, a clean exit on SIGTERM
 //! and SIGINT with JSON logs, and `RUST_LOG` over `[logging] level`.
 
 mod common;
@@ -71,6 +71,47 @@ fn config_default_prints_the_commented_default_config() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text, snarkd::config::DEFAULT_TOML);
     assert!(text.contains("[daemon]") && text.contains("# "), "{text}");
+}
+
+#[test]
+fn params_generate_says_the_files_are_local_test_params() {
+    // The cached test parameters (generated when missing, as every real-proof test does): the
+    // command finds them present, names each file and says what such files are good for.
+    let dir = snarkd_prover::test_params_dir();
+    let generate = |kind: &str| {
+        let dir = dir.to_str().unwrap();
+        snarkd(&[
+            "params",
+            "generate",
+            "--sector-size",
+            "2KiB",
+            "--kind",
+            kind,
+            "--dir",
+            dir,
+        ])
+    };
+    let out = generate("winning");
+    let (stdout, stderr) = (
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("LOCAL TEST parameters") && stderr.contains("never on chain"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.starts_with("winning-2k ")
+            && stdout.contains("v28-proof-of-spacetime-fallback-")
+            && stdout.trim_end().ends_with(".params"),
+        "{stdout}"
+    );
+
+    let out = generate("wimming");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("wimming"), "{err}");
 }
 
 #[test]

@@ -28,9 +28,6 @@ pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, Priorit
 /// The commented default config, as printed by `snarkd config default`.
 pub const DEFAULT_TOML: &str = include_str!("default.toml");
 
-/// Where Filecoin parameters live when neither the config nor `FIL_PROOFS_PARAMETER_CACHE` says.
-pub const DEFAULT_PARAMS_DIR: &str = "/var/tmp/filecoin-proof-parameters";
-
 /// Everything the daemon is configured with. Built by [`Config::load`]; never changed afterwards.
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -87,11 +84,9 @@ pub struct ParamsSection {
 
 impl Default for ParamsSection {
     fn default() -> Self {
-        let dir = std::env::var_os("FIL_PROOFS_PARAMETER_CACHE")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_PARAMS_DIR));
-        ParamsSection { dir }
+        ParamsSection {
+            dir: snarkd_prover::default_params_dir(),
+        }
     }
 }
 
