@@ -15,8 +15,11 @@ pub enum EngineError {
     /// A single partition of the job can never fit the memory budget.
     #[error("job cannot fit the memory budget: one partition needs {needed} but the budget is {budget}; raise [memory] budget or prove it elsewhere")]
     TooLarge { needed: String, budget: String },
-    /// EvictSRS for params that a queued or running job still uses.
-    #[error("params {0} are in use by a queued or running job; evict them when those jobs end")]
+    /// EvictSRS for params that an admitted job still uses, or that are still loading. (A job
+    /// that has not been admitted yet does not hold its params; it loads them again if need be.)
+    #[error(
+        "params {0} are in use by a running job or still loading; evict them when those jobs end"
+    )]
     ParamsInUse(String),
     /// Not enough free budget to load params now (they would not fit next to running work).
     #[error("not enough free memory to load params {circuit_id}: they need {needed} but only {free} of the budget is free; retry when jobs end or raise [memory] budget")]
