@@ -73,9 +73,9 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             &p.challenge_proofs,
         );
         let tree_r = c.iter().flat_map(|c| [&c.proof_r_old, &c.proof_r_new]);
-        check_paths(&registered, value, &what, sector_size, tree_r)?;
+        check_paths(registered, value, &what, sector_size, tree_r)?;
         let tree_d = c.iter().map(|c| &c.proof_d_new);
-        check_paths(&registered, value, &what, sector_size, tree_d)?;
+        check_paths(registered, value, &what, sector_size, tree_d)?;
     }
     let partitions = usize::from(config.update_partitions);
     if req.vanilla_proofs.len() != partitions {
