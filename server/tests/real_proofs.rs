@@ -177,3 +177,38 @@ async fn a_stream_subscriber_sees_a_real_job_move_through_its_states() {
     assert_eq!(seen.last(), Some(&(pb::PartitionState::Done as i32)));
     d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_porep_that_can_never_fit_the_budget_is_refused_at_submit() {
+    // One 2 KiB PoRep partition needs far more than 64 MiB in its device phase: the real
+    // prover's estimate must refuse the job at submit, before anything is loaded or queued.
+    let mut config = real::real_config(1);
+    config.memory.budget = snarkd::config::MemoryBudget::Fixed(bytesize::ByteSize::mib(64));
+    config.gpus.backend = snarkd::config::Backend::Cpu;
+    let prover = snarkd::proving::from_config(&config).expect("cpu prover");
+    let mut d = real::start_with(&[], &config, prover).await;
+    let porep = env().fixtures.request(ProofKind::PorepSealCommit).clone();
+    let status = d
+        .grpc
+        .submit_proof(wire(&porep, pb::Priority::Unspecified))
+        .await
+        .expect_err("a job that can never fit is refused");
+    assert_eq!(status.code(), tonic::Code::ResourceExhausted, "{status:?}");
+    let message = status.message();
+    assert!(
+        message.contains("cannot fit the memory budget")
+            && message.contains("64")
+            && message.contains("[memory] budget"),
+        "{message}"
+    );
+    let idle = d
+        .grpc
+        .get_status(pb::GetStatusRequest {})
+        .await
+        .expect("GetStatus")
+        .into_inner();
+    let queued: u32 = idle.queues.iter().map(|q| q.pending + q.in_progress).sum();
+    assert_eq!(queued, 0, "{idle:?}");
+    assert_eq!(idle.pinned_memory_bytes, 0, "{idle:?}");
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
+}
