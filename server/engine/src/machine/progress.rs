@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::transition::Change;
-use super::types::{Effect, ParamsSlot};
+use super::types::{Effect, ParamsSlot, Part};
 use super::Machine;
 use crate::budget::Reservation;
 use crate::domain::{JobEnd, Preloaded};
@@ -74,9 +74,7 @@ impl Machine {
         let ok = result.is_ok();
         let elapsed = self.step_elapsed(job, index);
         let retries_left = self
-            .jobs
-            .get(&job)
-            .and_then(|j| j.parts.get(index as usize))
+            .part(job, index)
             .is_some_and(|p| p.retries < self.config.partition_retries);
         if let (Err(message), true) = (&result, retries_left) {
             // Synthesize and prove it again: the witness went into the failed device phase.
@@ -216,10 +214,13 @@ impl Machine {
 
     /// How long the running step of a partition has taken so far, on the machine's clock.
     fn step_elapsed(&self, job: u64, index: u32) -> Duration {
-        self.jobs
-            .get(&job)
-            .and_then(|j| j.parts.get(index as usize))
+        self.part(job, index)
             .map_or(Duration::ZERO, |p| p.step_elapsed(Instant::now()))
+    }
+
+    /// Partition `index` of job `job`, if both still exist.
+    fn part(&self, job: u64, index: u32) -> Option<&Part> {
+        self.jobs.get(&job)?.parts.get(index as usize)
     }
 
     /// Starts finalization of every running job whose partitions are all proved.

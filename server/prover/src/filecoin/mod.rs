@@ -82,28 +82,28 @@ fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
     circuit: C,
     params: &Parameters<Bls12>,
 ) -> Result<StockProof> {
-    let synthesis = std::sync::Arc::new(std::sync::Mutex::new(std::time::Duration::ZERO));
+    let spent = std::sync::Mutex::new(std::time::Duration::ZERO);
     let timed = TimedCircuit {
         inner: circuit,
-        spent: synthesis.clone(),
+        spent: &spent,
     };
     let proof = bellperson::groth16::create_random_proof(timed, params, &mut rand::rngs::OsRng)
         .map_err(|e| ProverError::Device {
             backend: "bellperson".into(),
             reason: e.to_string(),
         })?;
-    let synthesis = *synthesis.lock().unwrap_or_else(|e| e.into_inner());
+    let synthesis = spent.into_inner().unwrap_or_else(|e| e.into_inner());
     Ok(StockProof { proof, synthesis })
 }
 
 /// A circuit that records how long its `synthesize` took (bellperson does not report it apart).
-struct TimedCircuit<C> {
+struct TimedCircuit<'a, C> {
     inner: C,
-    spent: std::sync::Arc<std::sync::Mutex<std::time::Duration>>,
+    spent: &'a std::sync::Mutex<std::time::Duration>,
 }
 
 impl<C: bellperson::Circuit<blstrs::Scalar>> bellperson::Circuit<blstrs::Scalar>
-    for TimedCircuit<C>
+    for TimedCircuit<'_, C>
 {
     fn synthesize<CS: bellperson::ConstraintSystem<blstrs::Scalar>>(
         self,
@@ -291,6 +291,32 @@ pub fn parse_proofs(bytes: &[u8], partitions: usize) -> Result<Vec<Proof<Bls12>>
 
 #[cfg(test)]
 mod tests;
+
+/// Refuses Merkle inclusion proofs whose path length is not that of a `sector_size` tree: the
+/// vanilla proofs were made for another sector size than `registered_proof` says.
+pub(crate) fn check_paths<'a, P: storage_proofs_core::merkle::MerkleProofTrait + 'a>(
+    registered: impl std::fmt::Debug,
+    value: u64,
+    what: &str,
+    sector_size: u64,
+    proofs: impl IntoIterator<Item = &'a P>,
+) -> Result<()> {
+    let leaves = sector_size as usize / storage_proofs_core::util::NODE_SIZE;
+    for p in proofs {
+        let (expected, actual) = (p.expected_len(leaves), p.path().len());
+        if expected != actual {
+            return Err(ProverError::RegisteredProofMismatch {
+                value,
+                name: format!("{registered:?}"),
+                reason: format!(
+                    "{what} has Merkle paths of length {actual}, a {} sector's are {expected} long",
+                    sector_size_name(sector_size)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
 
 /// Runs a circuit-building closure, turning an error or a panic into a synthesis error.
 pub(crate) fn build_circuit<C>(

@@ -13,10 +13,9 @@ use filecoin_proofs::{
 use filecoin_proofs_api::RegisteredPoStProof;
 use rand::rngs::OsRng;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
-use storage_proofs_core::merkle::MerkleProofTrait;
-use storage_proofs_core::util::NODE_SIZE;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
+use super::check_paths;
 use super::registered::post_proof;
 use super::request::{bytes32, prover_id_from_miner_id};
 use super::{build_circuit, run_circuit, KindJob, ProofKind, ProofRequest, Ran, Run};
@@ -191,32 +190,6 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         partition_index,
         proof,
     }))
-}
-
-/// Refuses Merkle inclusion proofs whose path length is not that of a `sector_size` tree: the
-/// vanilla proofs were made for another sector size than `registered_proof` says.
-pub(super) fn check_paths<'a, P: MerkleProofTrait + 'a>(
-    registered: impl std::fmt::Debug,
-    value: u64,
-    what: &str,
-    sector_size: u64,
-    proofs: impl IntoIterator<Item = &'a P>,
-) -> Result<()> {
-    let leaves = sector_size as usize / NODE_SIZE;
-    for p in proofs {
-        let (expected, actual) = (p.expected_len(leaves), p.path().len());
-        if expected != actual {
-            return Err(ProverError::RegisteredProofMismatch {
-                value,
-                name: format!("{registered:?}"),
-                reason: format!(
-                    "{what} has Merkle paths of length {actual}, a {} sector's are {expected} long",
-                    super::sector_size_name(sector_size)
-                ),
-            });
-        }
-    }
-    Ok(())
 }
 
 impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {

@@ -15,10 +15,9 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PublicInputs, SetupParams,
 };
 
-use super::post::check_paths;
 use super::registered::update_proof;
 use super::request::bytes32;
-use super::{build_circuit, run_circuit, KindJob, ProofRequest, Ran, Run};
+use super::{build_circuit, check_paths, run_circuit, KindJob, ProofRequest, Ran, Run};
 use crate::error::{ProverError, Result};
 
 struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
@@ -66,15 +65,15 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         .collect::<Result<_>>()?;
     // Paths first: proofs of another sector size would otherwise show up as a wrong count.
     let sector_size = u64::from(config.sector_size);
+    let value = req.registered_proof;
     for (i, p) in vanilla.iter().enumerate() {
-        let (what, value, c) = (
-            format!("partition proof {i}"),
-            req.registered_proof,
-            &p.challenge_proofs,
-        );
-        let tree_r = c.iter().flat_map(|c| [&c.proof_r_old, &c.proof_r_new]);
+        let what = format!("partition proof {i}");
+        let challenges = &p.challenge_proofs;
+        let tree_r = challenges
+            .iter()
+            .flat_map(|c| [&c.proof_r_old, &c.proof_r_new]);
         check_paths(registered, value, &what, sector_size, tree_r)?;
-        let tree_d = c.iter().map(|c| &c.proof_d_new);
+        let tree_d = challenges.iter().map(|c| &c.proof_d_new);
         check_paths(registered, value, &what, sector_size, tree_d)?;
     }
     let partitions = usize::from(config.update_partitions);
