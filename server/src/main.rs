@@ -1,16 +1,20 @@
 //! The `snarkd` binary: parses the command line, builds the config, starts the engine and the
-//! servers, and shuts down cleanly on SIGINT/SIGTERM.
+//! servers, and shuts down cleanly on SIGINT/SIGTERM. If the engine stops by itself (a panic in
+//! its writer task), snarkd exits with a failure code so its service manager restarts it.
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::{anyhow, Context};
 use clap::Parser;
 use snarkd::cli::{Cli, Command, ConfigCommand, GenerateArgs, ParamsCommand, RunArgs};
 use snarkd::config::{Config, DEFAULT_TOML};
 use snarkd::{serve, telemetry, Daemon};
 use snarkd_engine::prover::Prover;
 use snarkd_engine::Engine;
+
+/// Test hook: when this variable is set, the engine's writer task panics right after startup.
+const PANIC_ENGINE_HOOK: &str = "SNARKD_TEST_PANIC_ENGINE";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -55,8 +59,20 @@ async fn serve_until_signal(config: Config) -> anyhow::Result<()> {
     telemetry::prometheus();
     let engine = Engine::start(config.engine_config()?, prover(&config)?);
     let daemon = Daemon::start(&config, engine).await?;
+    if std::env::var_os(PANIC_ENGINE_HOOK).is_some() {
+        tracing::warn!("{PANIC_ENGINE_HOOK} is set: making the engine's writer task panic");
+        daemon.engine().panic_writer_for_test();
+    }
 
-    let signal = signals.recv().await;
+    let signal = tokio::select! {
+        signal = signals.recv() => signal,
+        reason = daemon.engine().stopped() => {
+            tracing::error!(%reason, "exiting: the engine stopped, so no proof can be served");
+            return Err(anyhow!(
+                "the engine stopped ({reason}); exiting with a failure so the service manager restarts snarkd"
+            ));
+        }
+    };
     tracing::info!(signal, "shutting down");
     tokio::select! {
         _ = daemon.shutdown(config.daemon.drain_timeout) => {}

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{http_get, start, start_with, test_config, winning, StandInProver};
+use common::{grpc_web_frame, http_get, start, start_with, test_config, winning, StandInProver};
 use prost::Message;
 use snarkd_proto::v1 as pb;
 
@@ -75,14 +75,6 @@ async fn metrics_and_healthz() {
 
     let (code, _, body) = http_get(d.http, "/healthz").await;
     assert_eq!((code, body.trim()), (200, "ok"));
-}
-
-/// gRPC-web framing: 1 flag byte, 4 length bytes (big endian), the message.
-fn grpc_web_frame(message: &[u8]) -> Vec<u8> {
-    let mut frame = vec![0u8];
-    frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
-    frame.extend_from_slice(message);
-    frame
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

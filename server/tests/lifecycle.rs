@@ -4,24 +4,16 @@ mod common;
 
 use std::time::Duration;
 
-use common::{hold_running_job, http_get, start, test_config, winning, StandInProver};
-use hyper_util::rt::TokioIo;
+use common::{
+    connect_unix, hold_running_job, http_get, start, start_err, test_config, winning, StandInProver,
+};
 use snarkd::config::ListenAddr;
 use snarkd::{Daemon, Drained};
 use snarkd_engine::Engine;
 use snarkd_proto::v1 as pb;
-use snarkd_proto::v1::proving_engine_client::ProvingEngineClient;
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{health_client::HealthClient, HealthCheckRequest};
-
-async fn start_err(config: snarkd::Config) -> String {
-    let engine = Engine::start(config.engine_config().unwrap(), StandInProver::new());
-    match Daemon::start(&config, engine).await {
-        Ok(_) => panic!("expected the daemon to refuse to start"),
-        Err(err) => format!("{err:#}"),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_taken_port_is_a_startup_error_naming_the_address() {
@@ -66,17 +58,7 @@ async fn serves_grpc_on_a_unix_socket() {
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o660, "[daemon] socket_mode applies to the socket");
 
-    let connect_path = path.clone();
-    let channel = tonic::transport::Endpoint::from_static("http://snarkd.sock")
-        .connect_with_connector(tower::service_fn(move |_| {
-            let path = connect_path.clone();
-            async move {
-                Ok::<_, std::io::Error>(TokioIo::new(tokio::net::UnixStream::connect(path).await?))
-            }
-        }))
-        .await
-        .unwrap();
-    let mut client = ProvingEngineClient::new(channel);
+    let mut client = connect_unix(&path).await;
     let status = client
         .get_status(pb::GetStatusRequest {})
         .await

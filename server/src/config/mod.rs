@@ -6,9 +6,11 @@
 //! - `mod.rs`: the sections and their defaults, validation, and the engine's settings derived from them.
 //! - `values`: value types that parse from text (listen addresses, memory budget, backend, ...).
 //! - `sources`: reading the file and the environment and merging them in order.
+//! - `access`: `[http]`, `[auth]` and `[tls]`: who may call what on which port.
 //! - `default.toml`: the fully commented default config `snarkd config default` prints; a test
 //!   keeps it equal to the defaults in code.
 
+mod access;
 mod sources;
 mod values;
 
@@ -22,6 +24,7 @@ use bytesize::ByteSize;
 use serde::Deserialize;
 use snarkd_engine::{EngineConfig, Priority, ProofKind};
 
+pub use access::{AuthSection, HttpSection, TlsSection};
 pub use sources::{ConfigError, Overrides};
 pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, PriorityName, TcpAddr};
 
@@ -40,6 +43,9 @@ pub struct Config {
     pub synthesis: SynthesisSection,
     pub pipeline: PipelineSection,
     pub logging: LoggingSection,
+    pub http: HttpSection,
+    pub auth: AuthSection,
+    pub tls: TlsSection,
 }
 
 /// `[daemon]`: where the daemon listens and how it ends.
@@ -247,6 +253,9 @@ impl Config {
                 "must be at least 1: a device is marked unhealthy after that many failures in a row",
             );
         }
+        self.http.validate()?;
+        self.tls
+            .validate(matches!(self.daemon.listen, ListenAddr::Unix(_)))?;
         if let Err(err) = tracing_subscriber::EnvFilter::try_new(&self.logging.level) {
             return Err((
                 "logging.level".into(),

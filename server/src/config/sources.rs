@@ -9,7 +9,7 @@ use super::{Config, ListenAddr, TcpAddr};
 
 /// The sections a `SNARKD_<SECTION>_<KEY>` variable may name. Variables naming anything else
 /// (e.g. `SNARKD_CONFIG`) are not config keys and are left alone.
-const SECTIONS: [&str; 8] = [
+const SECTIONS: [&str; 11] = [
     "daemon",
     "params",
     "memory",
@@ -18,6 +18,9 @@ const SECTIONS: [&str; 8] = [
     "synthesis",
     "pipeline",
     "logging",
+    "http",
+    "auth",
+    "tls",
 ];
 
 /// Keys that moved to another section: (old dotted key, new dotted key). Naming the new place

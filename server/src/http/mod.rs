@@ -1,17 +1,23 @@
 //! The HTTP port: what operators, scripts and the browser monitor reach (usually through
 //! `ssh -L 9821:localhost:9821`). It serves `GET /status` (the original daemon's JSON),
-//! `GET /metrics` (Prometheus text), `GET /healthz`, the gRPC services over gRPC-web (and plain
-//! gRPC), and the monitor's static files for every other path.
+//! `GET /metrics` (Prometheus text), `GET /healthz`, the read-only gRPC calls over gRPC-web (and
+//! plain gRPC; every call with `[http] serve_all_rpcs`), and the monitor's static files for every
+//! other path. Every request must name an allowed host (`[http] allowed_hosts`).
 //!
 //! Layout:
 //! - `mod.rs`: the router and the small handlers.
 //! - `status_json`: engine snapshot → the original `/status` schema.
 //! - `monitor`: static files, or a page saying the monitor is not built.
+//! - `hosts`: the `Host` allowlist against DNS rebinding.
+//! - `refusal`: refusing a request as a gRPC status or a plain HTTP status, as it was asked.
 
+mod hosts;
 pub mod monitor;
+pub mod refusal;
 pub mod status_json;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::{IntoResponse, Json, Response};
@@ -23,6 +29,7 @@ use snarkd_engine::Engine;
 use tokio::sync::watch;
 
 use crate::api::status::now_unix_ms;
+use crate::config::HttpSection;
 
 /// What the HTTP handlers read.
 #[derive(Clone)]
@@ -34,8 +41,9 @@ pub struct HttpState {
 }
 
 /// The HTTP router. `grpc` holds the gRPC routes, already wrapped for gRPC-web (only they are:
-/// the gRPC-web layer answers 400 to plain HTTP/1 requests).
-pub fn router(state: HttpState, grpc: Router, monitor_dir: PathBuf) -> Router {
+/// the gRPC-web layer answers 400 to plain HTTP/1 requests). Every route is behind the host
+/// allowlist of `http`.
+pub fn router(state: HttpState, grpc: Router, monitor_dir: PathBuf, http: &HttpSection) -> Router {
     let pages = Router::new()
         .route("/status", get(status))
         .route("/metrics", get(metrics))
@@ -48,6 +56,10 @@ pub fn router(state: HttpState, grpc: Router, monitor_dir: PathBuf) -> Router {
     pages
         .merge(grpc)
         .merge(monitor)
+        .layer(axum::middleware::from_fn_with_state(
+            Arc::new(http.clone()),
+            hosts::check_host,
+        ))
         .layer(tower_http::trace::TraceLayer::new_for_http())
 }
 
@@ -70,7 +82,13 @@ async fn metrics(State(state): State<HttpState>) -> Response {
 }
 
 async fn healthz(State(state): State<HttpState>) -> Response {
-    if *state.draining.borrow() {
+    if let Some(why) = state.engine.stopped_reason() {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not serving: the engine stopped ({why}); snarkd exits so its service manager restarts it\n"),
+        )
+            .into_response()
+    } else if *state.draining.borrow() {
         (
             StatusCode::SERVICE_UNAVAILABLE,
             "draining: snarkd is shutting down and takes no new proofs\n",

@@ -1,26 +1,49 @@
-//! The gRPC services both ports serve: `cuzk.v1.ProvingEngine`, `grpc.health.v1.Health`, and
-//! server reflection in both v1 and v1alpha (grpcurl 1.8.6 only speaks v1alpha).
+//! The gRPC services: `cuzk.v1.ProvingEngine`, `grpc.health.v1.Health`, and server reflection in
+//! both v1 and v1alpha (grpcurl 1.8.6 only speaks v1alpha). The gRPC listener serves them all;
+//! the HTTP port only the read-only calls unless `[http] serve_all_rpcs` is set.
+
+use std::convert::Infallible;
 
 use axum::Router;
-use http::{HeaderName, Method};
+use http::{HeaderName, Method, Request, StatusCode};
 use snarkd_proto::v1::proving_engine_server::ProvingEngineServer;
 use tonic::server::NamedService;
 use tonic::service::Routes;
+use tonic::Status;
 use tonic_health::server::HealthReporter;
 use tonic_health::ServingStatus;
 use tonic_web::GrpcWebLayer;
 use tower::Layer;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
+use super::auth::{Token, TokenLayer};
 use crate::api::ProvingService;
+use crate::config::HttpSection;
+use crate::http::refusal::refuse;
 
-/// The service names mounted on the HTTP port for gRPC-web.
-const SERVICE_NAMES: [&str; 4] = [
-    <ProvingEngineServer<ProvingService> as NamedService>::NAME,
-    "grpc.health.v1.Health",
+const PROVING: &str = <ProvingEngineServer<ProvingService> as NamedService>::NAME;
+const HEALTH: &str = "grpc.health.v1.Health";
+const REFLECTION: [&str; 2] = [
     "grpc.reflection.v1.ServerReflection",
     "grpc.reflection.v1alpha.ServerReflection",
 ];
+/// ProvingEngine calls that change what the daemon does: they need the token when one is set.
+const MUTATING: [&str; 5] = [
+    "SubmitProof",
+    "Prove",
+    "CancelProof",
+    "PreloadSRS",
+    "EvictSRS",
+];
+/// ProvingEngine calls the HTTP port serves by default, besides StreamStatus (routed with CORS).
+const READ_ONLY_ON_HTTP: [&str; 2] = ["GetStatus", "GetMetrics"];
+
+/// Whether `path` (`/package.Service/Method`) is a mutating ProvingEngine call.
+pub fn is_mutating(path: &str) -> bool {
+    path.strip_prefix('/')
+        .and_then(|p| p.split_once('/'))
+        .is_some_and(|(service, method)| service == PROVING && MUTATING.contains(&method))
+}
 
 /// All gRPC services as one set of routes.
 pub struct Services {
@@ -28,22 +51,52 @@ pub struct Services {
 }
 
 impl Services {
-    /// The same services for the HTTP port, each answering gRPC-web as well as gRPC. Only these
-    /// routes get the gRPC-web layer: it answers 400 to plain HTTP/1 requests.
-    pub fn grpc_web_router(&self) -> Router {
-        let web = GrpcWebLayer::new().layer(self.routes.clone());
-        let router = SERVICE_NAMES.iter().fold(Router::new(), |router, name| {
-            router.route_service(&format!("/{name}/{{*method}}"), web.clone())
-        });
+    /// The services for the HTTP port, each answering gRPC-web as well as gRPC. Only these
+    /// routes get the gRPC-web layer: it answers 400 to plain HTTP/1 requests. By default only
+    /// health and the read-only ProvingEngine calls are served; the others and reflection get
+    /// PERMISSION_DENIED. With `serve_all_rpcs` every call is served, behind `token` if set.
+    pub fn grpc_web_router(&self, http: &HttpSection, token: Option<Token>) -> Router {
+        let web = GrpcWebLayer::new().layer(TokenLayer(token).layer(self.routes.clone()));
+        let everything = || [PROVING, HEALTH].into_iter().chain(REFLECTION);
+        let router = if http.serve_all_rpcs {
+            everything().fold(Router::new(), |router, name| {
+                router.route_service(&format!("/{name}/{{*method}}"), web.clone())
+            })
+        } else {
+            let refused = tower::service_fn(|request: Request<axum::body::Body>| async move {
+                Ok::<_, Infallible>(refuse_on_http(&request))
+            });
+            let router = [PROVING]
+                .into_iter()
+                .chain(REFLECTION)
+                .fold(Router::new(), |router, name| {
+                    router.route_service(&format!("/{name}/{{*method}}"), refused)
+                })
+                .route_service(&format!("/{HEALTH}/{{*method}}"), web.clone());
+            READ_ONLY_ON_HTTP.iter().fold(router, |router, method| {
+                router.route_service(&format!("/{PROVING}/{method}"), web.clone())
+            })
+        };
         // The monitor watches several daemons side by side (`?daemon=URL`), each usually a
         // tunnelled port on the operator's localhost: a page from one may read the others'
         // status stream. Only that read-only call, and only for loopback origins.
-        let stream_status = format!(
-            "/{}/StreamStatus",
-            <ProvingEngineServer<ProvingService> as NamedService>::NAME
-        );
-        router.route_service(&stream_status, status_cors().layer(web))
+        router.route_service(
+            &format!("/{PROVING}/StreamStatus"),
+            status_cors().layer(web),
+        )
     }
+}
+
+/// PERMISSION_DENIED for a call the HTTP port does not serve (403 to a request that is not gRPC).
+fn refuse_on_http(request: &Request<axum::body::Body>) -> http::Response<axum::body::Body> {
+    let call: String = request.uri().path().chars().take(100).collect();
+    refuse(
+        request.headers(),
+        StatusCode::FORBIDDEN,
+        Status::permission_denied(format!(
+            "{call} is not served on the HTTP port, which is read-only: call it on the gRPC listener ([daemon] listen), or set [http] serve_all_rpcs = true"
+        )),
+    )
 }
 
 /// CORS for StreamStatus over gRPC-web from pages served on a loopback address.
@@ -112,7 +165,30 @@ pub async fn set_not_serving(health: &HealthReporter) {
 
 #[cfg(test)]
 mod tests {
-    use super::is_loopback_origin;
+    use super::{is_loopback_origin, is_mutating};
+
+    #[test]
+    fn mutating_calls_are_named_by_their_full_path() {
+        for path in [
+            "/cuzk.v1.ProvingEngine/SubmitProof",
+            "/cuzk.v1.ProvingEngine/Prove",
+            "/cuzk.v1.ProvingEngine/CancelProof",
+            "/cuzk.v1.ProvingEngine/PreloadSRS",
+            "/cuzk.v1.ProvingEngine/EvictSRS",
+        ] {
+            assert!(is_mutating(path), "{path}");
+        }
+        for path in [
+            "/cuzk.v1.ProvingEngine/GetStatus",
+            "/cuzk.v1.ProvingEngine/AwaitProof",
+            "/cuzk.v1.ProvingEngine/StreamStatus",
+            "/grpc.health.v1.Health/Check",
+            "/other.Service/Prove",
+            "Prove",
+        ] {
+            assert!(!is_mutating(path), "{path}");
+        }
+    }
 
     #[test]
     fn only_loopback_origins_may_read_the_status_stream_cross_origin() {

@@ -3,6 +3,7 @@
 use std::io::ErrorKind;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use anyhow::{anyhow, Context};
 use tokio::net::{TcpListener, UnixListener};
@@ -55,13 +56,42 @@ pub fn bind_unix(path: &Path, mode: u32, setting: &str) -> anyhow::Result<UnixLi
             ));
         }
     }
-    let listener = UnixListener::bind(path)
-        .map_err(|err| anyhow!("cannot listen for gRPC on unix://{shown}: {err} ({setting})"))?;
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).with_context(|| {
-        format!("cannot set the permissions of {shown} to {mode:o} ([daemon] socket_mode)")
-    })?;
-    Ok(listener)
+    bind_with_mode(path, mode).map_err(|err| {
+        anyhow!("cannot listen for gRPC on unix://{shown} with mode {mode:o}: {err:#} ({setting}, [daemon] socket_mode)")
+    })
+}
+
+/// Binds the socket inside a fresh private directory (mode 0700) next to `path`, sets its mode
+/// there and renames it into place, so no one ever sees it at `path` with other permissions
+/// than `mode` (whatever the umask).
+fn bind_with_mode(path: &Path, mode: u32) -> anyhow::Result<UnixListener> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    static STAGED: AtomicU32 = AtomicU32::new(0);
+    // Short names: a socket path has at most 107 bytes, and this one must fit as well.
+    let private = parent.join(format!(
+        ".snarkd-{}-{}",
+        std::process::id(),
+        STAGED.fetch_add(1, Ordering::Relaxed)
+    ));
+    // create() fails when the name exists (even as a symlink): the directory is ours alone.
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&private)
+        .with_context(|| format!("cannot create the directory {}", private.display()))?;
+    let staged = private.join("s");
+    let bound = (|| {
+        let listener = UnixListener::bind(&staged)?;
+        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(mode))?;
+        std::fs::rename(&staged, path)?;
+        Ok::<_, std::io::Error>(listener)
+    })();
+    let _ = std::fs::remove_file(&staged);
+    let _ = std::fs::remove_dir(&private);
+    Ok(bound?)
 }
 
 /// Removes the socket file when the daemon stops.

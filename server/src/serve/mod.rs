@@ -1,14 +1,24 @@
 //! Serving: binds the gRPC port (TCP or unix socket) and the HTTP port, runs both servers over
 //! one running [`Engine`], and shuts down in two phases: stop intake and drain up to a deadline,
-//! then end streams and stop the servers.
+//! then end streams and stop the servers. If the engine stops by itself (a bug), health turns
+//! NOT_SERVING at once.
 //!
 //! Layout:
 //! - `mod.rs`: [`Daemon`]: start, addresses, shutdown.
-//! - `listen`: binding listeners with errors that name the address.
-//! - `grpc`: the gRPC services (ProvingEngine, health, reflection v1 and v1alpha) and their routes.
+//! - `listen`: binding listeners with errors that name the address; the unix socket gets its
+//!   mode before it appears at its path.
+//! - `grpc`: the gRPC services (ProvingEngine, health, reflection v1 and v1alpha) and their
+//!   routes, and which of them the HTTP port serves.
+//! - `auth`: the bearer token mutating calls need on TCP when `[auth] token_file` is set.
+//! - `tls`: `[tls]` for a TCP gRPC listener.
+//! - `unix_authority`: lets clients that send the socket's path as `:authority` (grpcurl,
+//!   grpcio) use the unix socket.
 
+mod auth;
 mod grpc;
 mod listen;
+mod tls;
+mod unix_authority;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -18,6 +28,7 @@ use snarkd_engine::Engine;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_stream::wrappers::UnixListenerStream;
+use tokio_stream::StreamExt;
 use tonic::transport::server::TcpIncoming;
 
 use crate::api::ProvingService;
@@ -43,6 +54,7 @@ pub struct Daemon {
     closing: watch::Sender<bool>,
     servers: Vec<JoinHandle<anyhow::Result<()>>>,
     upkeep: JoinHandle<()>,
+    watchdog: JoinHandle<()>,
     _socket: Option<listen::SocketFile>,
 }
 
@@ -69,6 +81,13 @@ impl Daemon {
             closing_rx.clone(),
         );
         let (health, services) = grpc::services(proving).await?;
+        let token = config
+            .auth
+            .token_file
+            .as_deref()
+            .map(auth::Token::load)
+            .transpose()?;
+        let tls = tls::server_config(&config.tls)?;
 
         // Bind both before serving either, so a taken port fails startup as a whole.
         let (grpc_addr, grpc_listener, socket) = match &config.daemon.listen {
@@ -110,27 +129,42 @@ impl Daemon {
         };
 
         let grpc_server = {
-            let router = tonic::transport::Server::builder()
+            let mut server = tonic::transport::Server::builder()
                 .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
-                .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT))
-                .add_routes(services.routes.clone());
+                .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT));
+            if let Some(tls) = tls {
+                server = server
+                    .tls_config(tls)
+                    .context("the [tls] cert_file, key_file or client_ca_file is not usable")?;
+            }
             let stop = stop();
             match grpc_listener {
-                GrpcListener::Tcp(listener) => tokio::spawn(async move {
-                    router
-                        .serve_with_incoming_shutdown(
-                            TcpIncoming::from(listener).with_nodelay(Some(true)),
-                            stop,
-                        )
-                        .await
-                        .context("the gRPC server failed")
-                }),
-                GrpcListener::Unix(listener) => tokio::spawn(async move {
-                    router
-                        .serve_with_incoming_shutdown(UnixListenerStream::new(listener), stop)
-                        .await
-                        .context("the gRPC server failed")
-                }),
+                GrpcListener::Tcp(listener) => {
+                    // The token guards TCP; a unix socket is guarded by its file mode.
+                    let router = server
+                        .layer(auth::TokenLayer(token.clone()))
+                        .add_routes(services.routes.clone());
+                    tokio::spawn(async move {
+                        router
+                            .serve_with_incoming_shutdown(
+                                TcpIncoming::from(listener).with_nodelay(Some(true)),
+                                stop,
+                            )
+                            .await
+                            .context("the gRPC server failed")
+                    })
+                }
+                GrpcListener::Unix(listener) => {
+                    let router = server.add_routes(services.routes.clone());
+                    let incoming = UnixListenerStream::new(listener)
+                        .map(|conn| conn.map(unix_authority::AuthorityFix::new));
+                    tokio::spawn(async move {
+                        router
+                            .serve_with_incoming_shutdown(incoming, stop)
+                            .await
+                            .context("the gRPC server failed")
+                    })
+                }
             }
         };
 
@@ -140,8 +174,9 @@ impl Daemon {
                 metrics: metrics.clone(),
                 draining: draining_rx,
             },
-            services.grpc_web_router(),
+            services.grpc_web_router(&config.http, token),
             config.daemon.monitor_dir.clone(),
+            &config.http,
         );
         let http_stop = stop();
         let http_server = tokio::spawn(async move {
@@ -150,6 +185,15 @@ impl Daemon {
                 .await
                 .context("the HTTP server failed")
         });
+
+        // The engine's writer never ends while the daemon runs; if it does, say so at once.
+        let watchdog = {
+            let (engine, health) = (engine.clone(), health.clone());
+            tokio::spawn(async move {
+                engine.stopped().await;
+                grpc::set_not_serving(&health).await;
+            })
+        };
 
         tracing::info!(grpc = %grpc_addr, http = %http_addr, "snarkd is serving");
         Ok(Daemon {
@@ -161,6 +205,7 @@ impl Daemon {
             closing,
             servers: vec![grpc_server, http_server],
             upkeep: telemetry::spawn_upkeep(metrics),
+            watchdog,
             _socket: socket,
         })
     }
@@ -218,6 +263,7 @@ impl Daemon {
             }
         }
         self.upkeep.abort();
+        self.watchdog.abort();
         tracing::info!(?drained, "snarkd stopped");
         drained
     }

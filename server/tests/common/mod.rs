@@ -2,6 +2,7 @@
 //! clients) on 127.0.0.1:0, proving with the stand-in prover below.
 #![allow(dead_code)]
 
+pub mod grpcurl;
 pub mod process;
 pub mod prover;
 
@@ -46,13 +47,25 @@ pub async fn start() -> TestDaemon {
     start_with(test_config(), StandInProver::new()).await
 }
 
-pub async fn start_with(config: Config, prover: Arc<StandInProver>) -> TestDaemon {
+/// A daemon over a stand-in prover, without clients (for listeners a plaintext TCP client
+/// cannot use).
+pub async fn start_daemon(config: &Config, prover: Arc<StandInProver>) -> Daemon {
     snarkd::telemetry::prometheus();
-    let engine = Engine::start(
-        config.engine_config().expect("engine config"),
-        prover.clone(),
-    );
-    let daemon = Daemon::start(&config, engine).await.expect("daemon starts");
+    let engine = Engine::start(config.engine_config().expect("engine config"), prover);
+    Daemon::start(config, engine).await.expect("daemon starts")
+}
+
+/// Starts a daemon that must refuse to start; returns the error with its causes.
+pub async fn start_err(config: Config) -> String {
+    let engine = Engine::start(config.engine_config().unwrap(), StandInProver::new());
+    match Daemon::start(&config, engine).await {
+        Ok(_) => panic!("expected the daemon to refuse to start"),
+        Err(err) => format!("{err:#}"),
+    }
+}
+
+pub async fn start_with(config: Config, prover: Arc<StandInProver>) -> TestDaemon {
+    let daemon = start_daemon(&config, prover.clone()).await;
     let ListenAddr::Tcp(grpc_addr) = daemon.grpc_addr().clone() else {
         panic!("tests listen on TCP")
     };
@@ -79,6 +92,23 @@ pub async fn connect(addr: SocketAddr) -> Client {
         .max_encoding_message_size(2 * MAX_MESSAGE_BYTES)
 }
 
+/// The generated client over a unix socket, sending `:authority: localhost` as grpc-go does.
+pub async fn connect_unix(path: &std::path::Path) -> Client {
+    let path = path.to_path_buf();
+    let channel = tonic::transport::Endpoint::from_static("http://localhost")
+        .connect_with_connector(tower::service_fn(move |_| {
+            let path = path.clone();
+            async move {
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                    tokio::net::UnixStream::connect(path).await?,
+                ))
+            }
+        }))
+        .await
+        .expect("connect to the unix socket");
+    ProvingEngineClient::new(channel)
+}
+
 /// A WinningPoSt request the stand-in prover accepts.
 pub fn winning(request_id: &str) -> pb::SubmitProofRequest {
     pb::SubmitProofRequest {
@@ -103,6 +133,14 @@ pub fn snap(partitions: u32) -> pb::SubmitProofRequest {
         comm_d_new: vec![3; 32],
         ..Default::default()
     }
+}
+
+/// gRPC-web framing: 1 flag byte, 4 length bytes (big endian), the message.
+pub fn grpc_web_frame(message: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    frame.extend_from_slice(message);
+    frame
 }
 
 /// GET `path` on the HTTP port: (status, content type, body).

@@ -1,0 +1,28 @@
+//! TLS for a TCP gRPC listener (`[tls]`), through tonic's rustls support.
+
+use std::path::Path;
+
+use anyhow::Context;
+use tonic::transport::{Certificate, Identity, ServerTlsConfig};
+
+use crate::config::TlsSection;
+
+/// The server's TLS settings, or `None` for plaintext. Files are read now, so a missing one
+/// fails startup naming its key.
+pub fn server_config(tls: &TlsSection) -> anyhow::Result<Option<ServerTlsConfig>> {
+    let (Some(cert), Some(key)) = (&tls.cert_file, &tls.key_file) else {
+        return Ok(None);
+    };
+    let mut config = ServerTlsConfig::new().identity(Identity::from_pem(
+        read(cert, "cert_file")?,
+        read(key, "key_file")?,
+    ));
+    if let Some(ca) = &tls.client_ca_file {
+        config = config.client_ca_root(Certificate::from_pem(read(ca, "client_ca_file")?));
+    }
+    Ok(Some(config))
+}
+
+fn read(path: &Path, key: &str) -> anyhow::Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("cannot read {} ([tls] {key})", path.display()))
+}
