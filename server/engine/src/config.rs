@@ -21,6 +21,9 @@ pub struct EngineConfig {
     /// slower devices, at the cost of idle synthesis threads. CRITICAL partitions are never held
     /// back by it.
     pub synthesis_lookahead: usize,
+    /// How much unfinished work each priority may hold (so a flood of one priority never
+    /// refuses another's).
+    pub limits: IntakeLimits,
     pub version: String,
     pub build_id: String,
 }
@@ -34,8 +37,27 @@ impl Default for EngineConfig {
             retention: Duration::from_secs(30),
             partition_retries: 1,
             synthesis_lookahead: 0,
+            limits: IntakeLimits::default(),
             version: String::new(),
             build_id: String::new(),
+        }
+    }
+}
+
+/// Limits on accepted, unfinished jobs, applied to each priority on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntakeLimits {
+    /// Unfinished (queued or running) jobs of one priority.
+    pub queued_jobs: usize,
+    /// Input bytes of the unfinished jobs of one priority.
+    pub queued_input_bytes: u64,
+}
+
+impl Default for IntakeLimits {
+    fn default() -> Self {
+        IntakeLimits {
+            queued_jobs: 256,
+            queued_input_bytes: 4 << 30,
         }
     }
 }

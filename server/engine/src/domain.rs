@@ -85,6 +85,21 @@ pub struct ProofRequest {
     pub comm_d_new: Vec<u8>,
 }
 
+impl ProofRequest {
+    /// Bytes of client input the request carries (the vanilla proofs and the fixed fields),
+    /// what the intake limits count while its job is unfinished.
+    pub fn input_bytes(&self) -> u64 {
+        let entries: usize = self.vanilla_proofs.iter().map(Vec::len).sum();
+        (self.request_id.len()
+            + self.vanilla_proof.len()
+            + entries
+            + self.randomness.len()
+            + self.comm_r_old.len()
+            + self.comm_r_new.len()
+            + self.comm_d_new.len()) as u64
+    }
+}
+
 /// The answer to a submit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Submitted {

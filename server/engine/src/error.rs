@@ -28,6 +28,13 @@ pub enum EngineError {
         needed: String,
         free: String,
     },
+    /// An intake limit would be exceeded; `limit` is its key in `[limits]`.
+    #[error("the {limit} limit ({value}) is reached: {detail}; retry when jobs end, or raise [limits] {limit}")]
+    LimitReached {
+        limit: &'static str,
+        value: String,
+        detail: String,
+    },
     /// The daemon is draining for shutdown and takes no new work.
     #[error("snarkd is shutting down and accepts no new proofs; retry against another daemon or after the restart")]
     ShuttingDown,

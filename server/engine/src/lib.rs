@@ -36,5 +36,5 @@ pub mod prover;
 #[cfg(test)]
 mod test_prover;
 
-pub use config::EngineConfig;
+pub use config::{EngineConfig, IntakeLimits};
 pub use handle::Engine;

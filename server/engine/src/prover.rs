@@ -39,7 +39,8 @@ pub trait Prover: Send + Sync + 'static {
     /// The devices to run workers on.
     fn devices(&self) -> Vec<DeviceInfo>;
     /// Decodes and checks a request once; errors are the caller's fault (`InvalidRequest`).
-    fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError>;
+    /// The request is moved in so its bytes are dropped as soon as they are decoded.
+    fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError>;
     /// Whether the circuit id names parameters this prover knows.
     fn knows_circuit(&self, circuit_id: &str) -> bool;
     /// Bytes the circuit's parameters take in memory, estimated before loading.

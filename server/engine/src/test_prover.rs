@@ -68,7 +68,7 @@ impl Prover for TestProver {
             })
             .collect()
     }
-    fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
+    fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
         let kind = request.kind.expect("tests set a kind");
         if request.partition_index == 0 {
             return Err(EngineError::InvalidRequest("no partitions".into()));

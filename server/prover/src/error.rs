@@ -54,8 +54,9 @@ pub enum ProverError {
         actual: usize,
     },
 
-    /// Some other request field is invalid.
-    #[error("invalid request: {0}")]
+    /// Some other request field is invalid (the message names it; the API layer adds the one
+    /// "invalid request" prefix).
+    #[error("{0}")]
     InvalidRequest(String),
 
     /// A partition index outside `0..num_partitions`.

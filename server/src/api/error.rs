@@ -16,6 +16,8 @@ pub fn code_of(err: &EngineError) -> Code {
         EngineError::ParamsInUse(_) => Code::FailedPrecondition,
         // The budget is full right now; the same call can succeed once jobs end.
         EngineError::NoRoom { .. } => Code::ResourceExhausted,
+        // An intake limit: the same call can succeed once work ends.
+        EngineError::LimitReached { .. } => Code::ResourceExhausted,
         EngineError::ShuttingDown => Code::Unavailable,
         // Outside a job, prover failures are about this machine's state (params missing or
         // unreadable): the operator fixes them, the same call then succeeds.
@@ -60,6 +62,14 @@ mod tests {
                     circuit_id: "porep-32g".into(),
                     needed: "47 GiB".into(),
                     free: "3 GiB".into(),
+                },
+                Code::ResourceExhausted,
+            ),
+            (
+                EngineError::LimitReached {
+                    limit: "queued_jobs",
+                    value: "256".into(),
+                    detail: "256 LOW jobs are queued or running".into(),
                 },
                 Code::ResourceExhausted,
             ),

@@ -1,13 +1,18 @@
-//! The message-size limit. tonic rejects an oversized request with OUT_OF_RANGE; gRPC's own
-//! convention (and what Curio's Go client reports) is RESOURCE_EXHAUSTED, so [`MessageLimit`]
-//! rewrites that one status and says what to do about it.
+//! The message-size limit and the decoding slots. tonic rejects an oversized request with
+//! OUT_OF_RANGE; gRPC's own convention (and what Curio's Go client reports) is
+//! RESOURCE_EXHAUSTED, so [`MessageLimit`] rewrites that one status and says what to do about it.
+//! It also hands each SubmitProof and Prove request one of `[limits] decoding_requests` slots
+//! before tonic reads its body, so at most that many inputs (each up to 256 MiB) are buffered and
+//! decoded at once; a request finding none free is answered RESOURCE_EXHAUSTED unread.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::{Request, Response};
 use snarkd_proto::v1::proving_engine_server::{ProvingEngine, ProvingEngineServer};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::server::NamedService;
 use tonic::{Code, Status};
 
@@ -15,23 +20,47 @@ pub use snarkd_proto::MAX_MESSAGE_BYTES;
 
 /// `service` as a tonic service taking and sending messages of up to [`MAX_MESSAGE_BYTES`] (tonic's
 /// defaults are 4 MiB in and unlimited out), an oversized request answered RESOURCE_EXHAUSTED.
-pub fn limited<T: ProvingEngine>(service: T) -> MessageLimit<ProvingEngineServer<T>> {
+/// At most `decoding_requests` SubmitProof and Prove requests are read and decoded at once.
+pub fn limited<T: ProvingEngine>(
+    service: T,
+    decoding_requests: usize,
+) -> MessageLimit<ProvingEngineServer<T>> {
     MessageLimit::new(
         ProvingEngineServer::new(service)
             .max_decoding_message_size(MAX_MESSAGE_BYTES)
             .max_encoding_message_size(MAX_MESSAGE_BYTES),
+        decoding_requests,
     )
 }
 
-/// Wraps a gRPC service so an oversized request is answered RESOURCE_EXHAUSTED.
+/// The methods whose requests carry proof inputs.
+const INPUT_PATHS: [&str; 2] = [
+    "/cuzk.v1.ProvingEngine/SubmitProof",
+    "/cuzk.v1.ProvingEngine/Prove",
+];
+
+/// One `[limits] decoding_requests` slot, in the request's extensions from [`MessageLimit`] to
+/// the handler: the slot is free again once every clone is dropped, which the handler does when
+/// the request is decoded and submitted (a Prove call then waits for its proof without one).
+#[derive(Clone)]
+pub struct DecodeSlot(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+
+/// Wraps a gRPC service so an oversized request is answered RESOURCE_EXHAUSTED, and input
+/// requests take a decoding slot first.
 #[derive(Debug, Clone)]
 pub struct MessageLimit<S> {
     inner: S,
+    decoding: Arc<Semaphore>,
+    decoding_requests: usize,
 }
 
 impl<S> MessageLimit<S> {
-    pub fn new(inner: S) -> Self {
-        MessageLimit { inner }
+    pub fn new(inner: S, decoding_requests: usize) -> Self {
+        MessageLimit {
+            inner,
+            decoding: Arc::new(Semaphore::new(decoding_requests)),
+            decoding_requests,
+        }
     }
 }
 
@@ -43,6 +72,8 @@ impl<S, B, R> tower::Service<Request<B>> for MessageLimit<S>
 where
     S: tower::Service<Request<B>, Response = Response<R>>,
     S::Future: Send + 'static,
+    S::Error: Send + 'static,
+    R: Default + Send + 'static,
 {
     type Response = Response<R>;
     type Error = S::Error;
@@ -52,7 +83,23 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: Request<B>) -> Self::Future {
+    fn call(&mut self, mut req: Request<B>) -> Self::Future {
+        if INPUT_PATHS.contains(&req.uri().path()) {
+            match self.decoding.clone().try_acquire_owned() {
+                Ok(slot) => {
+                    req.extensions_mut().insert(DecodeSlot(Arc::new(slot)));
+                }
+                Err(_) => {
+                    let refused = Status::resource_exhausted(format!(
+                        "the decoding_requests limit ({}) is reached: that many proof requests are \
+                         being received and decoded; retry in a moment, or raise [limits] \
+                         decoding_requests",
+                        self.decoding_requests
+                    ));
+                    return Box::pin(async move { Ok(refused.into_http()) });
+                }
+            }
+        }
         let fut = self.inner.call(req);
         Box::pin(async move {
             let mut response = fut.await?;

@@ -1,6 +1,8 @@
-//! The response side of the limit, through a real server and client: no RPC of the real service
-//! can be made to answer 256 MiB on demand, so a stand-in service whose GetMetrics text has a
-//! chosen length is served by [`limited`], the same wrapping `ProvingService::into_server` uses.
+//! The response side of the limit and the decoding slots, through a real server and client: no
+//! RPC of the real service can be made to answer 256 MiB, or to stay inside a SubmitProof, on
+//! demand, so a stand-in service whose GetMetrics text has a chosen length and whose SubmitProof
+//! waits for a permit is served by [`limited`], the same wrapping `ProvingService::into_server`
+//! uses.
 
 use std::net::SocketAddr;
 
@@ -11,8 +13,20 @@ use tonic::{Request, Response, Status};
 
 use super::*;
 
-/// Answers GetMetrics with this many bytes of text; every other RPC is unimplemented.
-struct MetricsOfLength(usize);
+/// Answers GetMetrics with this many bytes of text; SubmitProof signals the `Notify` and waits
+/// for a permit of the semaphore (while holding its request, so its decoding slot); every other
+/// RPC is unimplemented.
+struct MetricsOfLength(usize, Arc<tokio::sync::Semaphore>, Arc<tokio::sync::Notify>);
+
+impl MetricsOfLength {
+    fn new(text_bytes: usize) -> Self {
+        MetricsOfLength(
+            text_bytes,
+            Arc::new(tokio::sync::Semaphore::new(0)),
+            Arc::new(tokio::sync::Notify::new()),
+        )
+    }
+}
 
 fn none<T>() -> Result<Response<T>, Status> {
     Err(Status::unimplemented("not part of this test"))
@@ -22,9 +36,12 @@ fn none<T>() -> Result<Response<T>, Status> {
 impl ProvingEngine for MetricsOfLength {
     async fn submit_proof(
         &self,
-        _: Request<pb::SubmitProofRequest>,
+        request: Request<pb::SubmitProofRequest>,
     ) -> Result<Response<pb::SubmitProofResponse>, Status> {
-        none()
+        self.2.notify_one();
+        let _permit = self.1.acquire().await;
+        drop(request);
+        Ok(Response::new(pb::SubmitProofResponse::default()))
     }
     async fn await_proof(
         &self,
@@ -81,13 +98,21 @@ impl ProvingEngine for MetricsOfLength {
 
 /// Serves `service` through [`limited`] on 127.0.0.1:0 and returns a client that accepts any size.
 async fn serve(service: MetricsOfLength) -> ProvingEngineClient<tonic::transport::Channel> {
+    serve_with(service, 16).await
+}
+
+/// As [`serve`], with `decoding_requests` slots.
+async fn serve_with(
+    service: MetricsOfLength,
+    decoding_requests: usize,
+) -> ProvingEngineClient<tonic::transport::Channel> {
     let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
         .await
         .unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(
         tonic::transport::Server::builder()
-            .add_service(limited(service))
+            .add_service(limited(service, decoding_requests))
             .serve_with_incoming(TcpListenerStream::new(listener)),
     );
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
@@ -102,7 +127,7 @@ async fn serve(service: MetricsOfLength) -> ProvingEngineClient<tonic::transport
 async fn a_response_over_256_mib_is_refused_naming_the_limit() {
     let mib = 1024 * 1024;
     // The stand-in works: an ordinary response goes out whole.
-    let mut small = serve(MetricsOfLength(mib)).await;
+    let mut small = serve(MetricsOfLength::new(mib)).await;
     let text = small
         .get_metrics(pb::GetMetricsRequest {})
         .await
@@ -112,7 +137,7 @@ async fn a_response_over_256_mib_is_refused_naming_the_limit() {
     assert_eq!(text.len(), mib);
 
     // Field tag and length prefix add 6 bytes to the 256 MiB text.
-    let mut big = serve(MetricsOfLength(256 * mib)).await;
+    let mut big = serve(MetricsOfLength::new(256 * mib)).await;
     let err = big
         .get_metrics(pb::GetMetricsRequest {})
         .await
@@ -124,4 +149,43 @@ async fn a_response_over_256_mib_is_refused_naming_the_limit() {
         "{}",
         err.message()
     );
+}
+
+#[tokio::test]
+async fn a_submit_past_decoding_requests_is_refused_until_a_slot_is_free() {
+    let service = MetricsOfLength::new(0);
+    let (gate, entered) = (service.1.clone(), service.2.clone());
+    let client = serve_with(service, 1).await;
+    let mut first = client.clone();
+    let held =
+        tokio::spawn(async move { first.submit_proof(pb::SubmitProofRequest::default()).await });
+    // The first call is inside the service, holding the one slot.
+    entered.notified().await;
+    let mut probe = client.clone();
+    let refused = probe
+        .submit_proof(pb::SubmitProofRequest::default())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.code(),
+        tonic::Code::ResourceExhausted,
+        "{refused:?}"
+    );
+    assert!(
+        refused.message().contains("decoding_requests limit (1)")
+            && refused.message().contains("[limits] decoding_requests"),
+        "{}",
+        refused.message()
+    );
+    // Other methods take no slot.
+    probe
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .expect("GetMetrics needs no decoding slot");
+    gate.add_permits(2);
+    held.await.unwrap().expect("the first submit completes");
+    probe
+        .submit_proof(pb::SubmitProofRequest::default())
+        .await
+        .expect("the slot is free again");
 }

@@ -9,7 +9,8 @@
 //! - `status`: engine snapshots → GetStatus and StatusSnapshot.
 //! - `stream`: StreamStatus's coalescing, heartbeat and end.
 //! - `error`: engine error → gRPC status, in one place.
-//! - `limits`: the 256 MiB message limit and its RESOURCE_EXHAUSTED answer.
+//! - `limits`: the 256 MiB message limit and its RESOURCE_EXHAUSTED answer, and the decoding
+//!   slots of `[limits] decoding_requests`.
 
 pub mod error;
 pub mod limits;
@@ -18,24 +19,28 @@ pub mod request;
 pub mod status;
 pub mod stream;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use metrics_exporter_prometheus::PrometheusHandle;
 use snarkd_engine::{Engine, EngineError, ProofRequest};
 use snarkd_proto::v1 as pb;
 use snarkd_proto::v1::proving_engine_server::{ProvingEngine, ProvingEngineServer};
-use tokio::sync::watch;
+use tokio::sync::{watch, Semaphore};
 use tonic::{Request, Response, Status};
 
-use crate::config::SchedulerSection;
+use crate::config::{LimitsSection, SchedulerSection};
 use error::status_of;
-use limits::MessageLimit;
+use limits::{DecodeSlot, MessageLimit};
 
 /// `cuzk.v1.ProvingEngine` on top of an [`Engine`].
 #[derive(Clone)]
 pub struct ProvingService {
     engine: Engine,
     scheduler: SchedulerSection,
+    limits: LimitsSection,
+    /// One permit per StreamStatus stream that may be open (`[limits] status_streams`).
+    streams: Arc<Semaphore>,
     metrics: PrometheusHandle,
     closing: watch::Receiver<bool>,
 }
@@ -45,12 +50,15 @@ impl ProvingService {
     pub fn new(
         engine: Engine,
         scheduler: SchedulerSection,
+        limits: LimitsSection,
         metrics: PrometheusHandle,
         closing: watch::Receiver<bool>,
     ) -> Self {
         ProvingService {
             engine,
             scheduler,
+            streams: Arc::new(Semaphore::new(limits.status_streams)),
+            limits,
             metrics,
             closing,
         }
@@ -58,19 +66,25 @@ impl ProvingService {
 
     /// The tonic service with snarkd's message limits, ready to add to a server.
     pub fn into_server(self) -> MessageLimit<ProvingEngineServer<ProvingService>> {
-        limits::limited(self)
+        let decoding = self.limits.decoding_requests;
+        limits::limited(self, decoding)
     }
 
-    /// Submits a converted request, giving it its kind's usual priority when it has none.
+    /// Submits a converted request, giving it its kind's usual priority when it has none. The
+    /// decoding slot is held until the engine has decoded (planned) the request.
     async fn submit(
         &self,
         request: Result<ProofRequest, EngineError>,
+        slot: Option<DecodeSlot>,
     ) -> Result<pb::SubmitProofResponse, Status> {
         let mut request = request.map_err(status_of)?;
+        request::check_request_id(&request.request_id, self.limits.request_id_bytes)?;
         if let (None, Some(kind)) = (request.priority, request.kind) {
             request.priority = Some(self.scheduler.default_priority(kind));
         }
-        let submitted = self.engine.submit(request).await.map_err(status_of)?;
+        let submitted = self.engine.submit(request).await.map_err(status_of);
+        drop(slot);
+        let submitted = submitted?;
         tracing::info!(job_id = %submitted.job_id, queue_position = submitted.queue_position, existing = submitted.existing, "proof submitted");
         Ok(outcome::submitted(submitted))
     }
@@ -87,6 +101,24 @@ impl ProvingService {
             .await
             .map_err(status_of)?;
         Ok(outcome::awaited(outcome))
+    }
+}
+
+impl ProvingService {
+    /// A StreamStatus stream, if a `[limits] status_streams` slot is free.
+    fn open_stream(&self, req: pb::StreamStatusRequest) -> Result<stream::StatusStream, Status> {
+        let options = stream::StreamOptions::from_request(self.limits.stream_job_ids, req)?;
+        let slot = self.streams.clone().try_acquire_owned().map_err(|_| {
+            Status::resource_exhausted(format!(
+                "the status_streams limit ({}) is reached: that many StreamStatus streams are open; \
+                 close one (each monitor page holds one), or raise [limits] status_streams",
+                self.limits.status_streams
+            ))
+        })?;
+        Ok(
+            stream::status_stream(self.engine.subscribe(), options, self.closing.clone())
+                .holding(slot),
+        )
     }
 }
 
@@ -109,8 +141,9 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::SubmitProofRequest>,
     ) -> Result<Response<pb::SubmitProofResponse>, Status> {
+        let slot = request.extensions().get::<DecodeSlot>().cloned();
         let request = request::proof_request(request.into_inner());
-        observe("SubmitProof", self.submit(request).await)
+        observe("SubmitProof", self.submit(request, slot).await)
     }
 
     async fn await_proof(
@@ -128,9 +161,10 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::ProveRequest>,
     ) -> Result<Response<pb::ProveResponse>, Status> {
+        let slot = request.extensions().get::<DecodeSlot>().cloned();
         let result = async {
             let submitted = self
-                .submit(request::prove_request(request.into_inner()))
+                .submit(request::prove_request(request.into_inner()), slot)
                 .await?;
             let result = self.await_job(&submitted.job_id, None).await?;
             Ok(pb::ProveResponse {
@@ -220,9 +254,7 @@ impl ProvingEngine for ProvingService {
         &self,
         request: Request<pb::StreamStatusRequest>,
     ) -> Result<Response<Self::StreamStatusStream>, Status> {
-        let result = stream::StreamOptions::from_request(request.into_inner()).map(|options| {
-            stream::status_stream(self.engine.subscribe(), options, self.closing.clone())
-        });
+        let result = self.open_stream(request.into_inner());
         observe("StreamStatus", result)
     }
 }

@@ -97,10 +97,20 @@ pub fn priority(value: i32) -> Result<Option<Priority>, EngineError> {
     }
 }
 
+/// Longest job id or circuit id looked up; longer ones cannot exist (job ids are 36-character
+/// UUIDs) and are refused without being echoed back.
+pub const MAX_ID_BYTES: usize = 64;
+
 /// A job id from AwaitProof or CancelProof.
 pub fn job_id(value: &str) -> Result<&str, EngineError> {
     if value.is_empty() {
         return invalid("job_id is empty: pass the job_id SubmitProof returned");
+    }
+    if value.len() > MAX_ID_BYTES {
+        return invalid(&format!(
+            "job_id is {} bytes: job ids are the 36-character ids SubmitProof returns",
+            value.len()
+        ));
     }
     Ok(value)
 }
@@ -110,7 +120,25 @@ pub fn circuit_id(value: &str) -> Result<&str, EngineError> {
     if value.is_empty() {
         return invalid("circuit_id is empty: name the parameters, such as porep-32g, snap-32g, wpost-32g or winning-32g");
     }
+    if value.len() > MAX_ID_BYTES {
+        return invalid(&format!(
+            "circuit_id is {} bytes: name the parameters, such as porep-32g, snap-32g, wpost-32g or winning-32g",
+            value.len()
+        ));
+    }
     Ok(value)
+}
+
+/// A `request_id` within `[limits] request_id_bytes`; the id is not echoed back.
+pub fn check_request_id(value: &str, max_bytes: usize) -> Result<(), tonic::Status> {
+    if value.len() > max_bytes {
+        return Err(tonic::Status::resource_exhausted(format!(
+            "request_id is {} bytes, over the request_id_bytes limit of {max_bytes}: use a \
+             shorter id, or raise [limits] request_id_bytes",
+            value.len()
+        )));
+    }
+    Ok(())
 }
 
 fn check_vanilla_proofs(proofs: &[Vec<u8>], what: &str) -> Result<(), EngineError> {

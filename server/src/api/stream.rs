@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use snarkd_engine::StatusSnapshot;
 use snarkd_proto::v1 as pb;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, watch, OwnedSemaphorePermit};
 use tokio::time::Instant;
 use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::Stream;
 use tonic::Status;
 
 use super::status::{now_unix_ms, snapshot};
@@ -21,8 +22,33 @@ pub const DEFAULT_MIN_INTERVAL: Duration = Duration::from_millis(250);
 /// Longest time between two messages, change or not.
 pub const HEARTBEAT: Duration = Duration::from_secs(5);
 
-/// The stream's items.
-pub type StatusStream = ReceiverStream<Result<pb::StatusSnapshot, Status>>;
+/// The stream's items, holding one of the `[limits] status_streams` slots (when it was given
+/// one) until the client goes away and tonic drops it.
+pub struct StatusStream {
+    inner: ReceiverStream<Result<pb::StatusSnapshot, Status>>,
+    _slot: Option<OwnedSemaphorePermit>,
+}
+
+impl StatusStream {
+    /// The same stream, holding `slot` for its life.
+    pub fn holding(self, slot: OwnedSemaphorePermit) -> StatusStream {
+        StatusStream {
+            _slot: Some(slot),
+            ..self
+        }
+    }
+}
+
+impl Stream for StatusStream {
+    type Item = Result<pb::StatusSnapshot, Status>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        std::pin::Pin::new(&mut self.inner).poll_next(cx)
+    }
+}
 
 /// A checked StreamStatus request.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +58,18 @@ pub struct StreamOptions {
 }
 
 impl StreamOptions {
-    pub fn from_request(req: pb::StreamStatusRequest) -> Result<StreamOptions, Status> {
+    /// Checks a request; it may follow at most `max_job_ids` ids (`[limits] stream_job_ids`).
+    pub fn from_request(
+        max_job_ids: usize,
+        req: pb::StreamStatusRequest,
+    ) -> Result<StreamOptions, Status> {
+        if req.job_ids.len() > max_job_ids {
+            return Err(Status::resource_exhausted(format!(
+                "job_ids lists {} ids, over the stream_job_ids limit of {max_job_ids}: follow \
+                 fewer jobs per stream, none to follow every job, or raise [limits] stream_job_ids",
+                req.job_ids.len()
+            )));
+        }
         let min_interval = match req.min_interval_ms {
             0 => DEFAULT_MIN_INTERVAL,
             ms => Duration::from_millis(u64::from(ms)),
@@ -66,7 +103,10 @@ pub fn status_stream(
     // One slot: a slow client holds the feeder back, and it then sends the newest snapshot.
     let (tx, rx) = mpsc::channel(1);
     tokio::spawn(feed(snapshots, options, closing, tx));
-    ReceiverStream::new(rx)
+    StatusStream {
+        inner: ReceiverStream::new(rx),
+        _slot: None,
+    }
 }
 
 async fn feed(

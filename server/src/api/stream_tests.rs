@@ -70,7 +70,7 @@ async fn heartbeat_repeats_the_latest_snapshot_every_five_seconds() {
 async fn a_default_request_coalesces_to_250_ms_and_beats_every_5_s() {
     let (tx, rx) = watch::channel(snap(1));
     let (_closing_tx, closing) = watch::channel(false);
-    let defaults = StreamOptions::from_request(pb::StreamStatusRequest::default()).unwrap();
+    let defaults = StreamOptions::from_request(1024, pb::StreamStatusRequest::default()).unwrap();
     let mut stream = status_stream(rx, defaults, closing);
     assert_eq!(next_seq(&mut stream).await, 1);
     let first_at = Instant::now();
@@ -133,31 +133,43 @@ async fn the_job_filter_applies_to_every_message() {
 
 #[test]
 fn request_options_are_checked() {
-    let default = StreamOptions::from_request(pb::StreamStatusRequest::default()).unwrap();
+    let default = StreamOptions::from_request(1024, pb::StreamStatusRequest::default()).unwrap();
     assert_eq!(default.min_interval, Duration::from_millis(250));
-    let fast = StreamOptions::from_request(pb::StreamStatusRequest {
-        min_interval_ms: 20,
-        job_ids: vec![],
-    })
+    let fast = StreamOptions::from_request(
+        1024,
+        pb::StreamStatusRequest {
+            min_interval_ms: 20,
+            job_ids: vec![],
+        },
+    )
     .unwrap();
     assert_eq!(fast.min_interval, Duration::from_millis(20));
 
     // Up to the 5 s heartbeat is accepted; beyond it the interval could never apply.
-    let slowest = StreamOptions::from_request(pb::StreamStatusRequest {
-        min_interval_ms: 5_000,
-        job_ids: vec![],
-    })
+    let slowest = StreamOptions::from_request(
+        1024,
+        pb::StreamStatusRequest {
+            min_interval_ms: 5_000,
+            job_ids: vec![],
+        },
+    )
     .unwrap();
     assert_eq!(slowest.min_interval, Duration::from_secs(5));
-    assert!(StreamOptions::from_request(pb::StreamStatusRequest {
-        min_interval_ms: 5_001,
-        job_ids: vec![],
-    })
+    assert!(StreamOptions::from_request(
+        1024,
+        pb::StreamStatusRequest {
+            min_interval_ms: 5_001,
+            job_ids: vec![],
+        }
+    )
     .is_err());
-    let err = StreamOptions::from_request(pb::StreamStatusRequest {
-        min_interval_ms: 60_000,
-        job_ids: vec![],
-    })
+    let err = StreamOptions::from_request(
+        1024,
+        pb::StreamStatusRequest {
+            min_interval_ms: 60_000,
+            job_ids: vec![],
+        },
+    )
     .unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
     assert!(
@@ -166,10 +178,13 @@ fn request_options_are_checked() {
         err.message()
     );
 
-    let err = StreamOptions::from_request(pb::StreamStatusRequest {
-        min_interval_ms: 0,
-        job_ids: vec!["a".into(), String::new()],
-    })
+    let err = StreamOptions::from_request(
+        1024,
+        pb::StreamStatusRequest {
+            min_interval_ms: 0,
+            job_ids: vec!["a".into(), String::new()],
+        },
+    )
     .unwrap_err();
     assert_eq!(err.code(), tonic::Code::InvalidArgument);
     assert!(

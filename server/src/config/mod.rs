@@ -7,10 +7,12 @@
 //! - `values`: value types that parse from text (listen addresses, memory budget, backend, ...).
 //! - `sources`: reading the file and the environment and merging them in order.
 //! - `access`: `[http]`, `[auth]` and `[tls]`: who may call what on which port.
+//! - `limits`: `[limits]`: bounds on what clients can make the daemon hold.
 //! - `default.toml`: the fully commented default config `snarkd config default` prints; a test
 //!   keeps it equal to the defaults in code.
 
 mod access;
+mod limits;
 mod sources;
 mod values;
 
@@ -25,6 +27,7 @@ use serde::Deserialize;
 use snarkd_engine::{EngineConfig, Priority, ProofKind};
 
 pub use access::{AuthSection, HttpSection, TlsSection};
+pub use limits::LimitsSection;
 pub use sources::{ConfigError, Overrides};
 pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, PriorityName, TcpAddr};
 
@@ -46,6 +49,7 @@ pub struct Config {
     pub http: HttpSection,
     pub auth: AuthSection,
     pub tls: TlsSection,
+    pub limits: LimitsSection,
 }
 
 /// `[daemon]`: where the daemon listens and how it ends.
@@ -256,6 +260,7 @@ impl Config {
         self.http.validate()?;
         self.tls
             .validate(matches!(self.daemon.listen, ListenAddr::Unix(_)))?;
+        self.limits.validate()?;
         if let Err(err) = tracing_subscriber::EnvFilter::try_new(&self.logging.level) {
             return Err((
                 "logging.level".into(),
@@ -298,6 +303,7 @@ impl Config {
             retention: self.daemon.retention,
             partition_retries: self.pipeline.partition_retries,
             synthesis_lookahead: self.pipeline.synthesis_lookahead,
+            limits: self.limits.intake(),
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
         })

@@ -9,7 +9,7 @@ use super::{Config, ListenAddr, TcpAddr};
 
 /// The sections a `SNARKD_<SECTION>_<KEY>` variable may name. Variables naming anything else
 /// (e.g. `SNARKD_CONFIG`) are not config keys and are left alone.
-const SECTIONS: [&str; 11] = [
+const SECTIONS: [&str; 12] = [
     "daemon",
     "params",
     "memory",
@@ -21,6 +21,7 @@ const SECTIONS: [&str; 11] = [
     "http",
     "auth",
     "tls",
+    "limits",
 ];
 
 /// Keys that moved to another section: (old dotted key, new dotted key). Naming the new place

@@ -13,21 +13,21 @@ pub(crate) fn kind(kind: ProofKind) -> snarkd_prover::ProofKind {
     }
 }
 
-/// The prover's request for an engine request (bytes are copied once, as sent).
-pub(crate) fn request(r: &ProofRequest) -> Result<snarkd_prover::ProofRequest, EngineError> {
+/// The prover's request for an engine request; the bytes move, nothing is copied.
+pub(crate) fn request(r: ProofRequest) -> Result<snarkd_prover::ProofRequest, EngineError> {
     let k = r
         .kind
         .ok_or_else(|| EngineError::InvalidRequest("proof_kind is required".into()))?;
     let mut out = snarkd_prover::ProofRequest::new(kind(k), r.registered_proof);
     out.sector_size = r.sector_size;
-    out.vanilla_proof = r.vanilla_proof.clone();
-    out.vanilla_proofs = r.vanilla_proofs.clone();
+    out.vanilla_proof = r.vanilla_proof;
+    out.vanilla_proofs = r.vanilla_proofs;
     out.sector_number = r.sector_number;
     out.miner_id = r.miner_id;
-    out.randomness = r.randomness.clone();
+    out.randomness = r.randomness;
     out.partition_index = r.partition_index;
-    out.comm_r_old = r.comm_r_old.clone();
-    out.comm_r_new = r.comm_r_new.clone();
-    out.comm_d_new = r.comm_d_new.clone();
+    out.comm_r_old = r.comm_r_old;
+    out.comm_r_new = r.comm_r_new;
+    out.comm_d_new = r.comm_d_new;
     Ok(out)
 }

@@ -74,10 +74,15 @@ impl Prover for FilecoinProver {
         self.backends.iter().map(|(d, _)| d.clone()).collect()
     }
 
-    fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
+    fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
         let request = convert::request(request)?;
         let job = snarkd_prover::prepare(&request)
             .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
+        drop(request);
+        // Missing parameters are this machine's state, not the request's fault: the operator
+        // fetches them and the same request then succeeds (FAILED_PRECONDITION, Prove included).
+        snarkd_prover::params::ensure_params_present(&self.params_dir, job.circuit_id())
+            .map_err(|e| EngineError::Prover(e.to_string()))?;
         Ok(Arc::new(FilecoinPlan { job }))
     }
 

@@ -77,6 +77,7 @@ impl Daemon {
         let proving = ProvingService::new(
             engine.clone(),
             config.scheduler.clone(),
+            config.limits.clone(),
             metrics.clone(),
             closing_rx.clone(),
         );

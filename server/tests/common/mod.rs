@@ -198,3 +198,16 @@ pub async fn hold_running_job(d: &mut TestDaemon) -> String {
     .await;
     job
 }
+
+/// AwaitProof for `job_id`, waiting at most `timeout_ms` (0: until it ends).
+pub async fn await_job(
+    client: &mut Client,
+    job_id: &str,
+    timeout_ms: u64,
+) -> Result<pb::AwaitProofResponse, tonic::Status> {
+    let request = pb::AwaitProofRequest {
+        job_id: job_id.to_string(),
+        timeout_ms,
+    };
+    client.await_proof(request).await.map(|r| r.into_inner())
+}

@@ -61,7 +61,7 @@ impl Prover for StandInProver {
         }]
     }
 
-    fn plan(&self, request: &ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
+    fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
         let kind = request.kind.expect("the API layer sets the kind");
         let encoded: Vec<&[u8]> = match kind {
             ProofKind::PorepSealCommit => vec![&request.vanilla_proof],

@@ -40,6 +40,7 @@ impl Machine {
         if let Some(existing) = self.find_request(&origin.request_id) {
             return Ok(existing);
         }
+        self.check_intake_limits(&origin)?;
         let memory = plan.partition_memory();
         let circuit_id = plan.circuit_id();
         let params_bytes = self.params_bytes(&circuit_id);
@@ -92,6 +93,40 @@ impl Machine {
             queue_position: self.queue_position(seq),
             existing: false,
         })
+    }
+
+    /// Refuses a job that would take its priority past `[limits]`: each priority counts only its
+    /// own unfinished jobs, so a flood of LOW work never refuses a CRITICAL one.
+    fn check_intake_limits(&self, origin: &JobOrigin) -> Result<(), EngineError> {
+        let limits = self.config.limits;
+        let priority = origin.priority;
+        let (jobs, bytes) = self
+            .jobs
+            .values()
+            .filter(|j| j.origin.priority == priority && !j.state.is_finished())
+            .fold((0usize, 0u64), |(n, b), j| {
+                (n + 1, b + j.origin.input_bytes)
+            });
+        let name = format!("{priority:?}").to_uppercase();
+        if jobs >= limits.queued_jobs {
+            return Err(EngineError::LimitReached {
+                limit: "queued_jobs",
+                value: limits.queued_jobs.to_string(),
+                detail: format!("{jobs} {name} jobs are queued or running"),
+            });
+        }
+        if bytes + origin.input_bytes > limits.queued_input_bytes {
+            return Err(EngineError::LimitReached {
+                limit: "queued_input_bytes",
+                value: human(limits.queued_input_bytes),
+                detail: format!(
+                    "{name} jobs hold {} of input and this request brings {}",
+                    human(bytes),
+                    human(origin.input_bytes)
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Unfinished jobs that run before job `seq`.

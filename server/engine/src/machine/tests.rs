@@ -55,12 +55,13 @@ impl Harness {
         partitions: u32,
         bytes: u64,
     ) -> Result<Submitted, EngineError> {
-        let plan = self.prover.plan(&request(kind, partitions, bytes))?;
+        let plan = self.prover.plan(request(kind, partitions, bytes))?;
         let (reply, mut answer) = oneshot::channel();
         let origin = JobOrigin {
             request_id: String::new(),
             kind,
             priority,
+            input_bytes: 0,
         };
         self.apply(Input::Submit {
             origin,

@@ -120,6 +120,9 @@ pub(crate) struct JobOrigin {
     pub request_id: String,
     pub kind: ProofKind,
     pub priority: Priority,
+    /// The request's input bytes, counted against `[limits] queued_input_bytes` until the job
+    /// ends.
+    pub input_bytes: u64,
 }
 
 pub(crate) struct Job {

@@ -137,29 +137,56 @@ impl std::fmt::Debug for PreparedJob {
     }
 }
 
+/// What a kind's decoder makes of a request.
+pub(crate) struct Decoded {
+    sector_size: u64,
+    /// The proof type in force: the request's, or for PoRep with 0 the C1 output's own.
+    registered_proof: u64,
+    registered_name: String,
+    job: Box<dyn KindJob>,
+}
+
 /// Decodes and checks a request. Strict where a value changes the proof (registered proof vs
-/// inputs, lengths, counts); a `sector_size` that disagrees with `registered_proof` only logs a
-/// warning (the registered proof wins).
+/// inputs, lengths, counts, the vanilla proofs against the public inputs); a `sector_size` that
+/// disagrees with `registered_proof` only logs a warning (the registered proof wins). Nothing a
+/// client sends can panic out of here: a panic inside a decoder is an `InvalidRequest`.
 pub fn prepare(req: &ProofRequest) -> Result<PreparedJob> {
-    let (sector_size, name, inner): (u64, String, Box<dyn KindJob>) = match req.kind {
-        ProofKind::PorepSealCommit => porep::prepare(req)?,
-        ProofKind::WinningPost | ProofKind::WindowPost => post::prepare(req)?,
-        ProofKind::SnapDealsUpdate => snap::prepare(req)?,
+    let decode = || match req.kind {
+        ProofKind::PorepSealCommit => porep::prepare(req),
+        ProofKind::WinningPost | ProofKind::WindowPost => post::prepare(req),
+        ProofKind::SnapDealsUpdate => snap::prepare(req),
     };
+    let decoded = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
+        Ok(decoded) => decoded?,
+        Err(panic) => {
+            return Err(ProverError::InvalidRequest(format!(
+                "the {} inputs are malformed: decoding them failed ({}); send the unmodified \
+                 output of the step that produced them",
+                req.kind,
+                crate::synthesis::panic_message(&panic)
+            )))
+        }
+    };
+    let Decoded {
+        sector_size,
+        registered_proof,
+        registered_name,
+        job,
+    } = decoded;
     if req.sector_size != 0 && req.sector_size != sector_size {
         tracing::warn!(
             requested = req.sector_size,
             registered = sector_size,
-            registered_proof = %name,
+            registered_proof = %registered_name,
             "sector_size disagrees with registered_proof; using the registered proof's size"
         );
     }
     Ok(PreparedJob {
         kind: req.kind,
         circuit: CircuitId::new(req.kind, sector_size)?,
-        registered_proof: req.registered_proof,
-        registered_name: name,
-        inner,
+        registered_proof,
+        registered_name,
+        inner: job,
     })
 }
 

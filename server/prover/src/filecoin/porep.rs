@@ -18,8 +18,9 @@ use storage_proofs_porep::stacked::{
 
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{build_circuit, run_circuit, KindJob, ProofRequest, Ran, Run};
+use super::{build_circuit, run_circuit, Decoded, KindJob, ProofRequest, Ran, Run};
 use crate::error::{ProverError, Result};
+use storage_proofs_core::proof::ProofScheme;
 
 type Inputs<Tree> = stacked::PublicInputs<
     <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain,
@@ -35,18 +36,8 @@ struct PorepJob<Tree: 'static + MerkleTreeTrait> {
     vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>,
 }
 
-pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJob>)> {
-    let registered = seal_proof(req.registered_proof)?;
-    let name = format!("{registered:?}");
+pub(super) fn prepare(req: &ProofRequest) -> Result<Decoded> {
     let (json, wrapper_sector, wrapper_size) = unwrap_c1(&req.vanilla_proof)?;
-    let sector_size = u64::from(registered.sector_size());
-    if let Some(size) = wrapper_size.filter(|s| *s != sector_size) {
-        tracing::warn!(
-            wrapper = size,
-            registered = sector_size,
-            "curio wrapper SectorSize disagrees with registered_proof; using the registered proof"
-        );
-    }
     if let Some(n) = wrapper_sector {
         if n != req.sector_number {
             return Err(ProverError::InvalidRequest(format!(
@@ -60,9 +51,18 @@ pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJo
             what: "porep c1 output (SealCommitPhase1Output json)".into(),
             reason: e.to_string(),
         })?;
+    drop(json);
+    // Unset (0) takes the C1 output's own proof type, as Curio's daemon does; any other value
+    // must agree with it.
+    let value = match req.registered_proof {
+        0 => seal_proof_number(c1.registered_proof),
+        n => n,
+    };
+    let registered = seal_proof(value)?;
+    let name = format!("{registered:?}");
     if c1.registered_proof != registered {
         return Err(ProverError::RegisteredProofMismatch {
-            value: req.registered_proof,
+            value,
             name,
             reason: format!(
                 "the c1 output was made with {:?} (registered_proof {})",
@@ -71,16 +71,29 @@ pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJo
             ),
         });
     }
-    let job = with_shape!(sector_size, build, registered, c1, req)?;
-    Ok((sector_size, name, job))
+    let sector_size = u64::from(registered.sector_size());
+    if let Some(size) = wrapper_size.filter(|s| *s != sector_size) {
+        tracing::warn!(
+            wrapper = size,
+            registered = sector_size,
+            "curio wrapper SectorSize disagrees with the c1 output's proof type; using the proof type"
+        );
+    }
+    let job = with_shape!(sector_size, build, registered, value, c1, req)?;
+    Ok(Decoded {
+        sector_size,
+        registered_proof: value,
+        registered_name: name,
+        job,
+    })
 }
 
 fn build<Tree: 'static + MerkleTreeTrait>(
     registered: filecoin_proofs_api::RegisteredSealProof,
+    value: u64,
     c1: SealCommitPhase1Output,
     req: &ProofRequest,
 ) -> Result<Box<dyn KindJob>> {
-    let value = req.registered_proof;
     let mismatch = |reason: String| ProverError::RegisteredProofMismatch {
         value,
         name: format!("{registered:?}"),
@@ -152,6 +165,19 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         k: None,
         seed: Some(c1.seed),
     };
+    // What the circuit would reject is refused now, naming the c1 output, not after synthesis.
+    let fits = StackedDrg::<Tree, DefaultPieceHasher>::verify_all_partitions(
+        &pub_params.vanilla_params,
+        &pub_inputs,
+        &vanilla,
+    );
+    if !matches!(fits, Ok(true)) {
+        let why = fits.err().map(|e| format!(" ({e:#})")).unwrap_or_default();
+        return Err(ProverError::InvalidRequest(format!(
+            "the c1 output's vanilla proofs do not verify against its comm_r, comm_d, seed and \
+             ticket{why}; send the unmodified commit phase 1 output of this sector"
+        )));
+    }
     Ok(Box::new(PorepJob::<Tree> {
         config,
         pub_params,

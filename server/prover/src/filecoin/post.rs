@@ -12,13 +12,14 @@ use filecoin_proofs::{
 };
 use filecoin_proofs_api::RegisteredPoStProof;
 use rand::rngs::OsRng;
+use storage_proofs_core::api_version::ApiVersion;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
 use super::check_paths;
 use super::registered::post_proof;
-use super::request::{bytes32, prover_id_from_miner_id};
-use super::{build_circuit, run_circuit, KindJob, ProofKind, ProofRequest, Ran, Run};
+use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
+use super::{build_circuit, run_circuit, Decoded, KindJob, ProofKind, ProofRequest, Ran, Run};
 use crate::error::{ProverError, Result};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
@@ -33,11 +34,16 @@ struct PostJob<Tree: 'static + MerkleTreeTrait> {
     proof: fallback::Proof<Tree::Proof>,
 }
 
-pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJob>)> {
+pub(super) fn prepare(req: &ProofRequest) -> Result<Decoded> {
     let registered = post_proof(req.kind, req.registered_proof)?;
     let sector_size = u64::from(registered.sector_size());
     let job = with_shape!(sector_size, build, registered, req)?;
-    Ok((sector_size, format!("{registered:?}"), job))
+    Ok(Decoded {
+        sector_size,
+        registered_proof: req.registered_proof,
+        registered_name: format!("{registered:?}"),
+        job,
+    })
 }
 
 fn build<Tree: 'static + MerkleTreeTrait>(
@@ -53,6 +59,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             .map_err(ProverError::filecoin)?;
 
     let winning = req.kind == ProofKind::WinningPost;
+    check_partition_index(winning, req.partition_index)?;
     let (expected, max) = if winning {
         (config.sector_count.to_string(), config.sector_count)
     } else {
@@ -75,12 +82,14 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            bincode::deserialize(b).map_err(|e| ProverError::Decode {
-                what: format!(
-                    "vanilla proof {i} (bincode FallbackPoStSectorProof for {registered:?})"
-                ),
-                reason: e.to_string(),
-            })
+            decode_bincode(
+                || {
+                    format!(
+                        "vanilla_proofs[{i}] (bincode FallbackPoStSectorProof for {registered:?})"
+                    )
+                },
+                b,
+            )
         })
         .collect::<Result<_>>()?;
     for (i, p) in vanilla.iter().enumerate() {
@@ -96,6 +105,15 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             u64::from(config.sector_size),
             paths,
         )?;
+        check_sector_proof(i, p, config.challenge_count)?;
+    }
+    let mut ids: Vec<u64> = vanilla.iter().map(|p| u64::from(p.sector_id)).collect();
+    ids.sort_unstable();
+    if let Some(pair) = ids.windows(2).find(|w| w[0] == w[1]) {
+        return Err(ProverError::InvalidRequest(format!(
+            "vanilla_proofs holds two proofs for sector {}; send one proof per sector",
+            pair[0]
+        )));
     }
     let sectors: Vec<PublicSector<Domain<Tree>>> = vanilla
         .iter()
@@ -106,12 +124,6 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         .collect();
 
     let (vanilla_params, circuit_inputs, verify_inputs, partition_index, proof) = if winning {
-        if req.partition_index != 0 {
-            return Err(ProverError::InvalidRequest(format!(
-                "partition_index {} given for winning post, which has one partition; send 0",
-                req.partition_index
-            )));
-        }
         let setup = compound_proof::SetupParams {
             vanilla_params: winning_post_setup_params(&config).map_err(ProverError::filecoin)?,
             partitions: None,
@@ -126,10 +138,9 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             k: None,
         };
         // Also checks the vanilla proofs against randomness and prover id.
-        let mut parts = partition_vanilla_proofs(&config, &pub_params.vanilla_params, &inputs, 1, &vanilla)
-            .map_err(|e| ProverError::InvalidRequest(format!(
-                "the vanilla proofs do not match randomness / miner_id ({e:#}); send the vanilla proofs generated for this challenge"
-            )))?;
+        let mut parts =
+            partition_vanilla_proofs(&config, &pub_params.vanilla_params, &inputs, 1, &vanilla)
+                .map_err(|e| not_for_challenge(&e, req))?;
         // The verifier lists the sector once per circuit sector slot (`verify_winning_post`).
         let verify_inputs = fallback::PublicInputs {
             sectors: (0..pub_params.vanilla_params.sector_count)
@@ -160,20 +171,31 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             sectors: sectors.clone(),
             k: Some(partition_index),
         };
+        // Also checks the vanilla proofs against randomness and prover id.
         let proof = single_partition_vanilla_proofs(&config, &vanilla_params, &inputs, &vanilla)
-            .map_err(|e| {
-                ProverError::InvalidRequest(format!(
-                    "cannot assemble the window post partition: {e:#}"
-                ))
-            })?;
-        // The verifier chunks all sectors of the deadline; put ours at this partition's place.
-        let mut placed = vec![sectors[0].clone(); partition_index * vanilla_params.sector_count];
-        placed.extend(sectors);
+            .map_err(|e| not_for_challenge(&e, req))?;
+        // The verifier chunks all sectors of the deadline and, before api version 1.2, derives
+        // challenges from a sector's place in the deadline: put ours at this partition's place
+        // (a bounded copy: the index is below MAX_WINDOW_PARTITIONS). From 1.2 on the place does
+        // not matter and the partition is verified on its own.
+        let placed = if config.api_version < ApiVersion::V1_2_0 {
+            let mut placed =
+                vec![sectors[0].clone(); partition_index * vanilla_params.sector_count];
+            placed.extend(sectors);
+            placed
+        } else {
+            sectors
+        };
         let verify_inputs = fallback::PublicInputs {
             randomness,
             prover_id,
             sectors: placed,
             k: None,
+        };
+        let partition_index = if config.api_version < ApiVersion::V1_2_0 {
+            partition_index
+        } else {
+            0
         };
         (
             vanilla_params,
@@ -190,6 +212,59 @@ fn build<Tree: 'static + MerkleTreeTrait>(
         partition_index,
         proof,
     }))
+}
+
+/// Partitions one WindowPoSt deadline can have: the chain's `MAX_PARTITIONS_PER_DEADLINE`.
+pub const MAX_WINDOW_PARTITIONS: u32 = 3000;
+
+/// WinningPoSt has one partition; a WindowPoSt partition lies within a deadline's partitions.
+fn check_partition_index(winning: bool, index: u32) -> Result<()> {
+    if winning && index != 0 {
+        return Err(ProverError::InvalidRequest(format!(
+            "partition_index {index} given for winning post, which has one partition; send 0"
+        )));
+    }
+    if index >= MAX_WINDOW_PARTITIONS {
+        return Err(ProverError::InvalidRequest(format!(
+            "partition_index {index} is beyond the chain's {MAX_WINDOW_PARTITIONS} partitions per \
+             deadline; send the partition's index within its deadline"
+        )));
+    }
+    Ok(())
+}
+
+/// One sector's vanilla proof as filecoin-proofs makes it: a single sector proof holding one
+/// inclusion proof per challenge. Anything else would make the circuit index past its inputs.
+fn check_sector_proof<Tree: MerkleTreeTrait>(
+    i: usize,
+    p: &FallbackPoStSectorProof<Tree>,
+    challenges: usize,
+) -> Result<()> {
+    let sectors = &p.vanilla_proof.sectors;
+    if sectors.len() != 1 {
+        return Err(ProverError::InvalidRequest(format!(
+            "vanilla_proofs[{i}] holds {} sector proofs; a FallbackPoStSectorProof holds exactly 1 \
+             (send the output of generate_single_vanilla_proof unchanged)",
+            sectors.len()
+        )));
+    }
+    let got = sectors[0].inclusion_proofs.len();
+    if got != challenges {
+        return Err(ProverError::InvalidRequest(format!(
+            "vanilla_proofs[{i}] holds {got} inclusion proofs; this proof type challenges \
+             {challenges} per sector"
+        )));
+    }
+    Ok(())
+}
+
+/// The vanilla proofs do not answer the challenge the request's fields describe.
+fn not_for_challenge(e: &anyhow::Error, req: &ProofRequest) -> ProverError {
+    ProverError::InvalidRequest(format!(
+        "the vanilla proofs do not verify against randomness, miner_id {} and registered_proof {} \
+         ({e:#}); send the vanilla proofs generated for this randomness, miner and proof type",
+        req.miner_id, req.registered_proof
+    ))
 }
 
 impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {

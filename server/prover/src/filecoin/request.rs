@@ -82,6 +82,41 @@ pub(crate) fn bytes32(field: &'static str, v: &[u8]) -> Result<[u8; 32]> {
     })
 }
 
+/// Decodes one bincode value the way filecoin-proofs encodes it (fixed-width integers, little
+/// endian), refusing trailing bytes and never reading or allocating past the input: a length
+/// prefix that claims more than the input holds is an error, not an allocation.
+pub(crate) fn decode_bincode<T: serde::de::DeserializeOwned>(
+    what: impl FnOnce() -> String,
+    bytes: &[u8],
+) -> Result<T> {
+    use bincode::Options;
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .with_little_endian()
+        .with_limit(bytes.len() as u64)
+        .reject_trailing_bytes()
+        .deserialize(bytes)
+        .map_err(|e| ProverError::Decode {
+            what: what(),
+            reason: e.to_string(),
+        })
+}
+
+/// A 32-byte field that the circuit reads as a BLS12-381 scalar: it must be the canonical
+/// little-endian encoding of a field element (below the modulus).
+pub(crate) fn field_element(field: &'static str, v: &[u8]) -> Result<[u8; 32]> {
+    use ff::PrimeField;
+    let bytes = bytes32(field, v)?;
+    let canonical: Option<blstrs::Scalar> = blstrs::Scalar::from_repr(bytes).into();
+    match canonical {
+        Some(_) => Ok(bytes),
+        None => Err(ProverError::InvalidRequest(format!(
+            "{field} is not a BLS12-381 field element (its 32 little-endian bytes are at or above \
+             the modulus); send the commitment exactly as filecoin-proofs produced it"
+        ))),
+    }
+}
+
 /// Curio's wrapper around a C1 output.
 #[derive(Deserialize)]
 #[serde(rename_all = "PascalCase")]

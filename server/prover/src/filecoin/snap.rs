@@ -10,14 +10,15 @@ use filecoin_proofs::{with_shape, MerkleTreeTrait, SectorUpdateConfig, TreeRHash
 use filecoin_proofs_api::RegisteredUpdateProof;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_core::multi_proof::MultiProof;
+use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_update::vanilla::PartitionProof;
 use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PublicInputs, SetupParams,
 };
 
 use super::registered::update_proof;
-use super::request::bytes32;
-use super::{build_circuit, check_paths, run_circuit, KindJob, ProofRequest, Ran, Run};
+use super::request::{bytes32, decode_bincode, field_element};
+use super::{build_circuit, check_paths, run_circuit, Decoded, KindJob, ProofRequest, Ran, Run};
 use crate::error::{ProverError, Result};
 
 struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
@@ -26,11 +27,16 @@ struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     vanilla: Vec<PartitionProof<Tree>>,
 }
 
-pub(super) fn prepare(req: &ProofRequest) -> Result<(u64, String, Box<dyn KindJob>)> {
+pub(super) fn prepare(req: &ProofRequest) -> Result<Decoded> {
     let registered = update_proof(req.registered_proof)?;
     let sector_size = u64::from(registered.sector_size());
     let job = with_shape!(sector_size, build, registered, req)?;
-    Ok((sector_size, format!("{registered:?}"), job))
+    Ok(Decoded {
+        sector_size,
+        registered_proof: req.registered_proof,
+        registered_name: format!("{registered:?}"),
+        job,
+    })
 }
 
 fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -39,7 +45,7 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 ) -> Result<Box<dyn KindJob>> {
     let comm_r_old = bytes32("comm_r_old", &req.comm_r_old)?;
     let comm_r_new = bytes32("comm_r_new", &req.comm_r_new)?;
-    let comm_d_new = bytes32("comm_d_new", &req.comm_d_new)?;
+    let comm_d_new = field_element("comm_d_new", &req.comm_d_new)?;
     let tree_r = |field: &str, b: &[u8; 32]| {
         <TreeRHasher as Hasher>::Domain::try_from_bytes(b).map_err(|e| {
             ProverError::InvalidRequest(format!("{field} is not a field element ({e:#})"))
@@ -52,15 +58,20 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     })?;
 
     let config = SectorUpdateConfig::from_porep_config(&registered.as_v1_config());
+    let partitions = usize::from(config.update_partitions);
+    // More entries than partitions is wrong whatever they hold: refuse before decoding any.
+    if req.vanilla_proofs.len() > partitions {
+        return Err(wrong_count(partitions, req.vanilla_proofs.len()));
+    }
     let vanilla: Vec<PartitionProof<Tree>> = req
         .vanilla_proofs
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            bincode::deserialize(b).map_err(|e| ProverError::Decode {
-                what: format!("partition proof {i} (bincode PartitionProof for {registered:?})"),
-                reason: e.to_string(),
-            })
+            decode_bincode(
+                || format!("vanilla_proofs[{i}] (bincode PartitionProof for {registered:?})"),
+                b,
+            )
         })
         .collect::<Result<_>>()?;
     // Paths first: proofs of another sector size would otherwise show up as a wrong count.
@@ -76,13 +87,8 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         let tree_d = challenges.iter().map(|c| &c.proof_d_new);
         check_paths(registered, value, &what, sector_size, tree_d)?;
     }
-    let partitions = usize::from(config.update_partitions);
     if req.vanilla_proofs.len() != partitions {
-        return Err(ProverError::WrongCount {
-            what: "partition proofs (one bincode PartitionProof per partition)",
-            expected: partitions.to_string(),
-            actual: req.vanilla_proofs.len(),
-        });
+        return Err(wrong_count(partitions, req.vanilla_proofs.len()));
     }
     let pub_inputs = PublicInputs {
         k: partitions,
@@ -100,11 +106,46 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     };
     let pub_params =
         EmptySectorUpdateCompound::<Tree>::setup(&setup).map_err(ProverError::filecoin)?;
+    check_vanilla(&pub_params.vanilla_params, &pub_inputs, &vanilla)?;
     Ok(Box::new(SnapJob::<Tree> {
         pub_params,
         pub_inputs,
         vanilla,
     }))
+}
+
+fn wrong_count(partitions: usize, actual: usize) -> ProverError {
+    ProverError::WrongCount {
+        what: "partition proofs (one bincode PartitionProof per partition)",
+        expected: partitions.to_string(),
+        actual,
+    }
+}
+
+/// Verifies each partition's vanilla proof against the commitments, as the circuit will: a
+/// proof that fails here could never be proved, so it is refused at submit.
+fn check_vanilla<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    vanilla_params: &<EmptySectorUpdate<Tree> as ProofScheme<'static>>::PublicParams,
+    pub_inputs: &PublicInputs,
+    vanilla: &[PartitionProof<Tree>],
+) -> Result<()> {
+    for (k, proof) in vanilla.iter().enumerate() {
+        let inputs = PublicInputs { k, ..*pub_inputs };
+        let fits = EmptySectorUpdate::<Tree>::verify(vanilla_params, &inputs, proof);
+        if !matches!(fits, Ok(true)) {
+            let why = match fits {
+                Err(e) => format!(" ({e:#})"),
+                Ok(_) => String::new(),
+            };
+            return Err(ProverError::InvalidRequest(format!(
+                "vanilla_proofs[{k}] does not verify against comm_r_old, comm_r_new and \
+                 comm_d_new{why}; send the commitments of this update in their fields (old \
+                 replica's comm_r in comm_r_old, the new one's in comm_r_new) with the partition \
+                 proofs generated for them"
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<Tree> {

@@ -172,6 +172,21 @@ pub fn load_params(dir: &Path, circuit: CircuitId) -> Result<Arc<LoadedParams>> 
     }))
 }
 
+/// Fails with [`ProverError::ParamsMissing`] when the circuit's parameter or verifying-key file
+/// is not in `dir`: a request that needs them is refused at submit instead of failing later.
+pub fn ensure_params_present(dir: &Path, circuit: CircuitId) -> Result<()> {
+    let (params, vk) = params_paths(dir, circuit);
+    for path in [params, vk] {
+        if !path.exists() {
+            return Err(ProverError::ParamsMissing {
+                hint: obtain_hint(circuit),
+                path,
+            });
+        }
+    }
+    Ok(())
+}
+
 fn open_param_file(path: &Path, circuit: CircuitId) -> Result<File> {
     File::open(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {

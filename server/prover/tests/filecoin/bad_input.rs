@@ -26,11 +26,15 @@ fn registered_proof_for_another_sector_size_or_version_is_refused() {
         "{err}"
     );
     assert!(err.to_string().contains("StackedDrg2KiBV1_1"), "{err}");
-    req.registered_proof = 0; // 2 KiB V1: other porep id
+    req.registered_proof = 1; // 8 MiB V1
     assert!(matches!(
         prepare(&req),
         Err(ProverError::RegisteredProofMismatch { .. })
     ));
+    // Unset (0, what Curio's cuzk-bench sends) takes the C1 output's own proof type.
+    req.registered_proof = 0;
+    let job = prepare(&req).expect("0 means the c1 output's type");
+    assert_eq!(job.registered_proof(), (5, "StackedDrg2KiBV1_1"));
     req.registered_proof = 99;
     assert!(matches!(
         prepare(&req),
@@ -173,7 +177,7 @@ fn wrong_counts_and_lengths_are_typed_errors() {
     assert!(matches!(err, ProverError::Decode { .. }), "{err}");
     assert_mentions(
         &err,
-        &["cannot decode vanilla proof 0", "FallbackPoStSectorProof"],
+        &["cannot decode vanilla_proofs[0]", "FallbackPoStSectorProof"],
     );
 
     let mut s = fx.snap.clone();
