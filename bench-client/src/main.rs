@@ -12,6 +12,7 @@
 //! snarkd-bench [--addr URL] preload CIRCUIT_ID
 //! snarkd-bench [--addr URL] metrics
 //! snarkd-bench report --params-dir DIR [--out DIR] [--count N] [--burst N] [--burst-budget SIZE]
+//! snarkd-bench flood  [--size 255MiB] [--concurrency 4]
 //! ```
 //!
 //! `--addr` is `http://host:port` (default `http://127.0.0.1:9820`) or `unix:///path`. The exit
@@ -27,8 +28,10 @@
 //! - `usage.rs`: the device workers' busy share during a batch, from the status stream.
 //! - `watch.rs`: the live terminal view of the status stream.
 //! - `report/`: the side-by-side benchmarks and their report.
+//! - `flood.rs`: the daemon's memory under maximum-size hostile requests.
 
 mod client;
+mod flood;
 mod local;
 mod remote;
 mod report;
@@ -128,6 +131,9 @@ enum Cmd {
     /// Run the four side-by-side benchmarks (throughput, busy share, memory, WinningPoSt
     /// latency) against snarkd daemons this command starts; writes report.md and report.json.
     Report(report::Options),
+    /// Memory under a flood of maximum-size hostile requests, against snarkd daemons this
+    /// command starts: peak RSS above idle as a multiple of the bytes on the wire.
+    Flood(flood::Options),
 }
 
 /// Runs a client subcommand; Ok(false) when a proof did not complete.
@@ -153,7 +159,7 @@ fn remote(cli: Cli) -> Result<bool> {
             }
             Cmd::Preload { circuit_id } => remote::preload(addr, &circuit_id).await.map(|()| true),
             Cmd::Metrics => remote::metrics(addr).await.map(|()| true),
-            Cmd::Gen { .. } | Cmd::Bench { .. } | Cmd::Report(_) => {
+            Cmd::Gen { .. } | Cmd::Bench { .. } | Cmd::Report(_) | Cmd::Flood(_) => {
                 unreachable!("local commands")
             }
         }
@@ -173,6 +179,7 @@ fn main() -> ExitCode {
             kinds,
         } => local::bench(fixtures, params_dir, kinds).map(|()| true),
         Cmd::Report(options) => report::report(options).map(|()| true),
+        Cmd::Flood(options) => flood::flood(options).map(|()| true),
         _ => remote(cli),
     };
     match result {

@@ -57,13 +57,27 @@ impl Daemon {
 
     /// The most resident memory the process has had (VmHWM), in bytes.
     pub fn peak_rss(&self) -> Result<u64> {
+        self.proc_status("VmHWM:")
+    }
+
+    /// The resident memory now (VmRSS), in bytes.
+    pub fn rss(&self) -> Result<u64> {
+        self.proc_status("VmRSS:")
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    fn proc_status(&self, key: &str) -> Result<u64> {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))?;
         status
             .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .find_map(|l| l.strip_prefix(key))
             .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .map(|kib| kib * 1024)
-            .context("no VmHWM in /proc/<pid>/status")
+            .with_context(|| format!("no {key} in /proc/<pid>/status"))
     }
 
     /// SIGTERM, then waits; the daemon drains whatever still runs.

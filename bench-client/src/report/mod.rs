@@ -13,7 +13,7 @@
 //! `baseline.rs` the filecoin-proofs-api baseline.
 
 mod baseline;
-mod daemon;
+pub(crate) mod daemon;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -12,7 +12,11 @@ use std::task::{Context, Poll};
 
 use http::{Request, Response};
 use snarkd_proto::v1::proving_engine_server::{ProvingEngine, ProvingEngineServer};
+
+use super::wire_scan;
+use http_body_util::BodyExt;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tonic::body::Body;
 use tonic::server::NamedService;
 use tonic::{Code, Status};
 
@@ -68,45 +72,99 @@ impl<S: NamedService> NamedService for MessageLimit<S> {
     const NAME: &'static str = S::NAME;
 }
 
-impl<S, B, R> tower::Service<Request<B>> for MessageLimit<S>
+impl<S> tower::Service<Request<Body>> for MessageLimit<S>
 where
-    S: tower::Service<Request<B>, Response = Response<R>>,
+    S: tower::Service<Request<Body>, Response = Response<Body>> + Clone + Send + 'static,
     S::Future: Send + 'static,
     S::Error: Send + 'static,
-    R: Default + Send + 'static,
 {
-    type Response = Response<R>;
+    type Response = Response<Body>;
     type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<Response<R>, S::Error>> + Send>>;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<Body>, S::Error>> + Send>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request<B>) -> Self::Future {
-        if INPUT_PATHS.contains(&req.uri().path()) {
-            match self.decoding.clone().try_acquire_owned() {
-                Ok(slot) => {
-                    req.extensions_mut().insert(DecodeSlot(Arc::new(slot)));
-                }
-                Err(_) => {
-                    let refused = Status::resource_exhausted(format!(
-                        "the decoding_requests limit ({}) is reached: that many proof requests are \
-                         being received and decoded; retry in a moment, or raise [limits] \
-                         decoding_requests",
-                        self.decoding_requests
-                    ));
-                    return Box::pin(async move { Ok(refused.into_http()) });
-                }
-            }
-        }
-        let fut = self.inner.call(req);
+    fn call(&mut self, mut req: Request<Body>) -> Self::Future {
+        let Some(prove) = input_method(req.uri().path()) else {
+            let fut = self.inner.call(req);
+            return Box::pin(async move {
+                let mut response = fut.await?;
+                rewrite_oversized(&mut response);
+                Ok(response)
+            });
+        };
+        let Ok(slot) = self.decoding.clone().try_acquire_owned() else {
+            let refused = Status::resource_exhausted(format!(
+                "the decoding_requests limit ({}) is reached: that many proof requests are being \
+                 received and decoded; retry in a moment, or raise [limits] decoding_requests",
+                self.decoding_requests
+            ));
+            return Box::pin(async move { Ok(refused.into_http()) });
+        };
+        req.extensions_mut().insert(DecodeSlot(Arc::new(slot)));
+        // The ready service goes into the future; a clone stays for the next call.
+        let ready = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, ready);
         Box::pin(async move {
-            let mut response = fut.await?;
+            let req = match checked_input(req, prove).await {
+                Ok(req) => req,
+                Err(refused) => return Ok(refused.into_http()),
+            };
+            let mut response = inner.call(req).await?;
             rewrite_oversized(&mut response);
             Ok(response)
         })
     }
+}
+
+/// `Some(is_prove)` for the methods whose requests carry proof inputs.
+fn input_method(path: &str) -> Option<bool> {
+    match INPUT_PATHS.iter().position(|p| *p == path)? {
+        0 => Some(false),
+        _ => Some(true),
+    }
+}
+
+/// Reads an input request's body (within the message limit) and counts its `vanilla_proofs`
+/// on the wire, so a request no proof kind could take is refused before prost allocates one
+/// `Vec` per entry; then hands the same bytes on to tonic.
+async fn checked_input(req: Request<Body>, prove: bool) -> Result<Request<Body>, Status> {
+    let (parts, body) = req.into_parts();
+    // The 5-byte gRPC frame header comes on top of the message.
+    let limited = http_body_util::Limited::new(body, MAX_MESSAGE_BYTES + 5);
+    let bytes = match limited.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err)
+            if err
+                .downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some() =>
+        {
+            return Err(Status::resource_exhausted(oversized_message(&format!(
+                "over {MAX_MESSAGE_BYTES}"
+            ))))
+        }
+        Err(err) => {
+            return Err(Status::cancelled(format!(
+                "the request body could not be read ({err}); send it again"
+            )))
+        }
+    };
+    if let Some(n) = wire_scan::vanilla_proofs_in_frame(&bytes, prove) {
+        if n > wire_scan::MAX_VANILLA_PROOFS {
+            return Err(Status::invalid_argument(format!(
+                "invalid request: vanilla_proofs has {n} entries, and no proof kind takes more \
+                 than {} (a 32 GiB WindowPoSt partition's sectors): send one entry per sector \
+                 (PoSt) or per partition (SnapDeals)",
+                wire_scan::MAX_VANILLA_PROOFS
+            )));
+        }
+    }
+    Ok(Request::from_parts(
+        parts,
+        Body::new(http_body_util::Full::new(bytes)),
+    ))
 }
 
 /// tonic's text for a request over the decoding limit.

@@ -11,6 +11,7 @@
 //! - `error`: engine error → gRPC status, in one place.
 //! - `limits`: the 256 MiB message limit and its RESOURCE_EXHAUSTED answer, and the decoding
 //!   slots of `[limits] decoding_requests`.
+//! - `wire_scan`: counting `vanilla_proofs` entries on the wire before prost decodes them.
 
 pub mod error;
 pub mod limits;
@@ -18,6 +19,7 @@ pub mod outcome;
 pub mod request;
 pub mod status;
 pub mod stream;
+pub mod wire_scan;
 
 use std::sync::Arc;
 use std::time::Duration;

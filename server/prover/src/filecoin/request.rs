@@ -128,6 +128,20 @@ struct CurioC1Wrapper {
     sector_size: Option<u64>,
 }
 
+/// Whether a C1 JSON object is Curio's wrapper (it has `Phase1Out`). Every other field is
+/// skipped by `IgnoredAny`, without building anything.
+#[derive(Deserialize)]
+struct WrapperProbe {
+    #[serde(rename = "Phase1Out", default)]
+    phase1_out: Option<serde::de::IgnoredAny>,
+}
+
+impl WrapperProbe {
+    fn is_wrapper(&self) -> bool {
+        self.phase1_out.is_some()
+    }
+}
+
 /// The bare C1 JSON inside `vanilla_proof`, unwrapping Curio's
 /// `{"SectorNum":n,"Phase1Out":base64(json),"SectorSize":n}` when present. Returns the JSON and
 /// the wrapper's sector number / size (if any) for consistency checks.
@@ -139,10 +153,12 @@ pub(crate) fn unwrap_c1(raw: &[u8]) -> Result<(Vec<u8>, Option<u64>, Option<u64>
     if raw.is_empty() {
         return Err(decode_err("vanilla_proof is empty".into()));
     }
-    let value: serde_json::Value =
+    // Only the wrapper's own fields are kept: anything else is skipped while parsing, never
+    // built into a JSON tree (which could cost many times the input's size).
+    let probe: WrapperProbe =
         serde_json::from_slice(raw).map_err(|e| decode_err(format!("not json ({e})")))?;
-    if value.get("Phase1Out").is_some() {
-        let w: CurioC1Wrapper = serde_json::from_value(value)
+    if probe.is_wrapper() {
+        let w: CurioC1Wrapper = serde_json::from_slice(raw)
             .map_err(|e| decode_err(format!("bad curio wrapper: {e}")))?;
         let inner = base64::engine::general_purpose::STANDARD
             .decode(w.phase1_out.trim())
