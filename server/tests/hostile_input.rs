@@ -112,6 +112,13 @@ fn corpus() -> Vec<Case> {
             mentions: &["vanilla_proofs[0]", "cannot decode"],
         },
         Case {
+            // Found by the post_vanilla fuzz target: filecoin's verifier would panic on it.
+            name: "window vanilla proof whose comm_r is not a field element",
+            request: with(Window, |r| r.vanilla_proofs[0][8..40].fill(0xff)),
+            code: invalid,
+            mentions: &["vanilla_proofs[0]", "not a BLS12-381 field element"],
+        },
+        Case {
             name: "window with the same sector twice",
             request: with(Window, |r| {
                 r.vanilla_proofs = vec![r.vanilla_proofs[0].clone(); 2]

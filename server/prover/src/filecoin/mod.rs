@@ -7,10 +7,13 @@
 //! - `registered.rs`: `registered_proof` numbers ↔ filecoin-proofs-api enums.
 //! - `request.rs`: [`ProofRequest`] and field decoding (C1 wrapper, prover id, lengths).
 //! - `estimate.rs`: [`MemoryEstimate`] per partition, before synthesis.
+//! - `nodes.rs`: every hash node and Merkle path element of a decoded vanilla proof checked
+//!   before filecoin's verifiers see it.
 //! - `porep.rs`, `post.rs`, `snap.rs`: per-kind circuits, public inputs and verification.
 
 pub mod estimate;
 pub mod kind;
+mod nodes;
 mod porep;
 mod post;
 pub mod registered;
@@ -163,7 +166,7 @@ pub fn prepare(req: &ProofRequest) -> Result<PreparedJob> {
                 "the {} inputs are malformed: decoding them failed ({}); send the unmodified \
                  output of the step that produced them",
                 req.kind,
-                crate::synthesis::panic_message(&panic)
+                crate::synthesis::panic_message(&panic).trim_start_matches("circuit panicked: ")
             )))
         }
     };

@@ -16,6 +16,7 @@ use storage_proofs_porep::stacked::{
     self, generate_replica_id, ChallengeRequirements, StackedCompound, StackedDrg, Tau,
 };
 
+use super::nodes::check_nodes;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
 use super::{build_circuit, run_circuit, Decoded, KindJob, ProofRequest, Ran, Run};
@@ -107,6 +108,12 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             ))
         })?;
     let partitions = usize::from(config.partitions);
+    for (k, partition) in vanilla.iter().enumerate() {
+        check_nodes(
+            &format!("the c1 output's vanilla proofs of partition {k}"),
+            partition,
+        )?;
+    }
     if vanilla.len() != partitions || vanilla.iter().any(|p| p.is_empty()) {
         return Err(ProverError::WrongCount {
             what: "non-empty partitions of vanilla proofs in the c1 output",

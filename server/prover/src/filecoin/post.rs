@@ -17,6 +17,7 @@ use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
 use super::check_paths;
+use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
 use super::{build_circuit, run_circuit, Decoded, KindJob, ProofKind, ProofRequest, Ran, Run};
@@ -106,6 +107,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             paths,
         )?;
         check_sector_proof(i, p, config.challenge_count)?;
+        check_nodes(&format!("vanilla_proofs[{i}]"), p)?;
     }
     let mut ids: Vec<u64> = vanilla.iter().map(|p| u64::from(p.sector_id)).collect();
     ids.sort_unstable();

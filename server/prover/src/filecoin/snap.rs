@@ -16,6 +16,7 @@ use storage_proofs_update::{
     EmptySectorUpdate, EmptySectorUpdateCompound, PublicInputs, SetupParams,
 };
 
+use super::nodes::check_nodes;
 use super::registered::update_proof;
 use super::request::{bytes32, decode_bincode, field_element};
 use super::{build_circuit, check_paths, run_circuit, Decoded, KindJob, ProofRequest, Ran, Run};
@@ -86,6 +87,7 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         check_paths(registered, value, &what, sector_size, tree_r)?;
         let tree_d = challenges.iter().map(|c| &c.proof_d_new);
         check_paths(registered, value, &what, sector_size, tree_d)?;
+        check_nodes(&format!("vanilla_proofs[{i}]"), p)?;
     }
     if req.vanilla_proofs.len() != partitions {
         return Err(wrong_count(partitions, req.vanilla_proofs.len()));
