@@ -22,12 +22,17 @@ fn main() {
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=SNARKD_BUILD_ID={commit}");
     // Rebuild when HEAD moves: the ref file of the current branch changes on every commit.
+    // Only files that exist are watched: cargo counts a missing one as changed on every build,
+    // which would rebuild snarkd each time (a fresh clone often has no packed-refs, or keeps the
+    // branch only in packed-refs).
     if let Some(git_dir) = git(&["rev-parse", "--git-dir"]) {
-        println!("cargo:rerun-if-changed={git_dir}/HEAD");
+        let mut watched = vec![format!("{git_dir}/HEAD"), format!("{git_dir}/packed-refs")];
         if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            println!("cargo:rerun-if-changed={git_dir}/{head_ref}");
+            watched.push(format!("{git_dir}/{head_ref}"));
         }
-        println!("cargo:rerun-if-changed={git_dir}/packed-refs");
+        for path in watched.iter().filter(|p| std::path::Path::new(p).exists()) {
+            println!("cargo:rerun-if-changed={path}");
+        }
     }
     println!("cargo:rerun-if-changed=build.rs");
 }
