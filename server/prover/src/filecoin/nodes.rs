@@ -34,7 +34,28 @@ struct Walker {
     /// Inside a `PathElement`: the siblings seen so far, its index, and its depth.
     element: Option<(usize, Option<u64>, usize)>,
     /// Inside a domain newtype: its bytes so far.
-    node: Option<Vec<u8>>,
+    node: Option<NodeBytes>,
+}
+
+/// A domain node's bytes as they are serialized, without a heap allocation per node.
+#[derive(Default)]
+struct NodeBytes {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl NodeBytes {
+    fn push(&mut self, byte: u8) {
+        if let Some(slot) = self.bytes.get_mut(self.len) {
+            *slot = byte;
+        }
+        self.len += 1;
+    }
+
+    /// The 32 bytes, if exactly 32 were written.
+    fn repr(&self) -> Option<[u8; 32]> {
+        (self.len == 32).then_some(self.bytes)
+    }
 }
 
 #[derive(Debug)]
@@ -55,10 +76,10 @@ impl ser::Error for Bad {
 }
 
 impl Walker {
-    fn node_done(&mut self, bytes: Vec<u8>) -> Result<(), Bad> {
+    fn node_done(&mut self, node: NodeBytes) -> Result<(), Bad> {
         use ff::PrimeField;
-        let canonical = <[u8; 32]>::try_from(bytes.as_slice())
-            .ok()
+        let canonical = node
+            .repr()
             .and_then(|repr| Option::<blstrs::Scalar>::from(blstrs::Scalar::from_repr(repr)));
         if canonical.is_none() {
             return Err(Bad(
@@ -102,8 +123,8 @@ impl Walker {
     }
 
     fn integer(&mut self, v: u64) {
-        if let Some(bytes) = &mut self.node {
-            bytes.push(v as u8);
+        if let Some(node) = &mut self.node {
+            node.push(v as u8);
         } else if let Some((_, index, _)) = &mut self.element {
             *index = Some(v);
         }
@@ -149,8 +170,8 @@ impl ser::Serializer for &mut Walker {
         Ok(())
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<(), Bad> {
-        if let Some(bytes) = &mut self.node {
-            bytes.extend_from_slice(v);
+        if let Some(node) = &mut self.node {
+            v.iter().for_each(|b| node.push(*b));
         }
         Ok(())
     }
@@ -177,7 +198,7 @@ impl ser::Serializer for &mut Walker {
         if !DOMAINS.contains(&name) {
             return value.serialize(self);
         }
-        self.node = Some(Vec::with_capacity(32));
+        self.node = Some(NodeBytes::default());
         value.serialize(&mut *self)?;
         let bytes = self.node.take().unwrap_or_default();
         self.node_done(bytes)
