@@ -4,7 +4,9 @@ use std::fmt;
 use std::time::Duration;
 
 /// The Filecoin proofs the engine makes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ProofKind {
     /// PoRep commit phase 2 from a commit phase 1 output.
@@ -53,7 +55,9 @@ impl fmt::Display for ProofKind {
 }
 
 /// Scheduling priority; a higher one is admitted and proved first. Running work is never interrupted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Priority {
     Low,
@@ -62,8 +66,28 @@ pub enum Priority {
     Critical,
 }
 
+impl Priority {
+    pub const ALL: [Priority; 4] = [
+        Priority::Low,
+        Priority::Normal,
+        Priority::High,
+        Priority::Critical,
+    ];
+
+    /// Stable lower-case name, as stored in the job journal.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Priority::Low => "low",
+            Priority::Normal => "normal",
+            Priority::High => "high",
+            Priority::Critical => "critical",
+        }
+    }
+}
+
 /// A proof request as the engine receives it. Bytes are kept as sent; the prover decodes them once.
-#[derive(Debug, Clone, Default)]
+/// Serde is for the job journal's input files.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ProofRequest {
     /// Idempotency key; empty means "no key" (every submit is a new job).
     pub request_id: String,

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, watch, Notify};
 
+use crate::error::EngineError;
+use crate::journal::record::ToJournal;
 use crate::machine::{DeviceTask, Effect, Input, Machine};
 use crate::prover::{DeviceInfo, Prover};
 use crate::status::StatusSnapshot;
@@ -25,6 +27,7 @@ pub(crate) async fn run(
     sender: UnboundedSender<Input>,
     status: watch::Sender<Arc<StatusSnapshot>>,
     prover: Arc<dyn Prover>,
+    journal: Option<mpsc::Sender<ToJournal>>,
     panic_hook: Arc<Notify>,
 ) {
     let workers: Vec<mpsc::Sender<DeviceTask>> = machine
@@ -46,7 +49,7 @@ pub(crate) async fn run(
             _ = panic_hook.notified() => panic!("test hook: the writer task was told to panic"),
         };
         for effect in machine.apply(input) {
-            execute(effect, &workers, &prover, &sender);
+            execute(effect, &workers, &prover, &journal, &sender);
         }
         let snapshot = machine.snapshot();
         record_gauges(&snapshot);
@@ -58,10 +61,36 @@ fn execute(
     effect: Effect,
     workers: &[mpsc::Sender<DeviceTask>],
     prover: &Arc<dyn Prover>,
+    journal: &Option<mpsc::Sender<ToJournal>>,
     tx: &UnboundedSender<Input>,
 ) {
     let tx = tx.clone();
     match effect {
+        Effect::Record(record, ack) => match journal {
+            Some(journal) => {
+                if let Err(mpsc::SendError(ToJournal::Record(_, Some(ack)))) =
+                    journal.send(ToJournal::Record(record, ack))
+                {
+                    ack.send(Err(EngineError::Journal(
+                        "the journal thread has stopped".into(),
+                    )));
+                }
+            }
+            // Without a journal a job is accepted once it is in memory.
+            None => {
+                if let Some(ack) = ack {
+                    ack.send(Ok(()));
+                }
+            }
+        },
+        Effect::FlushJournal(done) => match journal {
+            Some(journal) => {
+                let _ = journal.send(ToJournal::Flush(done));
+            }
+            None => {
+                let _ = done.send(());
+            }
+        },
         Effect::Synthesize {
             job,
             index,

@@ -38,6 +38,9 @@ pub enum EngineError {
     /// The daemon is draining for shutdown and takes no new work.
     #[error("snarkd is shutting down and accepts no new proofs; retry against another daemon or after the restart")]
     ShuttingDown,
+    /// The job journal could not be written or read, so the job cannot be made durable.
+    #[error("the job journal failed: {0}; check the disk under [jobs] dir, then retry")]
+    Journal(String),
     /// Parameters could not be loaded or another prover-side failure outside a job.
     #[error("{0}")]
     Prover(String),

@@ -12,8 +12,9 @@ use crate::budget::Budget;
 use crate::config::EngineConfig;
 use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, ProofRequest, Submitted, Timings};
 use crate::error::EngineError;
-use crate::machine::{Input, JobOrigin, Machine};
-use crate::prover::Prover;
+use crate::journal::{InputDigest, Journal, JournalReader, JournalThread, RecoveredJob};
+use crate::machine::{Input, JobOrigin, Machine, RequestKey};
+use crate::prover::{JobPlan, Prover};
 use crate::status::StatusSnapshot;
 
 #[derive(Clone)]
@@ -21,21 +22,73 @@ pub struct Engine {
     inputs: mpsc::UnboundedSender<Input>,
     status: watch::Receiver<Arc<StatusSnapshot>>,
     prover: Arc<dyn Prover>,
+    /// Results of finished jobs and the input files (when the engine runs on a journal).
+    journal: Option<Arc<JournalReader>>,
     /// `Some(reason)` once the writer task has ended.
     stopped: watch::Receiver<Option<Arc<str>>>,
     panic_hook: Arc<Notify>,
 }
 
 impl Engine {
-    /// Starts the engine's writer task and device worker threads. Must be called inside a tokio
-    /// runtime; the engine runs until the runtime shuts down.
+    /// Starts the engine's writer task and device worker threads, with no journal: jobs live in
+    /// memory only. Must be called inside a tokio runtime; the engine runs until the runtime
+    /// shuts down.
     pub fn start(config: EngineConfig, prover: Arc<dyn Prover>) -> Engine {
+        Engine::launch(config, prover, None, Vec::new())
+    }
+
+    /// Starts the engine on a job journal: unfinished jobs recorded in it are planned again and
+    /// re-admitted (with their ids, priorities and order, and without proving the partitions it
+    /// has proofs for) before this returns; every job accepted from now on is recorded in it.
+    pub async fn open(
+        config: EngineConfig,
+        prover: Arc<dyn Prover>,
+        journal: Journal,
+    ) -> Result<Engine, String> {
+        let started = std::time::Instant::now();
+        let planner = prover.clone();
+        let (journal, restored) = tokio::task::spawn_blocking(move || recover(journal, &*planner))
+            .await
+            .map_err(|e| format!("recovery from the job journal failed: {e}"))??;
+        let jobs = restored.jobs.len();
+        let engine = Engine::launch(config, prover, Some(journal.into_parts()?), restored.jobs);
+        tracing::info!(
+            jobs,
+            failed = restored.failed,
+            ms = started.elapsed().as_millis() as u64,
+            "job journal recovered"
+        );
+        Ok(engine)
+    }
+
+    fn launch(
+        config: EngineConfig,
+        prover: Arc<dyn Prover>,
+        journal: Option<(Arc<JournalReader>, JournalThread, u64)>,
+        restored: Vec<(RecoveredJob, Arc<dyn JobPlan>)>,
+    ) -> Engine {
         let (tx, rx) = mpsc::unbounded_channel();
         let wake = tx.clone();
         let budget = Budget::new(config.memory_budget_bytes, move || {
             let _ = wake.send(Input::MemoryFreed);
         });
-        let machine = Machine::new(config, prover.clone(), budget);
+        let mut machine = Machine::new(config, prover.clone(), budget);
+        let (reader, records) = match journal {
+            Some((reader, thread, next_seq)) => {
+                machine.resume_numbering(next_seq);
+                let (records, incoming) = std::sync::mpsc::channel();
+                let engine = tx.clone();
+                std::thread::Builder::new()
+                    .name("snarkd-journal".into())
+                    .spawn(move || thread.run(incoming, engine))
+                    .expect("the OS refused to start a thread");
+                (Some(reader), Some(records))
+            }
+            None => (None, None),
+        };
+        for (job, plan) in restored {
+            machine.restore(job, plan);
+        }
         let (status_tx, status_rx) = watch::channel(Arc::new(machine.snapshot()));
         let panic_hook = Arc::new(Notify::new());
         let writer = tokio::spawn(crate::driver::run(
@@ -44,6 +97,7 @@ impl Engine {
             tx.clone(),
             status_tx,
             prover.clone(),
+            records,
             panic_hook.clone(),
         ));
         let (stopped_tx, stopped) = watch::channel(None);
@@ -64,6 +118,7 @@ impl Engine {
             inputs: tx,
             status: status_rx,
             prover,
+            journal: reader,
             stopped,
             panic_hook,
         }
@@ -89,39 +144,82 @@ impl Engine {
         self.panic_hook.notify_one();
     }
 
-    /// Queues a proof. Returns the existing job when `request_id` was seen before. The request is
-    /// decoded once, on a blocking thread; decoding errors are `InvalidRequest`.
+    /// Queues a proof. Returns the live job of the same `request_id`, kind and input when there
+    /// is one (queued, running or completed); a failed or cancelled one gets a new attempt. The
+    /// request is hashed, written to the journal and decoded once, on blocking threads; decoding
+    /// errors are `InvalidRequest`. With a journal, the answer comes once the job is on disk.
     pub async fn submit(&self, request: ProofRequest) -> Result<Submitted, EngineError> {
         let kind = request
             .kind
             .ok_or_else(|| EngineError::InvalidRequest("proof_kind is required: set one of POREP_SEAL_COMMIT, SNAP_DEALS_UPDATE, WINDOW_POST_PARTITION, WINNING_POST".into()))?;
-        if !request.request_id.is_empty() {
-            let request_id = request.request_id.clone();
-            if let Some(existing) = self
-                .ask(|reply| Input::FindRequest { request_id, reply })
-                .await?
-            {
-                return Ok(existing);
-            }
-        }
+        let (request, digest) = blocking(move || {
+            let digest = InputDigest::of(&request);
+            Ok((request, digest))
+        })
+        .await?;
         let origin = JobOrigin {
             request_id: request.request_id.clone(),
             kind,
             priority: request.priority.unwrap_or_else(|| kind.default_priority()),
+            digest,
             input_bytes: request.input_bytes(),
         };
+        if let Some(existing) = self.find_existing(origin.key()).await? {
+            return Ok(existing);
+        }
+        let job_id = uuid::Uuid::new_v4().to_string();
         let prover = self.prover.clone();
-        let plan = tokio::task::spawn_blocking(move || prover.plan(request))
-            .await
-            .map_err(|e| {
-                EngineError::Prover(format!("internal error while decoding the request: {e}"))
-            })??;
-        self.ask(|reply| Input::Submit {
-            origin,
-            plan,
-            reply,
+        let journal = self.journal.clone();
+        let id = job_id.clone();
+        let (plan, input) = blocking(move || {
+            let pending = match &journal {
+                Some(journal) => {
+                    Some(journal.inputs.write_pending(&id, &request).map_err(|e| {
+                        EngineError::Journal(format!("cannot write the input: {e}"))
+                    })?)
+                }
+                None => None,
+            };
+            let plan = prover.plan(request)?;
+            let input = pending
+                .map(|p| p.commit())
+                .transpose()
+                .map_err(|e| EngineError::Journal(format!("cannot write the input: {e}")))?;
+            Ok((plan, input))
         })
-        .await?
+        .await?;
+        let submitted = self
+            .ask(|reply| Input::Submit {
+                job_id,
+                origin,
+                plan,
+                reply,
+            })
+            .await??;
+        if let (false, Some(input)) = (submitted.existing, input) {
+            input.keep();
+        }
+        Ok(submitted)
+    }
+
+    /// The live job for `key`, in memory or (completed) in the journal.
+    async fn find_existing(&self, key: RequestKey) -> Result<Option<Submitted>, EngineError> {
+        if key.request_id.is_empty() {
+            return Ok(None);
+        }
+        let (request_id, kind, digest) = (key.request_id.clone(), key.kind, key.digest);
+        if let Some(existing) = self.ask(|reply| Input::FindRequest { key, reply }).await? {
+            return Ok(Some(existing));
+        }
+        let Some(journal) = self.journal.clone() else {
+            return Ok(None);
+        };
+        let job_id = blocking(move || journal.completed(&request_id, kind, &digest)).await?;
+        Ok(job_id.map(|job_id| Submitted {
+            job_id,
+            queue_position: 0,
+            existing: true,
+        }))
     }
 
     /// Waits for a job to end, at most `timeout` (`None` waits until it ends). A wait that runs
@@ -132,10 +230,9 @@ impl Engine {
         timeout: Option<Duration>,
     ) -> Result<JobOutcome, EngineError> {
         let id = job_id.to_string();
-        let mut outcome = self
-            .ask(|reply| Input::Watch { job_id: id, reply })
-            .await?
-            .ok_or_else(|| EngineError::UnknownJob(job_id.to_string()))?;
+        let Some(mut outcome) = self.ask(|reply| Input::Watch { job_id: id, reply }).await? else {
+            return self.stored_result(job_id).await;
+        };
         let ended = async {
             match outcome.wait_for(Option::is_some).await {
                 Ok(done) => done.clone(),
@@ -151,6 +248,23 @@ impl Engine {
             end: JobEnd::TimedOut,
             timings: Timings::default(),
         }))
+    }
+
+    /// A finished job's outcome from the journal, for a job no longer in memory.
+    async fn stored_result(&self, job_id: &str) -> Result<JobOutcome, EngineError> {
+        let unknown = || EngineError::UnknownJob(job_id.to_string());
+        let Some(journal) = self.journal.clone() else {
+            return Err(unknown());
+        };
+        let id = job_id.to_string();
+        blocking(move || journal.result(&id))
+            .await?
+            .ok_or_else(unknown)
+    }
+
+    /// Resolves once everything recorded so far is on disk (at once without a journal).
+    pub async fn flush_journal(&self) {
+        let _ = self.ask(|reply| Input::FlushJournal { reply }).await;
     }
 
     /// Cancels a job and frees what it holds; returns whether any partition had started.
@@ -211,5 +325,57 @@ impl Engine {
             .send(input(reply))
             .map_err(|_| EngineError::ShuttingDown)?;
         answer.await.map_err(|_| EngineError::ShuttingDown)
+    }
+}
+
+/// Runs `f` on the blocking pool.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
+) -> Result<T, EngineError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| EngineError::Prover(format!("internal error on a blocking thread: {e}")))?
+}
+
+/// What recovery hands the engine: the journal (ready to split) and the jobs planned again.
+struct Restored {
+    jobs: Vec<(RecoveredJob, Arc<dyn JobPlan>)>,
+    failed: usize,
+}
+
+/// Reads the unfinished jobs back and plans each again, on every core. A job that no longer
+/// plans (its params are gone, say) is recorded as failed; a retry of it makes a new attempt.
+fn recover(
+    mut journal: Journal,
+    prover: &dyn Prover,
+) -> Result<(JournalWithSeq, Restored), String> {
+    let (jobs, next_seq) = journal.recover()?;
+    let mut restored = Restored {
+        jobs: Vec::with_capacity(jobs.len()),
+        failed: 0,
+    };
+    for (job, plan) in crate::journal::plan_all(prover, jobs) {
+        match plan {
+            Ok(plan) => restored.jobs.push((job, plan)),
+            Err(err) => {
+                tracing::warn!(job_id = %job.job_id, error = %err, "a recovered job can no longer be planned; it fails");
+                journal.fail_recovered(&job.job_id, &format!("after a restart: {err}"));
+                restored.failed += 1;
+            }
+        }
+    }
+    Ok((JournalWithSeq { journal, next_seq }, restored))
+}
+
+/// The journal after recovery, with the next free submit sequence number.
+struct JournalWithSeq {
+    journal: Journal,
+    next_seq: u64,
+}
+
+impl JournalWithSeq {
+    fn into_parts(self) -> Result<(Arc<JournalReader>, JournalThread, u64), String> {
+        let (reader, thread) = self.journal.into_parts()?;
+        Ok((reader, thread, self.next_seq))
     }
 }

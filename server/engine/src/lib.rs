@@ -15,11 +15,13 @@
 //! - `prover`: the traits a prover implements for the engine (plan, params, synthesis, device phase).
 //! - `config`: the engine's settings.
 //! - `handle`: `Engine`, the handle the API layer calls.
+//! - `journal`: the job journal (SQLite + input files) that makes accepted jobs durable.
 
 pub mod budget;
 pub mod domain;
 mod driver;
 pub mod error;
+pub mod journal;
 mod machine;
 pub mod schedule;
 pub mod state;
@@ -38,3 +40,4 @@ mod test_prover;
 
 pub use config::{EngineConfig, IntakeLimits};
 pub use handle::Engine;
+pub use journal::{Journal, JournalSettings};

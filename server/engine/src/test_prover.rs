@@ -22,6 +22,8 @@ pub(crate) struct TestProver {
     pub panic_in_device: AtomicBool,
     /// Device phases wait after releasing a/b/c while a test holds this lock.
     pub device_gate: parking_lot::Mutex<()>,
+    /// Device phases that returned a proof.
+    pub proved: std::sync::atomic::AtomicU32,
 }
 
 impl TestProver {
@@ -33,6 +35,7 @@ impl TestProver {
             device_fault: AtomicBool::new(false),
             panic_in_device: AtomicBool::new(false),
             device_gate: Default::default(),
+            proved: Default::default(),
         })
     }
 }
@@ -108,6 +111,7 @@ impl Prover for TestProver {
         }
         abc_released();
         drop(self.device_gate.lock());
+        self.proved.fetch_add(1, Ordering::SeqCst);
         Ok(vec![index as u8; 4])
     }
 }

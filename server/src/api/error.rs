@@ -19,6 +19,8 @@ pub fn code_of(err: &EngineError) -> Code {
         // An intake limit: the same call can succeed once work ends.
         EngineError::LimitReached { .. } => Code::ResourceExhausted,
         EngineError::ShuttingDown => Code::Unavailable,
+        // The disk under [jobs] dir failed; the request itself was fine.
+        EngineError::Journal(_) => Code::Unavailable,
         // Outside a job, prover failures are about this machine's state (params missing or
         // unreadable): the operator fixes them, the same call then succeeds.
         EngineError::Prover(_) => Code::FailedPrecondition,
@@ -74,6 +76,7 @@ mod tests {
                 Code::ResourceExhausted,
             ),
             (EngineError::ShuttingDown, Code::Unavailable),
+            (EngineError::Journal("disk full".into()), Code::Unavailable),
             (
                 EngineError::Prover("params file missing".into()),
                 Code::FailedPrecondition,

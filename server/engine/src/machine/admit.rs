@@ -91,7 +91,7 @@ impl Machine {
     }
 
     /// Makes sure the job's params are loaded or loading, and counts the job as their user.
-    fn ensure_params(&mut self, seq: u64) -> bool {
+    pub(super) fn ensure_params(&mut self, seq: u64) -> bool {
         let (holds, circuit_id) = {
             let j = &self.jobs[&seq];
             (j.holds_params, j.circuit_id.clone())

@@ -7,21 +7,27 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use super::transition::Change;
-use super::types::{Effect, Job, JobOrigin, ParamsEntry, ParamsSlot, Part, Tally};
+use super::types::{Effect, Job, JobOrigin, ParamsEntry, ParamsSlot, Part, RequestKey, Tally};
 use super::{unix_ms, Machine};
 use crate::budget::Holder;
 use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, Submitted};
 use crate::error::EngineError;
+use crate::journal::record::{Accepted, Ack, Record};
 use crate::prover::JobPlan;
 use crate::schedule::order_key;
 use crate::status::JobState;
 
 impl Machine {
-    pub(super) fn find_request(&self, request_id: &str) -> Option<Submitted> {
-        if request_id.is_empty() {
+    /// The live job of this request id, kind and input: queued, running or completed. A failed
+    /// or cancelled one is not returned, so a retry makes a new attempt.
+    pub(super) fn find_request(&self, key: &RequestKey) -> Option<Submitted> {
+        if key.request_id.is_empty() {
             return None;
         }
-        let job = self.jobs.get(self.request_ids.get(request_id)?)?;
+        let job = self.jobs.get(self.request_ids.get(key)?)?;
+        if matches!(job.state, JobState::Failed | JobState::Cancelled) {
+            return None;
+        }
         Some(Submitted {
             job_id: job.id.clone(),
             queue_position: self.queue_position(job.seq),
@@ -29,16 +35,40 @@ impl Machine {
         })
     }
 
+    /// Accepts a job (or returns the live one of the same request); the answer goes out once
+    /// the journal has recorded it.
     pub(super) fn submit(
         &mut self,
+        job_id: String,
         origin: JobOrigin,
         plan: Arc<dyn JobPlan>,
-    ) -> Result<Submitted, EngineError> {
+        reply: oneshot::Sender<Result<Submitted, EngineError>>,
+    ) {
+        match self.accept(job_id, origin, plan) {
+            Ok((submitted, Some(record))) => self.effects.push(Effect::Record(
+                Record::Accepted(record),
+                Some(Ack { reply, submitted }),
+            )),
+            Ok((submitted, None)) => {
+                let _ = reply.send(Ok(submitted));
+            }
+            Err(e) => {
+                let _ = reply.send(Err(e));
+            }
+        }
+    }
+
+    fn accept(
+        &mut self,
+        id: String,
+        origin: JobOrigin,
+        plan: Arc<dyn JobPlan>,
+    ) -> Result<(Submitted, Option<Accepted>), EngineError> {
         if self.draining {
             return Err(EngineError::ShuttingDown);
         }
-        if let Some(existing) = self.find_request(&origin.request_id) {
-            return Ok(existing);
+        if let Some(existing) = self.find_request(&origin.key()) {
+            return Ok((existing, None));
         }
         self.check_intake_limits(&origin)?;
         let memory = plan.partition_memory();
@@ -58,24 +88,68 @@ impl Machine {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        let id = uuid::Uuid::new_v4().to_string();
-        let parts = (0..plan.partitions()).map(|_| Part::pending()).collect();
         tracing::info!(job_id = %id, kind = %origin.kind, priority = ?origin.priority, partitions = plan.partitions(), %circuit_id, "job queued");
+        let submitted_unix_ms = unix_ms();
+        let record = Accepted {
+            seq,
+            job_id: id.clone(),
+            request_id: origin.request_id.clone(),
+            kind: origin.kind,
+            priority: origin.priority,
+            digest: origin.digest,
+            input_bytes: origin.input_bytes,
+            partitions: plan.partitions(),
+            submitted_unix_ms,
+        };
+        let parts = (0..plan.partitions()).map(|_| Part::pending()).collect();
+        self.insert_job(
+            seq,
+            id.clone(),
+            origin,
+            plan,
+            parts,
+            Instant::now(),
+            submitted_unix_ms,
+        );
+        Ok((
+            Submitted {
+                job_id: id,
+                queue_position: self.queue_position(seq),
+                existing: false,
+            },
+            Some(record),
+        ))
+    }
+
+    /// Puts a new or recovered job in the tables.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn insert_job(
+        &mut self,
+        seq: u64,
+        id: String,
+        origin: JobOrigin,
+        plan: Arc<dyn JobPlan>,
+        parts: Vec<Part>,
+        submitted: Instant,
+        submitted_unix_ms: u64,
+    ) {
         if !origin.request_id.is_empty() {
-            self.request_ids.insert(origin.request_id.clone(), seq);
+            self.request_ids.insert(origin.key(), seq);
         }
         self.job_ids.insert(id.clone(), seq);
+        let memory = plan.partition_memory();
+        let circuit_id = plan.circuit_id();
         self.jobs.insert(
             seq,
             Job {
                 seq,
-                id: id.clone(),
+                id,
                 origin,
                 plan,
                 circuit_id,
                 memory,
-                submitted: Instant::now(),
-                submitted_unix_ms: unix_ms(),
+                submitted,
+                submitted_unix_ms,
                 first_admitted: None,
                 finished: None,
                 state: JobState::Queued,
@@ -88,11 +162,6 @@ impl Machine {
             },
         );
         self.changed();
-        Ok(Submitted {
-            job_id: id,
-            queue_position: self.queue_position(seq),
-            existing: false,
-        })
     }
 
     /// Refuses a job that would take its priority past `[limits]`: each priority counts only its
@@ -203,6 +272,16 @@ impl Machine {
                     .increment(1);
             }
         }
+        let finished_unix_ms = job.finished.map_or_else(unix_ms, |(_, ms)| ms);
+        self.effects.push(Effect::Record(
+            Record::Finished {
+                job_id: job.id.clone(),
+                end: end.clone(),
+                timings: job.timings,
+                finished_unix_ms,
+            },
+            None,
+        ));
         let outcome = JobOutcome {
             job_id: job.id.clone(),
             end,
@@ -334,8 +413,9 @@ impl Machine {
         for seq in expired {
             let job = self.jobs.remove(&seq).expect("listed above");
             self.job_ids.remove(&job.id);
-            if self.request_ids.get(&job.origin.request_id) == Some(&seq) {
-                self.request_ids.remove(&job.origin.request_id);
+            let key = job.origin.key();
+            if self.request_ids.get(&key) == Some(&seq) {
+                self.request_ids.remove(&key);
             }
             self.changed();
         }

@@ -9,11 +9,13 @@
 //! - `intake`: submit, cancel, preload, evict and retention.
 //! - `progress`: finished synthesis, device and finalize steps.
 //! - `admit`: admission under the budget, params loading and eviction, dispatch to workers.
+//! - `restore`: jobs recovered from the journal at startup, and journal failures.
 //! - `snapshot`: the read-only status snapshot.
 
 mod admit;
 mod intake;
 mod progress;
+mod restore;
 mod snapshot;
 mod transition;
 mod types;
@@ -28,7 +30,7 @@ use crate::config::EngineConfig;
 use crate::prover::{DeviceInfo, Prover};
 use crate::state::WorkerState;
 
-pub(crate) use types::{DeviceTask, Effect, Input, JobOrigin};
+pub(crate) use types::{DeviceTask, Effect, Input, JobOrigin, RequestKey};
 use types::{Job, ParamsEntry, Worker};
 
 /// The whole mutable state of the engine, owned by one writer.
@@ -41,7 +43,8 @@ pub(crate) struct Machine {
     /// Jobs by submit sequence number (which is also their age order).
     jobs: BTreeMap<u64, Job>,
     job_ids: HashMap<String, u64>,
-    request_ids: HashMap<String, u64>,
+    /// The live (not failed or cancelled) job of each request id, kind and input.
+    request_ids: HashMap<RequestKey, u64>,
     next_seq: u64,
     workers: Vec<Worker>,
     params: HashMap<String, ParamsEntry>,
@@ -93,6 +96,11 @@ impl Machine {
         }
     }
 
+    /// Makes the next submit's sequence number `next` (after recovery: past every recorded one).
+    pub(crate) fn resume_numbering(&mut self, next: u64) {
+        self.next_seq = self.next_seq.max(next);
+    }
+
     /// The devices of the workers, by worker id.
     pub(crate) fn worker_devices(&self) -> Vec<DeviceInfo> {
         self.workers.iter().map(|w| w.device.clone()).collect()
@@ -101,16 +109,15 @@ impl Machine {
     /// Applies one input and returns what must be started.
     pub(crate) fn apply(&mut self, input: Input) -> Vec<Effect> {
         match input {
-            Input::FindRequest { request_id, reply } => {
-                let _ = reply.send(self.find_request(&request_id));
+            Input::FindRequest { key, reply } => {
+                let _ = reply.send(self.find_request(&key));
             }
             Input::Submit {
+                job_id,
                 origin,
                 plan,
                 reply,
-            } => {
-                let _ = reply.send(self.submit(origin, plan));
-            }
+            } => self.submit(job_id, origin, plan, reply),
             Input::Watch { job_id, reply } => {
                 let rx = self
                     .job_ids
@@ -153,6 +160,8 @@ impl Machine {
                 result,
                 elapsed,
             } => self.finalized(job, result, elapsed),
+            Input::JournalFailed { job_id, message } => self.journal_failed(&job_id, &message),
+            Input::FlushJournal { reply } => self.effects.push(Effect::FlushJournal(reply)),
             Input::MemoryFreed => {}
             Input::Tick => self.expire_finished(),
         }

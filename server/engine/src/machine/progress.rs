@@ -12,6 +12,7 @@ use super::Machine;
 use crate::budget::Reservation;
 use crate::domain::{JobEnd, Preloaded};
 use crate::error::EngineError;
+use crate::journal::record::Record;
 use crate::prover::{Params, Synthesized};
 use crate::state::PartitionState;
 use crate::status::JobState;
@@ -106,7 +107,13 @@ impl Machine {
                 // The witness went into the MSMs: only the 192-byte proof is left to hold.
                 drop(reservation);
                 part.reserved_bytes = 0;
+                let record = Record::PartitionProved {
+                    job_id: j.id.clone(),
+                    index,
+                    proof: proof.clone(),
+                };
                 part.proof = Some(proof);
+                self.effects.push(Effect::Record(record, None));
             }
             Err(message) => {
                 drop(reservation);
@@ -240,6 +247,8 @@ impl Machine {
                 .and_then(|e| e.ready())
                 .cloned()
             else {
+                // A job recovered with every partition proved never went through admission.
+                self.ensure_params(seq);
                 continue;
             };
             let j = self.jobs.get_mut(&seq).expect("listed above");

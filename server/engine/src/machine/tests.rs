@@ -22,6 +22,8 @@ struct Harness {
     pending: Vec<Effect>,
     /// Every job id ever accepted, with its outcome channel.
     jobs: Vec<String>,
+    /// Every record handed to the journal, in order.
+    records: Vec<crate::journal::record::Record>,
 }
 
 impl Harness {
@@ -40,12 +42,27 @@ impl Harness {
             prover,
             pending: Vec::new(),
             jobs: Vec::new(),
+            records: Vec::new(),
         }
     }
 
+    /// Applies an input; journal records are kept (and submits acknowledged at once, as the
+    /// driver does without a journal), other effects wait for the test to run them.
     fn apply(&mut self, input: Input) {
-        let effects = self.machine.apply(input);
-        self.pending.extend(effects);
+        for effect in self.machine.apply(input) {
+            match effect {
+                Effect::Record(record, ack) => {
+                    if let Some(ack) = ack {
+                        ack.send(Ok(()));
+                    }
+                    self.records.push(record);
+                }
+                Effect::FlushJournal(done) => {
+                    let _ = done.send(());
+                }
+                other => self.pending.push(other),
+            }
+        }
     }
 
     fn submit(
@@ -61,9 +78,11 @@ impl Harness {
             request_id: String::new(),
             kind,
             priority,
+            digest: crate::journal::InputDigest([0; 32]),
             input_bytes: 0,
         };
         self.apply(Input::Submit {
+            job_id: uuid::Uuid::new_v4().to_string(),
             origin,
             plan,
             reply,
@@ -140,6 +159,7 @@ impl Harness {
                 result: plan.finalize(proofs, &params),
                 elapsed: Duration::ZERO,
             },
+            Effect::Record(..) | Effect::FlushJournal(_) => unreachable!("kept by apply"),
         };
         vec![input]
     }

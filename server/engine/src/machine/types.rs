@@ -10,6 +10,8 @@ use tokio::time::Instant;
 use crate::budget::Reservation;
 use crate::domain::{Evicted, JobOutcome, Preloaded, Priority, ProofKind, Submitted, Timings};
 use crate::error::EngineError;
+use crate::journal::record::{Ack, Record};
+use crate::journal::InputDigest;
 use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Synthesized};
 use crate::state::{PartitionState, WorkerState};
 use crate::status::JobState;
@@ -19,10 +21,12 @@ use crate::status::JobState;
 /// started them to the one that reports them, so a job's timings all share one clock.
 pub(crate) enum Input {
     FindRequest {
-        request_id: String,
+        key: RequestKey,
         reply: oneshot::Sender<Option<Submitted>>,
     },
     Submit {
+        /// Chosen by the handle, which has already written the input file under this id.
+        job_id: String,
         origin: JobOrigin,
         plan: Arc<dyn JobPlan>,
         reply: oneshot::Sender<Result<Submitted, EngineError>>,
@@ -74,6 +78,15 @@ pub(crate) enum Input {
         result: Result<Vec<u8>, String>,
         elapsed: Duration,
     },
+    /// The journal could not record the job's acceptance: it fails (its submit was refused).
+    JournalFailed {
+        job_id: String,
+        message: String,
+    },
+    /// Answered once the journal has everything recorded so far on disk.
+    FlushJournal {
+        reply: oneshot::Sender<()>,
+    },
     /// A reservation was returned somewhere; admission may proceed.
     MemoryFreed,
     /// Housekeeping: retention of finished jobs.
@@ -101,6 +114,10 @@ pub(crate) enum Effect {
         proofs: Vec<Vec<u8>>,
         params: Params,
     },
+    /// Hand a record to the journal (in order); `ack` answers a submit once it is on disk.
+    Record(Record, Option<Ack>),
+    /// Answer once every record handed over so far is on disk.
+    FlushJournal(oneshot::Sender<()>),
 }
 
 /// One partition's device phase, handed to a worker.
@@ -120,9 +137,29 @@ pub(crate) struct JobOrigin {
     pub request_id: String,
     pub kind: ProofKind,
     pub priority: Priority,
+    /// What identifies the input, with `request_id` and `kind`, for idempotency.
+    pub digest: InputDigest,
     /// The request's input bytes, counted against `[limits] queued_input_bytes` until the job
     /// ends.
     pub input_bytes: u64,
+}
+
+impl JobOrigin {
+    pub fn key(&self) -> RequestKey {
+        RequestKey {
+            request_id: self.request_id.clone(),
+            kind: self.kind,
+            digest: self.digest,
+        }
+    }
+}
+
+/// What makes two submits the same job: the same `request_id`, kind and input.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct RequestKey {
+    pub request_id: String,
+    pub kind: ProofKind,
+    pub digest: InputDigest,
 }
 
 pub(crate) struct Job {
@@ -176,6 +213,15 @@ impl Part {
             proof: None,
             retries: 0,
             step_started: None,
+        }
+    }
+
+    /// A partition whose proof was recorded before a restart.
+    pub fn proved(proof: Vec<u8>) -> Part {
+        Part {
+            state: PartitionState::Done,
+            proof: Some(proof),
+            ..Part::pending()
         }
     }
 

@@ -1,0 +1,219 @@
+//! Job inputs on disk and their digest. A request's bytes (up to the 256 MiB message limit) are
+//! kept as one file per job, `inputs/<job id>.req`, written to a temporary name, flushed to disk
+//! and renamed into place (with the directory flushed too) before the job is acknowledged; the
+//! journal's row refers to it by job id and holds its digest, which recovery checks.
+
+use std::fs::{self, File};
+use std::io::{BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use bincode::Options;
+use sha2::{Digest as _, Sha256};
+
+use crate::domain::{ProofKind, ProofRequest};
+
+/// What identifies a job's input: SHA-256 over its kind and every input field (not the
+/// `request_id` and not the priority).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct InputDigest(pub [u8; 32]);
+
+impl InputDigest {
+    /// The digest of `request`'s proof kind and input fields.
+    pub fn of(request: &ProofRequest) -> InputDigest {
+        #[derive(serde::Serialize)]
+        struct View<'a> {
+            kind: Option<ProofKind>,
+            sector_size: u64,
+            registered_proof: u64,
+            vanilla_proof: &'a [u8],
+            vanilla_proofs: &'a [Vec<u8>],
+            sector_number: u64,
+            miner_id: u64,
+            randomness: &'a [u8],
+            partition_index: u32,
+            comm_r_old: &'a [u8],
+            comm_r_new: &'a [u8],
+            comm_d_new: &'a [u8],
+        }
+        let view = View {
+            kind: request.kind,
+            sector_size: request.sector_size,
+            registered_proof: request.registered_proof,
+            vanilla_proof: &request.vanilla_proof,
+            vanilla_proofs: &request.vanilla_proofs,
+            sector_number: request.sector_number,
+            miner_id: request.miner_id,
+            randomness: &request.randomness,
+            partition_index: request.partition_index,
+            comm_r_old: &request.comm_r_old,
+            comm_r_new: &request.comm_r_new,
+            comm_d_new: &request.comm_d_new,
+        };
+        let mut hasher = HashWriter(Sha256::new());
+        codec()
+            .serialize_into(&mut hasher, &view)
+            .expect("hashing never fails");
+        InputDigest(hasher.0.finalize().into())
+    }
+
+    pub fn hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+struct HashWriter(Sha256);
+
+impl Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The one encoding of inputs on disk (fixed-width integers, nothing after the request).
+fn codec() -> impl Options {
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .reject_trailing_bytes()
+}
+
+/// Marks an input file and its format version.
+const MAGIC: &[u8; 16] = b"snarkd-input\0\0\0\x01";
+
+/// The directory of input files.
+#[derive(Debug, Clone)]
+pub struct InputStore {
+    dir: PathBuf,
+}
+
+impl InputStore {
+    pub(crate) fn open(dir: PathBuf) -> std::io::Result<InputStore> {
+        fs::create_dir_all(&dir)?;
+        // Temporary files are inputs whose job was never acknowledged.
+        for entry in fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "tmp") {
+                let _ = fs::remove_file(&path);
+            }
+        }
+        Ok(InputStore { dir })
+    }
+
+    pub(crate) fn path(&self, job_id: &str) -> PathBuf {
+        self.dir.join(format!("{job_id}.req"))
+    }
+
+    /// Writes `request` to a temporary file and flushes it to disk; [`PendingInput::commit`]
+    /// puts it in place.
+    pub fn write_pending(
+        &self,
+        job_id: &str,
+        request: &ProofRequest,
+    ) -> std::io::Result<PendingInput> {
+        let tmp = self.dir.join(format!("{job_id}.tmp"));
+        let pending = PendingInput {
+            tmp,
+            path: self.path(job_id),
+            dir: self.dir.clone(),
+            done: false,
+        };
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(&pending.tmp)?);
+        out.write_all(MAGIC)?;
+        codec()
+            .serialize_into(&mut out, request)
+            .map_err(std::io::Error::other)?;
+        let file = out.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        Ok(pending)
+    }
+
+    /// Reads a job's input back; any damage is an error that says what is wrong.
+    pub(crate) fn read(&self, job_id: &str) -> Result<ProofRequest, String> {
+        let path = self.path(job_id);
+        let file = File::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        let mut input = BufReader::with_capacity(1 << 20, file);
+        let mut magic = [0u8; 16];
+        input
+            .read_exact(&mut magic)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if &magic != MAGIC {
+            return Err(format!("{} is not a snarkd input file", path.display()));
+        }
+        codec()
+            .with_limit(len)
+            .deserialize_from(input)
+            .map_err(|e| format!("{} does not decode: {e}", path.display()))
+    }
+
+    /// Deletes a job's input (its job has ended).
+    pub(crate) fn remove(&self, job_id: &str) {
+        let _ = fs::remove_file(self.path(job_id));
+    }
+
+    /// Moves a job's input into `quarantine`, keeping it for a person to look at.
+    pub(crate) fn quarantine(&self, job_id: &str, quarantine: &Path) -> Option<PathBuf> {
+        let from = self.path(job_id);
+        if !from.exists() {
+            return None;
+        }
+        let to = quarantine.join(format!("{job_id}.req"));
+        fs::create_dir_all(quarantine).ok()?;
+        fs::rename(&from, &to).ok()?;
+        Some(to)
+    }
+}
+
+/// An input written and flushed under a temporary name; removed on drop unless committed.
+#[derive(Debug)]
+pub struct PendingInput {
+    tmp: PathBuf,
+    path: PathBuf,
+    dir: PathBuf,
+    done: bool,
+}
+
+impl PendingInput {
+    /// Renames the file into place and flushes the directory, so it survives a crash.
+    pub fn commit(mut self) -> std::io::Result<CommittedInput> {
+        fs::rename(&self.tmp, &self.path)?;
+        File::open(&self.dir)?.sync_all()?;
+        self.done = true;
+        Ok(CommittedInput {
+            path: self.path.clone(),
+            keep: false,
+        })
+    }
+}
+
+impl Drop for PendingInput {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// An input in place; removed on drop unless its job was accepted ([`CommittedInput::keep`]).
+#[derive(Debug)]
+pub struct CommittedInput {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl CommittedInput {
+    pub fn keep(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for CommittedInput {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+}

@@ -1,0 +1,309 @@
+//! The job journal: what makes accepted work survive a crash, a restart or a drain that runs out
+//! of time. It is a SQLite database in WAL mode (`journal.sqlite`) plus one input file per
+//! unfinished job (`inputs/<job id>.req`), under `[jobs] dir`.
+//!
+//! - A submit is acknowledged only once its input file is flushed and renamed into place and its
+//!   `Accepted` row is committed (`synchronous = FULL`: the commit reaches the disk).
+//! - The engine's single writer (the machine) decides every record: accepted, partition proved,
+//!   finished (proof, error or cancellation). The journal thread applies them in that order, a
+//!   batch per transaction, and acknowledges submits after the commit.
+//! - At startup [`Journal::recover`] reads the unfinished jobs back with their recorded partition
+//!   proofs; the engine plans them again and re-admits them with their ids, priorities and order,
+//!   proving only the partitions without a recorded proof. A record that cannot be read (a row
+//!   that does not parse, an input file that is missing, damaged or does not match its digest)
+//!   is moved to the `quarantine` table (and its file to `quarantine/`) with an error log line
+//!   naming it; startup goes on. A database that SQLite cannot open is renamed aside whole.
+//! - Finished jobs keep their proof or error for `result_retention` (and at most `max_results`
+//!   of them), so a client coming back after a restart still gets its answer.
+//!
+//! Layout: `store` (schema and statements), `input` (input files and digests), `record` (what
+//! the machine sends), `writer` (the journal thread).
+
+mod input;
+pub(crate) mod record;
+mod store;
+mod writer;
+
+use std::fs::{self, File, OpenOptions};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fs2::FileExt;
+use parking_lot::Mutex;
+use rusqlite::Connection;
+
+pub use input::{CommittedInput, InputDigest, InputStore, PendingInput};
+pub(crate) use writer::JournalThread;
+
+use crate::domain::{JobOutcome, Priority, ProofKind, ProofRequest};
+use crate::error::EngineError;
+use crate::machine::unix_ms;
+
+/// Where the journal lives and how long it keeps results.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalSettings {
+    pub dir: PathBuf,
+    /// How long a finished job's proof or error stays readable.
+    pub result_retention: Duration,
+    /// Most finished jobs kept; the oldest go first beyond it.
+    pub max_results: u64,
+}
+
+/// An open journal, before the engine starts with it.
+pub struct Journal {
+    settings: JournalSettings,
+    conn: Connection,
+    inputs: InputStore,
+    lock: File,
+    db_path: PathBuf,
+}
+
+/// An unfinished job read back from the journal, to be planned and re-admitted.
+#[derive(Debug)]
+pub(crate) struct RecoveredJob {
+    pub seq: u64,
+    pub job_id: String,
+    pub request_id: String,
+    pub kind: ProofKind,
+    pub priority: Priority,
+    pub digest: InputDigest,
+    pub input_bytes: u64,
+    pub submitted_unix_ms: u64,
+    pub request: ProofRequest,
+    pub proofs: Vec<(u32, Vec<u8>)>,
+}
+
+impl Journal {
+    /// Opens the journal under `settings.dir`, creating it if need be. Fails when another
+    /// snarkd holds it or the directory cannot be written.
+    pub fn open(settings: JournalSettings) -> Result<Journal, String> {
+        let dir = &settings.dir;
+        fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create the jobs dir {}: {e}", dir.display()))?;
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(dir.join("lock"))
+            .map_err(|e| format!("cannot write in the jobs dir {}: {e}", dir.display()))?;
+        lock.try_lock_exclusive().map_err(|_| {
+            format!(
+                "another snarkd uses the jobs dir {}: give each daemon its own [jobs] dir",
+                dir.display()
+            )
+        })?;
+        let db_path = dir.join("journal.sqlite");
+        let conn = match store::open(&db_path) {
+            Ok(conn) => conn,
+            Err(err) => {
+                let aside = set_aside(&db_path);
+                tracing::error!(path = %db_path.display(), moved_to = %aside.display(), error = %err,
+                    "the job journal cannot be read; it was moved aside and a new one started");
+                store::open(&db_path).map_err(|e| {
+                    format!("cannot create the job journal {}: {e}", db_path.display())
+                })?
+            }
+        };
+        let inputs = InputStore::open(dir.join("inputs"))
+            .map_err(|e| format!("cannot use {}: {e}", dir.join("inputs").display()))?;
+        Ok(Journal {
+            settings,
+            conn,
+            inputs,
+            lock,
+            db_path,
+        })
+    }
+
+    /// Reads every unfinished job back, in submit order, moving unreadable ones to quarantine.
+    /// Also returns the next free submit sequence number.
+    pub(crate) fn recover(&mut self) -> Result<(Vec<RecoveredJob>, u64), String> {
+        let rows = store::unfinished(&self.conn).map_err(|e| e.to_string())?;
+        let next_seq = store::max_seq(&self.conn)
+            .map_err(|e| e.to_string())?
+            .map_or(0, |s| s + 1);
+        let mut jobs = Vec::with_capacity(rows.len());
+        for row in rows {
+            match self.check(&row) {
+                Ok(job) => jobs.push(job),
+                Err(reason) => self.quarantine(&row.job_id, &reason, &row.describe()),
+            }
+        }
+        Ok((jobs, next_seq))
+    }
+
+    fn check(&self, row: &store::UnfinishedRow) -> Result<RecoveredJob, String> {
+        let kind = row
+            .kind()
+            .ok_or_else(|| format!("unknown proof kind {:?}", row.kind))?;
+        let priority = row
+            .priority()
+            .ok_or_else(|| format!("unknown priority {:?}", row.priority))?;
+        let digest = row.digest().ok_or("the input digest is not 32 bytes")?;
+        if row.seq < 0 || row.partitions < 1 {
+            return Err(format!(
+                "bad sequence number {} or partition count {}",
+                row.seq, row.partitions
+            ));
+        }
+        let request = self.inputs.read(&row.job_id)?;
+        if request.kind != Some(kind) || InputDigest::of(&request) != digest {
+            return Err("the input file does not match the digest recorded with it".into());
+        }
+        let proofs = row
+            .proofs
+            .iter()
+            .filter(|(index, _)| (0..row.partitions).contains(index))
+            .map(|(index, proof)| (*index as u32, proof.clone()))
+            .collect();
+        Ok(RecoveredJob {
+            seq: row.seq as u64,
+            job_id: row.job_id.clone(),
+            request_id: row.request_id.clone(),
+            kind,
+            priority,
+            digest,
+            input_bytes: row.input_bytes.max(0) as u64,
+            submitted_unix_ms: row.submitted_unix_ms.max(0) as u64,
+            request,
+            proofs,
+        })
+    }
+
+    /// Moves a job's row and input aside, saying so in the log.
+    fn quarantine(&mut self, job_id: &str, reason: &str, row: &str) {
+        let dir = self.settings.dir.join("quarantine");
+        let file = self.inputs.quarantine(job_id, &dir);
+        let stored = store::quarantine(&mut self.conn, job_id, reason, row, unix_ms());
+        tracing::error!(job_id, reason, input = ?file.as_ref().map(|p| p.display().to_string()),
+            stored = stored.is_ok(), "a journal record cannot be recovered; moved to quarantine");
+    }
+
+    /// Ends a recovered job that can no longer be planned (its error is recorded; a retry of
+    /// its request makes a new attempt).
+    pub(crate) fn fail_recovered(&mut self, job_id: &str, message: &str) {
+        let result = self.conn.transaction().and_then(|tx| {
+            store::finish(
+                &tx,
+                job_id,
+                &crate::domain::JobEnd::Failed(message.to_string()),
+                &Default::default(),
+                unix_ms(),
+            )?;
+            tx.commit()
+        });
+        if let Err(e) = result {
+            tracing::error!(job_id, error = %e, "cannot record the failure of a recovered job");
+        }
+        self.inputs.remove(job_id);
+    }
+
+    /// Splits the journal into what the engine's handle reads and the journal thread.
+    pub(crate) fn into_parts(self) -> Result<(Arc<JournalReader>, JournalThread), String> {
+        let reader = store::open_reader(&self.db_path).map_err(|e| e.to_string())?;
+        let reader = Arc::new(JournalReader {
+            conn: Mutex::new(reader),
+            inputs: self.inputs.clone(),
+        });
+        let thread = JournalThread {
+            conn: self.conn,
+            inputs: self.inputs,
+            settings: self.settings,
+            lock: self.lock,
+        };
+        Ok((reader, thread))
+    }
+}
+
+/// Renames a damaged database (and its WAL files) out of the way; returns the new name.
+fn set_aside(db: &Path) -> PathBuf {
+    let stamp = unix_ms();
+    let aside = db.with_extension(format!("sqlite.corrupt-{stamp}"));
+    let _ = fs::rename(db, &aside);
+    for suffix in ["-wal", "-shm"] {
+        let mut side = db.as_os_str().to_owned();
+        side.push(suffix);
+        let _ = fs::remove_file(PathBuf::from(side));
+    }
+    aside
+}
+
+/// What the engine's handle reads from the journal while it runs: results of jobs no longer
+/// in memory, and the input files it writes before a submit.
+pub(crate) struct JournalReader {
+    conn: Mutex<Connection>,
+    pub inputs: InputStore,
+}
+
+impl JournalReader {
+    pub fn result(&self, job_id: &str) -> Result<Option<JobOutcome>, EngineError> {
+        store::find_result(&self.conn.lock(), job_id).map_err(journal_error)
+    }
+
+    pub fn completed(
+        &self,
+        request_id: &str,
+        kind: ProofKind,
+        digest: &InputDigest,
+    ) -> Result<Option<String>, EngineError> {
+        store::find_completed(&self.conn.lock(), request_id, kind, digest).map_err(journal_error)
+    }
+}
+
+fn journal_error(e: rusqlite::Error) -> EngineError {
+    EngineError::Journal(e.to_string())
+}
+
+/// Rows of a journal on disk: (unfinished jobs, finished jobs, partition proofs). For tests and
+/// tools; opens the database read-only beside a running daemon.
+pub fn journal_counts(dir: &Path) -> Result<(u64, u64, u64), String> {
+    let conn = Connection::open_with_flags(
+        dir.join("journal.sqlite"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .map_err(|e| e.to_string())?;
+    store::counts(&conn).map_err(|e| e.to_string())
+}
+
+/// Plans recovered jobs again, on up to one thread per core, in their order. The request bytes
+/// are moved into the planner (and dropped once decoded).
+pub(crate) fn plan_all(
+    prover: &dyn crate::prover::Prover,
+    jobs: Vec<RecoveredJob>,
+) -> Vec<(
+    RecoveredJob,
+    Result<Arc<dyn crate::prover::JobPlan>, EngineError>,
+)> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(jobs.len())
+        .max(1);
+    let count = jobs.len();
+    let queue = Mutex::new(jobs.into_iter().enumerate());
+    let done = Mutex::new(Vec::with_capacity(count));
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let Some((i, mut job)) = queue.lock().next() else {
+                    break;
+                };
+                let request = std::mem::take(&mut job.request);
+                let plan =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prover.plan(request)))
+                        .unwrap_or_else(|_| {
+                            Err(EngineError::Prover(
+                                "the prover panicked while planning".into(),
+                            ))
+                        });
+                done.lock().push((i, job, plan));
+            });
+        }
+    });
+    let mut done = done.into_inner();
+    done.sort_by_key(|(i, _, _)| *i);
+    done.into_iter().map(|(_, job, plan)| (job, plan)).collect()
+}
+
+#[cfg(test)]
+mod tests;

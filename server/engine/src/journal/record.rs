@@ -1,0 +1,60 @@
+//! What the engine's single writer asks the journal to record, in the order it happened.
+
+use tokio::sync::oneshot;
+
+use crate::domain::{JobEnd, Priority, ProofKind, Submitted, Timings};
+use crate::error::EngineError;
+use crate::journal::InputDigest;
+
+/// A change that matters for recovery.
+#[derive(Debug)]
+pub(crate) enum Record {
+    /// A job was accepted; its input file is already in place.
+    Accepted(Accepted),
+    /// One partition's proof came back from the device phase (and passed the prover's check).
+    PartitionProved {
+        job_id: String,
+        index: u32,
+        proof: Vec<u8>,
+    },
+    /// The job ended: proof, error or cancellation. Its input file goes.
+    Finished {
+        job_id: String,
+        end: JobEnd,
+        timings: Timings,
+        finished_unix_ms: u64,
+    },
+}
+
+/// The facts of an accepted job that recovery needs besides its input.
+#[derive(Debug, Clone)]
+pub(crate) struct Accepted {
+    pub seq: u64,
+    pub job_id: String,
+    pub request_id: String,
+    pub kind: ProofKind,
+    pub priority: Priority,
+    pub digest: InputDigest,
+    pub input_bytes: u64,
+    pub partitions: u32,
+    pub submitted_unix_ms: u64,
+}
+
+/// The answer to a submit, sent once its `Accepted` record is on disk.
+pub(crate) struct Ack {
+    pub reply: oneshot::Sender<Result<Submitted, EngineError>>,
+    pub submitted: Submitted,
+}
+
+impl Ack {
+    pub fn send(self, result: Result<(), EngineError>) {
+        let _ = self.reply.send(result.map(|()| self.submitted));
+    }
+}
+
+/// What the journal thread receives.
+pub(crate) enum ToJournal {
+    Record(Record, Option<Ack>),
+    /// Answered once everything sent before it is on disk.
+    Flush(oneshot::Sender<()>),
+}

@@ -1,0 +1,360 @@
+//! The journal's SQLite database: its schema and every statement run on it. One connection
+//! writes (the journal thread, and recovery before the engine starts); another reads results.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+
+use super::record::Accepted;
+use crate::domain::{JobEnd, JobOutcome, Priority, ProofKind, Timings};
+use crate::journal::InputDigest;
+
+/// Bumped when the schema changes incompatibly.
+const SCHEMA_VERSION: &str = "1";
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    priority TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    input_bytes INTEGER NOT NULL,
+    partitions INTEGER NOT NULL,
+    submitted_unix_ms INTEGER NOT NULL,
+    outcome TEXT,
+    proof BLOB,
+    error TEXT,
+    finished_unix_ms INTEGER,
+    queue_wait_ms INTEGER, params_load_ms INTEGER, synthesis_ms INTEGER,
+    device_ms INTEGER, total_ms INTEGER
+);
+CREATE INDEX IF NOT EXISTS jobs_by_request ON jobs (request_id, kind, digest);
+CREATE INDEX IF NOT EXISTS jobs_by_finish ON jobs (finished_unix_ms);
+CREATE TABLE IF NOT EXISTS partitions (
+    job_id TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    proof BLOB NOT NULL,
+    PRIMARY KEY (job_id, idx)
+);
+CREATE TABLE IF NOT EXISTS quarantine (
+    job_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    at_unix_ms INTEGER NOT NULL,
+    row TEXT NOT NULL
+);
+";
+
+/// Opens (creating if need be) the database at `path`: WAL mode, every commit flushed to disk,
+/// freed pages returned to the file system.
+pub(crate) fn open(path: &Path) -> Result<Connection, String> {
+    let text = |e: rusqlite::Error| e.to_string();
+    let conn = Connection::open(path).map_err(text)?;
+    conn.busy_timeout(Duration::from_secs(5)).map_err(text)?;
+    // auto_vacuum only takes effect before the first table is created.
+    conn.pragma_update(None, "auto_vacuum", "FULL")
+        .map_err(text)?;
+    conn.pragma_update(None, "journal_mode", "WAL")
+        .map_err(text)?;
+    conn.pragma_update(None, "synchronous", "FULL")
+        .map_err(text)?;
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check(1)", [], |r| r.get(0))
+        .map_err(text)?;
+    if integrity != "ok" {
+        return Err(format!("integrity check: {integrity}"));
+    }
+    conn.execute_batch(SCHEMA).map_err(text)?;
+    let version: Option<String> = conn
+        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(text)?;
+    match version.as_deref() {
+        None => {
+            conn.execute(
+                "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
+                [SCHEMA_VERSION],
+            )
+            .map_err(text)?;
+        }
+        Some(SCHEMA_VERSION) => {}
+        Some(other) => {
+            return Err(format!(
+                "journal schema version {other} is not {SCHEMA_VERSION}, the one this snarkd writes"
+            ))
+        }
+    }
+    Ok(conn)
+}
+
+/// A second connection for reading results while the journal thread writes.
+pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+pub(crate) fn insert_job(tx: &Transaction, job: &Accepted) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT INTO jobs (job_id, seq, request_id, kind, priority, digest, input_bytes, partitions, submitted_unix_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            job.job_id,
+            job.seq as i64,
+            job.request_id,
+            job.kind.as_str(),
+            job.priority.as_str(),
+            &job.digest.0[..],
+            job.input_bytes as i64,
+            job.partitions,
+            job.submitted_unix_ms as i64,
+        ],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn insert_partition(
+    tx: &Transaction,
+    job_id: &str,
+    index: u32,
+    proof: &[u8],
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "INSERT OR REPLACE INTO partitions (job_id, idx, proof) VALUES (?1, ?2, ?3)",
+        params![job_id, index, proof],
+    )?;
+    Ok(())
+}
+
+/// Records how a job ended; its partition proofs are no longer needed.
+pub(crate) fn finish(
+    tx: &Transaction,
+    job_id: &str,
+    end: &JobEnd,
+    timings: &Timings,
+    finished_unix_ms: u64,
+) -> rusqlite::Result<()> {
+    let (outcome, proof, error) = match end {
+        JobEnd::Completed(proof) => ("completed", Some(proof.as_slice()), None),
+        JobEnd::Failed(message) => ("failed", None, Some(message.as_str())),
+        JobEnd::Cancelled | JobEnd::TimedOut => ("cancelled", None, None),
+    };
+    let ms = |d: Duration| d.as_millis() as i64;
+    tx.execute(
+        "UPDATE jobs SET outcome = ?2, proof = ?3, error = ?4, finished_unix_ms = ?5,
+             queue_wait_ms = ?6, params_load_ms = ?7, synthesis_ms = ?8, device_ms = ?9, total_ms = ?10
+         WHERE job_id = ?1",
+        params![
+            job_id,
+            outcome,
+            proof,
+            error,
+            finished_unix_ms as i64,
+            ms(timings.queue_wait),
+            ms(timings.params_load),
+            ms(timings.synthesis),
+            ms(timings.device),
+            ms(timings.total),
+        ],
+    )?;
+    tx.execute("DELETE FROM partitions WHERE job_id = ?1", [job_id])?;
+    Ok(())
+}
+
+/// One unfinished job as stored, not yet checked.
+pub(crate) struct UnfinishedRow {
+    pub job_id: String,
+    pub seq: i64,
+    pub request_id: String,
+    pub kind: String,
+    pub priority: String,
+    pub digest: Vec<u8>,
+    pub input_bytes: i64,
+    pub partitions: i64,
+    pub submitted_unix_ms: i64,
+    pub proofs: Vec<(i64, Vec<u8>)>,
+}
+
+impl UnfinishedRow {
+    pub fn kind(&self) -> Option<ProofKind> {
+        ProofKind::ALL.into_iter().find(|k| k.as_str() == self.kind)
+    }
+
+    pub fn priority(&self) -> Option<Priority> {
+        Priority::ALL
+            .into_iter()
+            .find(|p| p.as_str() == self.priority)
+    }
+
+    pub fn digest(&self) -> Option<InputDigest> {
+        self.digest.as_slice().try_into().ok().map(InputDigest)
+    }
+
+    /// The row as text, kept in the quarantine table.
+    pub fn describe(&self) -> String {
+        format!(
+            "seq={} request_id={:?} kind={:?} priority={:?} partitions={} proved={} submitted_unix_ms={}",
+            self.seq,
+            self.request_id,
+            self.kind,
+            self.priority,
+            self.partitions,
+            self.proofs.len(),
+            self.submitted_unix_ms
+        )
+    }
+}
+
+/// Every unfinished job, in submit order, with its recorded partition proofs.
+pub(crate) fn unfinished(conn: &Connection) -> rusqlite::Result<Vec<UnfinishedRow>> {
+    let mut rows = conn
+        .prepare(
+            "SELECT job_id, seq, request_id, kind, priority, digest, input_bytes, partitions, submitted_unix_ms
+             FROM jobs WHERE outcome IS NULL ORDER BY seq",
+        )?
+        .query_map([], |r| {
+            Ok(UnfinishedRow {
+                job_id: r.get(0)?,
+                seq: r.get(1)?,
+                request_id: r.get(2)?,
+                kind: r.get(3)?,
+                priority: r.get(4)?,
+                digest: r.get(5)?,
+                input_bytes: r.get(6)?,
+                partitions: r.get(7)?,
+                submitted_unix_ms: r.get(8)?,
+                proofs: Vec::new(),
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut proofs =
+        conn.prepare("SELECT idx, proof FROM partitions WHERE job_id = ?1 ORDER BY idx")?;
+    for row in &mut rows {
+        row.proofs = proofs
+            .query_map([&row.job_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+    }
+    Ok(rows)
+}
+
+/// The highest submit sequence number ever recorded (finished jobs included).
+pub(crate) fn max_seq(conn: &Connection) -> rusqlite::Result<Option<u64>> {
+    conn.query_row("SELECT MAX(seq) FROM jobs", [], |r| {
+        r.get::<_, Option<i64>>(0)
+    })
+    .map(|s| s.map(|s| s as u64))
+}
+
+/// Moves a job's row (and its partition proofs) into the quarantine table.
+pub(crate) fn quarantine(
+    conn: &mut Connection,
+    job_id: &str,
+    reason: &str,
+    row: &str,
+    now_unix_ms: u64,
+) -> rusqlite::Result<()> {
+    let tx = conn.transaction()?;
+    tx.execute(
+        "INSERT INTO quarantine (job_id, reason, at_unix_ms, row) VALUES (?1, ?2, ?3, ?4)",
+        params![job_id, reason, now_unix_ms as i64, row],
+    )?;
+    tx.execute("DELETE FROM partitions WHERE job_id = ?1", [job_id])?;
+    tx.execute("DELETE FROM jobs WHERE job_id = ?1", [job_id])?;
+    tx.commit()
+}
+
+/// How a finished job ended, if the journal still has it.
+pub(crate) fn find_result(conn: &Connection, job_id: &str) -> rusqlite::Result<Option<JobOutcome>> {
+    conn.query_row(
+        "SELECT outcome, proof, error, queue_wait_ms, params_load_ms, synthesis_ms, device_ms, total_ms
+         FROM jobs WHERE job_id = ?1 AND outcome IS NOT NULL",
+        [job_id],
+        |r| {
+            let outcome: String = r.get(0)?;
+            let ms = |i: usize| -> rusqlite::Result<Duration> {
+                Ok(Duration::from_millis(r.get::<_, Option<i64>>(i)?.unwrap_or(0).max(0) as u64))
+            };
+            let end = match outcome.as_str() {
+                "completed" => JobEnd::Completed(r.get::<_, Option<Vec<u8>>>(1)?.unwrap_or_default()),
+                "failed" => JobEnd::Failed(r.get::<_, Option<String>>(2)?.unwrap_or_default()),
+                _ => JobEnd::Cancelled,
+            };
+            Ok(JobOutcome {
+                job_id: job_id.to_string(),
+                end,
+                timings: Timings {
+                    queue_wait: ms(3)?,
+                    params_load: ms(4)?,
+                    synthesis: ms(5)?,
+                    device: ms(6)?,
+                    total: ms(7)?,
+                },
+            })
+        },
+    )
+    .optional()
+}
+
+/// The newest job that completed with a proof for this request id, kind and input.
+pub(crate) fn find_completed(
+    conn: &Connection,
+    request_id: &str,
+    kind: ProofKind,
+    digest: &InputDigest,
+) -> rusqlite::Result<Option<String>> {
+    conn.query_row(
+        "SELECT job_id FROM jobs WHERE request_id = ?1 AND kind = ?2 AND digest = ?3
+             AND outcome = 'completed' ORDER BY seq DESC LIMIT 1",
+        params![request_id, kind.as_str(), &digest.0[..]],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Deletes finished jobs older than `retention` and, beyond that, the oldest finished jobs over
+/// `max_results`. Returns how many were deleted.
+pub(crate) fn prune(
+    conn: &Connection,
+    now_unix_ms: u64,
+    retention: Duration,
+    max_results: u64,
+) -> rusqlite::Result<usize> {
+    let cutoff = now_unix_ms.saturating_sub(retention.as_millis() as u64) as i64;
+    let old = conn.execute(
+        "DELETE FROM jobs WHERE outcome IS NOT NULL AND finished_unix_ms <= ?1",
+        [cutoff],
+    )?;
+    let over = conn.execute(
+        "DELETE FROM jobs WHERE job_id IN (
+             SELECT job_id FROM jobs WHERE outcome IS NOT NULL
+             ORDER BY finished_unix_ms DESC LIMIT -1 OFFSET ?1)",
+        [max_results as i64],
+    )?;
+    if old + over > 0 {
+        // Give the freed pages and the write-ahead log back to the file system.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    }
+    Ok(old + over)
+}
+
+/// Rows in the journal: (unfinished jobs, finished jobs, partition proofs).
+pub(crate) fn counts(conn: &Connection) -> rusqlite::Result<(u64, u64, u64)> {
+    conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM jobs WHERE outcome IS NULL),
+                (SELECT COUNT(*) FROM jobs WHERE outcome IS NOT NULL),
+                (SELECT COUNT(*) FROM partitions)",
+        [],
+        |r| {
+            Ok((
+                r.get::<_, i64>(0)? as u64,
+                r.get::<_, i64>(1)? as u64,
+                r.get::<_, i64>(2)? as u64,
+            ))
+        },
+    )
+}

@@ -1,0 +1,327 @@
+//! The journal under the real engine (driver, threads, journal thread) with the test prover:
+//! restarts are simulated by dropping a runtime without draining, as a kill would.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::domain::{JobEnd, ProofKind, ProofRequest};
+use crate::test_prover::{request, TestProver};
+use crate::{Engine, EngineConfig};
+
+fn settings(dir: &Path) -> JournalSettings {
+    JournalSettings {
+        dir: dir.to_path_buf(),
+        result_retention: Duration::from_secs(3600),
+        max_results: 1000,
+    }
+}
+
+fn config() -> EngineConfig {
+    EngineConfig {
+        memory_budget_bytes: 1 << 20,
+        synthesis_threads: 1,
+        ..Default::default()
+    }
+}
+
+/// A daemon's life: a runtime with an engine opened on the journal in `dir`.
+struct Life {
+    runtime: tokio::runtime::Runtime,
+    engine: Engine,
+}
+
+impl Life {
+    fn open(dir: &Path, settings: JournalSettings, prover: Arc<TestProver>) -> Life {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        // The previous life's journal thread lets go of the lock once its records are done.
+        let journal = (0..500)
+            .find_map(|_| {
+                Journal::open(settings.clone()).ok().or_else(|| {
+                    std::thread::sleep(Duration::from_millis(10));
+                    None
+                })
+            })
+            .unwrap_or_else(|| panic!("the journal in {} stays locked", dir.display()));
+        let engine = runtime
+            .block_on(Engine::open(config(), prover, journal))
+            .unwrap();
+        Life { runtime, engine }
+    }
+
+    fn run<T>(&self, f: impl std::future::Future<Output = T>) -> T {
+        self.runtime.block_on(f)
+    }
+
+    /// Ends the life as `kill -9` would for the engine: nothing is drained or cancelled.
+    fn kill(self) {
+        self.runtime.shutdown_background();
+    }
+}
+
+fn with_id(id: &str, request: ProofRequest) -> ProofRequest {
+    ProofRequest {
+        request_id: id.into(),
+        ..request
+    }
+}
+
+fn completed(life: &Life, job_id: &str) -> Vec<u8> {
+    match life.run(life.engine.await_job(job_id, None)).unwrap().end {
+        JobEnd::Completed(proof) => proof,
+        other => panic!("job {job_id} ended {other:?}"),
+    }
+}
+
+#[test]
+fn an_accepted_job_survives_a_kill_and_only_its_unproved_partitions_are_proved() {
+    let dir = tempfile::tempdir().unwrap();
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    let gate = prover.gate.lock(); // synthesis waits: nothing gets proved in this life
+    let job = life
+        .run(life.engine.submit(with_id(
+            "porep-1000-7",
+            request(ProofKind::PorepSealCommit, 3, 1000),
+        )))
+        .unwrap();
+    life.kill();
+    // Partition 1 was proved and recorded just before the kill.
+    let conn = store::open(&dir.path().join("journal.sqlite")).unwrap();
+    let tx = rusqlite::Connection::unchecked_transaction(&conn).unwrap();
+    store::insert_partition(&tx, &job.job_id, 1, &[1; 4]).unwrap();
+    tx.commit().unwrap();
+    drop(conn);
+    drop(gate);
+
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    let snapshot = life.engine.snapshot();
+    assert_eq!(snapshot.jobs.len(), 1);
+    assert_eq!(
+        snapshot.jobs[0].job_id, job.job_id,
+        "recovered under its own id"
+    );
+    assert_eq!(snapshot.jobs[0].request_id, "porep-1000-7");
+    assert_eq!(
+        completed(&life, &job.job_id),
+        [[0u8; 4], [1; 4], [2; 4]].concat()
+    );
+    assert_eq!(
+        prover.proved.load(Ordering::SeqCst),
+        2,
+        "partition 1 is not proved again"
+    );
+    // The same request after the restart attaches to the same (now completed) job.
+    let again = life
+        .run(life.engine.submit(with_id(
+            "porep-1000-7",
+            request(ProofKind::PorepSealCommit, 3, 1000),
+        )))
+        .unwrap();
+    assert_eq!(
+        (again.job_id.as_str(), again.existing),
+        (job.job_id.as_str(), true)
+    );
+    life.kill();
+}
+
+#[test]
+fn results_outlive_memory_retention_until_the_journal_prunes_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let settings = JournalSettings {
+        result_retention: Duration::from_secs(2),
+        ..settings(dir.path())
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let config = EngineConfig {
+        retention: Duration::from_millis(200),
+        ..config()
+    };
+    let engine = runtime
+        .block_on(Engine::open(
+            config,
+            TestProver::new(1),
+            Journal::open(settings).unwrap(),
+        ))
+        .unwrap();
+    let req = with_id("wdpost-[0 1]", request(ProofKind::WindowPost, 1, 1000));
+    let job = runtime.block_on(engine.submit(req.clone())).unwrap();
+    runtime
+        .block_on(engine.await_job(&job.job_id, None))
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        engine.snapshot().jobs.is_empty(),
+        "gone from memory after 200 ms"
+    );
+    let stored = runtime
+        .block_on(engine.await_job(&job.job_id, None))
+        .unwrap();
+    assert_eq!(
+        stored.end,
+        JobEnd::Completed(vec![0; 4]),
+        "read back from the journal"
+    );
+    let again = runtime.block_on(engine.submit(req)).unwrap();
+    assert_eq!(
+        (again.job_id.as_str(), again.existing),
+        (job.job_id.as_str(), true)
+    );
+    // Pruned 2 s after it finished: the journal holds nothing any more.
+    let pruned = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(100));
+        journal_counts(dir.path()) == Ok((0, 0, 0))
+    });
+    assert!(pruned, "{:?}", journal_counts(dir.path()));
+    let err = runtime
+        .block_on(engine.await_job(&job.job_id, None))
+        .unwrap_err();
+    assert!(matches!(err, EngineError::UnknownJob(_)), "{err:?}");
+    assert_eq!(
+        std::fs::read_dir(dir.path().join("inputs"))
+            .unwrap()
+            .count(),
+        0
+    );
+    runtime.shutdown_background();
+}
+
+#[test]
+fn same_id_and_input_is_one_job_other_input_or_a_failed_attempt_is_a_new_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    let submit = |req: ProofRequest| life.run(life.engine.submit(req)).unwrap();
+    let a = with_id("snap-1000-9", request(ProofKind::SnapDealsUpdate, 1, 1000));
+    let first = submit(a.clone());
+    assert_eq!(
+        submit(a.clone()).job_id,
+        first.job_id,
+        "same id, same input"
+    );
+    let other_input = submit(ProofRequest {
+        randomness: vec![7; 32],
+        ..a.clone()
+    });
+    assert_ne!(other_input.job_id, first.job_id, "same id, other input");
+    let other_kind = submit(ProofRequest {
+        kind: Some(ProofKind::PorepSealCommit),
+        ..a.clone()
+    });
+    assert_ne!(other_kind.job_id, first.job_id, "same id, other kind");
+    completed(&life, &first.job_id);
+    assert_eq!(
+        submit(a.clone()).job_id,
+        first.job_id,
+        "completed: the same job"
+    );
+
+    // A failed attempt is not handed back: the retry is a new job that can succeed.
+    prover.panic_in_synthesis.store(true, Ordering::SeqCst);
+    let b = with_id("porep-1000-8", request(ProofKind::PorepSealCommit, 1, 1000));
+    let failed = submit(b.clone());
+    let end = life
+        .run(life.engine.await_job(&failed.job_id, None))
+        .unwrap()
+        .end;
+    assert!(matches!(end, JobEnd::Failed(_)), "{end:?}");
+    prover.panic_in_synthesis.store(false, Ordering::SeqCst);
+    let retry = submit(b.clone());
+    assert_ne!(retry.job_id, failed.job_id);
+    completed(&life, &retry.job_id);
+
+    // A cancelled one neither.
+    let gate = prover.gate.lock();
+    let c = with_id(
+        "porep-1000-10",
+        request(ProofKind::PorepSealCommit, 1, 1000),
+    );
+    let cancelled = submit(c.clone());
+    life.run(life.engine.cancel(&cancelled.job_id)).unwrap();
+    drop(gate);
+    let retry = submit(c);
+    assert_ne!(retry.job_id, cancelled.job_id);
+    completed(&life, &retry.job_id);
+    life.kill();
+}
+
+#[test]
+fn an_unreadable_record_is_quarantined_and_the_others_recover() {
+    let dir = tempfile::tempdir().unwrap();
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    let gate = prover.gate.lock();
+    let good = life
+        .run(life.engine.submit(request(ProofKind::WindowPost, 1, 1000)))
+        .unwrap();
+    let bad = life
+        .run(life.engine.submit(request(ProofKind::WindowPost, 2, 1000)))
+        .unwrap();
+    life.kill();
+    drop(gate);
+    let input = dir
+        .path()
+        .join("inputs")
+        .join(format!("{}.req", bad.job_id));
+    let mut bytes = std::fs::read(&input).unwrap();
+    // One flipped byte of `sector_size` (after the 16-byte header, the empty request id and
+    // the kind): the file still decodes, but not to what was recorded.
+    bytes[16 + 8 + 1 + 4] ^= 0xff;
+    std::fs::write(&input, bytes).unwrap();
+
+    let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
+    let jobs: Vec<_> = life
+        .engine
+        .snapshot()
+        .jobs
+        .iter()
+        .map(|j| j.job_id.clone())
+        .collect();
+    assert_eq!(jobs, [good.job_id.clone()]);
+    completed(&life, &good.job_id);
+    assert!(dir
+        .path()
+        .join("quarantine")
+        .join(format!("{}.req", bad.job_id))
+        .exists());
+    let conn = rusqlite::Connection::open(dir.path().join("journal.sqlite")).unwrap();
+    let reason: String = conn
+        .query_row(
+            "SELECT reason FROM quarantine WHERE job_id = ?1",
+            [&bad.job_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(reason.contains("digest"), "{reason}");
+    life.kill();
+}
+
+#[test]
+fn a_damaged_database_is_set_aside_and_a_new_one_started() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("journal.sqlite"), vec![0x5a; 8192]).unwrap();
+    let journal = Journal::open(settings(dir.path())).unwrap();
+    drop(journal);
+    let aside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains("corrupt"))
+        .collect();
+    assert_eq!(aside.len(), 1, "{aside:?}");
+    assert_eq!(journal_counts(dir.path()), Ok((0, 0, 0)));
+}
+
+#[test]
+fn one_daemon_per_journal() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first = Journal::open(settings(dir.path())).unwrap();
+    let err = Journal::open(settings(dir.path())).err().unwrap();
+    assert!(err.contains("another snarkd"), "{err}");
+}

@@ -1,0 +1,69 @@
+//! Jobs read back from the journal at startup, and jobs the journal could not record.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::types::{JobOrigin, Part};
+use super::{unix_ms, Machine};
+use crate::domain::JobEnd;
+use crate::journal::RecoveredJob;
+use crate::prover::JobPlan;
+use crate::status::JobState;
+
+impl Machine {
+    /// Re-admits a recovered job under its original id, priority and sequence number. Its
+    /// recorded partition proofs make those partitions `done`: only the others are proved.
+    pub(crate) fn restore(&mut self, job: RecoveredJob, plan: Arc<dyn JobPlan>) {
+        let origin = JobOrigin {
+            request_id: job.request_id,
+            kind: job.kind,
+            priority: job.priority,
+            digest: job.digest,
+            input_bytes: job.input_bytes,
+        };
+        let mut parts: Vec<Part> = (0..plan.partitions()).map(|_| Part::pending()).collect();
+        let mut proved = 0u32;
+        for (index, proof) in job.proofs {
+            if let Some(part) = parts.get_mut(index as usize) {
+                *part = Part::proved(proof);
+                proved += 1;
+            }
+        }
+        let now = Instant::now();
+        let age = Duration::from_millis(unix_ms().saturating_sub(job.submitted_unix_ms));
+        let submitted = now.checked_sub(age).unwrap_or(now);
+        tracing::info!(job_id = %job.job_id, kind = %origin.kind, priority = ?origin.priority,
+            partitions = parts.len(), proved, "job recovered from the journal");
+        let seq = job.seq;
+        self.insert_job(
+            seq,
+            job.job_id,
+            origin,
+            plan,
+            parts,
+            submitted,
+            job.submitted_unix_ms,
+        );
+        if proved > 0 {
+            let j = self.jobs.get_mut(&seq).expect("just inserted");
+            j.state = JobState::Running;
+            j.first_admitted = Some(now);
+        }
+        self.next_seq = self.next_seq.max(seq + 1);
+    }
+
+    /// The journal could not record the job's acceptance (its submit got the error): it fails.
+    pub(super) fn journal_failed(&mut self, job_id: &str, message: &str) {
+        let Some(&seq) = self.job_ids.get(job_id) else {
+            return;
+        };
+        if !self.jobs[&seq].state.is_finished() {
+            self.finish_job(
+                seq,
+                JobEnd::Failed(format!("the job journal could not record it: {message}")),
+            );
+        }
+    }
+}
