@@ -13,6 +13,7 @@
 //! snarkd-bench [--addr URL] metrics
 //! snarkd-bench report --params-dir DIR [--out DIR] [--count N] [--burst N] [--burst-budget SIZE]
 //! snarkd-bench flood  [--size 255MiB] [--concurrency 4]
+//! snarkd-bench durability --params-dir DIR [--submits 200] [--proofs 16] [--queued 1000]
 //! ```
 //!
 //! `--addr` is `http://host:port` (default `http://127.0.0.1:9820`) or `unix:///path`. The exit
@@ -29,8 +30,10 @@
 //! - `watch.rs`: the live terminal view of the status stream.
 //! - `report/`: the side-by-side benchmarks and their report.
 //! - `flood.rs`: the daemon's memory under maximum-size hostile requests.
+//! - `durability.rs`: what the job journal costs (submit latency, throughput, recovery time).
 
 mod client;
+mod durability;
 mod flood;
 mod local;
 mod remote;
@@ -134,6 +137,9 @@ enum Cmd {
     /// Memory under a flood of maximum-size hostile requests, against snarkd daemons this
     /// command starts: peak RSS above idle as a multiple of the bytes on the wire.
     Flood(flood::Options),
+    /// What the job journal costs: submit latency and throughput with and without it, and the
+    /// recovery time of a journal of queued jobs, against snarkd daemons this command starts.
+    Durability(durability::Options),
 }
 
 /// Runs a client subcommand; Ok(false) when a proof did not complete.
@@ -159,7 +165,7 @@ fn remote(cli: Cli) -> Result<bool> {
             }
             Cmd::Preload { circuit_id } => remote::preload(addr, &circuit_id).await.map(|()| true),
             Cmd::Metrics => remote::metrics(addr).await.map(|()| true),
-            Cmd::Gen { .. } | Cmd::Bench { .. } | Cmd::Report(_) | Cmd::Flood(_) => {
+            Cmd::Gen { .. } | Cmd::Bench { .. } | Cmd::Report(_) | Cmd::Flood(_) | Cmd::Durability(_) => {
                 unreachable!("local commands")
             }
         }
@@ -180,6 +186,7 @@ fn main() -> ExitCode {
         } => local::bench(fixtures, params_dir, kinds).map(|()| true),
         Cmd::Report(options) => report::report(options).map(|()| true),
         Cmd::Flood(options) => flood::flood(options).map(|()| true),
+        Cmd::Durability(options) => durability::durability(options).map(|()| true),
         _ => remote(cli),
     };
     match result {

@@ -57,7 +57,7 @@ async fn serve_until_signal(config: Config) -> anyhow::Result<()> {
     let mut signals = serve::Signals::new()?;
     // Before the engine starts, so its first metrics are recorded.
     telemetry::prometheus();
-    let engine = Engine::start(config.engine_config()?, prover(&config)?);
+    let engine = start_engine(&config).await?;
     let daemon = Daemon::start(&config, engine).await?;
     if std::env::var_os(PANIC_ENGINE_HOOK).is_some() {
         tracing::warn!("{PANIC_ENGINE_HOOK} is set: making the engine's writer task panic");
@@ -81,6 +81,21 @@ async fn serve_until_signal(config: Config) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The engine, on the job journal unless `[jobs] journal = false`. Unfinished jobs in the
+/// journal are recovered before this returns (and so before the ports are bound).
+async fn start_engine(config: &Config) -> anyhow::Result<Engine> {
+    let engine_config = config.engine_config()?;
+    let prover = prover(config)?;
+    let Some(settings) = config.jobs.journal_settings() else {
+        tracing::warn!("[jobs] journal = false: accepted jobs are kept in memory only and a restart forgets them");
+        return Ok(Engine::start(engine_config, prover));
+    };
+    let journal = snarkd_engine::Journal::open(settings).map_err(|e| anyhow!(e))?;
+    Engine::open(engine_config, prover, journal)
+        .await
+        .map_err(|e| anyhow!(e))
 }
 
 /// `snarkd params generate`: local test parameters, skipping files that already exist.

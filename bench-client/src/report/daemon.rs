@@ -12,11 +12,17 @@ use crate::client::{connect, Client};
 pub struct Daemon {
     child: Child,
     pub addr: String,
+    /// The job journal's directory, unless `env` named one (one daemon per journal).
+    _jobs: tempfile::TempDir,
+    /// The JSON log events up to "snarkd is serving".
+    startup: Vec<serde_json::Value>,
 }
 
 impl Daemon {
-    /// Starts `snarkd run` with `env` (`SNARKD_*` settings) and waits until it serves.
+    /// Starts `snarkd run` with `env` (`SNARKD_*` settings) and waits until it serves. Its job
+    /// journal goes to a fresh directory unless `env` sets `SNARKD_JOBS_DIR`.
     pub fn start(snarkd: &Path, env: &[(&str, String)]) -> Result<Daemon> {
+        let jobs = tempfile::tempdir()?;
         let mut child = Command::new(snarkd)
             .args([
                 "run",
@@ -25,6 +31,7 @@ impl Daemon {
                 "--http-listen",
                 "127.0.0.1:0",
             ])
+            .env("SNARKD_JOBS_DIR", jobs.path())
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .env("SNARKD_LOGGING_FORMAT", "json")
             .env("RUST_LOG", "info")
@@ -33,6 +40,7 @@ impl Daemon {
             .with_context(|| format!("starting {}", snarkd.display()))?;
         let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
         let mut seen = String::new();
+        let mut startup = Vec::new();
         let addr = loop {
             let mut line = String::new();
             if stderr.read_line(&mut line)? == 0 {
@@ -45,10 +53,28 @@ impl Daemon {
             if event["message"] == "snarkd is serving" {
                 break format!("http://{}", event["grpc"].as_str().unwrap_or_default());
             }
+            startup.push(event);
         };
         // Keep draining the log so the daemon never blocks on a full pipe.
         std::thread::spawn(move || for _ in stderr.lines() {});
-        Ok(Daemon { child, addr })
+        Ok(Daemon {
+            child,
+            addr,
+            _jobs: jobs,
+            startup,
+        })
+    }
+
+    /// The first startup log event whose message is `message`.
+    pub fn startup_event(&self, message: &str) -> Option<&serde_json::Value> {
+        self.startup.iter().find(|e| e["message"] == message)
+    }
+
+    /// SIGKILL: nothing is drained or flushed, as in a crash.
+    pub fn kill(mut self) -> Result<()> {
+        self.child.kill()?;
+        self.child.wait()?;
+        Ok(())
     }
 
     pub async fn client(&self) -> Result<Client> {

@@ -1,7 +1,10 @@
 // The real snarkd binary on loopback ports, and real proofs submitted with snarkd-bench.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 import { BENCH, FIXTURES, MONITOR_DIR, PARAMS_DIR, SNARKD } from "./env.mjs";
 
@@ -16,11 +19,13 @@ export async function freePort() {
   return port;
 }
 
-/** Starts snarkd (CPU backend, the built monitor) and waits until /healthz answers. Pass the
- * ports of an earlier daemon to restart it in the same place. */
+/** Starts snarkd (CPU backend, the built monitor, a job journal of its own) and waits until
+ * /healthz answers. Pass the ports (and jobsDir) of an earlier daemon to restart it in the same
+ * place. */
 export async function startDaemon(ports = {}) {
   const grpcPort = ports.grpcPort ?? (await freePort());
   const httpPort = ports.httpPort ?? (await freePort());
+  const jobsDir = ports.jobsDir ?? mkdtempSync(join(tmpdir(), "snarkd-e2e-jobs-"));
   const child = spawn(
     SNARKD,
     ["run", "--listen", `127.0.0.1:${grpcPort}`, "--http-listen", `127.0.0.1:${httpPort}`],
@@ -30,6 +35,7 @@ export async function startDaemon(ports = {}) {
         SNARKD_PARAMS_DIR: PARAMS_DIR,
         SNARKD_DAEMON_MONITOR_DIR: MONITOR_DIR,
         SNARKD_GPUS_BACKEND: "cpu",
+        SNARKD_JOBS_DIR: jobsDir,
         SNARKD_DAEMON_DRAIN_TIMEOUT: "2s",
         // Keep finished jobs on the page until every one of a batch has been checked.
         SNARKD_DAEMON_RETENTION: "10m",
@@ -43,6 +49,7 @@ export async function startDaemon(ports = {}) {
   const daemon = {
     grpcPort,
     httpPort,
+    jobsDir,
     grpcAddr: `http://127.0.0.1:${grpcPort}`,
     httpUrl: `http://127.0.0.1:${httpPort}`,
     log: () => log,

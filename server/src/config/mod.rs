@@ -8,10 +8,12 @@
 //! - `sources`: reading the file and the environment and merging them in order.
 //! - `access`: `[http]`, `[auth]` and `[tls]`: who may call what on which port.
 //! - `limits`: `[limits]`: bounds on what clients can make the daemon hold.
+//! - `jobs`: `[jobs]`: the job journal that keeps accepted jobs and results across restarts.
 //! - `default.toml`: the fully commented default config `snarkd config default` prints; a test
 //!   keeps it equal to the defaults in code.
 
 mod access;
+mod jobs;
 mod limits;
 mod sources;
 mod values;
@@ -27,6 +29,7 @@ use serde::Deserialize;
 use snarkd_engine::{EngineConfig, Priority, ProofKind};
 
 pub use access::{AuthSection, HttpSection, TlsSection};
+pub use jobs::JobsSection;
 pub use limits::LimitsSection;
 pub use sources::{ConfigError, Overrides};
 pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, PriorityName, TcpAddr};
@@ -39,6 +42,7 @@ pub const DEFAULT_TOML: &str = include_str!("default.toml");
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
     pub daemon: DaemonSection,
+    pub jobs: JobsSection,
     pub params: ParamsSection,
     pub memory: MemorySection,
     pub gpus: GpusSection,
@@ -60,7 +64,8 @@ pub struct DaemonSection {
     pub listen: ListenAddr,
     /// HTTP address for /status, /metrics, /healthz, gRPC-web and the monitor.
     pub http_listen: TcpAddr,
-    /// How long finished jobs stay visible and awaitable.
+    /// How long finished jobs stay in the status (and in memory). With the job journal their
+    /// results stay readable for `[jobs] result_retention`.
     #[serde(with = "humantime_serde")]
     pub retention: Duration,
     /// How long a SIGINT/SIGTERM waits for running jobs before the daemon exits anyway.
@@ -261,6 +266,7 @@ impl Config {
         self.tls
             .validate(matches!(self.daemon.listen, ListenAddr::Unix(_)))?;
         self.limits.validate()?;
+        self.jobs.validate()?;
         if let Err(err) = tracing_subscriber::EnvFilter::try_new(&self.logging.level) {
             return Err((
                 "logging.level".into(),

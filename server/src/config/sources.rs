@@ -9,8 +9,9 @@ use super::{Config, ListenAddr, TcpAddr};
 
 /// The sections a `SNARKD_<SECTION>_<KEY>` variable may name. Variables naming anything else
 /// (e.g. `SNARKD_CONFIG`) are not config keys and are left alone.
-const SECTIONS: [&str; 12] = [
+const SECTIONS: [&str; 13] = [
     "daemon",
+    "jobs",
     "params",
     "memory",
     "gpus",

@@ -246,7 +246,7 @@ impl Daemon {
                     .count();
                 tracing::warn!(
                     jobs_left = left,
-                    "drain timeout passed with jobs unfinished; exiting anyway"
+                    "drain timeout passed with jobs unfinished; exiting anyway (with the job journal they resume on the next start)"
                 );
                 Drained::TimedOut
             }
@@ -265,6 +265,8 @@ impl Daemon {
         }
         self.upkeep.abort();
         self.watchdog.abort();
+        // Whatever the engine has recorded (partition proofs, job ends) reaches the disk.
+        self.engine.flush_journal().await;
         tracing::info!(?drained, "snarkd stopped");
         drained
     }

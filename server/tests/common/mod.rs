@@ -40,6 +40,8 @@ pub fn test_config() -> Config {
     config.daemon.monitor_dir = PathBuf::from("/nonexistent/monitor");
     config.memory.budget = MemoryBudget::Fixed(ByteSize::gib(1));
     config.synthesis.threads = 2;
+    // In memory unless a test sets a journal dir of its own (one daemon per journal).
+    config.jobs.journal = false;
     config
 }
 
@@ -51,7 +53,16 @@ pub async fn start() -> TestDaemon {
 /// cannot use).
 pub async fn start_daemon(config: &Config, prover: Arc<StandInProver>) -> Daemon {
     snarkd::telemetry::prometheus();
-    let engine = Engine::start(config.engine_config().expect("engine config"), prover);
+    let engine_config = config.engine_config().expect("engine config");
+    let engine = match config.jobs.journal_settings() {
+        Some(settings) => {
+            let journal = snarkd_engine::Journal::open(settings).expect("journal opens");
+            Engine::open(engine_config, prover, journal)
+                .await
+                .expect("journal recovers")
+        }
+        None => Engine::start(engine_config, prover),
+    };
     Daemon::start(config, engine).await.expect("daemon starts")
 }
 

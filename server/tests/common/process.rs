@@ -12,14 +12,18 @@ pub const SNARKD: &str = env!("CARGO_BIN_EXE_snarkd");
 pub struct Proc {
     pub child: Child,
     pub stderr: BufReader<ChildStderr>,
+    /// The job journal's directory, unless `env` named one.
+    _jobs: tempfile::TempDir,
 }
 
-/// Starts `binary run` on loopback ports with JSON logs at info and `env` set.
+/// Starts `binary run` on loopback ports with JSON logs at info and `env` set. The job journal
+/// goes to a fresh directory unless `env` sets `SNARKD_JOBS_DIR` (one daemon per journal).
 pub fn spawn<K, V>(binary: &Path, env: impl IntoIterator<Item = (K, V)>) -> Proc
 where
     K: AsRef<OsStr>,
     V: AsRef<OsStr>,
 {
+    let jobs = tempfile::tempdir().unwrap();
     let mut child = Command::new(binary)
         .args([
             "run",
@@ -29,13 +33,18 @@ where
             "127.0.0.1:0",
         ])
         .env("RUST_LOG", "info")
+        .env("SNARKD_JOBS_DIR", jobs.path())
         .envs(env)
         .env("SNARKD_LOGGING_FORMAT", "json")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stderr = BufReader::new(child.stderr.take().unwrap());
-    Proc { child, stderr }
+    Proc {
+        child,
+        stderr,
+        _jobs: jobs,
+    }
 }
 
 impl Proc {
@@ -112,5 +121,82 @@ impl Proc {
             "{rest:?}"
         );
         rest
+    }
+}
+
+/// A `snarkd` whose log is read on a thread from "snarkd is serving" on, every line kept.
+pub struct Serving {
+    pub child: Child,
+    pub grpc: std::net::SocketAddr,
+    pub http: String,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+    _jobs: tempfile::TempDir,
+}
+
+impl Proc {
+    /// Waits until the daemon serves, then keeps reading its log in the background.
+    pub fn serving(mut self) -> Serving {
+        let mut seen = String::new();
+        let event = self
+            .next_log("snarkd is serving", &mut seen)
+            .unwrap_or_else(|| panic!("snarkd exited before serving: {seen}"));
+        let startup: Vec<String> = seen.lines().map(str::to_string).collect();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(startup));
+        let lines = log.clone();
+        let stderr = self.stderr;
+        let reader = std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                lines.lock().unwrap().push(line);
+            }
+        });
+        Serving {
+            child: self.child,
+            grpc: event["grpc"].as_str().unwrap().parse().unwrap(),
+            http: event["http"].as_str().unwrap().to_string(),
+            log,
+            reader: Some(reader),
+            _jobs: self._jobs,
+        }
+    }
+}
+
+impl Serving {
+    /// The log events so far whose message is `message`.
+    pub fn events(&self, message: &str) -> Vec<serde_json::Value> {
+        self.log
+            .lock()
+            .unwrap()
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|e| e["message"] == message)
+            .collect()
+    }
+
+    /// `kill -9`: the daemon gets no chance to drain or write anything. Returns its log.
+    pub fn kill(mut self) -> Vec<String> {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        self.finish_log()
+    }
+
+    /// SIGTERM, then waits for a clean exit (code 0). Returns its log.
+    pub fn stop(mut self) -> Vec<String> {
+        let term = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(term.success());
+        let status = self.child.wait().unwrap();
+        let log = self.finish_log();
+        assert_eq!(status.code(), Some(0), "{log:?}");
+        log
+    }
+
+    fn finish_log(&mut self) -> Vec<String> {
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
+        std::mem::take(&mut *self.log.lock().unwrap())
     }
 }

@@ -1,0 +1,207 @@
+//! Durable jobs through the real gRPC API. The idempotency rules run on an in-process daemon over
+//! a journal with the stand-in prover; Curio's retry after a crash and a damaged record run the
+//! real binary proving real 2 KiB proofs, killed with SIGKILL.
+
+mod common;
+#[path = "common/real.rs"]
+mod real;
+
+use std::path::Path;
+
+use common::process::{spawn, Serving, SNARKD};
+use real::{assert_verifies, ensure_params, env, wire};
+use snarkd_proto::v1 as pb;
+use snarkd_prover::ProofKind;
+use tonic::Code;
+
+use pb::await_proof_response::Status as Ended;
+
+/// The settings of a real-prover daemon on the journal in `jobs`.
+fn real_env(jobs: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        ("SNARKD_PARAMS_DIR", env().params_dir.display().to_string()),
+        ("SNARKD_JOBS_DIR", jobs.display().to_string()),
+        ("SNARKD_GPUS_BACKEND", "cpu".into()),
+        ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
+        ("SNARKD_DAEMON_RETENTION", "10m".into()),
+        ("RUST_LOG", "info,snarkd_engine::journal=debug".into()),
+    ]
+}
+
+fn start_real(jobs: &Path) -> Serving {
+    spawn(Path::new(SNARKD), real_env(jobs)).serving()
+}
+
+fn porep(request_id: &str) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        request_id: request_id.into(),
+        ..wire(
+            env().fixtures.request(ProofKind::PorepSealCommit),
+            pb::Priority::Unspecified,
+        )
+    }
+}
+
+async fn prove(client: &mut common::Client, submit: pb::SubmitProofRequest) -> pb::AwaitProofResponse {
+    client
+        .prove(pb::ProveRequest {
+            submit: Some(submit),
+        })
+        .await
+        .expect("Prove")
+        .into_inner()
+        .result
+        .expect("result")
+}
+
+/// Curio calls only Prove; when the daemon dies under the call, its scheduler runs the task
+/// again later with the same request_id. The retry gets the job that was accepted before the
+/// crash, recovered from the journal, and its verified proof.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prove_retried_after_a_kill_gets_the_same_jobs_proof() {
+    ensure_params(&[ProofKind::PorepSealCommit]);
+    let jobs = tempfile::tempdir().unwrap();
+    let submit = porep("porep-1000-7");
+    let daemon = start_real(jobs.path());
+    let mut client = common::connect(daemon.grpc).await;
+    let call = tokio::spawn({
+        let mut client = client.clone();
+        let submit = Some(submit.clone());
+        async move { client.prove(pb::ProveRequest { submit }).await }
+    });
+    let running = common::wait_for_status(&mut client, |s| {
+        s.jobs.iter().any(|j| {
+            j.request_id == "porep-1000-7"
+                && j.partitions.iter().any(|p| {
+                    p.state == pb::PartitionState::Synthesizing as i32
+                        || p.state == pb::PartitionState::Gpu as i32
+                })
+        })
+    })
+    .await;
+    let job_id = running.jobs[0].job_id.clone();
+    daemon.kill();
+    let died = call.await.unwrap().expect_err("the call died with the daemon");
+    assert!(matches!(died.code(), Code::Unavailable | Code::Unknown), "{died:?}");
+
+    let daemon = start_real(jobs.path());
+    let recovered = daemon.events("job recovered from the journal");
+    assert_eq!(recovered.len(), 1, "{recovered:?}");
+    assert_eq!(recovered[0]["job_id"], job_id.as_str());
+    let mut client = common::connect(daemon.grpc).await;
+    let result = prove(&mut client, submit.clone()).await;
+    assert_eq!(result.status, Ended::Completed as i32, "{}", result.error_message);
+    assert_eq!(result.job_id, job_id, "the retry attaches to the recovered job");
+    let request = env().fixtures.request(ProofKind::PorepSealCommit);
+    assert_verifies(request, &result.proof);
+
+    // Once more, after it completed: the same proof, nothing proved again.
+    let again = prove(&mut client, submit).await;
+    assert_eq!((again.job_id.as_str(), &again.proof), (job_id.as_str(), &result.proof));
+    assert_eq!(daemon.events("partition proof recorded").len(), 1);
+    daemon.stop();
+}
+
+/// A record that cannot be read back is moved aside, with a log line naming it, and the daemon
+/// starts; a database SQLite cannot open is set aside whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_record_is_quarantined_and_the_daemon_starts() {
+    ensure_params(&[ProofKind::PorepSealCommit]);
+    let jobs = tempfile::tempdir().unwrap();
+    let daemon = start_real(jobs.path());
+    let mut client = common::connect(daemon.grpc).await;
+    let job_id = client
+        .submit_proof(porep("porep-1000-8"))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    daemon.kill(); // acknowledged, so on disk; far from proved
+    let input = jobs.path().join("inputs").join(format!("{job_id}.req"));
+    let bytes = std::fs::read(&input).unwrap();
+    std::fs::write(&input, &bytes[..bytes.len() / 2]).unwrap();
+
+    let daemon = start_real(jobs.path());
+    let quarantined = daemon.events("a journal record cannot be recovered; moved to quarantine");
+    assert_eq!(quarantined.len(), 1, "{quarantined:?}");
+    assert_eq!(quarantined[0]["job_id"], job_id.as_str());
+    assert!(jobs.path().join("quarantine").join(format!("{job_id}.req")).exists());
+    let mut client = common::connect(daemon.grpc).await;
+    let gone = common::await_job(&mut client, &job_id, 0).await.unwrap_err();
+    assert_eq!(gone.code(), Code::NotFound);
+    // The retry is a new job, and it is proved.
+    let retried = prove(&mut client, porep("porep-1000-8")).await;
+    assert_eq!(retried.status, Ended::Completed as i32, "{}", retried.error_message);
+    assert_ne!(retried.job_id, job_id);
+    daemon.stop();
+
+    let db = jobs.path().join("journal.sqlite");
+    std::fs::write(&db, vec![0x5a; 16 << 10]).unwrap();
+    let daemon = start_real(jobs.path());
+    assert_eq!(
+        daemon
+            .events("the job journal cannot be read; it was moved aside and a new one started")
+            .len(),
+        1
+    );
+    let mut client = common::connect(daemon.grpc).await;
+    let gone = common::await_job(&mut client, &retried.job_id, 0).await.unwrap_err();
+    assert_eq!(gone.code(), Code::NotFound, "the journal it was in is set aside");
+    daemon.stop();
+}
+
+async fn submit(d: &mut common::TestDaemon, request: pb::SubmitProofRequest) -> String {
+    d.grpc
+        .submit_proof(request)
+        .await
+        .expect("submit")
+        .into_inner()
+        .job_id
+}
+
+/// The same request_id, kind and input is one job (running or completed); another input or
+/// kind under the same id is another job; a cancelled job is not handed to a retry.
+#[tokio::test]
+async fn idempotency_is_by_request_id_kind_and_input() {
+    let jobs = tempfile::tempdir().unwrap();
+    let mut config = common::test_config();
+    config.jobs.journal = true;
+    config.jobs.dir = jobs.path().to_path_buf();
+    let mut d = common::start_with(config, common::StandInProver::new()).await;
+    let id = "wdpost-[1000 0] 3"; // Curio's ids carry spaces and brackets
+    let a = pb::SubmitProofRequest {
+        request_id: id.into(),
+        ..common::snap(2)
+    };
+    let first = submit(&mut d, a.clone()).await;
+    assert_eq!(submit(&mut d, a.clone()).await, first, "same id and input");
+    let other_input = pb::SubmitProofRequest {
+        comm_d_new: vec![9; 32],
+        ..a.clone()
+    };
+    let second = submit(&mut d, other_input).await;
+    assert_ne!(second, first, "same id, other input");
+    let other_kind = common::winning(id);
+    assert_ne!(submit(&mut d, other_kind).await, first, "same id, other kind");
+    let done = common::await_job(&mut d.grpc, &first, 0).await.unwrap();
+    assert_eq!(done.status, Ended::Completed as i32);
+    assert_eq!(submit(&mut d, a.clone()).await, first, "completed: the same job");
+
+    d.prover.close();
+    let b = pb::SubmitProofRequest {
+        request_id: "snap-1000-9".into(),
+        ..common::snap(1)
+    };
+    let cancelled = submit(&mut d, b.clone()).await;
+    d.grpc
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: cancelled.clone(),
+        })
+        .await
+        .unwrap();
+    d.prover.open();
+    let retry = submit(&mut d, b).await;
+    assert_ne!(retry, cancelled, "a cancelled job is not handed to its retry");
+    let done = common::await_job(&mut d.grpc, &retry, 0).await.unwrap();
+    assert_eq!(done.status, Ended::Completed as i32);
+}
