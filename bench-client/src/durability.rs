@@ -74,18 +74,27 @@ pub fn durability(o: Options) -> Result<()> {
             ("SNARKD_PARAMS_DIR", o.params_dir.display().to_string()),
             ("SNARKD_GPUS_BACKEND", "cpu".to_string()),
             ("SNARKD_JOBS_JOURNAL", journal.to_string()),
-            ("SNARKD_LIMITS_QUEUED_JOBS", (2 * o.queued.max(o.submits)).to_string()),
+            (
+                "SNARKD_LIMITS_QUEUED_JOBS",
+                (2 * o.queued.max(o.submits)).to_string(),
+            ),
         ]
     };
     let mut runs: [Vec<Run>; 2] = [Vec::new(), Vec::new()];
     for journal in [false, true, true, false] {
-        eprintln!("journal {}: {} submits, {} proofs", on_off(journal), o.submits, o.proofs);
+        eprintln!(
+            "journal {}: {} submits, {} proofs",
+            on_off(journal),
+            o.submits,
+            o.proofs
+        );
         let daemon = Daemon::start(&snarkd, &env(journal))?;
         let run = runtime.block_on(measure(&daemon, &wpost, &o))?;
         daemon.stop()?;
         runs[usize::from(journal)].push(run);
     }
-    let mean = |runs: &[Run], f: fn(&Run) -> f64| runs.iter().map(f).sum::<f64>() / runs.len() as f64;
+    let mean =
+        |runs: &[Run], f: fn(&Run) -> f64| runs.iter().map(f).sum::<f64>() / runs.len() as f64;
     println!("| figure | journal off | journal on | on ÷ off |");
     println!("|---|---|---|---|");
     type Figure = (&'static str, fn(&Run) -> f64);
@@ -111,7 +120,8 @@ pub fn durability(o: Options) -> Result<()> {
     let serving = started.elapsed();
     let recovered = daemon
         .startup_event("job journal recovered")
-        .context("the restarted daemon logged no recovery")?;
+        .context("the restarted daemon logged no recovery")?
+        .clone();
     daemon.kill()?;
     let jobs_back = recovered["jobs"].as_u64().unwrap_or(0);
     println!(
@@ -121,7 +131,10 @@ pub fn durability(o: Options) -> Result<()> {
         serving.as_millis()
     );
     if (jobs_back as usize) + 8 < accepted.len() {
-        bail!("only {jobs_back} of {} accepted jobs came back", accepted.len());
+        bail!(
+            "only {jobs_back} of {} accepted jobs came back",
+            accepted.len()
+        );
     }
     Ok(())
 }
@@ -143,7 +156,15 @@ async fn measure(daemon: &Daemon, request: &ProofRequest, o: &Options) -> Result
         .map(|(_, latency)| latency.as_secs_f64() * 1e3)
         .collect();
     latencies.sort_by(f64::total_cmp);
-    let summary = run_batch(client, request, o.proofs, o.concurrency, pb::Priority::Unspecified, false).await?;
+    let summary = run_batch(
+        client,
+        request,
+        o.proofs,
+        o.concurrency,
+        pb::Priority::Unspecified,
+        false,
+    )
+    .await?;
     if summary.failed() > 0 {
         bail!("{} proofs failed", summary.failed());
     }
@@ -177,7 +198,9 @@ async fn submit_all(
             drop(slot);
             if cancel {
                 let job_id = job_id.clone();
-                client.cancel_proof(pb::CancelProofRequest { job_id }).await?;
+                client
+                    .cancel_proof(pb::CancelProofRequest { job_id })
+                    .await?;
             }
             anyhow::Ok((job_id, latency))
         });

@@ -165,7 +165,11 @@ fn remote(cli: Cli) -> Result<bool> {
             }
             Cmd::Preload { circuit_id } => remote::preload(addr, &circuit_id).await.map(|()| true),
             Cmd::Metrics => remote::metrics(addr).await.map(|()| true),
-            Cmd::Gen { .. } | Cmd::Bench { .. } | Cmd::Report(_) | Cmd::Flood(_) | Cmd::Durability(_) => {
+            Cmd::Gen { .. }
+            | Cmd::Bench { .. }
+            | Cmd::Report(_)
+            | Cmd::Flood(_)
+            | Cmd::Durability(_) => {
                 unreachable!("local commands")
             }
         }

@@ -66,7 +66,7 @@ async fn submit_batch(client: &mut common::Client, first: usize) -> Batch {
     ];
     let mut batch = Batch::new();
     for (n, kind) in kinds.into_iter().enumerate() {
-        let request_id = format!("{}-1000-{}", kind.as_str(), first + n);
+        let request_id = format!("{kind:?}-1000-{}", first + n).to_lowercase();
         let job_id = client
             .submit_proof(pb::SubmitProofRequest {
                 request_id: request_id.clone(),
@@ -108,9 +108,9 @@ fn at(s: &pb::StatusSnapshot, moment: Moment) -> Option<String> {
 }
 
 fn unfinished(s: &pb::StatusSnapshot) -> bool {
-    s.jobs.iter().any(|j| {
-        j.state == pb::JobState::Queued as i32 || j.state == pb::JobState::Running as i32
-    })
+    s.jobs
+        .iter()
+        .any(|j| j.state == pb::JobState::Queued as i32 || j.state == pb::JobState::Running as i32)
 }
 
 /// `(job id, partition)` of every "partition proof recorded" line in `log`, and the job ids of
@@ -163,7 +163,10 @@ async fn killed_at_random_moments_every_job_ends_once_and_nothing_is_proved_twic
     let mut hit: BTreeMap<Moment, usize> = BTreeMap::new();
     let mut kills = 0;
     while kills < KILLS || hit.len() < MOMENTS.len() {
-        assert!(kills < MOST_KILLS, "moments hit after {kills} kills: {hit:?}");
+        assert!(
+            kills < MOST_KILLS,
+            "moments hit after {kills} kills: {hit:?}"
+        );
         // Aim at the moments hit least so far.
         let moment = *MOMENTS
             .iter()
@@ -217,8 +220,15 @@ async fn killed_at_random_moments_every_job_ends_once_and_nothing_is_proved_twic
     // Every accepted job ends with a proof that verifies, under the id it was accepted with; the
     // same request again gets the same job.
     for (request_id, (kind, job_id)) in &accepted {
-        let result = common::await_job(&mut client, job_id, 0).await.expect("await");
-        assert_eq!(result.status, Ended::Completed as i32, "{request_id}: {}", result.error_message);
+        let result = common::await_job(&mut client, job_id, 0)
+            .await
+            .expect("await");
+        assert_eq!(
+            result.status,
+            Ended::Completed as i32,
+            "{request_id}: {}",
+            result.error_message
+        );
         assert_verifies(env().fixtures.request(*kind), &result.proof);
         let again = client
             .submit_proof(pb::SubmitProofRequest {
@@ -243,18 +253,34 @@ async fn killed_at_random_moments_every_job_ends_once_and_nothing_is_proved_twic
     let ids: BTreeSet<String> = accepted.values().map(|(_, id)| id.clone()).collect();
     let once = |list: &[String], what: &str| {
         let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
-        list.iter().for_each(|id| *counts.entry(id).or_default() += 1);
-        assert!(counts.values().all(|&n| n == 1), "{what} more than once: {counts:?}");
-        assert_eq!(counts.keys().map(|s| s.to_string()).collect::<BTreeSet<_>>(), ids, "{what}");
+        list.iter()
+            .for_each(|id| *counts.entry(id).or_default() += 1);
+        assert!(
+            counts.values().all(|&n| n == 1),
+            "{what} more than once: {counts:?}"
+        );
+        assert_eq!(
+            counts
+                .keys()
+                .map(|s| s.to_string())
+                .collect::<BTreeSet<_>>(),
+            ids,
+            "{what}"
+        );
     };
     once(&recorded, "job recorded");
     once(&ended, "job ended");
     let mut partitions: BTreeMap<&(String, u64), usize> = BTreeMap::new();
-    proved.iter().for_each(|p| *partitions.entry(p).or_default() += 1);
+    proved
+        .iter()
+        .for_each(|p| *partitions.entry(p).or_default() += 1);
     assert!(
         partitions.values().all(|&n| n == 1),
         "partitions proved again: {:?}",
-        partitions.iter().filter(|(_, &n)| n > 1).collect::<Vec<_>>()
+        partitions
+            .iter()
+            .filter(|(_, &n)| n > 1)
+            .collect::<Vec<_>>()
     );
     eprintln!(
         "crash test: {} jobs, {kills} kills, moments hit {hit:?}, {} partition proofs recorded",
@@ -274,7 +300,20 @@ async fn killed_at_random_moments_every_job_ends_once_and_nothing_is_proved_twic
         std::thread::sleep(Duration::from_millis(100));
     }
     last.stop();
-    assert!(pruned, "{:?}", snarkd_engine::journal::journal_counts(jobs.path()));
-    assert_eq!(std::fs::read_dir(jobs.path().join("inputs")).unwrap().count(), 0);
-    assert_eq!(journal_bytes(jobs.path()), empty_bytes, "journal back to its empty size");
+    assert!(
+        pruned,
+        "{:?}",
+        snarkd_engine::journal::journal_counts(jobs.path())
+    );
+    assert_eq!(
+        std::fs::read_dir(jobs.path().join("inputs"))
+            .unwrap()
+            .count(),
+        0
+    );
+    assert_eq!(
+        journal_bytes(jobs.path()),
+        empty_bytes,
+        "journal back to its empty size"
+    );
 }

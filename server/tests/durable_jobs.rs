@@ -42,7 +42,10 @@ fn porep(request_id: &str) -> pb::SubmitProofRequest {
     }
 }
 
-async fn prove(client: &mut common::Client, submit: pb::SubmitProofRequest) -> pb::AwaitProofResponse {
+async fn prove(
+    client: &mut common::Client,
+    submit: pb::SubmitProofRequest,
+) -> pb::AwaitProofResponse {
     client
         .prove(pb::ProveRequest {
             submit: Some(submit),
@@ -81,8 +84,14 @@ async fn a_prove_retried_after_a_kill_gets_the_same_jobs_proof() {
     .await;
     let job_id = running.jobs[0].job_id.clone();
     daemon.kill();
-    let died = call.await.unwrap().expect_err("the call died with the daemon");
-    assert!(matches!(died.code(), Code::Unavailable | Code::Unknown), "{died:?}");
+    let died = call
+        .await
+        .unwrap()
+        .expect_err("the call died with the daemon");
+    assert!(
+        matches!(died.code(), Code::Unavailable | Code::Unknown),
+        "{died:?}"
+    );
 
     let daemon = start_real(jobs.path());
     let recovered = daemon.events("job recovered from the journal");
@@ -90,14 +99,25 @@ async fn a_prove_retried_after_a_kill_gets_the_same_jobs_proof() {
     assert_eq!(recovered[0]["job_id"], job_id.as_str());
     let mut client = common::connect(daemon.grpc).await;
     let result = prove(&mut client, submit.clone()).await;
-    assert_eq!(result.status, Ended::Completed as i32, "{}", result.error_message);
-    assert_eq!(result.job_id, job_id, "the retry attaches to the recovered job");
+    assert_eq!(
+        result.status,
+        Ended::Completed as i32,
+        "{}",
+        result.error_message
+    );
+    assert_eq!(
+        result.job_id, job_id,
+        "the retry attaches to the recovered job"
+    );
     let request = env().fixtures.request(ProofKind::PorepSealCommit);
     assert_verifies(request, &result.proof);
 
     // Once more, after it completed: the same proof, nothing proved again.
     let again = prove(&mut client, submit).await;
-    assert_eq!((again.job_id.as_str(), &again.proof), (job_id.as_str(), &result.proof));
+    assert_eq!(
+        (again.job_id.as_str(), &again.proof),
+        (job_id.as_str(), &result.proof)
+    );
     assert_eq!(daemon.events("partition proof recorded").len(), 1);
     daemon.stop();
 }
@@ -125,13 +145,24 @@ async fn a_damaged_record_is_quarantined_and_the_daemon_starts() {
     let quarantined = daemon.events("a journal record cannot be recovered; moved to quarantine");
     assert_eq!(quarantined.len(), 1, "{quarantined:?}");
     assert_eq!(quarantined[0]["job_id"], job_id.as_str());
-    assert!(jobs.path().join("quarantine").join(format!("{job_id}.req")).exists());
+    assert!(jobs
+        .path()
+        .join("quarantine")
+        .join(format!("{job_id}.req"))
+        .exists());
     let mut client = common::connect(daemon.grpc).await;
-    let gone = common::await_job(&mut client, &job_id, 0).await.unwrap_err();
+    let gone = common::await_job(&mut client, &job_id, 0)
+        .await
+        .unwrap_err();
     assert_eq!(gone.code(), Code::NotFound);
     // The retry is a new job, and it is proved.
     let retried = prove(&mut client, porep("porep-1000-8")).await;
-    assert_eq!(retried.status, Ended::Completed as i32, "{}", retried.error_message);
+    assert_eq!(
+        retried.status,
+        Ended::Completed as i32,
+        "{}",
+        retried.error_message
+    );
     assert_ne!(retried.job_id, job_id);
     daemon.stop();
 
@@ -145,8 +176,14 @@ async fn a_damaged_record_is_quarantined_and_the_daemon_starts() {
         1
     );
     let mut client = common::connect(daemon.grpc).await;
-    let gone = common::await_job(&mut client, &retried.job_id, 0).await.unwrap_err();
-    assert_eq!(gone.code(), Code::NotFound, "the journal it was in is set aside");
+    let gone = common::await_job(&mut client, &retried.job_id, 0)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        gone.code(),
+        Code::NotFound,
+        "the journal it was in is set aside"
+    );
     daemon.stop();
 }
 
@@ -182,10 +219,18 @@ async fn idempotency_is_by_request_id_kind_and_input() {
     let second = submit(&mut d, other_input).await;
     assert_ne!(second, first, "same id, other input");
     let other_kind = common::winning(id);
-    assert_ne!(submit(&mut d, other_kind).await, first, "same id, other kind");
+    assert_ne!(
+        submit(&mut d, other_kind).await,
+        first,
+        "same id, other kind"
+    );
     let done = common::await_job(&mut d.grpc, &first, 0).await.unwrap();
     assert_eq!(done.status, Ended::Completed as i32);
-    assert_eq!(submit(&mut d, a.clone()).await, first, "completed: the same job");
+    assert_eq!(
+        submit(&mut d, a.clone()).await,
+        first,
+        "completed: the same job"
+    );
 
     d.prover.close();
     let b = pb::SubmitProofRequest {
@@ -201,7 +246,10 @@ async fn idempotency_is_by_request_id_kind_and_input() {
         .unwrap();
     d.prover.open();
     let retry = submit(&mut d, b).await;
-    assert_ne!(retry, cancelled, "a cancelled job is not handed to its retry");
+    assert_ne!(
+        retry, cancelled,
+        "a cancelled job is not handed to its retry"
+    );
     let done = common::await_job(&mut d.grpc, &retry, 0).await.unwrap();
     assert_eq!(done.status, Ended::Completed as i32);
 }

@@ -2,6 +2,7 @@
 //! from it before the work starts; dropping the reservation (or shrinking it) gives the bytes
 //! back and wakes the engine so it can admit more work.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -77,7 +78,7 @@ impl Budget {
         Some(Reservation {
             budget: self.clone(),
             holder,
-            bytes,
+            bytes: Arc::new(AtomicU64::new(bytes)),
         })
     }
 
@@ -106,38 +107,55 @@ fn add_holder(list: &mut Vec<(Holder, u64)>, holder: Holder, delta: i128) {
 pub struct Reservation {
     budget: Budget,
     holder: Holder,
-    bytes: u64,
+    bytes: Arc<AtomicU64>,
 }
 
 impl Reservation {
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        self.bytes.load(Ordering::Acquire)
     }
 
     /// Returns part of the reservation early (e.g. the a/b/c buffers after the H polynomial).
     pub fn shrink(&mut self, bytes: u64) {
-        let bytes = bytes.min(self.bytes);
-        self.bytes -= bytes;
+        let bytes = bytes.min(self.bytes());
+        self.bytes.fetch_sub(bytes, Ordering::AcqRel);
         self.budget.give_back(self.holder, bytes);
+    }
+
+    /// A read-only view of what this reservation holds, wherever it travels.
+    pub fn meter(&self) -> Meter {
+        Meter(Some(self.bytes.clone()))
     }
 }
 
 impl Drop for Reservation {
     fn drop(&mut self) {
-        self.budget.give_back(self.holder, self.bytes);
+        let bytes = self.bytes.swap(0, Ordering::AcqRel);
+        self.budget.give_back(self.holder, bytes);
+    }
+}
+
+/// What a [`Reservation`] holds right now, read by whoever tracks work it does not own (the
+/// engine, while a thread holds the reservation). Zero once the reservation is dropped.
+#[derive(Clone, Default)]
+pub struct Meter(Option<Arc<AtomicU64>>);
+
+impl Meter {
+    pub fn bytes(&self) -> u64 {
+        self.0.as_ref().map_or(0, |b| b.load(Ordering::Acquire))
     }
 }
 
 impl std::fmt::Debug for Reservation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Reservation({:?}, {} bytes)", self.holder, self.bytes)
+        write!(f, "Reservation({:?}, {} bytes)", self.holder, self.bytes())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::AtomicUsize;
 
     #[test]
     fn reserve_shrink_and_drop_return_every_byte() {
@@ -154,9 +172,12 @@ mod tests {
         );
         let b = budget.try_reserve(Holder::Params, 40).unwrap();
         assert_eq!(budget.available(), 0);
+        let meter = a.meter();
         a.shrink(50);
         assert_eq!((budget.used(), budget.held_by(kind)), (50, 10));
+        assert_eq!(meter.bytes(), 10, "the meter follows the reservation");
         drop(a);
+        assert_eq!(meter.bytes(), 0, "and reads 0 once it is dropped");
         drop(b);
         assert_eq!(
             (

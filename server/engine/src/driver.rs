@@ -13,7 +13,7 @@ use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, watch, Notify}
 use crate::error::EngineError;
 use crate::journal::record::ToJournal;
 use crate::machine::{DeviceTask, Effect, Input, Machine};
-use crate::prover::{DeviceInfo, Prover};
+use crate::prover::{DeviceInfo, Prover, StepError};
 use crate::status::StatusSnapshot;
 
 /// How often finished jobs are checked for expiry and the status (uptime, busy time) refreshed.
@@ -97,7 +97,7 @@ fn execute(
             plan,
             reservation,
         } => spawn("snarkd-synth", move || {
-            let result = guarded(|| plan.synthesize(index));
+            let result = guarded(|| plan.synthesize(index), StepError::Retryable);
             let _ = tx.send(Input::SynthDone {
                 job,
                 index,
@@ -113,7 +113,7 @@ fn execute(
         Effect::LoadParams { circuit_id } => {
             let prover = prover.clone();
             spawn("snarkd-params", move || {
-                let result = guarded(|| prover.load_params(&circuit_id));
+                let result = guarded(|| prover.load_params(&circuit_id), |m| m);
                 let _ = tx.send(Input::ParamsLoaded { circuit_id, result });
             })
         }
@@ -124,7 +124,7 @@ fn execute(
             params,
         } => spawn("snarkd-finalize", move || {
             let started = Instant::now();
-            let result = guarded(|| plan.finalize(proofs, &params));
+            let result = guarded(|| plan.finalize(proofs, &params), StepError::Retryable);
             let _ = tx.send(Input::Finalized {
                 job,
                 result,
@@ -190,19 +190,18 @@ pub(crate) fn device_phase(
         mut reservation,
     } = task;
     let mut released = false;
-    let result = guarded(|| {
-        prover.prove(device, partition, &params, &mut || {
-            if !released {
-                released = true;
-                reservation.shrink(abc_bytes);
-                report(Input::AbcReleased {
-                    job,
-                    index,
-                    bytes: abc_bytes,
-                });
-            }
-        })
-    });
+    let result = guarded(
+        || {
+            prover.prove(device, partition, &params, &mut || {
+                if !released {
+                    released = true;
+                    reservation.shrink(abc_bytes);
+                    report(Input::AbcReleased { job, index });
+                }
+            })
+        },
+        StepError::Retryable,
+    );
     Input::DeviceDone {
         worker,
         job,
@@ -219,14 +218,17 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
         .expect("the OS refused to start a thread");
 }
 
-/// Runs a step, turning a panic into an error message.
-fn guarded<T>(step: impl FnOnce() -> Result<T, String>) -> Result<T, String> {
+/// Runs a step, turning a panic into the error `panicked` makes of its message.
+fn guarded<T, E>(
+    step: impl FnOnce() -> Result<T, E>,
+    panicked: impl FnOnce(String) -> E,
+) -> Result<T, E> {
     match catch_unwind(AssertUnwindSafe(step)) {
         Ok(result) => result,
-        Err(panic) => Err(format!(
+        Err(panic) => Err(panicked(format!(
             "internal error (panic): {}",
             panic_message(&*panic)
-        )),
+        ))),
     }
 }
 

@@ -15,6 +15,25 @@ pub type Synthesized = Box<dyn Any + Send>;
 /// Loaded parameters, opaque to the engine, shared by every job of the circuit.
 pub type Params = Arc<dyn Any + Send + Sync>;
 
+/// Why a step (synthesis, device phase, finalize) failed, typed by what running it again can do.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StepError {
+    /// The same input fails the same way every time (a witness the circuit rejects, a final
+    /// proof that does not verify, a bug that does not depend on the device): never retried.
+    #[error("{0}")]
+    Fatal(String),
+    /// The device or the machine failed (an OpenCL error, a device fault, a partition proof
+    /// that fails its own check, a panic): running the step again may succeed.
+    #[error("{0}")]
+    Retryable(String),
+}
+
+impl StepError {
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, StepError::Retryable(_))
+    }
+}
+
 /// One device the engine runs workers on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceInfo {
@@ -55,7 +74,7 @@ pub trait Prover: Send + Sync + 'static {
         partition: Synthesized,
         params: &Params,
         abc_released: &mut dyn FnMut(),
-    ) -> Result<Vec<u8>, String>;
+    ) -> Result<Vec<u8>, StepError>;
 }
 
 /// One parsed job: its partitions and how to finish it.
@@ -65,7 +84,11 @@ pub trait JobPlan: Send + Sync {
     fn partitions(&self) -> u32;
     fn partition_memory(&self) -> PartitionMemory;
     /// CPU synthesis of one partition.
-    fn synthesize(&self, index: u32) -> Result<Synthesized, String>;
+    fn synthesize(&self, index: u32) -> Result<Synthesized, StepError>;
     /// Assembles the partition proofs (in partition order) and verifies the whole proof.
-    fn finalize(&self, partition_proofs: Vec<Vec<u8>>, params: &Params) -> Result<Vec<u8>, String>;
+    fn finalize(
+        &self,
+        partition_proofs: Vec<Vec<u8>>,
+        params: &Params,
+    ) -> Result<Vec<u8>, StepError>;
 }

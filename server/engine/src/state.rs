@@ -1,6 +1,8 @@
-//! The partition and worker state machines. [`next_partition_state`] is the table of legal edges;
-//! `Machine::transition` (in `machine/transition.rs`) is the one place that applies them to
-//! partitions and workers together.
+//! The partition, job and worker state machines. [`next_partition_state`] and
+//! [`next_job_state`] are the tables of legal edges; `Machine::transition` and
+//! `Machine::job_event` (in `machine/transition.rs`) are the one place that applies them.
+
+use crate::status::JobState;
 
 /// Where a partition is in the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -71,6 +73,30 @@ pub fn next_partition_state(from: PartitionState, event: PartitionEvent) -> Opti
     }
 }
 
+/// What happens to a whole job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobEvent {
+    /// Its first partition was admitted.
+    Start,
+    /// Its final proof verified.
+    Complete,
+    Fail,
+    Cancel,
+}
+
+/// The job edge table: the next state, or `None` when the event is illegal in `from`.
+pub fn next_job_state(from: JobState, event: JobEvent) -> Option<JobState> {
+    use JobEvent as E;
+    use JobState as S;
+    match (from, event) {
+        (S::Queued, E::Start) => Some(S::Running),
+        (S::Running, E::Complete) => Some(S::Completed),
+        (S::Queued | S::Running, E::Fail) => Some(S::Failed),
+        (S::Queued | S::Running, E::Cancel) => Some(S::Cancelled),
+        _ => None,
+    }
+}
+
 /// What a device worker is doing.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
@@ -128,6 +154,41 @@ mod tests {
                     .map(|l| l.2);
                 assert_eq!(
                     next_partition_state(from, event),
+                    expected,
+                    "{from:?} --{event:?}-->"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn job_edges() {
+        use JobEvent as JE;
+        use JobState as JS;
+        let states = [
+            JS::Queued,
+            JS::Running,
+            JS::Completed,
+            JS::Failed,
+            JS::Cancelled,
+        ];
+        let events = [JE::Start, JE::Complete, JE::Fail, JE::Cancel];
+        let legal = [
+            (JS::Queued, JE::Start, JS::Running),
+            (JS::Running, JE::Complete, JS::Completed),
+            (JS::Queued, JE::Fail, JS::Failed),
+            (JS::Running, JE::Fail, JS::Failed),
+            (JS::Queued, JE::Cancel, JS::Cancelled),
+            (JS::Running, JE::Cancel, JS::Cancelled),
+        ];
+        for from in states {
+            for event in events {
+                let expected = legal
+                    .iter()
+                    .find(|(f, e, _)| *f == from && *e == event)
+                    .map(|l| l.2);
+                assert_eq!(
+                    next_job_state(from, event),
                     expected,
                     "{from:?} --{event:?}-->"
                 );

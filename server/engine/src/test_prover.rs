@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
-use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, Synthesized};
+use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized};
 
 pub(crate) const PARAMS_BYTES: u64 = 100;
 
@@ -18,6 +18,8 @@ pub(crate) struct TestProver {
     pub gate: Arc<parking_lot::Mutex<()>>,
     /// Device phases fail (before releasing a/b/c) while set.
     pub device_fault: AtomicBool,
+    /// Device phases fail as an input would make them (not worth a retry) while set.
+    pub fatal_device: AtomicBool,
     /// Device phases panic (before releasing a/b/c) while set.
     pub panic_in_device: AtomicBool,
     /// Device phases wait after releasing a/b/c while a test holds this lock.
@@ -33,6 +35,7 @@ impl TestProver {
             panic_in_synthesis: AtomicBool::new(false),
             gate: Default::default(),
             device_fault: AtomicBool::new(false),
+            fatal_device: AtomicBool::new(false),
             panic_in_device: AtomicBool::new(false),
             device_gate: Default::default(),
             proved: Default::default(),
@@ -99,15 +102,18 @@ impl Prover for TestProver {
         partition: Synthesized,
         _: &Params,
         abc_released: &mut dyn FnMut(),
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, StepError> {
         let index = *partition
             .downcast::<u32>()
-            .map_err(|_| "not a test partition")?;
+            .map_err(|_| StepError::Fatal("not a test partition".into()))?;
         if self.panic_in_device.load(Ordering::SeqCst) {
             panic!("synthetic device exploded in partition {index}");
         }
+        if self.fatal_device.load(Ordering::SeqCst) {
+            return Err(StepError::Fatal("the input makes it fail".into()));
+        }
         if self.device_fault.load(Ordering::SeqCst) {
-            return Err("device fault".into());
+            return Err(StepError::Retryable("device fault".into()));
         }
         abc_released();
         drop(self.device_gate.lock());
@@ -129,17 +135,19 @@ impl JobPlan for TestPlan {
             abc_bytes: self.bytes / 2,
         }
     }
-    fn synthesize(&self, index: u32) -> Result<Synthesized, String> {
+    fn synthesize(&self, index: u32) -> Result<Synthesized, StepError> {
         drop(self.gate.lock());
         if self.panic {
             panic!("synthetic circuit exploded in partition {index}");
         }
         Ok(Box::new(index))
     }
-    fn finalize(&self, proofs: Vec<Vec<u8>>, _: &Params) -> Result<Vec<u8>, String> {
+    fn finalize(&self, proofs: Vec<Vec<u8>>, _: &Params) -> Result<Vec<u8>, StepError> {
         for (i, p) in proofs.iter().enumerate() {
             if p != &vec![i as u8; 4] {
-                return Err(format!("partition {i} proof out of order"));
+                return Err(StepError::Fatal(format!(
+                    "partition {i} proof out of order"
+                )));
             }
         }
         Ok(proofs.concat())

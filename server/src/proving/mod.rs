@@ -13,7 +13,9 @@ pub mod devices;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use snarkd_engine::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, Synthesized};
+use snarkd_engine::prover::{
+    DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
+};
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::Randomness;
 use snarkd_prover::{
@@ -113,17 +115,19 @@ impl Prover for FilecoinProver {
         partition: Synthesized,
         params: &Params,
         abc_released: &mut dyn FnMut(),
-    ) -> Result<Vec<u8>, String> {
-        let partition = partition
-            .downcast::<SynthesizedPartition>()
-            .map_err(|_| "internal error: not a synthesized Filecoin partition".to_string())?;
+    ) -> Result<Vec<u8>, StepError> {
+        let partition = partition.downcast::<SynthesizedPartition>().map_err(|_| {
+            StepError::Fatal("internal error: not a synthesized Filecoin partition".into())
+        })?;
         let params = loaded(params)?;
-        let backend = self.backend(device)?;
+        let backend = self.backend(device).map_err(StepError::Fatal)?;
+        // A device fault, or a partition proof that fails its own check (a wrong result from
+        // the device): the partition is worth synthesizing and proving again.
         let (proof, timings) = backend
             .prove(*partition, params, Randomness::random(), &mut |_bytes| {
                 abc_released()
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| StepError::Retryable(e.to_string()))?;
         let name = backend.name().to_string();
         if timings.faults > 0 {
             metrics::counter!("snarkd_device_faults_total", "device" => name.clone())
@@ -134,7 +138,7 @@ impl Prover for FilecoinProver {
         let mut bytes = Vec::with_capacity(192);
         proof
             .write(&mut bytes)
-            .map_err(|e| format!("serializing the partition proof: {e}"))?;
+            .map_err(|e| StepError::Fatal(format!("serializing the partition proof: {e}")))?;
         Ok(bytes)
     }
 }
@@ -163,28 +167,33 @@ impl JobPlan for FilecoinPlan {
         }
     }
 
-    fn synthesize(&self, index: u32) -> Result<Synthesized, String> {
+    fn synthesize(&self, index: u32) -> Result<Synthesized, StepError> {
+        // The witness comes from the request alone: what fails once fails again.
         let partition = self
             .job
             .synthesize(index as usize)
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| StepError::Fatal(e.to_string()))?;
         Ok(Box::new(partition))
     }
 
-    fn finalize(&self, partition_proofs: Vec<Vec<u8>>, params: &Params) -> Result<Vec<u8>, String> {
+    fn finalize(
+        &self,
+        partition_proofs: Vec<Vec<u8>>,
+        params: &Params,
+    ) -> Result<Vec<u8>, StepError> {
         let proofs = snarkd_prover::filecoin::parse_proofs(
             &partition_proofs.concat(),
             partition_proofs.len(),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| StepError::Fatal(e.to_string()))?;
         self.job
             .finalize(&proofs, loaded(params)?)
-            .map_err(|e: ProverError| e.to_string())
+            .map_err(|e: ProverError| StepError::Fatal(e.to_string()))
     }
 }
 
-fn loaded(params: &Params) -> Result<&LoadedParams, String> {
-    params
-        .downcast_ref::<LoadedParams>()
-        .ok_or_else(|| "internal error: params are not Filecoin Groth16 parameters".to_string())
+fn loaded(params: &Params) -> Result<&LoadedParams, StepError> {
+    params.downcast_ref::<LoadedParams>().ok_or_else(|| {
+        StepError::Fatal("internal error: params are not Filecoin Groth16 parameters".into())
+    })
 }

@@ -6,7 +6,9 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-use snarkd_engine::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, Synthesized};
+use snarkd_engine::prover::{
+    DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
+};
 use snarkd_engine::{EngineError, ProofKind, ProofRequest};
 
 /// Bytes of one partition proof, as in Groth16 over BLS12-381.
@@ -106,10 +108,10 @@ impl Prover for StandInProver {
         partition: Synthesized,
         _params: &Params,
         abc_released: &mut dyn FnMut(),
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, StepError> {
         let input = *partition
             .downcast::<u32>()
-            .map_err(|_| "not a stand-in partition".to_string())?;
+            .map_err(|_| StepError::Fatal("not a stand-in partition".into()))?;
         let (open, opened) = &*self.gate;
         let _held = opened
             .wait_while(open.lock().unwrap(), |open| !*open)
@@ -135,7 +137,7 @@ impl JobPlan for Plan {
         }
     }
 
-    fn synthesize(&self, index: u32) -> Result<Synthesized, String> {
+    fn synthesize(&self, index: u32) -> Result<Synthesized, StepError> {
         Ok(Box::new(self.inputs[index as usize]))
     }
 
@@ -143,7 +145,7 @@ impl JobPlan for Plan {
         &self,
         partition_proofs: Vec<Vec<u8>>,
         _params: &Params,
-    ) -> Result<Vec<u8>, String> {
+    ) -> Result<Vec<u8>, StepError> {
         Ok(partition_proofs.concat())
     }
 }

@@ -3,7 +3,7 @@
 //! partitions to idle workers, and finalization of fully proved jobs.
 
 use super::transition::Change;
-use super::types::{DeviceTask, Effect};
+use super::types::{DeviceTask, Effect, Stage};
 use super::Machine;
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
@@ -27,7 +27,7 @@ impl Machine {
                 j.parts
                     .iter()
                     .enumerate()
-                    .filter(move |(_, p)| p.state == state)
+                    .filter(move |(_, p)| p.state() == state)
                     .map(move |(i, _)| {
                         (
                             order_key(j.origin.priority, j.seq, i as u32),
@@ -75,11 +75,14 @@ impl Machine {
         let Some(reservation) = self.reserve_evicting(Holder::Partition(kind), bytes) else {
             return false;
         };
-        if !self.transition(seq, index, Change::Admit) {
+        let reserved = reservation.meter();
+        if self
+            .transition(seq, index, Change::Admit { reserved })
+            .is_none()
+        {
             return false;
         }
-        let j = self.jobs.get_mut(&seq).expect("transition checked the job");
-        j.parts[index as usize].reserved_bytes = bytes;
+        let j = &self.jobs[&seq];
         self.synth_active += 1;
         self.effects.push(Effect::Synthesize {
             job: seq,
@@ -155,29 +158,26 @@ impl Machine {
             chosen.push((worker, seq, index));
         }
         for (worker, seq, index) in chosen {
-            if !self.transition(seq, index, Change::Dispatch { worker }) {
+            // The edge table lets a dispatch leave only `SynthDone`, which holds both.
+            let Some(Stage::SynthDone {
+                synthesized,
+                reservation,
+            }) = self.transition(seq, index, Change::Dispatch { worker })
+            else {
                 continue;
-            }
-            let j = self.jobs.get_mut(&seq).expect("transition checked the job");
-            let abc_bytes = j.memory.abc_bytes;
+            };
+            let j = &self.jobs[&seq];
             let params = self.params[&j.circuit_id]
                 .ready()
                 .expect("filtered on ready")
                 .clone();
-            let part = &mut j.parts[index as usize];
-            let (Some(partition), Some(reservation)) =
-                (part.synthesized.take(), part.reservation.take())
-            else {
-                tracing::error!(job_id = %j.id, partition = index, "synthesized partition lost before dispatch");
-                continue;
-            };
             self.effects.push(Effect::Prove {
                 worker,
                 task: DeviceTask {
                     job: seq,
                     index,
-                    abc_bytes,
-                    partition,
+                    abc_bytes: j.memory.abc_bytes,
+                    partition: synthesized,
                     params,
                     reservation,
                 },

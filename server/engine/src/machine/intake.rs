@@ -15,6 +15,7 @@ use crate::error::EngineError;
 use crate::journal::record::{Accepted, Ack, Record};
 use crate::prover::JobPlan;
 use crate::schedule::order_key;
+use crate::state::JobEvent;
 use crate::status::JobState;
 
 impl Machine {
@@ -228,25 +229,23 @@ impl Machine {
     /// Ends a job: cancels its unfinished partitions (their memory returns now, or when their
     /// running step returns), releases its params and tells every waiter.
     pub(super) fn finish_job(&mut self, seq: u64, end: JobEnd) {
+        let event = match &end {
+            JobEnd::Completed(_) => JobEvent::Complete,
+            JobEnd::Failed(_) => JobEvent::Fail,
+            JobEnd::Cancelled | JobEnd::TimedOut => JobEvent::Cancel,
+        };
+        if !self.job_event(seq, event) {
+            return;
+        }
         let parts = self.jobs.get(&seq).map_or(0, |j| j.parts.len() as u32);
         for index in 0..parts {
-            let ended = self.jobs[&seq].parts[index as usize].state.is_terminal();
-            if !ended {
+            if !self.jobs[&seq].parts[index as usize].state().is_terminal() {
+                // A synthesized partition's buffers and memory go with the stage it leaves.
                 self.transition(seq, index, Change::Cancel);
-            }
-            let part = &mut self.jobs.get_mut(&seq).expect("job exists").parts[index as usize];
-            part.synthesized = None;
-            if part.reservation.take().is_some() {
-                part.reserved_bytes = 0;
             }
         }
         let job = self.jobs.get_mut(&seq).expect("job exists");
         let now = Instant::now();
-        job.state = match &end {
-            JobEnd::Completed(_) => JobState::Completed,
-            JobEnd::Failed(_) => JobState::Failed,
-            JobEnd::Cancelled | JobEnd::TimedOut => JobState::Cancelled,
-        };
         job.finished = Some((now, unix_ms()));
         job.timings.total = now - job.submitted;
         job.timings.queue_wait = job.first_admitted.unwrap_or(now) - job.submitted;

@@ -146,7 +146,7 @@ impl Machine {
                 result,
                 reservation,
             } => self.synth_done(job, index, result, reservation),
-            Input::AbcReleased { job, index, bytes } => self.abc_released(job, index, bytes),
+            Input::AbcReleased { job, index } => self.abc_released(job, index),
             Input::DeviceDone {
                 worker,
                 job,

@@ -7,13 +7,13 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::transition::Change;
-use super::types::{Effect, ParamsSlot, Part};
+use super::types::{Effect, ParamsSlot, Part, Stage};
 use super::Machine;
 use crate::budget::Reservation;
 use crate::domain::{JobEnd, Preloaded};
 use crate::error::EngineError;
 use crate::journal::record::Record;
-use crate::prover::{Params, Synthesized};
+use crate::prover::{Params, StepError, Synthesized};
 use crate::state::PartitionState;
 use crate::status::JobState;
 
@@ -22,7 +22,7 @@ impl Machine {
         &mut self,
         job: u64,
         index: u32,
-        result: Result<Synthesized, String>,
+        result: Result<Synthesized, StepError>,
         reservation: Reservation,
     ) {
         self.synth_active -= 1;
@@ -30,20 +30,22 @@ impl Machine {
         let elapsed = self.step_elapsed(job, index);
         match result {
             Ok(synthesized) => {
-                if !self.transition(job, index, Change::Synthesized) {
-                    return; // cancelled meanwhile: the buffers and reservation drop here
+                let change = Change::Synthesized {
+                    synthesized,
+                    reservation,
+                };
+                if self.transition(job, index, change).is_none() {
+                    return; // cancelled meanwhile: the buffers and reservation dropped with it
                 }
                 let j = self.jobs.get_mut(&job).expect("transition checked the job");
                 j.timings.synthesis += elapsed;
                 metrics::histogram!("snarkd_synthesis_seconds", "kind" => j.origin.kind.as_str())
                     .record(elapsed.as_secs_f64());
-                let part = &mut j.parts[index as usize];
-                part.synth_ms = Some(elapsed.as_millis() as u64);
-                part.synthesized = Some(synthesized);
-                part.reservation = Some(reservation);
+                j.parts[index as usize].synth_ms = Some(elapsed.as_millis() as u64);
             }
             Err(message) => {
-                if self.transition(job, index, Change::Fail) {
+                drop(reservation);
+                if self.transition(job, index, Change::Fail).is_some() {
                     self.finish_job(
                         job,
                         JobEnd::Failed(format!("partition {index} synthesis failed: {message}")),
@@ -53,13 +55,10 @@ impl Machine {
         }
     }
 
-    pub(super) fn abc_released(&mut self, job: u64, index: u32, bytes: u64) {
-        if let Some(part) = self
-            .jobs
-            .get_mut(&job)
-            .and_then(|j| j.parts.get_mut(index as usize))
-        {
-            part.reserved_bytes = part.reserved_bytes.saturating_sub(bytes);
+    /// The device phase gave the a/b/c share back (its reservation, which the snapshot reads,
+    /// has already shrunk): only readers need to hear of it.
+    pub(super) fn abc_released(&mut self, job: u64, index: u32) {
+        if self.part(job, index).is_some() {
             self.changed();
         }
     }
@@ -69,60 +68,66 @@ impl Machine {
         worker: u32,
         job: u64,
         index: u32,
-        result: Result<Vec<u8>, String>,
+        result: Result<Vec<u8>, StepError>,
         reservation: Reservation,
     ) {
-        let ok = result.is_ok();
+        // The witness went into the device phase: nothing of the partition is left to hold but
+        // its proof.
+        drop(reservation);
         let elapsed = self.step_elapsed(job, index);
         let retries_left = self
             .part(job, index)
             .is_some_and(|p| p.retries < self.config.partition_retries);
-        if let (Err(message), true) = (&result, retries_left) {
+        let (proof, error) = match result {
+            Ok(proof) => (Some(proof), None),
+            Err(message) => (None, Some(message)),
+        };
+        // A device fault may not happen again; an error the input causes would.
+        let retry = error.as_ref().filter(|e| e.is_retryable() && retries_left);
+        if let Some(message) = retry {
             // Synthesize and prove it again: the witness went into the failed device phase.
-            if !self.transition(job, index, Change::DeviceRetry { worker }) {
+            if self
+                .transition(job, index, Change::DeviceRetry { worker })
+                .is_none()
+            {
                 return;
             }
-            drop(reservation);
             let j = self.jobs.get_mut(&job).expect("transition checked the job");
             tracing::warn!(job_id = %j.id, partition = index, worker, error = %message,
                 "device phase failed; the partition is synthesized and proved again");
             metrics::counter!("snarkd_partition_retries_total", "kind" => j.origin.kind.as_str())
                 .increment(1);
-            let part = &mut j.parts[index as usize];
-            part.retries += 1;
-            part.reserved_bytes = 0;
+            j.parts[index as usize].retries += 1;
             return;
         }
-        if !self.transition(job, index, Change::DeviceReturned { worker, ok }) {
+        let record = proof.clone();
+        if self
+            .transition(job, index, Change::DeviceReturned { worker, proof })
+            .is_none()
+        {
             return;
         }
         let j = self.jobs.get_mut(&job).expect("transition checked the job");
         j.timings.device += elapsed;
         metrics::histogram!("snarkd_device_seconds", "kind" => j.origin.kind.as_str())
             .record(elapsed.as_secs_f64());
-        let part = &mut j.parts[index as usize];
-        part.gpu_ms = Some(elapsed.as_millis() as u64);
-        match result {
-            Ok(proof) => {
-                // The witness went into the MSMs: only the 192-byte proof is left to hold.
-                drop(reservation);
-                part.reserved_bytes = 0;
+        j.parts[index as usize].gpu_ms = Some(elapsed.as_millis() as u64);
+        match (record, error) {
+            (Some(proof), _) => {
                 let record = Record::PartitionProved {
                     job_id: j.id.clone(),
                     index,
-                    proof: proof.clone(),
+                    proof,
                 };
-                part.proof = Some(proof);
                 self.effects.push(Effect::Record(record, None));
             }
-            Err(message) => {
-                drop(reservation);
-                part.reserved_bytes = 0;
-                self.finish_job(
-                    job,
-                    JobEnd::Failed(format!("partition {index} device phase failed: {message}")),
-                );
-            }
+            (None, message) => self.finish_job(
+                job,
+                JobEnd::Failed(format!(
+                    "partition {index} device phase failed: {}",
+                    message.map(|m| m.to_string()).unwrap_or_default()
+                )),
+            ),
         }
     }
 
@@ -199,7 +204,7 @@ impl Machine {
     pub(super) fn finalized(
         &mut self,
         job: u64,
-        result: Result<Vec<u8>, String>,
+        result: Result<Vec<u8>, StepError>,
         elapsed: Duration,
     ) {
         let Some(j) = self.jobs.get_mut(&job) else {
@@ -236,7 +241,7 @@ impl Machine {
             .jobs
             .values()
             .filter(|j| j.state == JobState::Running && !j.finalizing)
-            .filter(|j| j.parts.iter().all(|p| p.state == PartitionState::Done))
+            .filter(|j| j.parts.iter().all(|p| p.state() == PartitionState::Done))
             .map(|j| j.seq)
             .collect();
         for seq in ready {
@@ -255,8 +260,11 @@ impl Machine {
             j.finalizing = true;
             let proofs = j
                 .parts
-                .iter_mut()
-                .map(|p| p.proof.take().unwrap_or_default())
+                .iter()
+                .map(|p| match &p.stage {
+                    Stage::Done { proof } => proof.clone(),
+                    _ => unreachable!("filtered on every partition done"),
+                })
                 .collect();
             self.effects.push(Effect::Finalize {
                 job: seq,

@@ -10,7 +10,7 @@ use super::{unix_ms, Machine};
 use crate::domain::JobEnd;
 use crate::journal::RecoveredJob;
 use crate::prover::JobPlan;
-use crate::status::JobState;
+use crate::state::JobEvent;
 
 impl Machine {
     /// Re-admits a recovered job under its original id, priority and sequence number. Its
@@ -47,9 +47,7 @@ impl Machine {
             job.submitted_unix_ms,
         );
         if proved > 0 {
-            let j = self.jobs.get_mut(&seq).expect("just inserted");
-            j.state = JobState::Running;
-            j.first_admitted = Some(now);
+            self.job_event(seq, JobEvent::Start);
         }
         self.next_seq = self.next_seq.max(seq + 1);
     }

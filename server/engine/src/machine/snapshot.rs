@@ -32,16 +32,11 @@ impl Machine {
                     .enumerate()
                     .map(|(i, p)| PartitionStatus {
                         index: i as u32,
-                        state: p.state,
+                        state: p.state(),
                         synth_ms: p.synth_ms,
                         gpu_ms: p.gpu_ms,
                         worker_id: p.worker,
-                        reserved_bytes: if p.state.is_terminal() && p.state != PartitionState::Done
-                        {
-                            0
-                        } else {
-                            p.reserved_bytes
-                        },
+                        reserved_bytes: p.stage.reserved_bytes(),
                     })
                     .collect(),
             })

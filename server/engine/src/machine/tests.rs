@@ -115,7 +115,7 @@ impl Harness {
                 reservation,
             } => {
                 let result = if fail {
-                    Err("synthetic failure".into())
+                    Err(crate::prover::StepError::Fatal("synthetic failure".into()))
                 } else {
                     plan.synthesize(index)
                 };
@@ -567,6 +567,31 @@ fn a_failed_device_phase_is_synthesized_and_proved_again_once() {
         panic!("{:?}", h.outcome(&job))
     };
     assert!(message.contains("device phase failed"), "{message}");
+    assert_eq!(h.budget.used(), PARAMS_BYTES);
+    h.check_invariants();
+}
+
+#[test]
+fn a_device_error_the_input_causes_fails_the_job_without_a_retry() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let job = h
+        .submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap()
+        .job_id;
+    h.complete(0, false); // params
+    h.complete(0, false); // synthesis
+    h.prover.fatal_device.store(true, Ordering::SeqCst);
+    complete_device(&mut h, false);
+    h.prover.fatal_device.store(false, Ordering::SeqCst);
+    let Some(JobEnd::Failed(message)) = h.outcome(&job) else {
+        panic!("{:?}", h.outcome(&job))
+    };
+    assert!(message.contains("the input makes it fail"), "{message}");
+    let edges: Vec<_> = h.machine.edges.iter().map(|e| (e.2, e.3)).collect();
+    assert!(
+        !edges.contains(&(PartitionState::Gpu, PartitionState::Pending)),
+        "not synthesized again: {edges:?}"
+    );
     assert_eq!(h.budget.used(), PARAMS_BYTES);
     h.check_invariants();
 }

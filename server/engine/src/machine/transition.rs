@@ -1,25 +1,40 @@
-//! The only code that changes partition and worker state. Each change is checked against the
-//! edge table in `crate::state`; a worker is released only by a result for the very partition it
-//! is proving, so a late event for a partition the worker has left cannot touch it.
+//! The only code that changes partition, job and worker state. Each partition change is checked
+//! against the edge table in `crate::state` and builds the partition's next [`Stage`] with the
+//! data that stage owns; the stage it leaves is handed back to the caller (so a dispatch takes
+//! the synthesized partition and its memory out of `SynthDone`, and a rejected change drops what
+//! it carried). Job state moves only through [`Machine::job_event`] and its edge table. A worker
+//! is released only by a result for the very partition it is proving, so a late event for a
+//! partition the worker has left cannot touch it.
 
 use tokio::time::Instant;
 
+use super::types::Stage;
 use super::Machine;
-use crate::state::{next_partition_state, PartitionEvent, PartitionState, WorkerState};
+use crate::budget::{Meter, Reservation};
+use crate::prover::Synthesized;
+use crate::state::{
+    next_job_state, next_partition_state, JobEvent, PartitionEvent, PartitionState, WorkerState,
+};
 use crate::status::JobState;
 
-/// A change to one partition (and, for device steps, to its worker).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A change to one partition (and, for device steps, to its worker), with the data its next
+/// stage holds.
 pub(crate) enum Change {
-    Admit,
-    Synthesized,
+    /// Memory reserved (the synthesis thread holds it), synthesis started.
+    Admit {
+        reserved: Meter,
+    },
+    Synthesized {
+        synthesized: Synthesized,
+        reservation: Reservation,
+    },
     Dispatch {
         worker: u32,
     },
-    /// The device phase on `worker` returned, successfully or not.
+    /// The device phase on `worker` returned a proof, or (`None`) failed for good.
     DeviceReturned {
         worker: u32,
-        ok: bool,
+        proof: Option<Vec<u8>>,
     },
     /// The device phase on `worker` failed and the partition will run again from synthesis.
     DeviceRetry {
@@ -29,17 +44,46 @@ pub(crate) enum Change {
     Cancel,
 }
 
+impl Change {
+    fn event(&self) -> PartitionEvent {
+        match self {
+            Change::Admit { .. } => PartitionEvent::Admit,
+            Change::Synthesized { .. } => PartitionEvent::Synthesized,
+            Change::Dispatch { .. } => PartitionEvent::Dispatch,
+            Change::DeviceReturned { proof: Some(_), .. } => PartitionEvent::Proved,
+            Change::DeviceRetry { .. } => PartitionEvent::Retry,
+            Change::DeviceReturned { proof: None, .. } | Change::Fail => PartitionEvent::Fail,
+            Change::Cancel => PartitionEvent::Cancel,
+        }
+    }
+}
+
+impl std::fmt::Debug for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Change::Dispatch { worker } | Change::DeviceRetry { worker } => {
+                write!(f, "{:?} on worker {worker}", self.event())
+            }
+            Change::DeviceReturned { worker, .. } => {
+                write!(f, "{:?} from worker {worker}", self.event())
+            }
+            _ => write!(f, "{:?}", self.event()),
+        }
+    }
+}
+
 impl Machine {
-    /// Applies `change` to partition `index` of job `job`; returns false when the change is
-    /// illegal in the current state, leaving everything as it was. An illegal edge is logged at
-    /// warn, except a late result for a cancelled partition, which is routine.
-    pub(super) fn transition(&mut self, job: u64, index: u32, change: Change) -> bool {
+    /// Applies `change` to partition `index` of job `job` and returns the stage it left; `None`
+    /// when the change is illegal in the current state, leaving everything as it was (and
+    /// dropping what the change carried). An illegal edge is logged at warn, except a late
+    /// result for a cancelled partition, which is routine.
+    pub(super) fn transition(&mut self, job: u64, index: u32, change: Change) -> Option<Stage> {
         let now = Instant::now();
         match change {
-            Change::DeviceReturned { worker, ok } => {
+            Change::DeviceReturned { worker, .. } | Change::DeviceRetry { worker } => {
+                let ok = matches!(change, Change::DeviceReturned { proof: Some(_), .. });
                 self.release_worker(worker, job, index, ok, now)
             }
-            Change::DeviceRetry { worker } => self.release_worker(worker, job, index, false, now),
             _ => {}
         }
         let Some(j) = self.jobs.get_mut(&job) else {
@@ -49,54 +93,92 @@ impl Machine {
                 ?change,
                 "event for a job no longer held"
             );
-            return false;
+            return None;
         };
         let Some(part) = j.parts.get_mut(index as usize) else {
             tracing::error!(job_id = %j.id, partition = index, ?change, "event for a partition the job does not have");
-            return false;
+            return None;
         };
-        let event = match change {
-            Change::Admit => PartitionEvent::Admit,
-            Change::Synthesized => PartitionEvent::Synthesized,
-            Change::Dispatch { .. } => PartitionEvent::Dispatch,
-            Change::DeviceReturned { ok: true, .. } => PartitionEvent::Proved,
-            Change::DeviceRetry { .. } => PartitionEvent::Retry,
-            Change::DeviceReturned { ok: false, .. } | Change::Fail => PartitionEvent::Fail,
-            Change::Cancel => PartitionEvent::Cancel,
-        };
-        let Some(next) = next_partition_state(part.state, event) else {
-            if part.state == PartitionState::Cancelled {
+        let from = part.state();
+        let Some(next) = next_partition_state(from, change.event()) else {
+            if from == PartitionState::Cancelled {
                 // A step that was running when its job was cancelled or failed came back.
                 tracing::debug!(job_id = %j.id, partition = index, ?change, "late result for a cancelled partition dropped");
             } else {
-                tracing::warn!(job_id = %j.id, partition = index, from = part.state.as_str(), ?change, "illegal transition rejected");
+                tracing::warn!(job_id = %j.id, partition = index, from = from.as_str(), ?change, "illegal transition rejected");
             }
+            return None;
+        };
+        let stage = match change {
+            Change::Admit { reserved } => Stage::Synthesizing {
+                since: now,
+                reserved,
+            },
+            Change::Synthesized {
+                synthesized,
+                reservation,
+            } => Stage::SynthDone {
+                synthesized,
+                reservation,
+            },
+            Change::Dispatch { worker } => {
+                let w = &mut self.workers[worker as usize];
+                if w.state != WorkerState::Idle {
+                    tracing::error!(worker, job_id = %j.id, partition = index, "dispatch to a busy worker rejected");
+                    return None;
+                }
+                w.state = WorkerState::Proving {
+                    job_id: j.id.clone(),
+                    partition: index,
+                };
+                w.job_seq = Some(job);
+                w.busy_since = Some(now);
+                part.worker = Some(worker);
+                let reserved = match &part.stage {
+                    Stage::SynthDone { reservation, .. } => reservation.meter(),
+                    _ => Meter::default(),
+                };
+                Stage::Gpu {
+                    since: now,
+                    reserved,
+                }
+            }
+            Change::DeviceReturned {
+                proof: Some(proof), ..
+            } => Stage::Done { proof },
+            Change::DeviceRetry { .. } => Stage::Pending,
+            Change::DeviceReturned { proof: None, .. } | Change::Fail => Stage::Failed,
+            Change::Cancel => Stage::Cancelled,
+        };
+        debug_assert_eq!(
+            stage.state(),
+            next,
+            "the stage built is the table's next state"
+        );
+        #[cfg(test)]
+        self.edges.push((job, index, from, next));
+        let left = std::mem::replace(&mut part.stage, stage);
+        if next == PartitionState::Synthesizing && j.state == JobState::Queued {
+            self.job_event(job, JobEvent::Start);
+        }
+        self.changed();
+        Some(left)
+    }
+
+    /// Moves job `job` along its edge table; false (and nothing changed) when the event is
+    /// illegal in its state.
+    pub(super) fn job_event(&mut self, job: u64, event: JobEvent) -> bool {
+        let Some(j) = self.jobs.get_mut(&job) else {
             return false;
         };
-        if let Change::Dispatch { worker } = change {
-            let w = &mut self.workers[worker as usize];
-            if w.state != WorkerState::Idle {
-                tracing::error!(worker, job_id = %j.id, partition = index, "dispatch to a busy worker rejected");
-                return false;
-            }
-            w.state = WorkerState::Proving {
-                job_id: j.id.clone(),
-                partition: index,
-            };
-            w.job_seq = Some(job);
-            w.busy_since = Some(now);
-            part.worker = Some(worker);
+        let Some(next) = next_job_state(j.state, event) else {
+            tracing::warn!(job_id = %j.id, from = ?j.state, ?event, "illegal job transition rejected");
+            return false;
+        };
+        if event == JobEvent::Start {
+            j.first_admitted = Some(Instant::now());
         }
-        if next == PartitionState::Synthesizing && j.state == JobState::Queued {
-            j.state = JobState::Running;
-            j.first_admitted = Some(now);
-        }
-        if matches!(next, PartitionState::Synthesizing | PartitionState::Gpu) {
-            part.step_started = Some(now);
-        }
-        #[cfg(test)]
-        self.edges.push((job, index, part.state, next));
-        part.state = next;
+        j.state = next;
         self.changed();
         true
     }

@@ -7,12 +7,12 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-use crate::budget::Reservation;
+use crate::budget::{Meter, Reservation};
 use crate::domain::{Evicted, JobOutcome, Preloaded, Priority, ProofKind, Submitted, Timings};
 use crate::error::EngineError;
 use crate::journal::record::{Ack, Record};
 use crate::journal::InputDigest;
-use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Synthesized};
+use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, StepError, Synthesized};
 use crate::state::{PartitionState, WorkerState};
 use crate::status::JobState;
 
@@ -54,19 +54,19 @@ pub(crate) enum Input {
     SynthDone {
         job: u64,
         index: u32,
-        result: Result<Synthesized, String>,
+        result: Result<Synthesized, StepError>,
         reservation: Reservation,
     },
+    /// The device phase returned the a/b/c share of the partition's reservation.
     AbcReleased {
         job: u64,
         index: u32,
-        bytes: u64,
     },
     DeviceDone {
         worker: u32,
         job: u64,
         index: u32,
-        result: Result<Vec<u8>, String>,
+        result: Result<Vec<u8>, StepError>,
         reservation: Reservation,
     },
     ParamsLoaded {
@@ -75,7 +75,7 @@ pub(crate) enum Input {
     },
     Finalized {
         job: u64,
-        result: Result<Vec<u8>, String>,
+        result: Result<Vec<u8>, StepError>,
         elapsed: Duration,
     },
     /// The journal could not record the job's acceptance: it fails (its submit was refused).
@@ -183,51 +183,100 @@ pub(crate) struct Job {
     pub outcome: watch::Sender<Option<JobOutcome>>,
 }
 
+/// Where a partition is in the pipeline, with what it holds there: the synthesized partition
+/// and its memory travel with the stage that owns them, so no state can be without its data.
+pub(crate) enum Stage {
+    Pending,
+    /// Synthesis runs on a thread, which holds the reservation.
+    Synthesizing {
+        since: Instant,
+        reserved: Meter,
+    },
+    /// Synthesized and waiting for a worker; the machine holds the partition and its memory.
+    SynthDone {
+        synthesized: Synthesized,
+        reservation: Reservation,
+    },
+    /// The device phase runs on the partition's worker, whose thread holds the reservation.
+    Gpu {
+        since: Instant,
+        reserved: Meter,
+    },
+    Done {
+        proof: Vec<u8>,
+    },
+    Failed,
+    Cancelled,
+}
+
+impl Stage {
+    pub fn state(&self) -> PartitionState {
+        match self {
+            Stage::Pending => PartitionState::Pending,
+            Stage::Synthesizing { .. } => PartitionState::Synthesizing,
+            Stage::SynthDone { .. } => PartitionState::SynthDone,
+            Stage::Gpu { .. } => PartitionState::Gpu,
+            Stage::Done { .. } => PartitionState::Done,
+            Stage::Failed => PartitionState::Failed,
+            Stage::Cancelled => PartitionState::Cancelled,
+        }
+    }
+
+    /// Bytes reserved for the partition right now, read from the live reservation.
+    pub fn reserved_bytes(&self) -> u64 {
+        match self {
+            Stage::Synthesizing { reserved, .. } | Stage::Gpu { reserved, .. } => reserved.bytes(),
+            Stage::SynthDone { reservation, .. } => reservation.bytes(),
+            _ => 0,
+        }
+    }
+
+    /// When the running step (synthesis or device phase) started, on the machine's clock.
+    pub fn step_started(&self) -> Option<Instant> {
+        match self {
+            Stage::Synthesizing { since, .. } | Stage::Gpu { since, .. } => Some(*since),
+            _ => None,
+        }
+    }
+}
+
 pub(crate) struct Part {
-    pub state: PartitionState,
+    pub stage: Stage,
     pub synth_ms: Option<u64>,
     pub gpu_ms: Option<u64>,
+    /// The worker that runs (or ran) the partition's device phase.
     pub worker: Option<u32>,
-    /// Bytes reserved for this partition right now (the reservation itself travels with the work).
-    pub reserved_bytes: u64,
-    /// The reservation while the partition waits in the machine (ready queue or done).
-    pub reservation: Option<Reservation>,
-    pub synthesized: Option<Synthesized>,
-    pub proof: Option<Vec<u8>>,
     /// Device phases that failed and were retried from synthesis.
     pub retries: u32,
-    /// When the running step (synthesis or device phase) started, on the machine's clock.
-    pub step_started: Option<Instant>,
 }
 
 impl Part {
     pub fn pending() -> Part {
         Part {
-            state: PartitionState::Pending,
+            stage: Stage::Pending,
             synth_ms: None,
             gpu_ms: None,
             worker: None,
-            reserved_bytes: 0,
-            reservation: None,
-            synthesized: None,
-            proof: None,
             retries: 0,
-            step_started: None,
         }
     }
 
     /// A partition whose proof was recorded before a restart.
     pub fn proved(proof: Vec<u8>) -> Part {
         Part {
-            state: PartitionState::Done,
-            proof: Some(proof),
+            stage: Stage::Done { proof },
             ..Part::pending()
         }
     }
 
+    pub fn state(&self) -> PartitionState {
+        self.stage.state()
+    }
+
     /// Time since the running step started (zero if none runs).
     pub fn step_elapsed(&self, now: Instant) -> Duration {
-        self.step_started
+        self.stage
+            .step_started()
             .map_or(Duration::ZERO, |since| now - since)
     }
 }

@@ -79,8 +79,11 @@ fn an_illegal_transition_is_rejected_and_logged_at_warn() {
         let seq = h.machine.job_ids[&job];
         assert_eq!(h.job(&job).partitions[1].state, PartitionState::Pending);
         let before = h.machine.snapshot();
-        assert!(!h.machine.transition(seq, 1, Change::Dispatch { worker: 0 }));
-        assert!(!h.machine.transition(seq, 1, Change::Synthesized));
+        assert!(h
+            .machine
+            .transition(seq, 1, Change::Dispatch { worker: 0 })
+            .is_none());
+        assert!(h.machine.transition(seq, 1, Change::Fail).is_none());
         let after = h.machine.snapshot();
         assert_eq!(
             (after.jobs, after.workers, after.sequence),

@@ -27,10 +27,7 @@ fn the_abc_share_returns_to_the_budget_when_the_device_phase_reports_it() {
     assert!(
         matches!(
             reported[..],
-            [
-                Input::AbcReleased { bytes: 500, .. },
-                Input::DeviceDone { .. }
-            ]
+            [Input::AbcReleased { .. }, Input::DeviceDone { .. }]
         ),
         "the device phase reports the a/b/c release before it ends"
     );
