@@ -140,6 +140,7 @@ fn records(log: &[String]) -> (Vec<(String, u64)>, Vec<String>, Vec<String>) {
     (partitions, ids("job recorded"), ids("job end recorded"))
 }
 
+/// The journal's size on disk (database and write-ahead log; a clean stop empties the log).
 fn journal_bytes(jobs: &Path) -> u64 {
     ["journal.sqlite", "journal.sqlite-wal"]
         .iter()
@@ -251,25 +252,42 @@ async fn killed_at_random_moments_every_job_ends_once_and_nothing_is_proved_twic
         ended.extend(e);
     }
     let ids: BTreeSet<String> = accepted.values().map(|(_, id)| id.clone()).collect();
-    let once = |list: &[String], what: &str| {
-        let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
+    let counted = |list: &[String]| {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
         list.iter()
-            .for_each(|id| *counts.entry(id).or_default() += 1);
-        assert!(
-            counts.values().all(|&n| n == 1),
-            "{what} more than once: {counts:?}"
-        );
-        assert_eq!(
-            counts
-                .keys()
-                .map(|s| s.to_string())
-                .collect::<BTreeSet<_>>(),
-            ids,
-            "{what}"
-        );
+            .for_each(|id| *counts.entry(id.clone()).or_default() += 1);
+        counts
     };
-    once(&recorded, "job recorded");
-    once(&ended, "job ended");
+    // A job is recorded before its submit is answered, so each has its line, exactly once.
+    let accepts = counted(&recorded);
+    assert!(
+        accepts.values().all(|&n| n == 1),
+        "accepted twice: {accepts:?}"
+    );
+    assert_eq!(accepts.keys().cloned().collect::<BTreeSet<_>>(), ids);
+    // Each ended (completed, above) and no job ended twice. (A kill between an end's commit and
+    // its log line loses the line, never the end: such a job is not recovered again.)
+    let ends = counted(&ended);
+    assert!(ends.values().all(|&n| n == 1), "ended twice: {ends:?}");
+    // No finished job comes back: nothing a life recovers had ended in an earlier life.
+    let mut ended_before = BTreeSet::new();
+    for log in &logs {
+        let events: Vec<serde_json::Value> = log
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        for e in events
+            .iter()
+            .filter(|e| e["message"] == "job recovered from the journal")
+        {
+            let id = e["job_id"].as_str().unwrap();
+            assert!(
+                !ended_before.contains(id),
+                "job {id} recovered after it ended"
+            );
+        }
+        ended_before.extend(records(log).2);
+    }
     let mut partitions: BTreeMap<&(String, u64), usize> = BTreeMap::new();
     proved
         .iter()
@@ -282,6 +300,21 @@ async fn killed_at_random_moments_every_job_ends_once_and_nothing_is_proved_twic
             .filter(|(_, &n)| n > 1)
             .collect::<Vec<_>>()
     );
+    // Every job's (single, at 2 KiB) partition was recorded: its log line is there, or a kill
+    // fell between the commit and the line and the next life recovered the job as proved.
+    let recovered_proved: BTreeSet<String> = logs
+        .iter()
+        .flatten()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["message"] == "job recovered from the journal" && e["proved"] == 1)
+        .map(|e| e["job_id"].as_str().unwrap().to_string())
+        .collect();
+    for id in &ids {
+        assert!(
+            proved.iter().any(|(job, _)| job == id) || recovered_proved.contains(id),
+            "job {id}: no partition proof recorded"
+        );
+    }
     eprintln!(
         "crash test: {} jobs, {kills} kills, moments hit {hit:?}, {} partition proofs recorded",
         accepted.len(),

@@ -51,7 +51,13 @@ fn snarkd_settings(text: &str) -> Vec<(String, String)> {
 /// Starts `snarkd run` with `settings` on loopback ports; Ok once it serves (then stops it with
 /// SIGTERM and expects exit 0), Err(its log) when it refuses to start.
 fn start_with(settings: &[(String, String)]) -> Result<(), String> {
-    let mut p = process::spawn(Path::new(SNARKD), settings.iter().cloned());
+    // The files' job journal dir is a host's state directory, a path any value of which parses;
+    // here each daemon gets its own (the spawn helper's), so no other snarkd's is touched.
+    let settings = settings
+        .iter()
+        .filter(|(k, _)| k != "SNARKD_JOBS_DIR")
+        .cloned();
+    let mut p = process::spawn(Path::new(SNARKD), settings);
     let mut seen = String::new();
     if p.next_log("snarkd is serving", &mut seen).is_none() {
         assert!(

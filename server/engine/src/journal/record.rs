@@ -55,6 +55,7 @@ impl Ack {
 /// What the journal thread receives.
 pub(crate) enum ToJournal {
     Record(Record, Option<Ack>),
-    /// Answered once everything sent before it is on disk.
+    /// Answered once everything sent before it is on disk (and in the database file itself, the
+    /// write-ahead log emptied).
     Flush(oneshot::Sender<()>),
 }

@@ -337,9 +337,14 @@ pub(crate) fn prune(
     )?;
     if old + over > 0 {
         // Give the freed pages and the write-ahead log back to the file system.
-        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+        checkpoint(conn)?;
     }
     Ok(old + over)
+}
+
+/// Copies the write-ahead log into the database and empties it.
+pub(crate) fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
 }
 
 /// Rows in the journal: (unfinished jobs, finished jobs, partition proofs).

@@ -67,6 +67,10 @@ impl JournalThread {
         for message in batch {
             match message {
                 ToJournal::Flush(done) => {
+                    // Asked for at shutdown: fold the write-ahead log into the database too.
+                    if let Err(e) = store::checkpoint(&self.conn) {
+                        tracing::warn!(error = %e, "checkpointing the job journal failed");
+                    }
                     let _ = done.send(());
                 }
                 ToJournal::Record(record, ack) => {
