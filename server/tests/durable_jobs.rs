@@ -137,19 +137,36 @@ async fn a_damaged_record_is_quarantined_and_the_daemon_starts() {
         .into_inner()
         .job_id;
     daemon.kill(); // acknowledged, so on disk; far from proved
-    let input = jobs.path().join("inputs").join(format!("{job_id}.req"));
-    let bytes = std::fs::read(&input).unwrap();
-    std::fs::write(&input, &bytes[..bytes.len() / 2]).unwrap();
+                   // A 2 KiB C1 output is kept in its journal row: cut it short there.
+    let db = rusqlite::Connection::open(jobs.path().join("journal.sqlite")).unwrap();
+    let input: Vec<u8> = db
+        .query_row("SELECT input FROM jobs WHERE job_id = ?1", [&job_id], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    db.execute(
+        "UPDATE jobs SET input = ?1 WHERE job_id = ?2",
+        rusqlite::params![&input[..input.len() / 2], job_id],
+    )
+    .unwrap();
+    drop(db);
 
     let daemon = start_real(jobs.path());
     let quarantined = daemon.events("a journal record cannot be recovered; moved to quarantine");
     assert_eq!(quarantined.len(), 1, "{quarantined:?}");
     assert_eq!(quarantined[0]["job_id"], job_id.as_str());
-    assert!(jobs
-        .path()
-        .join("quarantine")
-        .join(format!("{job_id}.req"))
-        .exists());
+    let reason = quarantined[0]["reason"].as_str().unwrap();
+    assert!(reason.contains("does not decode"), "{reason}");
+    let db = rusqlite::Connection::open(jobs.path().join("journal.sqlite")).unwrap();
+    let kept: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM quarantine WHERE job_id = ?1",
+            [&job_id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 1, "the record is kept aside in the quarantine table");
+    drop(db);
     let mut client = common::connect(daemon.grpc).await;
     let gone = common::await_job(&mut client, &job_id, 0)
         .await

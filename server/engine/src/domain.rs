@@ -98,15 +98,35 @@ pub struct ProofRequest {
     pub registered_proof: u64,
     /// `None` means the kind's default priority.
     pub priority: Option<Priority>,
+    #[serde(with = "serde_bytes")]
     pub vanilla_proof: Vec<u8>,
+    #[serde(with = "byte_vecs")]
     pub vanilla_proofs: Vec<Vec<u8>>,
     pub sector_number: u64,
     pub miner_id: u64,
+    #[serde(with = "serde_bytes")]
     pub randomness: Vec<u8>,
     pub partition_index: u32,
+    #[serde(with = "serde_bytes")]
     pub comm_r_old: Vec<u8>,
+    #[serde(with = "serde_bytes")]
     pub comm_r_new: Vec<u8>,
+    #[serde(with = "serde_bytes")]
     pub comm_d_new: Vec<u8>,
+}
+
+/// Serde for a list of byte strings, each as bytes (one copy, not one call per byte).
+pub(crate) mod byte_vecs {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter().map(|b| serde_bytes::Bytes::new(b)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Vec<u8>>, D::Error> {
+        let v = Vec::<serde_bytes::ByteBuf>::deserialize(d)?;
+        Ok(v.into_iter().map(serde_bytes::ByteBuf::into_vec).collect())
+    }
 }
 
 impl ProofRequest {

@@ -12,7 +12,10 @@ use crate::budget::Budget;
 use crate::config::EngineConfig;
 use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, ProofRequest, Submitted, Timings};
 use crate::error::EngineError;
-use crate::journal::{InputDigest, Journal, JournalReader, JournalThread, RecoveredJob};
+use crate::journal::{
+    encode_input, InputDigest, Journal, JournalReader, JournalThread, RecoveredJob,
+    INLINE_INPUT_BYTES,
+};
 use crate::machine::{Input, JobOrigin, Machine, RequestKey};
 use crate::prover::{JobPlan, Prover};
 use crate::status::StatusSnapshot;
@@ -76,6 +79,7 @@ impl Engine {
         let (reader, records) = match journal {
             Some((reader, thread, next_seq)) => {
                 machine.resume_numbering(next_seq);
+                machine.use_journal();
                 let (records, incoming) = std::sync::mpsc::channel();
                 let engine = tx.clone();
                 std::thread::Builder::new()
@@ -171,21 +175,24 @@ impl Engine {
         let prover = self.prover.clone();
         let journal = self.journal.clone();
         let id = job_id.clone();
-        let (plan, input) = blocking(move || {
-            let pending = match &journal {
-                Some(journal) => {
-                    Some(journal.inputs.write_pending(&id, &request).map_err(|e| {
-                        EngineError::Journal(format!("cannot write the input: {e}"))
-                    })?)
+        let (plan, inline_input, input) = blocking(move || {
+            let unwritten =
+                |e: std::io::Error| EngineError::Journal(format!("cannot write the input: {e}"));
+            // A small input goes into the journal row (one flush with the record); a large one
+            // is a file, written while the request is still whole.
+            let (inline, pending) = match &journal {
+                Some(_) if request.input_bytes() <= INLINE_INPUT_BYTES => {
+                    (Some(encode_input(&request)), None)
                 }
-                None => None,
+                Some(journal) => {
+                    let pending = journal.inputs.write_pending(&id, &request);
+                    (None, Some(pending.map_err(unwritten)?))
+                }
+                None => (None, None),
             };
             let plan = prover.plan(request)?;
-            let input = pending
-                .map(|p| p.commit())
-                .transpose()
-                .map_err(|e| EngineError::Journal(format!("cannot write the input: {e}")))?;
-            Ok((plan, input))
+            let input = pending.map(|p| p.commit()).transpose().map_err(unwritten)?;
+            Ok((plan, inline, input))
         })
         .await?;
         let submitted = self
@@ -193,6 +200,7 @@ impl Engine {
                 job_id,
                 origin,
                 plan,
+                inline_input,
                 reply,
             })
             .await??;

@@ -1,7 +1,8 @@
-//! Job inputs on disk and their digest. A request's bytes (up to the 256 MiB message limit) are
-//! kept as one file per job, `inputs/<job id>.req`, written to a temporary name, flushed to disk
-//! and renamed into place (with the directory flushed too) before the job is acknowledged; the
-//! journal's row refers to it by job id and holds its digest, which recovery checks.
+//! Job inputs and their digest. A request up to [`INLINE_INPUT_BYTES`] is kept in its journal
+//! row; a larger one (up to the 256 MiB message limit) as one file per job,
+//! `inputs/<job id>.req`, written to a temporary name, flushed to disk and renamed into place
+//! (with the directory flushed too) before the job is acknowledged. The row holds the digest,
+//! which recovery checks.
 
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -25,14 +26,20 @@ impl InputDigest {
             kind: Option<ProofKind>,
             sector_size: u64,
             registered_proof: u64,
+            #[serde(with = "serde_bytes")]
             vanilla_proof: &'a [u8],
+            #[serde(with = "crate::domain::byte_vecs")]
             vanilla_proofs: &'a [Vec<u8>],
             sector_number: u64,
             miner_id: u64,
+            #[serde(with = "serde_bytes")]
             randomness: &'a [u8],
             partition_index: u32,
+            #[serde(with = "serde_bytes")]
             comm_r_old: &'a [u8],
+            #[serde(with = "serde_bytes")]
             comm_r_new: &'a [u8],
+            #[serde(with = "serde_bytes")]
             comm_d_new: &'a [u8],
         }
         let view = View {
@@ -83,6 +90,39 @@ fn codec() -> impl Options {
 /// Marks an input file and its format version.
 const MAGIC: &[u8; 16] = b"snarkd-input\0\0\0\x01";
 
+/// Inputs up to this size are kept in the job's journal row, so a submit costs one flush to
+/// disk shared by a batch of submits; larger ones (C1 outputs, big PoSt partitions) are files.
+pub const INLINE_INPUT_BYTES: u64 = 1 << 20;
+
+/// `request` in the journal's input format.
+pub fn encode(request: &ProofRequest) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(MAGIC.len() + request.input_bytes() as usize + 256);
+    encode_into(&mut bytes, request).expect("writing to memory never fails");
+    bytes
+}
+
+fn encode_into(out: &mut impl Write, request: &ProofRequest) -> std::io::Result<()> {
+    out.write_all(MAGIC)?;
+    codec()
+        .serialize_into(out, request)
+        .map_err(std::io::Error::other)
+}
+
+/// Decodes an input of `len` bytes read from `what`; any damage is an error that says so.
+pub(crate) fn decode(mut input: impl Read, len: u64, what: &str) -> Result<ProofRequest, String> {
+    let mut magic = [0u8; 16];
+    input
+        .read_exact(&mut magic)
+        .map_err(|e| format!("{what}: {e}"))?;
+    if &magic != MAGIC {
+        return Err(format!("{what} is not a snarkd input"));
+    }
+    codec()
+        .with_limit(len)
+        .deserialize_from(input)
+        .map_err(|e| format!("{what} does not decode: {e}"))
+}
+
 /// The directory of input files.
 #[derive(Debug, Clone)]
 pub struct InputStore {
@@ -121,32 +161,19 @@ impl InputStore {
             done: false,
         };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(&pending.tmp)?);
-        out.write_all(MAGIC)?;
-        codec()
-            .serialize_into(&mut out, request)
-            .map_err(std::io::Error::other)?;
+        encode_into(&mut out, request)?;
         let file = out.into_inner().map_err(|e| e.into_error())?;
         file.sync_all()?;
         Ok(pending)
     }
 
-    /// Reads a job's input back; any damage is an error that says what is wrong.
+    /// Reads a job's input file back; any damage is an error that says what is wrong.
     pub(crate) fn read(&self, job_id: &str) -> Result<ProofRequest, String> {
         let path = self.path(job_id);
-        let file = File::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let what = path.display().to_string();
+        let file = File::open(&path).map_err(|e| format!("cannot open {what}: {e}"))?;
         let len = file.metadata().map_err(|e| e.to_string())?.len();
-        let mut input = BufReader::with_capacity(1 << 20, file);
-        let mut magic = [0u8; 16];
-        input
-            .read_exact(&mut magic)
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        if &magic != MAGIC {
-            return Err(format!("{} is not a snarkd input file", path.display()));
-        }
-        codec()
-            .with_limit(len)
-            .deserialize_from(input)
-            .map_err(|e| format!("{} does not decode: {e}", path.display()))
+        decode(BufReader::with_capacity(1 << 20, file), len, &what)
     }
 
     /// Deletes a job's input (its job has ended).

@@ -33,7 +33,10 @@ use fs2::FileExt;
 use parking_lot::Mutex;
 use rusqlite::Connection;
 
-pub use input::{CommittedInput, InputDigest, InputStore, PendingInput};
+pub use input::{
+    encode as encode_input, CommittedInput, InputDigest, InputStore, PendingInput,
+    INLINE_INPUT_BYTES,
+};
 pub(crate) use writer::JournalThread;
 
 use crate::domain::{JobOutcome, Priority, ProofKind, ProofRequest};
@@ -127,7 +130,7 @@ impl Journal {
         for row in rows {
             match self.check(&row) {
                 Ok(job) => jobs.push(job),
-                Err(reason) => self.quarantine(&row.job_id, &reason, &row.describe()),
+                Err(reason) => self.quarantine(&row, &reason),
             }
         }
         Ok((jobs, next_seq))
@@ -147,7 +150,10 @@ impl Journal {
                 row.seq, row.partitions
             ));
         }
-        let request = self.inputs.read(&row.job_id)?;
+        let request = match &row.input {
+            Some(bytes) => input::decode(&bytes[..], bytes.len() as u64, "the input in the row")?,
+            None => self.inputs.read(&row.job_id)?,
+        };
         if request.kind != Some(kind) || InputDigest::of(&request) != digest {
             return Err("the input file does not match the digest recorded with it".into());
         }
@@ -172,7 +178,8 @@ impl Journal {
     }
 
     /// Moves a job's row and input aside, saying so in the log.
-    fn quarantine(&mut self, job_id: &str, reason: &str, row: &str) {
+    fn quarantine(&mut self, row: &store::UnfinishedRow, reason: &str) {
+        let job_id = row.job_id.as_str();
         let dir = self.settings.dir.join("quarantine");
         let file = self.inputs.quarantine(job_id, &dir);
         let stored = store::quarantine(&mut self.conn, job_id, reason, row, unix_ms());

@@ -38,6 +38,9 @@ pub(crate) struct Accepted {
     pub input_bytes: u64,
     pub partitions: u32,
     pub submitted_unix_ms: u64,
+    /// The encoded input when it is kept in the row (see `INLINE_INPUT_BYTES`); `None` when it
+    /// is a file.
+    pub inline_input: Option<Vec<u8>>,
 }
 
 /// The answer to a submit, sent once its `Accepted` record is on disk.

@@ -25,6 +25,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     input_bytes INTEGER NOT NULL,
     partitions INTEGER NOT NULL,
     submitted_unix_ms INTEGER NOT NULL,
+    input BLOB,
     outcome TEXT,
     proof BLOB,
     error TEXT,
@@ -44,7 +45,8 @@ CREATE TABLE IF NOT EXISTS quarantine (
     job_id TEXT NOT NULL,
     reason TEXT NOT NULL,
     at_unix_ms INTEGER NOT NULL,
-    row TEXT NOT NULL
+    row TEXT NOT NULL,
+    input BLOB
 );
 ";
 
@@ -101,8 +103,8 @@ pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
 
 pub(crate) fn insert_job(tx: &Transaction, job: &Accepted) -> rusqlite::Result<()> {
     tx.execute(
-        "INSERT INTO jobs (job_id, seq, request_id, kind, priority, digest, input_bytes, partitions, submitted_unix_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO jobs (job_id, seq, request_id, kind, priority, digest, input_bytes, partitions, submitted_unix_ms, input)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             job.job_id,
             job.seq as i64,
@@ -113,6 +115,7 @@ pub(crate) fn insert_job(tx: &Transaction, job: &Accepted) -> rusqlite::Result<(
             job.input_bytes as i64,
             job.partitions,
             job.submitted_unix_ms as i64,
+            job.inline_input,
         ],
     )?;
     Ok(())
@@ -146,7 +149,7 @@ pub(crate) fn finish(
     };
     let ms = |d: Duration| d.as_millis() as i64;
     tx.execute(
-        "UPDATE jobs SET outcome = ?2, proof = ?3, error = ?4, finished_unix_ms = ?5,
+        "UPDATE jobs SET input = NULL, outcome = ?2, proof = ?3, error = ?4, finished_unix_ms = ?5,
              queue_wait_ms = ?6, params_load_ms = ?7, synthesis_ms = ?8, device_ms = ?9, total_ms = ?10
          WHERE job_id = ?1",
         params![
@@ -177,6 +180,8 @@ pub(crate) struct UnfinishedRow {
     pub input_bytes: i64,
     pub partitions: i64,
     pub submitted_unix_ms: i64,
+    /// The input, when it is kept in the row rather than as a file.
+    pub input: Option<Vec<u8>>,
     pub proofs: Vec<(i64, Vec<u8>)>,
 }
 
@@ -214,7 +219,7 @@ impl UnfinishedRow {
 pub(crate) fn unfinished(conn: &Connection) -> rusqlite::Result<Vec<UnfinishedRow>> {
     let mut rows = conn
         .prepare(
-            "SELECT job_id, seq, request_id, kind, priority, digest, input_bytes, partitions, submitted_unix_ms
+            "SELECT job_id, seq, request_id, kind, priority, digest, input_bytes, partitions, submitted_unix_ms, input
              FROM jobs WHERE outcome IS NULL ORDER BY seq",
         )?
         .query_map([], |r| {
@@ -228,6 +233,7 @@ pub(crate) fn unfinished(conn: &Connection) -> rusqlite::Result<Vec<UnfinishedRo
                 input_bytes: r.get(6)?,
                 partitions: r.get(7)?,
                 submitted_unix_ms: r.get(8)?,
+                input: r.get(9)?,
                 proofs: Vec::new(),
             })
         })?
@@ -250,18 +256,19 @@ pub(crate) fn max_seq(conn: &Connection) -> rusqlite::Result<Option<u64>> {
     .map(|s| s.map(|s| s as u64))
 }
 
-/// Moves a job's row (and its partition proofs) into the quarantine table.
+/// Moves a job's row (with its input, when kept in the row) into the quarantine table and
+/// drops its partition proofs.
 pub(crate) fn quarantine(
     conn: &mut Connection,
     job_id: &str,
     reason: &str,
-    row: &str,
+    row: &UnfinishedRow,
     now_unix_ms: u64,
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
     tx.execute(
-        "INSERT INTO quarantine (job_id, reason, at_unix_ms, row) VALUES (?1, ?2, ?3, ?4)",
-        params![job_id, reason, now_unix_ms as i64, row],
+        "INSERT INTO quarantine (job_id, reason, at_unix_ms, row, input) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![job_id, reason, now_unix_ms as i64, row.describe(), row.input],
     )?;
     tx.execute("DELETE FROM partitions WHERE job_id = ?1", [job_id])?;
     tx.execute("DELETE FROM jobs WHERE job_id = ?1", [job_id])?;

@@ -258,23 +258,41 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     let prover = TestProver::new(1);
     let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
     let gate = prover.gate.lock();
-    let good = life
-        .run(life.engine.submit(request(ProofKind::WindowPost, 1, 1000)))
-        .unwrap();
-    let bad = life
-        .run(life.engine.submit(request(ProofKind::WindowPost, 2, 1000)))
-        .unwrap();
+    let submit = |request: ProofRequest| life.run(life.engine.submit(request)).unwrap().job_id;
+    let good = submit(request(ProofKind::WindowPost, 1, 1000));
+    // A small input lives in its journal row, a large one in a file.
+    let bad_row = submit(request(ProofKind::WindowPost, 2, 1000));
+    let bad_file = submit(ProofRequest {
+        vanilla_proof: vec![7; INLINE_INPUT_BYTES as usize + 1],
+        ..request(ProofKind::PorepSealCommit, 1, 1000)
+    });
     life.kill();
     drop(gate);
-    let input = dir
+    assert!(!dir
         .path()
         .join("inputs")
-        .join(format!("{}.req", bad.job_id));
-    let mut bytes = std::fs::read(&input).unwrap();
+        .join(format!("{bad_row}.req"))
+        .exists());
     // One flipped byte of `sector_size` (after the 16-byte header, the empty request id and
-    // the kind): the file still decodes, but not to what was recorded.
-    bytes[16 + 8 + 1 + 4] ^= 0xff;
-    std::fs::write(&input, bytes).unwrap();
+    // the kind): the row's input still decodes, but not to what was recorded.
+    let conn = rusqlite::Connection::open(dir.path().join("journal.sqlite")).unwrap();
+    let mut input: Vec<u8> = conn
+        .query_row(
+            "SELECT input FROM jobs WHERE job_id = ?1",
+            [&bad_row],
+            |r| r.get(0),
+        )
+        .unwrap();
+    input[16 + 8 + 1 + 4] ^= 0xff;
+    conn.execute(
+        "UPDATE jobs SET input = ?1 WHERE job_id = ?2",
+        rusqlite::params![input, bad_row],
+    )
+    .unwrap();
+    // The file cut short.
+    let file = dir.path().join("inputs").join(format!("{bad_file}.req"));
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
 
     let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
     let jobs: Vec<_> = life
@@ -284,22 +302,27 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
         .iter()
         .map(|j| j.job_id.clone())
         .collect();
-    assert_eq!(jobs, [good.job_id.clone()]);
-    completed(&life, &good.job_id);
-    assert!(dir
-        .path()
-        .join("quarantine")
-        .join(format!("{}.req", bad.job_id))
-        .exists());
-    let conn = rusqlite::Connection::open(dir.path().join("journal.sqlite")).unwrap();
-    let reason: String = conn
-        .query_row(
-            "SELECT reason FROM quarantine WHERE job_id = ?1",
-            [&bad.job_id],
-            |r| r.get(0),
-        )
+    assert_eq!(jobs, [good.clone()]);
+    completed(&life, &good);
+    let quarantine = dir.path().join("quarantine");
+    assert!(quarantine.join(format!("{bad_file}.req")).exists());
+    let reasons: Vec<(String, String, Option<Vec<u8>>)> = conn
+        .prepare("SELECT job_id, reason, input FROM quarantine ORDER BY job_id = ?1")
+        .unwrap()
+        .query_map([&bad_file], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
         .unwrap();
-    assert!(reason.contains("digest"), "{reason}");
+    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert_eq!(reasons[0].0, bad_row);
+    assert!(reasons[0].1.contains("digest"), "{}", reasons[0].1);
+    assert_eq!(
+        reasons[0].2.as_deref(),
+        Some(&input[..]),
+        "the row's input is kept"
+    );
+    assert_eq!(reasons[1].0, bad_file);
+    assert!(reasons[1].1.contains("does not decode"), "{}", reasons[1].1);
     life.kill();
 }
 

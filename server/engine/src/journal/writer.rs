@@ -75,7 +75,13 @@ impl JournalThread {
                 }
                 ToJournal::Record(record, ack) => {
                     match &failure {
-                        None => self.recorded(&record),
+                        None => {
+                            self.recorded(&record);
+                            if let Record::Accepted(job) = &record {
+                                let job_id = job.job_id.clone();
+                                let _ = engine.send(Input::Recorded { job_id });
+                            }
+                        }
                         Some(err) => {
                             if let Record::Accepted(job) = &record {
                                 let _ = engine.send(Input::JournalFailed {

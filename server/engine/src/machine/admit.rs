@@ -52,6 +52,9 @@ impl Machine {
             self.partitions_in(PartitionState::SynthDone).len(),
         );
         for (_, seq, index) in self.partitions_in(PartitionState::Pending) {
+            if !self.jobs[&seq].recorded {
+                continue; // not on disk yet: a crash could still lose it
+            }
             let critical = self.jobs[&seq].origin.priority == Priority::Critical;
             if self.synth_active >= threads + usize::from(critical) {
                 return;

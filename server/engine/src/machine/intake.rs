@@ -43,9 +43,10 @@ impl Machine {
         job_id: String,
         origin: JobOrigin,
         plan: Arc<dyn JobPlan>,
+        inline_input: Option<Vec<u8>>,
         reply: oneshot::Sender<Result<Submitted, EngineError>>,
     ) {
-        match self.accept(job_id, origin, plan) {
+        match self.accept(job_id, origin, plan, inline_input) {
             Ok((submitted, Some(record))) => self.effects.push(Effect::Record(
                 Record::Accepted(record),
                 Some(Ack { reply, submitted }),
@@ -64,6 +65,7 @@ impl Machine {
         id: String,
         origin: JobOrigin,
         plan: Arc<dyn JobPlan>,
+        inline_input: Option<Vec<u8>>,
     ) -> Result<(Submitted, Option<Accepted>), EngineError> {
         if self.draining {
             return Err(EngineError::ShuttingDown);
@@ -101,6 +103,7 @@ impl Machine {
             input_bytes: origin.input_bytes,
             partitions: plan.partitions(),
             submitted_unix_ms,
+            inline_input,
         };
         let parts = (0..plan.partitions()).map(|_| Part::pending()).collect();
         self.insert_job(
@@ -157,6 +160,7 @@ impl Machine {
                 error: None,
                 parts,
                 holds_params: false,
+                recorded: !self.journaled,
                 finalizing: false,
                 timings: Default::default(),
                 outcome: watch::channel(None).0,

@@ -50,6 +50,8 @@ pub(crate) struct Machine {
     params: HashMap<String, ParamsEntry>,
     synth_active: usize,
     draining: bool,
+    /// Jobs are recorded in a journal: they start once their acceptance is on disk.
+    journaled: bool,
     counters: types::Tally,
     /// Bumped by every change a reader could see.
     sequence: u64,
@@ -88,12 +90,18 @@ impl Machine {
             params: HashMap::new(),
             synth_active: 0,
             draining: false,
+            journaled: false,
             counters: types::Tally::default(),
             sequence: 0,
             effects: Vec::new(),
             #[cfg(test)]
             edges: Vec::new(),
         }
+    }
+
+    /// From now on a job starts only once the journal reports it recorded.
+    pub(crate) fn use_journal(&mut self) {
+        self.journaled = true;
     }
 
     /// Makes the next submit's sequence number `next` (after recovery: past every recorded one).
@@ -116,8 +124,9 @@ impl Machine {
                 job_id,
                 origin,
                 plan,
+                inline_input,
                 reply,
-            } => self.submit(job_id, origin, plan, reply),
+            } => self.submit(job_id, origin, plan, inline_input, reply),
             Input::Watch { job_id, reply } => {
                 let rx = self
                     .job_ids
@@ -161,6 +170,7 @@ impl Machine {
                 elapsed,
             } => self.finalized(job, result, elapsed),
             Input::JournalFailed { job_id, message } => self.journal_failed(&job_id, &message),
+            Input::Recorded { job_id } => self.recorded(&job_id),
             Input::FlushJournal { reply } => self.effects.push(Effect::FlushJournal(reply)),
             Input::MemoryFreed => {}
             Input::Tick => self.expire_finished(),

@@ -46,10 +46,19 @@ impl Machine {
             submitted,
             job.submitted_unix_ms,
         );
+        self.jobs.get_mut(&seq).expect("just inserted").recorded = true;
         if proved > 0 {
             self.job_event(seq, JobEvent::Start);
         }
         self.next_seq = self.next_seq.max(seq + 1);
+    }
+
+    /// The journal has the job's acceptance on disk: it may be admitted now.
+    pub(super) fn recorded(&mut self, job_id: &str) {
+        if let Some(job) = self.job_ids.get(job_id).and_then(|s| self.jobs.get_mut(s)) {
+            job.recorded = true;
+            self.changed();
+        }
     }
 
     /// The journal could not record the job's acceptance (its submit got the error): it fails.

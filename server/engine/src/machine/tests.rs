@@ -83,6 +83,7 @@ impl Harness {
         };
         self.apply(Input::Submit {
             job_id: uuid::Uuid::new_v4().to_string(),
+            inline_input: None,
             origin,
             plan,
             reply,

@@ -29,6 +29,8 @@ pub(crate) enum Input {
         job_id: String,
         origin: JobOrigin,
         plan: Arc<dyn JobPlan>,
+        /// The encoded input, for the journal row, when it is not a file.
+        inline_input: Option<Vec<u8>>,
         reply: oneshot::Sender<Result<Submitted, EngineError>>,
     },
     Watch {
@@ -82,6 +84,10 @@ pub(crate) enum Input {
     JournalFailed {
         job_id: String,
         message: String,
+    },
+    /// The journal has the job's acceptance on disk: it may start.
+    Recorded {
+        job_id: String,
     },
     /// Answered once the journal has everything recorded so far on disk.
     FlushJournal {
@@ -178,6 +184,9 @@ pub(crate) struct Job {
     pub parts: Vec<Part>,
     /// True while the job counts as a user of its params.
     pub holds_params: bool,
+    /// Its acceptance is on disk (at once without a journal): only then is it admitted, so no
+    /// work starts for a job a crash could still lose.
+    pub recorded: bool,
     pub finalizing: bool,
     pub timings: Timings,
     pub outcome: watch::Sender<Option<JobOutcome>>,
