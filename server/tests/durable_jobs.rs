@@ -214,7 +214,7 @@ async fn submit(d: &mut common::TestDaemon, request: pb::SubmitProofRequest) -> 
 }
 
 /// The same request_id, kind and input is one job (running or completed); another input or
-/// kind under the same id is another job; a cancelled job is not handed to a retry.
+/// kind under the same id is another job; a failed or cancelled job is not handed to a retry.
 #[tokio::test]
 async fn idempotency_is_by_request_id_kind_and_input() {
     let jobs = tempfile::tempdir().unwrap();
@@ -249,6 +249,18 @@ async fn idempotency_is_by_request_id_kind_and_input() {
         "completed: the same job"
     );
 
+    // A failed job is not handed to its retry: the retry is a new attempt.
+    let doomed = pb::SubmitProofRequest {
+        request_id: "porep-1000-11".into(),
+        vanilla_proofs: vec![common::prover::vanilla(common::prover::FAILING_INPUT)],
+        ..common::snap(1)
+    };
+    let failed = submit(&mut d, doomed.clone()).await;
+    let ended = common::await_job(&mut d.grpc, &failed, 0).await.unwrap();
+    assert_eq!(ended.status, Ended::Failed as i32, "{ended:?}");
+    let attempt = submit(&mut d, doomed).await;
+    assert_ne!(attempt, failed, "a failed job is not handed to its retry");
+
     d.prover.close();
     let b = pb::SubmitProofRequest {
         request_id: "snap-1000-9".into(),
@@ -269,4 +281,46 @@ async fn idempotency_is_by_request_id_kind_and_input() {
     );
     let done = common::await_job(&mut d.grpc, &retry, 0).await.unwrap();
     assert_eq!(done.status, Ended::Completed as i32);
+}
+
+/// A drain that runs past `drain_timeout` exits with jobs unfinished; they are in the journal and
+/// the next start proves them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_a_drain_leaves_unfinished_resume_on_the_next_start() {
+    ensure_params(&[ProofKind::PorepSealCommit]);
+    let jobs = tempfile::tempdir().unwrap();
+    let mut settings = real_env(jobs.path());
+    settings.push(("SNARKD_DAEMON_DRAIN_TIMEOUT", "1s".into()));
+    let daemon = spawn(Path::new(SNARKD), settings).serving();
+    let mut client = common::connect(daemon.grpc).await;
+    let job_id = client
+        .submit_proof(porep("porep-1000-20"))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let log = daemon.stop(); // SIGTERM: the drain runs out after 1 s, exit 0
+    assert!(
+        log.iter()
+            .any(|l| l.contains("drain timeout passed with jobs unfinished")),
+        "a PoRep takes longer than 1 s here: {log:?}"
+    );
+
+    let daemon = start_real(jobs.path());
+    let recovered = daemon.events("job recovered from the journal");
+    assert_eq!(recovered.len(), 1, "{recovered:?}");
+    assert_eq!(recovered[0]["job_id"], job_id.as_str());
+    let mut client = common::connect(daemon.grpc).await;
+    let result = common::await_job(&mut client, &job_id, 0).await.unwrap();
+    assert_eq!(
+        result.status,
+        Ended::Completed as i32,
+        "{}",
+        result.error_message
+    );
+    assert_verifies(
+        env().fixtures.request(ProofKind::PorepSealCommit),
+        &result.proof,
+    );
+    daemon.stop();
 }

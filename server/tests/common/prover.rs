@@ -16,6 +16,9 @@ pub const PROOF_BYTES: usize = 192;
 /// Bytes the stand-in's params take in the budget.
 pub const PARAMS_BYTES: u64 = 4 << 20;
 const MAGIC: &[u8] = b"vanilla:";
+/// A partition input whose synthesis fails, as a witness the circuit rejects would: the job
+/// ends FAILED.
+pub const FAILING_INPUT: u32 = u32::MAX;
 
 /// A vanilla proof the stand-in decodes: partition `index`'s input.
 pub fn vanilla(index: u32) -> Vec<u8> {
@@ -138,7 +141,12 @@ impl JobPlan for Plan {
     }
 
     fn synthesize(&self, index: u32) -> Result<Synthesized, StepError> {
-        Ok(Box::new(self.inputs[index as usize]))
+        match self.inputs[index as usize] {
+            FAILING_INPUT => Err(StepError::Fatal(
+                "the stand-in circuit rejects this witness".into(),
+            )),
+            input => Ok(Box::new(input)),
+        }
     }
 
     fn finalize(
