@@ -24,6 +24,9 @@ pub struct EngineConfig {
     /// How much unfinished work each priority may hold (so a flood of one priority never
     /// refuses another's).
     pub limits: IntakeLimits,
+    /// Nice steps below the process's priority for the threads of NORMAL and LOW partitions
+    /// (synthesis and device phase); 0 runs everything at the process's priority.
+    pub background_nice: i32,
     pub version: String,
     pub build_id: String,
 }
@@ -38,6 +41,7 @@ impl Default for EngineConfig {
             partition_retries: 1,
             synthesis_lookahead: 0,
             limits: IntakeLimits::default(),
+            background_nice: 10,
             version: String::new(),
             build_id: String::new(),
         }

@@ -13,6 +13,7 @@ use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, watch, Notify}
 use crate::error::EngineError;
 use crate::journal::record::ToJournal;
 use crate::machine::{DeviceTask, Effect, Input, Machine};
+use crate::os_priority;
 use crate::prover::{DeviceInfo, Prover, StepError};
 use crate::status::StatusSnapshot;
 
@@ -30,11 +31,12 @@ pub(crate) async fn run(
     journal: Option<mpsc::Sender<ToJournal>>,
     panic_hook: Arc<Notify>,
 ) {
+    let nice = machine.background_nice();
     let workers: Vec<mpsc::Sender<DeviceTask>> = machine
         .worker_devices()
         .into_iter()
         .enumerate()
-        .map(|(id, device)| spawn_worker(id as u32, device, prover.clone(), sender.clone()))
+        .map(|(id, device)| spawn_worker(id as u32, device, prover.clone(), sender.clone(), nice))
         .collect();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -49,7 +51,7 @@ pub(crate) async fn run(
             _ = panic_hook.notified() => panic!("test hook: the writer task was told to panic"),
         };
         for effect in machine.apply(input) {
-            execute(effect, &workers, &prover, &journal, &sender);
+            execute(effect, &workers, &prover, &journal, &sender, nice);
         }
         let snapshot = machine.snapshot();
         record_gauges(&snapshot);
@@ -63,6 +65,7 @@ fn execute(
     prover: &Arc<dyn Prover>,
     journal: &Option<mpsc::Sender<ToJournal>>,
     tx: &UnboundedSender<Input>,
+    background_nice: i32,
 ) {
     let tx = tx.clone();
     match effect {
@@ -94,9 +97,11 @@ fn execute(
         Effect::Synthesize {
             job,
             index,
+            priority,
             plan,
             reservation,
         } => spawn("snarkd-synth", move || {
+            os_priority::apply(priority, background_nice);
             let result = guarded(|| plan.synthesize(index), StepError::Retryable);
             let _ = tx.send(Input::SynthDone {
                 job,
@@ -157,12 +162,24 @@ fn spawn_worker(
     device: DeviceInfo,
     prover: Arc<dyn Prover>,
     tx: UnboundedSender<Input>,
+    background_nice: i32,
 ) -> mpsc::Sender<DeviceTask> {
     let (task_tx, task_rx) = mpsc::channel::<DeviceTask>();
     spawn(&format!("snarkd-worker-{id}"), move || {
         for task in task_rx {
-            let done = device_phase(&*prover, id, &device, task, &mut |input| {
-                let _ = tx.send(input);
+            // Each device phase on a thread of its own, so a PoRep's lowered OS priority never
+            // carries over to the WinningPoSt after it.
+            let done = std::thread::scope(|scope| {
+                let phase = std::thread::Builder::new()
+                    .name(format!("snarkd-device-{id}"))
+                    .spawn_scoped(scope, || {
+                        os_priority::apply(task.priority, background_nice);
+                        device_phase(&*prover, id, &device, task, &mut |input| {
+                            let _ = tx.send(input);
+                        })
+                    })
+                    .expect("the OS refused to start a thread");
+                phase.join().expect("device_phase catches panics")
             });
             let _ = tx.send(done);
         }
@@ -188,6 +205,7 @@ pub(crate) fn device_phase(
         partition,
         params,
         mut reservation,
+        ..
     } = task;
     let mut released = false;
     let result = guarded(

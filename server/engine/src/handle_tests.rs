@@ -310,3 +310,31 @@ async fn timings_add_up_and_show_the_wait_for_a_thread() {
         assert!(t.params_load <= t.total, "{t:?}");
     }
 }
+
+#[tokio::test]
+async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    let base = crate::os_priority::current_nice();
+    let lowered = (base + 10).min(19);
+    for (kind, expected) in [
+        (ProofKind::PorepSealCommit, lowered),
+        (ProofKind::WinningPost, base),
+        (ProofKind::WindowPost, base),
+        (ProofKind::SnapDealsUpdate, lowered),
+    ] {
+        prover.nice_seen.lock().clear();
+        let job = engine.submit(request(kind, 2, 1000)).await.unwrap();
+        let done = engine.await_job(&job.job_id, None).await.unwrap();
+        assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+        let seen = prover.nice_seen.lock().clone();
+        assert_eq!(
+            seen.len(),
+            4,
+            "two syntheses and two device phases: {seen:?}"
+        );
+        for (step, what, nice) in seen {
+            assert_eq!(nice, expected, "{kind} {step} of {what}");
+        }
+    }
+}

@@ -9,6 +9,7 @@
 //! - `state`: partition and worker state machines and their single transition function.
 //! - `status`: the immutable snapshots readers get.
 //! - `budget`: the memory budget and its RAII reservations.
+//! - `os_priority`: lower OS thread priority for work that has no deadline.
 //! - `schedule`: the scheduling order and the synthesis allowance, as pure functions.
 //! - `machine`: the engine's state and its single writer (inputs in, effects out).
 //! - `driver`: runs the machine and carries out its effects on threads.
@@ -23,6 +24,7 @@ mod driver;
 pub mod error;
 pub mod journal;
 mod machine;
+pub mod os_priority;
 pub mod schedule;
 pub mod state;
 pub mod status;

@@ -26,6 +26,8 @@ pub(crate) struct TestProver {
     pub device_gate: parking_lot::Mutex<()>,
     /// Device phases that returned a proof.
     pub proved: std::sync::atomic::AtomicU32,
+    /// (step, the job's circuit or device, the thread's nice value) of every step run.
+    pub nice_seen: Arc<parking_lot::Mutex<Vec<(&'static str, String, i32)>>>,
 }
 
 impl TestProver {
@@ -39,6 +41,7 @@ impl TestProver {
             panic_in_device: AtomicBool::new(false),
             device_gate: Default::default(),
             proved: Default::default(),
+            nice_seen: Default::default(),
         })
     }
 }
@@ -59,6 +62,7 @@ pub(crate) struct TestPlan {
     pub bytes: u64,
     pub panic: bool,
     pub gate: Arc<parking_lot::Mutex<()>>,
+    pub nice_seen: Arc<parking_lot::Mutex<Vec<(&'static str, String, i32)>>>,
 }
 
 impl Prover for TestProver {
@@ -85,6 +89,7 @@ impl Prover for TestProver {
             bytes: request.sector_size,
             panic: self.panic_in_synthesis.load(Ordering::SeqCst),
             gate: self.gate.clone(),
+            nice_seen: self.nice_seen.clone(),
         }))
     }
     fn knows_circuit(&self, circuit_id: &str) -> bool {
@@ -118,6 +123,10 @@ impl Prover for TestProver {
         abc_released();
         drop(self.device_gate.lock());
         self.proved.fetch_add(1, Ordering::SeqCst);
+        let nice = crate::os_priority::current_nice();
+        self.nice_seen
+            .lock()
+            .push(("device", format!("partition {index}"), nice));
         Ok(vec![index as u8; 4])
     }
 }
@@ -137,6 +146,10 @@ impl JobPlan for TestPlan {
     }
     fn synthesize(&self, index: u32) -> Result<Synthesized, StepError> {
         drop(self.gate.lock());
+        let nice = crate::os_priority::current_nice();
+        self.nice_seen
+            .lock()
+            .push(("synthesis", self.circuit.clone(), nice));
         if self.panic {
             panic!("synthetic circuit exploded in partition {index}");
         }

@@ -72,8 +72,9 @@ impl ProvingService {
         limits::limited(self, decoding)
     }
 
-    /// Submits a converted request, giving it its kind's usual priority when it has none. The
-    /// decoding slot is held until the engine has decoded (planned) the request.
+    /// Submits a converted request, giving it its kind's usual priority when it has none and
+    /// lowering a claim above its kind's ceiling. The decoding slot is held until the engine has
+    /// decoded (planned) the request.
     async fn submit(
         &self,
         request: Result<ProofRequest, EngineError>,
@@ -81,8 +82,16 @@ impl ProvingService {
     ) -> Result<pb::SubmitProofResponse, Status> {
         let mut request = request.map_err(status_of)?;
         request::check_request_id(&request.request_id, self.limits.request_id_bytes)?;
-        if let (None, Some(kind)) = (request.priority, request.kind) {
-            request.priority = Some(self.scheduler.default_priority(kind));
+        if let Some(kind) = request.kind {
+            let asked = request.priority;
+            let (priority, lowered) = self.scheduler.effective_priority(kind, asked);
+            if lowered {
+                tracing::info!(%kind, asked = ?asked, priority = priority.as_str(),
+                    "priority lowered to the kind's ceiling ([scheduler] {kind}_max_priority)");
+                metrics::counter!("snarkd_priority_lowered_total", "kind" => kind.as_str())
+                    .increment(1);
+            }
+            request.priority = Some(priority);
         }
         let submitted = self.engine.submit(request).await.map_err(status_of);
         drop(slot);

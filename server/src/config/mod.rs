@@ -8,6 +8,7 @@
 //! - `sources`: reading the file and the environment and merging them in order.
 //! - `access`: `[http]`, `[auth]` and `[tls]`: who may call what on which port.
 //! - `limits`: `[limits]`: bounds on what clients can make the daemon hold.
+//! - `scheduler`: `[scheduler]`: each kind's usual priority and the most it may claim.
 //! - `jobs`: `[jobs]`: the job journal that keeps accepted jobs and results across restarts.
 //! - `default.toml`: the fully commented default config `snarkd config default` prints; a test
 //!   keeps it equal to the defaults in code.
@@ -15,6 +16,7 @@
 mod access;
 mod jobs;
 mod limits;
+mod scheduler;
 mod sources;
 mod values;
 
@@ -26,11 +28,12 @@ use std::time::Duration;
 
 use bytesize::ByteSize;
 use serde::Deserialize;
-use snarkd_engine::{EngineConfig, Priority, ProofKind};
+use snarkd_engine::EngineConfig;
 
 pub use access::{AuthSection, HttpSection, TlsSection};
 pub use jobs::JobsSection;
 pub use limits::LimitsSection;
+pub use scheduler::SchedulerSection;
 pub use sources::{ConfigError, Overrides};
 pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, PriorityName, TcpAddr};
 
@@ -152,40 +155,6 @@ impl Default for GpusSection {
     }
 }
 
-/// `[scheduler]`: the priority a request gets when it leaves `priority` unspecified.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SchedulerSection {
-    pub porep_priority: PriorityName,
-    pub snap_priority: PriorityName,
-    pub wpost_priority: PriorityName,
-    pub winning_priority: PriorityName,
-}
-
-impl Default for SchedulerSection {
-    fn default() -> Self {
-        SchedulerSection {
-            porep_priority: PriorityName::Normal,
-            snap_priority: PriorityName::Normal,
-            wpost_priority: PriorityName::High,
-            winning_priority: PriorityName::Critical,
-        }
-    }
-}
-
-impl SchedulerSection {
-    /// The priority of a request of `kind` that does not set one.
-    pub fn default_priority(&self, kind: ProofKind) -> Priority {
-        match kind {
-            ProofKind::PorepSealCommit => self.porep_priority,
-            ProofKind::SnapDealsUpdate => self.snap_priority,
-            ProofKind::WindowPost => self.wpost_priority,
-            ProofKind::WinningPost => self.winning_priority,
-        }
-        .into()
-    }
-}
-
 /// `[synthesis]`: CPU circuit synthesis.
 #[derive(Debug, Clone, PartialEq, Deserialize, Default)]
 #[serde(deny_unknown_fields, default)]
@@ -267,6 +236,7 @@ impl Config {
             .validate(matches!(self.daemon.listen, ListenAddr::Unix(_)))?;
         self.limits.validate()?;
         self.jobs.validate()?;
+        self.scheduler.validate()?;
         if let Err(err) = tracing_subscriber::EnvFilter::try_new(&self.logging.level) {
             return Err((
                 "logging.level".into(),
@@ -310,6 +280,7 @@ impl Config {
             partition_retries: self.pipeline.partition_retries,
             synthesis_lookahead: self.pipeline.synthesis_lookahead,
             limits: self.limits.intake(),
+            background_nice: self.scheduler.background_nice,
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
         })

@@ -301,6 +301,16 @@ const BAD: &[Bad] = &[
         &["scheduler.porep_priority", "critical"],
     ),
     (
+        "[scheduler]\nbackground_nice = 20\n",
+        &[],
+        &["scheduler.background_nice", "0 to 19"],
+    ),
+    (
+        "[scheduler]\nwpost_priority = \"critical\"\n",
+        &[],
+        &["scheduler.wpost_priority", "wpost_max_priority (high)"],
+    ),
+    (
         "[logging]\nformat = \"xml\"\n",
         &[],
         &["logging.format", "json"],

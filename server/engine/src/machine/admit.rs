@@ -90,6 +90,7 @@ impl Machine {
         self.effects.push(Effect::Synthesize {
             job: seq,
             index,
+            priority: j.origin.priority,
             plan: j.plan.clone(),
             reservation,
         });
@@ -179,6 +180,7 @@ impl Machine {
                 task: DeviceTask {
                     job: seq,
                     index,
+                    priority: j.origin.priority,
                     abc_bytes: j.memory.abc_bytes,
                     partition: synthesized,
                     params,

@@ -109,6 +109,11 @@ impl Machine {
         self.next_seq = self.next_seq.max(next);
     }
 
+    /// Nice steps below the process's priority for work without a deadline.
+    pub(crate) fn background_nice(&self) -> i32 {
+        self.config.background_nice
+    }
+
     /// The devices of the workers, by worker id.
     pub(crate) fn worker_devices(&self) -> Vec<DeviceInfo> {
         self.workers.iter().map(|w| w.device.clone()).collect()

@@ -114,6 +114,7 @@ impl Harness {
                 index,
                 plan,
                 reservation,
+                ..
             } => {
                 let result = if fail {
                     Err(crate::prover::StepError::Fatal("synthetic failure".into()))

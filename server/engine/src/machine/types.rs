@@ -104,6 +104,8 @@ pub(crate) enum Effect {
     Synthesize {
         job: u64,
         index: u32,
+        /// The job's priority: below HIGH the thread runs at a lower OS priority.
+        priority: Priority,
         plan: Arc<dyn JobPlan>,
         reservation: Reservation,
     },
@@ -130,6 +132,8 @@ pub(crate) enum Effect {
 pub(crate) struct DeviceTask {
     pub job: u64,
     pub index: u32,
+    /// The job's priority: below HIGH the device phase runs at a lower OS priority.
+    pub priority: Priority,
     /// The a/b/c share of `reservation`, returned as soon as the prover has consumed it.
     pub abc_bytes: u64,
     pub partition: Synthesized,
