@@ -86,6 +86,7 @@ pub fn busy() -> StatusSnapshot {
         ],
         workers: vec![
             WorkerStatus {
+                paused: None,
                 worker_id: 0,
                 device_ordinal: 0,
                 device_name: "cpu".into(),
@@ -98,6 +99,7 @@ pub fn busy() -> StatusSnapshot {
                 proofs_done: 3,
             },
             WorkerStatus {
+                paused: None,
                 worker_id: 1,
                 device_ordinal: 0,
                 device_name: "cpu".into(),

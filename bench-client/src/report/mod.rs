@@ -60,6 +60,26 @@ pub struct Options {
     /// The snarkd binary [default: beside snarkd-bench].
     #[arg(long)]
     pub snarkd: Option<PathBuf>,
+    /// Run only these benchmarks (comma-separated) [default: all].
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<Part>,
+}
+
+/// The report's benchmarks, as `--only` names them.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Part {
+    /// Throughput against filecoin-proofs-api, and the device worker's busy share.
+    Throughput,
+    /// Peak RSS of a burst against the memory budget.
+    Memory,
+    /// WinningPoSt latency while PoRep runs, against idle.
+    Latency,
+}
+
+impl Options {
+    fn runs(&self, part: Part) -> bool {
+        self.only.is_empty() || self.only.contains(&part)
+    }
 }
 
 /// One line of the report.
@@ -124,133 +144,139 @@ pub fn report(o: Options) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     let mut rows = Vec::new();
 
-    eprintln!(
-        "1/4 throughput: baseline, {} WindowPoSt proofs one after another",
-        o.count
-    );
-    let base_wall = baseline::sequential(&wpost, o.count)?;
-    let base_rate = o.count as f64 * 60.0 / base_wall.as_secs_f64();
-    eprintln!(
-        "1/4 throughput: snarkd, the same {} proofs at concurrency {}",
-        o.count, o.concurrency
-    );
-    let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
-    let summary = runtime.block_on(async {
-        let client = d.client().await?;
-        preload(client.clone(), "wpost-2k").await?;
-        run_batch(
-            client,
-            &wpost,
-            o.count,
-            o.concurrency,
-            pb::Priority::Unspecified,
-            true,
-        )
-        .await
-    })?;
-    d.stop()?;
-    if summary.failed() > 0 {
-        bail!(
-            "{} daemon proofs failed: {}",
-            summary.failed(),
-            summary.json()["failures"]
+    if o.runs(Part::Throughput) {
+        eprintln!(
+            "1/4 throughput: baseline, {} WindowPoSt proofs one after another",
+            o.count
         );
-    }
-    let rate = summary.proofs_per_min();
-    rows.push(Row {
-        name: "throughput (2 KiB WindowPoSt, proofs/min)",
-        baseline: ("filecoin-proofs-api, sequential".into(), base_rate),
-        snarkd: (format!("snarkd, concurrency {}", o.concurrency), rate),
-        ratio: rate / base_rate,
-        target: (">= 1.25x", rate / base_rate >= 1.25),
-    });
-
-    let usage = summary
-        .usage
-        .clone()
-        .context("no status stream during the batch")?;
-    let queued_share = usage.busy_share_while_queued().unwrap_or(0.0);
-    let (synth, device) = (
-        summary.mean_ms(|o| o.synthesis_ms),
-        summary.mean_ms(|o| o.gpu_compute_ms),
-    );
-    let monolithic_share = device / (synth + device);
-    rows.push(Row {
-        name: "device worker busy share while partitions wait",
-        baseline: (
-            "monolithic: device / (synthesis + device)".into(),
-            monolithic_share,
-        ),
-        snarkd: (
-            format!(
-                "snarkd, {:.1} s with partitions waiting",
-                usage.json()["queued_seconds"].as_f64().unwrap_or(0.0)
-            ),
-            queued_share,
-        ),
-        ratio: queued_share / monolithic_share,
-        target: (">= 95 % busy", queued_share >= 0.95),
-    });
-
-    eprintln!(
-        "3/4 memory: a burst of {} jobs, budget automatic then bounded",
-        o.burst
-    );
-    let burst = |budget: String| -> Result<u64> {
-        let d = Daemon::start(&snarkd, &base_env(budget))?;
-        let s = runtime.block_on(async {
+        let base_wall = baseline::sequential(&wpost, o.count)?;
+        let base_rate = o.count as f64 * 60.0 / base_wall.as_secs_f64();
+        eprintln!(
+            "1/4 throughput: snarkd, the same {} proofs at concurrency {}",
+            o.count, o.concurrency
+        );
+        let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
+        let summary = runtime.block_on(async {
             let client = d.client().await?;
+            preload(client.clone(), "wpost-2k").await?;
             run_batch(
                 client,
                 &wpost,
-                o.burst,
-                o.burst,
+                o.count,
+                o.concurrency,
                 pb::Priority::Unspecified,
                 true,
             )
             .await
         })?;
-        let peak = d.peak_rss()?;
         d.stop()?;
-        if s.failed() > 0 {
-            bail!("{} burst proofs failed", s.failed());
+        if summary.failed() > 0 {
+            bail!(
+                "{} daemon proofs failed: {}",
+                summary.failed(),
+                summary.json()["failures"]
+            );
         }
-        Ok(peak)
-    };
-    let unbounded = burst("auto".into())?;
-    let budget_bytes = o.burst_budget.map_or(unbounded * 3 / 5, |b| b.as_u64());
-    let bounded = burst(format!("{budget_bytes}B"))?;
-    let budget = budget_bytes as f64;
-    rows.push(Row {
-        name: "peak RSS during a burst, over the configured budget",
-        baseline: (
-            format!("budget auto: peak {}", ByteSize(unbounded)),
-            unbounded as f64 / budget,
-        ),
-        snarkd: (
-            format!(
-                "budget {}: peak {}",
-                ByteSize(budget_bytes),
-                ByteSize(bounded)
-            ),
-            bounded as f64 / budget,
-        ),
-        ratio: bounded as f64 / budget,
-        target: ("<= 1.05 (budget + 5 %)", bounded as f64 <= budget * 1.05),
-    });
+        let rate = summary.proofs_per_min();
+        rows.push(Row {
+            name: "throughput (2 KiB WindowPoSt, proofs/min)",
+            baseline: ("filecoin-proofs-api, sequential".into(), base_rate),
+            snarkd: (format!("snarkd, concurrency {}", o.concurrency), rate),
+            ratio: rate / base_rate,
+            target: (">= 1.25x", rate / base_rate >= 1.25),
+        });
 
-    eprintln!("4/4 latency: WinningPoSt idle, then while PoRep runs");
-    let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
-    let (idle, loaded) =
-        runtime.block_on(winning_latency(&d, &winning, &porep, o.latency_samples))?;
-    d.stop()?;
-    rows.push(Row {
-        name: "WinningPoSt latency (median ms) while a PoRep batch runs, over idle",
-        baseline: ("idle".into(), idle),
-        snarkd: ("during 2 PoRep C2 jobs".into(), loaded),
-        ratio: loaded / idle,
-        target: ("<= 1.5x", loaded / idle <= 1.5),
-    });
+        let usage = summary
+            .usage
+            .clone()
+            .context("no status stream during the batch")?;
+        let queued_share = usage.busy_share_while_queued().unwrap_or(0.0);
+        let (synth, device) = (
+            summary.mean_ms(|o| o.synthesis_ms),
+            summary.mean_ms(|o| o.gpu_compute_ms),
+        );
+        let monolithic_share = device / (synth + device);
+        rows.push(Row {
+            name: "device worker busy share while partitions wait",
+            baseline: (
+                "monolithic: device / (synthesis + device)".into(),
+                monolithic_share,
+            ),
+            snarkd: (
+                format!(
+                    "snarkd, {:.1} s with partitions waiting",
+                    usage.json()["queued_seconds"].as_f64().unwrap_or(0.0)
+                ),
+                queued_share,
+            ),
+            ratio: queued_share / monolithic_share,
+            target: (">= 95 % busy", queued_share >= 0.95),
+        });
+    }
+
+    if o.runs(Part::Memory) {
+        eprintln!(
+            "3/4 memory: a burst of {} jobs, budget automatic then bounded",
+            o.burst
+        );
+        let burst = |budget: String| -> Result<u64> {
+            let d = Daemon::start(&snarkd, &base_env(budget))?;
+            let s = runtime.block_on(async {
+                let client = d.client().await?;
+                run_batch(
+                    client,
+                    &wpost,
+                    o.burst,
+                    o.burst,
+                    pb::Priority::Unspecified,
+                    true,
+                )
+                .await
+            })?;
+            let peak = d.peak_rss()?;
+            d.stop()?;
+            if s.failed() > 0 {
+                bail!("{} burst proofs failed", s.failed());
+            }
+            Ok(peak)
+        };
+        let unbounded = burst("auto".into())?;
+        let budget_bytes = o.burst_budget.map_or(unbounded * 3 / 5, |b| b.as_u64());
+        let bounded = burst(format!("{budget_bytes}B"))?;
+        let budget = budget_bytes as f64;
+        rows.push(Row {
+            name: "peak RSS during a burst, over the configured budget",
+            baseline: (
+                format!("budget auto: peak {}", ByteSize(unbounded)),
+                unbounded as f64 / budget,
+            ),
+            snarkd: (
+                format!(
+                    "budget {}: peak {}",
+                    ByteSize(budget_bytes),
+                    ByteSize(bounded)
+                ),
+                bounded as f64 / budget,
+            ),
+            ratio: bounded as f64 / budget,
+            target: ("<= 1.05 (budget + 5 %)", bounded as f64 <= budget * 1.05),
+        });
+    }
+
+    if o.runs(Part::Latency) {
+        eprintln!("4/4 latency: WinningPoSt idle, then while PoRep runs");
+        let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
+        let (idle, loaded) =
+            runtime.block_on(winning_latency(&d, &winning, &porep, o.latency_samples))?;
+        d.stop()?;
+        rows.push(Row {
+            name: "WinningPoSt latency (median ms) while a PoRep batch runs, over idle",
+            baseline: ("idle".into(), idle),
+            snarkd: ("during 2 PoRep C2 jobs".into(), loaded),
+            ratio: loaded / idle,
+            target: ("<= 1.5x", loaded / idle <= 1.5),
+        });
+    }
 
     write(&o.out, &rows)
 }

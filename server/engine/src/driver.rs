@@ -14,8 +14,9 @@ use crate::error::EngineError;
 use crate::journal::record::ToJournal;
 use crate::machine::{DeviceTask, Effect, Input, Machine};
 use crate::os_priority;
-use crate::prover::{DeviceInfo, Prover, StepError};
+use crate::prover::{Prover, StepError};
 use crate::status::StatusSnapshot;
+use crate::worker;
 
 /// How often finished jobs are checked for expiry and the status (uptime, busy time) refreshed.
 const TICK: Duration = Duration::from_secs(1);
@@ -36,7 +37,7 @@ pub(crate) async fn run(
         .worker_devices()
         .into_iter()
         .enumerate()
-        .map(|(id, device)| spawn_worker(id as u32, device, prover.clone(), sender.clone(), nice))
+        .map(|(id, device)| worker::start(id as u32, device, prover.clone(), sender.clone(), nice))
         .collect();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -157,79 +158,7 @@ fn record_gauges(s: &StatusSnapshot) {
     }
 }
 
-fn spawn_worker(
-    id: u32,
-    device: DeviceInfo,
-    prover: Arc<dyn Prover>,
-    tx: UnboundedSender<Input>,
-    background_nice: i32,
-) -> mpsc::Sender<DeviceTask> {
-    let (task_tx, task_rx) = mpsc::channel::<DeviceTask>();
-    spawn(&format!("snarkd-worker-{id}"), move || {
-        for task in task_rx {
-            // Each device phase on a thread of its own, so a PoRep's lowered OS priority never
-            // carries over to the WinningPoSt after it.
-            let done = std::thread::scope(|scope| {
-                let phase = std::thread::Builder::new()
-                    .name(format!("snarkd-device-{id}"))
-                    .spawn_scoped(scope, || {
-                        os_priority::apply(task.priority, background_nice);
-                        device_phase(&*prover, id, &device, task, &mut |input| {
-                            let _ = tx.send(input);
-                        })
-                    })
-                    .expect("the OS refused to start a thread");
-                phase.join().expect("device_phase catches panics")
-            });
-            let _ = tx.send(done);
-        }
-    });
-    task_tx
-}
-
-/// Runs one partition's device phase on the calling thread, as worker `worker` does: the a/b/c
-/// share of the reservation goes back to the budget (and `AbcReleased` to `report`) as soon as
-/// the prover has consumed it; the rest travels back in the returned `DeviceDone`. A panic in the
-/// prover becomes the partition's error.
-pub(crate) fn device_phase(
-    prover: &dyn Prover,
-    worker: u32,
-    device: &DeviceInfo,
-    task: DeviceTask,
-    report: &mut dyn FnMut(Input),
-) -> Input {
-    let DeviceTask {
-        job,
-        index,
-        abc_bytes,
-        partition,
-        params,
-        mut reservation,
-        ..
-    } = task;
-    let mut released = false;
-    let result = guarded(
-        || {
-            prover.prove(device, partition, &params, &mut || {
-                if !released {
-                    released = true;
-                    reservation.shrink(abc_bytes);
-                    report(Input::AbcReleased { job, index });
-                }
-            })
-        },
-        StepError::Retryable,
-    );
-    Input::DeviceDone {
-        worker,
-        job,
-        index,
-        result,
-        reservation,
-    }
-}
-
-fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
+pub(crate) fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(f)
@@ -237,7 +166,7 @@ fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
 }
 
 /// Runs a step, turning a panic into the error `panicked` makes of its message.
-fn guarded<T, E>(
+pub(crate) fn guarded<T, E>(
     step: impl FnOnce() -> Result<T, E>,
     panicked: impl FnOnce(String) -> E,
 ) -> Result<T, E> {

@@ -338,3 +338,73 @@ async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
         }
     }
 }
+
+#[tokio::test]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
+async fn a_deadline_partition_preempts_a_running_device_phase_at_a_step_boundary() {
+    use crate::state::PartitionState as P;
+    use crate::status::PausedPartition;
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    prover.device_steps_held.store(true, Ordering::SeqCst);
+    let porep = engine
+        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    let on_device = |s: &StatusSnapshot, id: &str| {
+        s.jobs
+            .iter()
+            .any(|j| j.job_id == id && j.partitions[0].state == P::Gpu)
+    };
+    snapshot_where(&engine, |s| on_device(s, &porep)).await;
+
+    // A WinningPoSt runs on the busy worker, between two steps of the PoRep's device phase
+    // (held at its own device gate, so the pause can be seen).
+    let gate = prover.device_gate.lock();
+    let winning = engine
+        .submit(request(ProofKind::WinningPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    snapshot_where(&engine, |s| {
+        s.workers[0].paused
+            == Some(PausedPartition {
+                job_id: porep.clone(),
+                partition: 0,
+            })
+            && s.workers[0].state
+                == crate::state::WorkerState::Proving {
+                    job_id: winning.clone(),
+                    partition: 0,
+                }
+    })
+    .await;
+    drop(gate);
+    let done = engine.await_job(&winning, None).await.unwrap();
+    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    let s = engine.snapshot();
+    assert!(on_device(&s, &porep), "the PoRep is still on the device");
+    assert_eq!(s.workers[0].paused, None);
+
+    // Work without a deadline does not preempt.
+    let snap = engine
+        .submit(request(ProofKind::SnapDealsUpdate, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    snapshot_where(&engine, |s| {
+        s.jobs
+            .iter()
+            .any(|j| j.job_id == snap && j.partitions[0].state == P::SynthDone)
+    })
+    .await;
+    assert!(on_device(&engine.snapshot(), &porep));
+
+    prover.device_steps_held.store(false, Ordering::SeqCst);
+    for id in [&porep, &snap] {
+        let done = engine.await_job(id, None).await.unwrap();
+        assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    }
+    assert_eq!(prover.proved.load(Ordering::SeqCst), 3);
+}

@@ -13,6 +13,7 @@
 //! - `schedule`: the scheduling order and the synthesis allowance, as pure functions.
 //! - `machine`: the engine's state and its single writer (inputs in, effects out).
 //! - `driver`: runs the machine and carries out its effects on threads.
+//! - `worker`: a device worker's thread, with the preemption at step boundaries.
 //! - `prover`: the traits a prover implements for the engine (plan, params, synthesis, device phase).
 //! - `config`: the engine's settings.
 //! - `handle`: `Engine`, the handle the API layer calls.
@@ -28,6 +29,7 @@ pub mod os_priority;
 pub mod schedule;
 pub mod state;
 pub mod status;
+mod worker;
 
 pub use domain::*;
 pub use error::EngineError;

@@ -66,15 +66,26 @@ pub trait Prover: Send + Sync + 'static {
     fn params_size_estimate(&self, circuit_id: &str) -> u64;
     /// Loads a circuit's parameters; returns them and their size in bytes.
     fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String>;
-    /// The device phase of one partition on one device. `abc_released` is called as soon as the
-    /// a/b/c evaluations are dropped, so the engine can return that memory early.
+    /// The device phase of one partition on one device, telling `hooks` when the a/b/c
+    /// evaluations are dropped (the engine returns that memory early) and when each step ends
+    /// (where a deadline partition may run first).
     fn prove(
         &self,
         device: &DeviceInfo,
         partition: Synthesized,
         params: &Params,
-        abc_released: &mut dyn FnMut(),
+        hooks: &mut dyn DeviceHooks,
     ) -> Result<Vec<u8>, StepError>;
+}
+
+/// What a device phase tells the engine on the way.
+pub trait DeviceHooks {
+    /// The a/b/c evaluations are consumed and dropped: their share of the reservation goes back.
+    fn abc_released(&mut self);
+    /// One step of the phase ended (a preemption point): a deadline partition sent to this
+    /// worker meanwhile runs now, to its end, and this phase goes on afterwards with its buffers
+    /// intact.
+    fn step_done(&mut self);
 }
 
 /// One parsed job: its partitions and how to finish it.

@@ -122,8 +122,18 @@ pub struct WorkerStatus {
     pub device_name: String,
     pub device_memory_bytes: u64,
     pub state: WorkerState,
+    /// The partition whose device phase is paused under the one shown proving (preempted by a
+    /// deadline partition; it goes on when that one is done).
+    pub paused: Option<PausedPartition>,
     pub busy_secs: f64,
     pub proofs_done: u64,
+}
+
+/// A device phase paused at a step boundary for a deadline partition.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PausedPartition {
+    pub job_id: String,
+    pub partition: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

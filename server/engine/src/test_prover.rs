@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
-use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized};
+use crate::prover::{
+    DeviceHooks, DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
+};
 
 pub(crate) const PARAMS_BYTES: u64 = 100;
 
@@ -24,6 +26,10 @@ pub(crate) struct TestProver {
     pub panic_in_device: AtomicBool,
     /// Device phases wait after releasing a/b/c while a test holds this lock.
     pub device_gate: parking_lot::Mutex<()>,
+    /// Device phases go on step after step while set (each step a preemption point).
+    pub device_steps_held: AtomicBool,
+    /// Device phases running now (more than one: a phase preempted by another).
+    pub phases_running: std::sync::atomic::AtomicU32,
     /// Device phases that returned a proof.
     pub proved: std::sync::atomic::AtomicU32,
     /// (step, the job's circuit or device, the thread's nice value) of every step run.
@@ -40,6 +46,8 @@ impl TestProver {
             fatal_device: AtomicBool::new(false),
             panic_in_device: AtomicBool::new(false),
             device_gate: Default::default(),
+            device_steps_held: AtomicBool::new(false),
+            phases_running: Default::default(),
             proved: Default::default(),
             nice_seen: Default::default(),
         })
@@ -106,7 +114,7 @@ impl Prover for TestProver {
         _: &DeviceInfo,
         partition: Synthesized,
         _: &Params,
-        abc_released: &mut dyn FnMut(),
+        hooks: &mut dyn DeviceHooks,
     ) -> Result<Vec<u8>, StepError> {
         let index = *partition
             .downcast::<u32>()
@@ -120,8 +128,17 @@ impl Prover for TestProver {
         if self.device_fault.load(Ordering::SeqCst) {
             return Err(StepError::Retryable("device fault".into()));
         }
-        abc_released();
+        hooks.abc_released();
+        hooks.step_done();
         drop(self.device_gate.lock());
+        // While a test holds it, the outermost phase (not one preempting it) goes on step
+        // after step, each step a preemption point.
+        let depth = self.phases_running.fetch_add(1, Ordering::SeqCst);
+        while depth == 0 && self.device_steps_held.load(Ordering::SeqCst) {
+            hooks.step_done();
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.phases_running.fetch_sub(1, Ordering::SeqCst);
         self.proved.fetch_add(1, Ordering::SeqCst);
         let nice = crate::os_priority::current_nice();
         self.nice_seen

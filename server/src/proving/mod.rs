@@ -14,10 +14,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use snarkd_engine::prover::{
-    DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
+    DeviceHooks, DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
 };
 use snarkd_engine::{EngineError, ProofRequest};
-use snarkd_prover::groth16::Randomness;
+use snarkd_prover::groth16::{PhaseHooks, Randomness};
 use snarkd_prover::{
     CircuitId, DeviceBackend, LoadedParams, PreparedJob, ProverError, SynthesizedPartition,
 };
@@ -114,7 +114,7 @@ impl Prover for FilecoinProver {
         device: &DeviceInfo,
         partition: Synthesized,
         params: &Params,
-        abc_released: &mut dyn FnMut(),
+        hooks: &mut dyn DeviceHooks,
     ) -> Result<Vec<u8>, StepError> {
         let partition = partition.downcast::<SynthesizedPartition>().map_err(|_| {
             StepError::Fatal("internal error: not a synthesized Filecoin partition".into())
@@ -124,9 +124,7 @@ impl Prover for FilecoinProver {
         // A device fault, or a partition proof that fails its own check (a wrong result from
         // the device): the partition is worth synthesizing and proving again.
         let (proof, timings) = backend
-            .prove(*partition, params, Randomness::random(), &mut |_bytes| {
-                abc_released()
-            })
+            .prove(*partition, params, Randomness::random(), &mut Hooks(hooks))
             .map_err(|e| StepError::Retryable(e.to_string()))?;
         let name = backend.name().to_string();
         if timings.faults > 0 {
@@ -140,6 +138,18 @@ impl Prover for FilecoinProver {
             .write(&mut bytes)
             .map_err(|e| StepError::Fatal(format!("serializing the partition proof: {e}")))?;
         Ok(bytes)
+    }
+}
+
+/// The engine's hooks as the prover's.
+struct Hooks<'a>(&'a mut dyn DeviceHooks);
+
+impl PhaseHooks for Hooks<'_> {
+    fn abc_released(&mut self, _bytes: u64) {
+        self.0.abc_released()
+    }
+    fn step_done(&mut self) {
+        self.0.step_done()
     }
 }
 

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 
 use snarkd_engine::prover::{
-    DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
+    DeviceHooks, DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
 };
 use snarkd_engine::{EngineError, ProofKind, ProofRequest};
 
@@ -110,16 +110,21 @@ impl Prover for StandInProver {
         _device: &DeviceInfo,
         partition: Synthesized,
         _params: &Params,
-        abc_released: &mut dyn FnMut(),
+        hooks: &mut dyn DeviceHooks,
     ) -> Result<Vec<u8>, StepError> {
         let input = *partition
             .downcast::<u32>()
             .map_err(|_| StepError::Fatal("not a stand-in partition".into()))?;
+        // While the gate is closed the phase goes on step after step, each a preemption point.
         let (open, opened) = &*self.gate;
-        let _held = opened
-            .wait_while(open.lock().unwrap(), |open| !*open)
-            .unwrap();
-        abc_released();
+        while !*open.lock().unwrap() {
+            hooks.step_done();
+            let closed = open.lock().unwrap();
+            let _ = opened
+                .wait_timeout(closed, std::time::Duration::from_millis(2))
+                .unwrap();
+        }
+        hooks.abc_released();
         Ok(vec![input as u8; PROOF_BYTES])
     }
 }

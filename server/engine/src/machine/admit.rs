@@ -135,6 +135,20 @@ impl Machine {
         }
     }
 
+    /// A busy worker whose running device phase has no deadline (below HIGH) and pauses
+    /// nothing yet, not already `taken` in this pass.
+    fn preemptible_worker(&self, taken: &[(u32, u64, u32, bool)]) -> Option<u32> {
+        self.workers
+            .iter()
+            .filter(|w| w.paused.is_none() && !taken.iter().any(|t| t.0 == w.id))
+            .find(|w| {
+                w.job_seq
+                    .and_then(|seq| self.jobs.get(&seq))
+                    .is_some_and(|j| j.origin.priority < Priority::High)
+            })
+            .map(|w| w.id)
+    }
+
     /// True when no step runs that could return memory later.
     fn nothing_in_flight(&self) -> bool {
         self.synth_active == 0
@@ -159,17 +173,35 @@ impl Machine {
             let Some((_, seq, index)) = ready.next() else {
                 break;
             };
-            chosen.push((worker, seq, index));
+            chosen.push((worker, seq, index, false));
         }
-        for (worker, seq, index) in chosen {
+        // Deadline partitions (HIGH and CRITICAL, first in the order) that found no idle worker
+        // preempt one running work without a deadline: it takes them at its next step boundary.
+        for (_, seq, index) in ready {
+            if self.jobs[&seq].origin.priority < Priority::High {
+                break;
+            }
+            let Some(worker) = self.preemptible_worker(&chosen) else {
+                break;
+            };
+            chosen.push((worker, seq, index, true));
+        }
+        for (worker, seq, index, preempt) in chosen {
             // The edge table lets a dispatch leave only `SynthDone`, which holds both.
             let Some(Stage::SynthDone {
                 synthesized,
                 reservation,
-            }) = self.transition(seq, index, Change::Dispatch { worker })
+            }) = self.transition(seq, index, Change::Dispatch { worker, preempt })
             else {
                 continue;
             };
+            if preempt {
+                let j = &self.jobs[&seq];
+                tracing::info!(job_id = %j.id, partition = index, worker,
+                    "deadline partition preempts the device phase running on its worker");
+                metrics::counter!("snarkd_preemptions_total", "kind" => j.origin.kind.as_str())
+                    .increment(1);
+            }
             let j = &self.jobs[&seq];
             let params = self.params[&j.circuit_id]
                 .ready()

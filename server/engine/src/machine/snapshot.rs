@@ -50,6 +50,12 @@ impl Machine {
                 device_name: w.device.name.clone(),
                 device_memory_bytes: w.device.memory_bytes,
                 state: w.state.clone(),
+                paused: w.paused.and_then(|(seq, partition)| {
+                    Some(PausedPartition {
+                        job_id: self.jobs.get(&seq)?.id.clone(),
+                        partition,
+                    })
+                }),
                 busy_secs: w.busy_secs(now),
                 proofs_done: w.proofs_done,
             })

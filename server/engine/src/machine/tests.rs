@@ -106,7 +106,7 @@ impl Harness {
 
     /// Runs the pending effect at `i` (successfully unless `fail`) as the driver would, and
     /// returns the inputs it reports, in order, without applying them. Device phases run through
-    /// the driver's own `device_phase`.
+    /// the worker's own `device_phase`.
     fn run(&mut self, i: usize, fail: bool) -> Vec<Input> {
         let input = match self.pending.remove(i) {
             Effect::Synthesize {
@@ -132,12 +132,13 @@ impl Harness {
                 let device = self.machine.workers[worker as usize].device.clone();
                 let mut reported = Vec::new();
                 self.prover.device_fault.store(fail, Ordering::SeqCst);
-                let done = crate::driver::device_phase(
+                let done = crate::worker::device_phase(
                     &*self.prover,
                     worker,
                     &device,
                     task,
                     &mut |input| reported.push(input),
+                    &mut || {},
                 );
                 self.prover.device_fault.store(false, Ordering::SeqCst);
                 reported.push(done);
@@ -219,13 +220,19 @@ impl Harness {
                     let w = p
                         .worker_id
                         .expect("a partition on the device names its worker");
-                    assert_eq!(
-                        snap.workers[w as usize].state,
-                        WorkerState::Proving {
-                            job_id: job.job_id.clone(),
-                            partition: p.index
-                        },
-                        "worker {w} must be shown proving the partition in gpu state"
+                    let worker = &snap.workers[w as usize];
+                    let paused = crate::status::PausedPartition {
+                        job_id: job.job_id.clone(),
+                        partition: p.index,
+                    };
+                    assert!(
+                        worker.state
+                            == WorkerState::Proving {
+                                job_id: job.job_id.clone(),
+                                partition: p.index
+                            }
+                            || worker.paused.as_ref() == Some(&paused),
+                        "worker {w} must be shown proving (or pausing) the partition in gpu state"
                     );
                 }
             }

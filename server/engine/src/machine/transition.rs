@@ -28,8 +28,10 @@ pub(crate) enum Change {
         synthesized: Synthesized,
         reservation: Reservation,
     },
+    /// To `worker`: idle, or (`preempt`) busy with a partition that pauses under this one.
     Dispatch {
         worker: u32,
+        preempt: bool,
     },
     /// The device phase on `worker` returned a proof, or (`None`) failed for good.
     DeviceReturned {
@@ -61,7 +63,7 @@ impl Change {
 impl std::fmt::Debug for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Change::Dispatch { worker } | Change::DeviceRetry { worker } => {
+            Change::Dispatch { worker, .. } | Change::DeviceRetry { worker } => {
                 write!(f, "{:?} on worker {worker}", self.event())
             }
             Change::DeviceReturned { worker, .. } => {
@@ -121,18 +123,24 @@ impl Machine {
                 synthesized,
                 reservation,
             },
-            Change::Dispatch { worker } => {
+            Change::Dispatch { worker, preempt } => {
                 let w = &mut self.workers[worker as usize];
-                if w.state != WorkerState::Idle {
-                    tracing::error!(worker, job_id = %j.id, partition = index, "dispatch to a busy worker rejected");
-                    return None;
+                match (&w.state, preempt, w.paused, w.job_seq) {
+                    (WorkerState::Idle, false, _, _) => {}
+                    (WorkerState::Proving { partition, .. }, true, None, Some(seq)) => {
+                        w.paused = Some((seq, *partition));
+                    }
+                    _ => {
+                        tracing::error!(worker, preempt, job_id = %j.id, partition = index, "dispatch to a worker that cannot take it rejected");
+                        return None;
+                    }
                 }
                 w.state = WorkerState::Proving {
                     job_id: j.id.clone(),
                     partition: index,
                 };
                 w.job_seq = Some(job);
-                w.busy_since = Some(now);
+                w.busy_since.get_or_insert(now);
                 part.worker = Some(worker);
                 let reserved = match &part.stage {
                     Stage::SynthDone { reservation, .. } => reservation.meter(),
@@ -183,13 +191,23 @@ impl Machine {
         true
     }
 
-    /// Frees `worker` if, and only if, it is proving partition `index` of job `job`.
+    /// Frees `worker` if, and only if, it is proving partition `index` of job `job`; a partition
+    /// it paused for that one is shown proving again. A result for the paused partition itself
+    /// (it ended before reaching a step boundary) only clears the pause.
     fn release_worker(&mut self, worker: u32, job: u64, index: u32, ok: bool, now: Instant) {
         let Some(w) = self.workers.get_mut(worker as usize) else {
             return;
         };
         let proving_this = matches!(&w.state, WorkerState::Proving { partition, .. } if *partition == index)
             && w.job_seq == Some(job);
+        if !proving_this && w.paused == Some((job, index)) {
+            w.paused = None;
+            if ok {
+                w.proofs_done += 1;
+            }
+            self.changed();
+            return;
+        }
         if !proving_this {
             tracing::warn!(
                 worker,
@@ -199,11 +217,23 @@ impl Machine {
             );
             return;
         }
-        if let Some(since) = w.busy_since.take() {
-            w.busy += now - since;
-        }
         if ok {
             w.proofs_done += 1;
+        }
+        if let Some((seq, partition)) = w.paused.take() {
+            // Back to the paused phase, which goes on from its step boundary.
+            let job_id = self
+                .jobs
+                .get(&seq)
+                .map_or_else(String::new, |j| j.id.clone());
+            let w = &mut self.workers[worker as usize];
+            w.state = WorkerState::Proving { job_id, partition };
+            w.job_seq = Some(seq);
+            self.changed();
+            return;
+        }
+        if let Some(since) = w.busy_since.take() {
+            w.busy += now - since;
         }
         w.state = WorkerState::Idle;
         w.job_seq = None;

@@ -300,6 +300,9 @@ pub(crate) struct Worker {
     pub state: WorkerState,
     /// The job sequence number of the partition being proved.
     pub job_seq: Option<u64>,
+    /// (job, partition) whose device phase is paused under the current one: a deadline
+    /// partition preempted it at a step boundary, and it goes on when that one is done.
+    pub paused: Option<(u64, u32)>,
     pub busy: Duration,
     pub busy_since: Option<Instant>,
     pub proofs_done: u64,
@@ -312,6 +315,7 @@ impl Worker {
             device,
             state: WorkerState::Idle,
             job_seq: None,
+            paused: None,
             busy: Duration::ZERO,
             busy_since: None,
             proofs_done: 0,

@@ -8,7 +8,7 @@ use blstrs::Bls12;
 
 use super::DeviceBackend;
 use crate::error::{ProverError, Result};
-use crate::groth16::{prove_partition, DeviceTimings, Randomness};
+use crate::groth16::{prove_partition, DeviceTimings, PhaseHooks, Randomness};
 use crate::params::LoadedParams;
 use crate::synthesis::{panic_message, SynthesizedPartition};
 
@@ -32,10 +32,10 @@ impl DeviceBackend for CpuBackend {
         partition: SynthesizedPartition,
         params: &LoadedParams,
         randomness: Randomness,
-        on_abc_released: &mut dyn FnMut(u64),
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<(Proof<Bls12>, DeviceTimings)> {
         catch_unwind(AssertUnwindSafe(|| {
-            prove_partition(partition, params, randomness, on_abc_released)
+            prove_partition(partition, params, randomness, hooks)
         }))
         .unwrap_or_else(|panic| {
             Err(ProverError::Device {

@@ -19,7 +19,7 @@ pub use cpu::CpuBackend;
 pub use opencl::{OpenClBackend, OpenClOptions};
 
 use crate::error::Result;
-use crate::groth16::{DeviceTimings, Randomness};
+use crate::groth16::{DeviceTimings, PhaseHooks, Randomness};
 use crate::params::LoadedParams;
 use crate::synthesis::SynthesizedPartition;
 
@@ -34,14 +34,14 @@ pub trait DeviceBackend: Send + Sync {
     }
 
     /// Proves one partition with `params` (which must belong to the partition's circuit; the
-    /// shapes are checked). `on_abc_released(bytes)` is called once, as soon as the a/b/c
-    /// evaluations are consumed and freed, so the caller can return that memory to its budget
-    /// while the MSMs still run.
+    /// shapes are checked). `hooks` hears once of the a/b/c release (so the caller can return
+    /// that memory to its budget while the MSMs still run) and of every step's end, where the
+    /// caller may run a deadline partition's device phase before this one goes on.
     fn prove(
         &self,
         partition: SynthesizedPartition,
         params: &LoadedParams,
         randomness: Randomness,
-        on_abc_released: &mut dyn FnMut(u64),
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<(Proof<Bls12>, DeviceTimings)>;
 }

@@ -12,5 +12,6 @@ mod prover;
 
 pub use msm::{msm_g1, msm_g2, ScalarBytes};
 pub use prover::{
-    compute_h, prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, Randomness,
+    compute_h, prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks,
+    Randomness,
 };

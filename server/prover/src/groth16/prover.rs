@@ -73,6 +73,25 @@ pub trait DeviceOps {
     }
 }
 
+/// What the device phase tells its caller on the way. Closures `FnMut(u64)` are hooks that only
+/// hear of the a/b/c release.
+pub trait PhaseHooks {
+    /// The a/b/c evaluations were consumed by the H computation and freed (`bytes` of them);
+    /// called once, so the caller can return that memory while the multiexps still run.
+    fn abc_released(&mut self, bytes: u64);
+    /// One step of the phase ended (the H polynomial, or one multiexp). These are the phase's
+    /// preemption points: the caller may run other work on this thread now (a deadline
+    /// partition's whole device phase), and this phase resumes when it returns, with its
+    /// buffers intact. Between steps the phase holds no device memory.
+    fn step_done(&mut self) {}
+}
+
+impl<F: FnMut(u64)> PhaseHooks for F {
+    fn abc_released(&mut self, bytes: u64) {
+        self(bytes)
+    }
+}
+
 /// The CPU steps: bellperson's FFTs and blst's Pippenger.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CpuOps;
@@ -89,24 +108,26 @@ impl DeviceOps for CpuOps {
     }
 }
 
-/// Proves `partition` with `params` on the CPU. `on_abc_released(bytes)` is called once, as soon
-/// as the a/b/c buffers have been consumed by the H computation and freed, with the bytes they held.
+/// Proves `partition` with `params` on the CPU, telling `hooks` of the a/b/c release and of each
+/// step's end (see [`PhaseHooks`]).
 pub fn prove_partition(
     partition: SynthesizedPartition,
     params: &LoadedParams,
     randomness: Randomness,
-    on_abc_released: &mut dyn FnMut(u64),
+    hooks: &mut dyn PhaseHooks,
 ) -> Result<(Proof<Bls12>, DeviceTimings)> {
-    prove_partition_with(&CpuOps, partition, params, randomness, on_abc_released)
+    prove_partition_with(&CpuOps, partition, params, randomness, hooks)
 }
 
-/// [`prove_partition`] with the FFT and MSM steps of `ops`.
+/// [`prove_partition`] with the FFT and MSM steps of `ops`. The preemption points
+/// ([`PhaseHooks::step_done`]) are here, once for every backend: after the H polynomial and
+/// after each multiexp but the last (which ends the phase).
 pub fn prove_partition_with(
     ops: &dyn DeviceOps,
     mut partition: SynthesizedPartition,
     loaded: &LoadedParams,
     randomness: Randomness,
-    on_abc_released: &mut dyn FnMut(u64),
+    hooks: &mut dyn PhaseHooks,
 ) -> Result<(Proof<Bls12>, DeviceTimings)> {
     let params = loaded.parameters();
     check_shape(&partition, params)?;
@@ -120,7 +141,8 @@ pub fn prove_partition_with(
     let fft_start = Instant::now();
     let h = ops.compute_h(abc)?;
     let fft = fft_start.elapsed();
-    on_abc_released(abc_bytes);
+    hooks.abc_released(abc_bytes);
+    hooks.step_done();
 
     let msm_start = Instant::now();
     let h_scalars = ScalarBytes::dense_in_place(h);
@@ -133,21 +155,25 @@ pub fn prove_partition_with(
     }
     let h_sum = ops.msm_g1(&params.h, &h_scalars)?;
     drop(h_scalars);
+    hooks.step_done();
 
     let p = &partition;
     let aux_scalars = ScalarBytes::dense(&p.aux);
     let l_sum = ops.msm_g1(&params.l, &aux_scalars)?;
     drop(aux_scalars);
+    hooks.step_done();
 
     let a_scalars = ScalarBytes::gathered(&[(&p.inputs, None), (&p.aux, Some(&p.a_aux_density))]);
     let a_sum = ops.msm_g1(&params.a, &a_scalars)?;
     drop(a_scalars);
+    hooks.step_done();
 
     let b_scalars = ScalarBytes::gathered(&[
         (&p.inputs, Some(&p.b_input_density)),
         (&p.aux, Some(&p.b_aux_density)),
     ]);
     let b1_sum = ops.msm_g1(&params.b_g1, &b_scalars)?;
+    hooks.step_done();
     let b2_sum = ops.msm_g2(&params.b_g2, &b_scalars)?;
     drop(b_scalars);
     let msm = msm_start.elapsed();

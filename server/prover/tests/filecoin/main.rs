@@ -12,4 +12,5 @@ mod common;
 mod estimate;
 mod porep;
 mod post;
+mod preempt;
 mod snap;

@@ -81,7 +81,14 @@ fn an_illegal_transition_is_rejected_and_logged_at_warn() {
         let before = h.machine.snapshot();
         assert!(h
             .machine
-            .transition(seq, 1, Change::Dispatch { worker: 0 })
+            .transition(
+                seq,
+                1,
+                Change::Dispatch {
+                    worker: 0,
+                    preempt: false,
+                }
+            )
             .is_none());
         assert!(h.machine.transition(seq, 1, Change::Fail).is_none());
         let after = h.machine.snapshot();

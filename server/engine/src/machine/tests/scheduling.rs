@@ -27,7 +27,8 @@ fn complete_syntheses(h: &mut Harness) {
 fn a_freed_worker_takes_the_highest_priority_then_the_oldest_job_then_the_lowest_partition() {
     let mut h = Harness::new(1_000_000, 1, 8);
     let kind = ProofKind::PorepSealCommit;
-    h.submit(kind, Priority::Normal, 1, 100).unwrap();
+    // HIGH, so that the HIGH job below waits for it rather than preempting it.
+    h.submit(kind, Priority::High, 1, 100).unwrap();
     h.complete(0, false); // params
     h.complete(0, false); // the first job's synthesis: it takes the only worker
     let mut names = HashMap::new();
@@ -174,4 +175,66 @@ fn synthesis_lookahead_never_holds_back_a_critical_partition() {
     h.drain();
     h.check_invariants();
     assert_eq!(h.machine.snapshot().counters.total_completed, 2);
+}
+
+#[test]
+fn a_deadline_partition_preempts_and_either_phase_may_end_first() {
+    for paused_ends_first in [true, false] {
+        let mut h = Harness::new(1_000_000, 1, 2);
+        let porep = h
+            .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 100)
+            .unwrap()
+            .job_id;
+        h.complete(0, false); // params
+        h.complete(0, false); // synthesis: on the worker
+        let wpost = h
+            .submit(ProofKind::WindowPost, Priority::High, 1, 100)
+            .unwrap()
+            .job_id;
+        h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), false);
+        h.complete(h.find(|e| matches!(e, Effect::Synthesize { .. })), false);
+        let snap = h.machine.snapshot();
+        assert_eq!(
+            snap.workers[0].state,
+            WorkerState::Proving {
+                job_id: wpost.clone(),
+                partition: 0
+            },
+            "the HIGH partition went to the busy worker"
+        );
+        assert_eq!(
+            snap.workers[0].paused.as_ref().map(|p| p.job_id.clone()),
+            Some(porep.clone())
+        );
+        h.check_invariants();
+        let device = |h: &Harness, id: &str| {
+            let seq = h.machine.job_ids[id];
+            h.find(|e| matches!(e, Effect::Prove { task, .. } if task.job == seq))
+        };
+        let (first, second) = if paused_ends_first {
+            (&porep, &wpost)
+        } else {
+            (&wpost, &porep)
+        };
+        h.complete(device(&h, first), false);
+        h.check_invariants();
+        let snap = h.machine.snapshot();
+        assert_eq!(snap.workers[0].paused, None);
+        assert_eq!(
+            snap.workers[0].state,
+            WorkerState::Proving {
+                job_id: second.clone(),
+                partition: 0
+            },
+            "the worker is shown on the phase still running"
+        );
+        h.complete(device(&h, second), false);
+        h.drain();
+        h.check_invariants();
+        assert_eq!(h.machine.snapshot().workers[0].state, WorkerState::Idle);
+        for id in [&porep, &wpost] {
+            assert!(matches!(h.outcome(id), Some(JobEnd::Completed(_))));
+        }
+        assert_eq!(h.machine.snapshot().workers[0].proofs_done, 2);
+    }
 }

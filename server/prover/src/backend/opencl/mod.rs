@@ -36,7 +36,9 @@ pub use queue::DeviceQueue;
 use super::DeviceBackend;
 use crate::error::{ProverError, Result};
 use crate::groth16::ScalarBytes;
-use crate::groth16::{prove_partition_with, CpuOps, DeviceOps, DeviceTimings, Randomness};
+use crate::groth16::{
+    prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks, Randomness,
+};
 use crate::params::LoadedParams;
 use crate::synthesis::{panic_message, Abc, SynthesizedPartition};
 
@@ -297,12 +299,12 @@ impl DeviceBackend for OpenClBackend {
         partition: SynthesizedPartition,
         params: &LoadedParams,
         randomness: Randomness,
-        on_abc_released: &mut dyn FnMut(u64),
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<(Proof<Bls12>, DeviceTimings)> {
         let ops = OpenClOps {
             backend: self,
             faults: AtomicU32::new(0),
         };
-        prove_partition_with(&ops, partition, params, randomness, on_abc_released)
+        prove_partition_with(&ops, partition, params, randomness, hooks)
     }
 }
