@@ -28,16 +28,19 @@ pub fn vanilla(index: u32) -> Vec<u8> {
 pub struct StandInProver {
     /// While false, the device phase waits (the partition shows as `gpu`, its worker as proving).
     gate: Arc<(Mutex<bool>, Condvar)>,
+    /// Device phases running now (two: one preempted by a deadline partition).
+    phases: std::sync::atomic::AtomicU32,
 }
 
 impl StandInProver {
     pub fn new() -> Arc<StandInProver> {
         Arc::new(StandInProver {
             gate: Arc::new((Mutex::new(true), Condvar::new())),
+            phases: Default::default(),
         })
     }
 
-    /// Holds every device phase until [`StandInProver::open`].
+    /// Holds every device phase (but one preempting a held phase) until [`StandInProver::open`].
     pub fn close(&self) {
         *self.gate.0.lock().unwrap() = false;
     }
@@ -115,15 +118,21 @@ impl Prover for StandInProver {
         let input = *partition
             .downcast::<u32>()
             .map_err(|_| StepError::Fatal("not a stand-in partition".into()))?;
-        // While the gate is closed the phase goes on step after step, each a preemption point.
+        // While the gate is closed the outermost phase (not one preempting it) goes on step
+        // after step, each a preemption point.
         let (open, opened) = &*self.gate;
-        while !*open.lock().unwrap() {
+        let depth = self
+            .phases
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        while depth == 0 && !*open.lock().unwrap() {
             hooks.step_done();
             let closed = open.lock().unwrap();
             let _ = opened
                 .wait_timeout(closed, std::time::Duration::from_millis(2))
                 .unwrap();
         }
+        self.phases
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
         hooks.abc_released();
         Ok(vec![input as u8; PROOF_BYTES])
     }

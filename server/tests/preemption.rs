@@ -1,0 +1,62 @@
+//! Deadline-first proving through the API: a WinningPoSt submitted while a PoRep partition's
+//! device phase runs is proved at that phase's next step boundary, before it finishes. Observed
+//! through the status stream, not timing: the PoRep's device phase is held (the stand-in
+//! prover's gate) until the WinningPoSt has completed.
+
+mod common;
+
+use snarkd_proto::v1 as pb;
+
+fn job<'a>(s: &'a pb::StatusSnapshot, id: &str) -> Option<&'a pb::JobStatus> {
+    s.jobs.iter().find(|j| j.job_id == id)
+}
+
+#[tokio::test]
+async fn a_winning_post_is_proved_while_a_porep_device_phase_waits_at_a_step_boundary() {
+    let mut d = common::start().await;
+    d.prover.close();
+    let porep = d
+        .grpc
+        .submit_proof(pb::SubmitProofRequest {
+            proof_kind: pb::ProofKind::PorepSealCommit as i32,
+            vanilla_proof: common::prover::vanilla(3),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let on_device = |s: &pb::StatusSnapshot, id: &str| {
+        job(s, id).is_some_and(|j| j.partitions[0].state == pb::PartitionState::Gpu as i32)
+    };
+    common::wait_for_status(&mut d.grpc, |s| on_device(s, &porep)).await;
+
+    let winning = d
+        .grpc
+        .submit_proof(common::winning(""))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    let seen = common::wait_for_status(&mut d.grpc, |s| {
+        job(s, &winning).is_some_and(|j| j.state == pb::JobState::Completed as i32)
+    })
+    .await;
+    assert!(
+        on_device(&seen, &porep),
+        "the PoRep's device phase has not finished: {:?}",
+        job(&seen, &porep)
+    );
+    let result = common::await_job(&mut d.grpc, &winning, 0).await.unwrap();
+    assert_eq!(
+        result.status,
+        pb::await_proof_response::Status::Completed as i32
+    );
+
+    d.prover.open();
+    let result = common::await_job(&mut d.grpc, &porep, 0).await.unwrap();
+    assert_eq!(
+        result.status,
+        pb::await_proof_response::Status::Completed as i32
+    );
+}
