@@ -7,7 +7,7 @@
 //!    monolithic prover gives its device (device time over synthesis + device time).
 //! 3. Peak RSS of a daemon with a fixed budget during a burst of `burst` jobs, over the budget;
 //!    the same burst with the budget left automatic is shown beside it.
-//! 4. WinningPoSt latency while a PoRep batch runs vs idle.
+//! 4. WinningPoSt and WindowPoSt latency while a PoRep batch runs vs idle.
 //!
 //! Layout: `mod.rs` runs them and writes the report, `daemon.rs` the snarkd child processes,
 //! `baseline.rs` the filecoin-proofs-api baseline.
@@ -264,18 +264,32 @@ pub fn report(o: Options) -> Result<()> {
     }
 
     if o.runs(Part::Latency) {
-        eprintln!("4/4 latency: WinningPoSt idle, then while PoRep runs");
-        let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
-        let (idle, loaded) =
-            runtime.block_on(winning_latency(&d, &winning, &porep, o.latency_samples))?;
-        d.stop()?;
-        rows.push(Row {
-            name: "WinningPoSt latency (median ms) while a PoRep batch runs, over idle",
-            baseline: ("idle".into(), idle),
-            snarkd: ("during 2 PoRep C2 jobs".into(), loaded),
-            ratio: loaded / idle,
-            target: ("<= 1.5x", loaded / idle <= 1.5),
-        });
+        let deadlines = [
+            ("WinningPoSt", &winning, "winning-2k"),
+            ("WindowPoSt", &wpost, "wpost-2k"),
+        ];
+        for (name, request, circuit) in deadlines {
+            eprintln!("4/4 latency: {name} idle, then while PoRep runs");
+            let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
+            let (idle, loaded) = runtime.block_on(deadline_latency(
+                &d,
+                (request, circuit),
+                &porep,
+                o.latency_samples,
+            ))?;
+            d.stop()?;
+            rows.push(Row {
+                name: if name == "WinningPoSt" {
+                    "WinningPoSt latency (median ms) while a PoRep batch runs, over idle"
+                } else {
+                    "WindowPoSt latency (median ms) while a PoRep batch runs, over idle"
+                },
+                baseline: ("idle".into(), idle),
+                snarkd: ("during 2 PoRep C2 jobs".into(), loaded),
+                ratio: loaded / idle,
+                target: ("<= 1.5x", loaded / idle <= 1.5),
+            });
+        }
     }
 
     write(&o.out, &rows)
@@ -291,16 +305,17 @@ async fn preload(mut client: crate::client::Client, circuit: &str) -> Result<()>
     Ok(())
 }
 
-/// Median latency of `samples` WinningPoSt proofs, idle and then while two PoRep jobs run.
-async fn winning_latency(
+/// Median latency of `samples` deadline proofs (WinningPoSt or WindowPoSt, at their kinds'
+/// usual priority), idle and then while two PoRep jobs run.
+async fn deadline_latency(
     d: &Daemon,
-    winning: &ProofRequest,
+    (winning, circuit): (&ProofRequest, &str),
     porep: &ProofRequest,
     samples: usize,
 ) -> Result<(f64, f64)> {
     let mut client = d.client().await?;
     let for_winning = client.clone();
-    preload(client.clone(), "winning-2k").await?;
+    preload(client.clone(), circuit).await?;
     preload(client.clone(), "porep-2k").await?;
     let one = |i: usize| {
         let mut client = for_winning.clone();
@@ -308,7 +323,7 @@ async fn winning_latency(
         async move {
             let o = prove(&mut client, submit).await;
             if !o.completed() {
-                bail!("WinningPoSt {}: {}", o.status, o.error);
+                bail!("{circuit} proof {}: {}", o.status, o.error);
             }
             Ok(ms(o.latency))
         }

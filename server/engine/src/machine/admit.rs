@@ -42,9 +42,9 @@ impl Machine {
     }
 
     /// Admits pending partitions in scheduling order while synthesis threads, memory and the
-    /// synthesis lookahead allow. A CRITICAL partition (WinningPoSt, deadline in seconds) may use
-    /// one thread beyond the configured count and ignores the lookahead: it must not wait for a
-    /// long PoRep synthesis to finish.
+    /// synthesis lookahead allow. A deadline partition ignores the lookahead and may use threads
+    /// beyond the configured count, HIGH (WindowPoSt) one, CRITICAL (WinningPoSt) two: neither
+    /// waits for a long PoRep synthesis to finish, and a WinningPoSt never waits for a WindowPoSt.
     fn admit(&mut self) {
         let threads = self.config.synthesis_threads.max(1);
         let lookahead = lookahead_allows(
@@ -55,11 +55,17 @@ impl Machine {
             if !self.jobs[&seq].recorded {
                 continue; // not on disk yet: a crash could still lose it
             }
-            let critical = self.jobs[&seq].origin.priority == Priority::Critical;
-            if self.synth_active >= threads + usize::from(critical) {
+            let priority = self.jobs[&seq].origin.priority;
+            let deadline = priority >= Priority::High;
+            let extra = match priority {
+                Priority::Critical => 2,
+                Priority::High => 1,
+                Priority::Normal | Priority::Low => 0,
+            };
+            if self.synth_active >= threads + extra {
                 return;
             }
-            if !critical && self.synth_active >= lookahead {
+            if !deadline && self.synth_active >= lookahead {
                 return;
             }
             let admitted = self.ensure_params(seq) && self.try_admit(seq, index);

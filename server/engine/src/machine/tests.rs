@@ -362,7 +362,7 @@ fn critical_job_overtakes_a_queue_of_lower_priority_jobs() {
 }
 
 #[test]
-fn a_critical_partition_synthesizes_beside_a_full_set_of_long_syntheses() {
+fn deadline_partitions_synthesize_beside_a_full_set_of_long_syntheses() {
     let mut h = Harness::new(1_000_000, 1, 2);
     for _ in 0..2 {
         h.submit(ProofKind::PorepSealCommit, Priority::Normal, 2, 1000)
@@ -375,16 +375,20 @@ fn a_critical_partition_synthesizes_beside_a_full_set_of_long_syntheses() {
             .count()
     };
     assert_eq!(synthesizing(&h), 2, "both threads busy with PoRep");
-    // A HIGH job waits for a thread; a CRITICAL one starts at once, on one extra thread only.
+    // A HIGH job starts at once on one extra thread, a CRITICAL one on a second (never behind
+    // the HIGH one); further deadline jobs wait for those.
     h.submit(ProofKind::WindowPost, Priority::High, 1, 1000)
         .unwrap();
-    assert_eq!(synthesizing(&h), 2);
+    assert_eq!(synthesizing(&h), 3);
+    h.submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap();
+    assert_eq!(synthesizing(&h), 3, "one extra thread for HIGH");
     let winning = h
         .submit(ProofKind::WinningPost, Priority::Critical, 1, 1000)
         .unwrap();
     h.submit(ProofKind::WinningPost, Priority::Critical, 1, 1000)
         .unwrap();
-    assert_eq!(synthesizing(&h), 3);
+    assert_eq!(synthesizing(&h), 4, "a second one for CRITICAL");
     assert_eq!(
         h.job(&winning.job_id).partitions[0].state,
         PartitionState::Synthesizing,
@@ -395,7 +399,7 @@ fn a_critical_partition_synthesizes_beside_a_full_set_of_long_syntheses() {
         h.complete(0, false);
         h.check_invariants();
     }
-    assert_eq!(h.machine.snapshot().counters.total_completed, 5);
+    assert_eq!(h.machine.snapshot().counters.total_completed, 6);
 }
 
 #[test]

@@ -72,8 +72,9 @@ fn an_illegal_transition_is_rejected_and_logged_at_warn() {
         h.drain();
         assert_eq!(recorder.warnings(), Vec::<String>::new());
 
+        // NORMAL, one thread: its second partition waits.
         let job = h
-            .submit(ProofKind::WindowPost, Priority::High, 2, 100)
+            .submit(ProofKind::PorepSealCommit, Priority::Normal, 2, 100)
             .unwrap()
             .job_id;
         let seq = h.machine.job_ids[&job];
