@@ -15,11 +15,11 @@ pub struct EngineConfig {
     /// Times a partition whose device phase failed is synthesized and proved again before its
     /// job fails (a device fault, or a partition proof that did not verify).
     pub partition_retries: u32,
-    /// Most non-critical partitions synthesizing or synthesized and waiting for a device at once;
+    /// Most partitions below HIGH synthesizing or synthesized and waiting for a device at once;
     /// 0 (the default) means no limit beyond threads and the memory budget. A limit keeps
     /// synthesized partitions (each holding its whole reservation) from piling up in RAM ahead of
-    /// slower devices, at the cost of idle synthesis threads. CRITICAL partitions are never held
-    /// back by it.
+    /// slower devices, at the cost of idle synthesis threads. HIGH and CRITICAL partitions are
+    /// never held back by it.
     pub synthesis_lookahead: usize,
     /// How much unfinished work each priority may hold (so a flood of one priority never
     /// refuses another's).

@@ -28,7 +28,7 @@ pub fn synthesis_allowed_now(
     (active + by_memory).min(threads.max(active))
 }
 
-/// How many non-critical partitions may synthesize at once under a synthesis lookahead of
+/// How many partitions below HIGH may synthesize at once under a synthesis lookahead of
 /// `lookahead` (0 = no limit) while `waiting` synthesized partitions wait for a device.
 pub fn lookahead_allows(lookahead: usize, waiting: usize) -> usize {
     match lookahead {

@@ -171,7 +171,7 @@ pub struct PipelineSection {
     /// Times a partition whose device phase failed (or whose proof did not verify) is
     /// synthesized and proved again before its job fails.
     pub partition_retries: u32,
-    /// Most non-critical partitions synthesizing or synthesized and waiting for a device at
+    /// Most partitions below HIGH synthesizing or synthesized and waiting for a device at
     /// once; 0 means no limit beyond `[synthesis] threads` and the memory budget.
     pub synthesis_lookahead: usize,
 }

@@ -123,7 +123,7 @@ fn max_allowed_now_follows_the_free_budget() {
     h.check_invariants();
 }
 
-/// Runs a job of 6 partitions FIFO on 4 threads and one worker; returns the most non-critical
+/// Runs a job of 6 partitions FIFO on 4 threads and one worker; returns the most below-HIGH
 /// partitions seen synthesizing or synthesized and waiting at once.
 fn most_ahead_of_the_device(lookahead: usize) -> usize {
     let mut h = Harness::new(1_000_000, 1, 4);
