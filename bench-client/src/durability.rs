@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
 use snarkd_prover::{ProofKind, ProofRequest};
 use tokio::sync::Semaphore;
 
@@ -55,18 +54,8 @@ struct Run {
 }
 
 pub fn durability(o: Options) -> Result<()> {
-    let snarkd = match &o.snarkd {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()?.with_file_name("snarkd"),
-    };
-    let (fixtures, _tmp) = match &o.fixtures {
-        Some(dir) => (Fixtures::read(dir)?, None),
-        None => {
-            let tmp = tempfile::tempdir()?;
-            eprintln!("sealing a 2 KiB fixture sector");
-            (generate_fixtures(2 << 10, tmp.path())?, Some(tmp))
-        }
-    };
+    let snarkd = Daemon::binary(o.snarkd.as_deref())?;
+    let (fixtures, _tmp) = crate::local::read_or_seal(o.fixtures.as_deref())?;
     let wpost = fixtures.request(ProofKind::WindowPost).clone();
     let runtime = tokio::runtime::Runtime::new()?;
     let env = |journal: bool| {

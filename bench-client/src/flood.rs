@@ -72,10 +72,7 @@ const SHAPES: [Shape; 4] = [
 ];
 
 pub fn flood(o: Options) -> Result<()> {
-    let snarkd = match &o.snarkd {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()?.with_file_name("snarkd"),
-    };
+    let snarkd = Daemon::binary(o.snarkd.as_deref())?;
     let size = usize::try_from(o.size.as_u64())?;
     if size > snarkd_proto::MAX_MESSAGE_BYTES {
         bail!("--size {} is over the 256 MiB message limit", o.size);

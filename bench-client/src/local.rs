@@ -18,6 +18,19 @@ pub fn gen(sector_size: &str, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The fixtures in `dir`, or those of a 2 KiB sector sealed into a temporary directory (kept
+/// while the returned guard lives).
+pub fn read_or_seal(dir: Option<&Path>) -> Result<(Fixtures, Option<tempfile::TempDir>)> {
+    match dir {
+        Some(dir) => Ok((Fixtures::read(dir)?, None)),
+        None => {
+            let tmp = tempfile::tempdir()?;
+            eprintln!("sealing a 2 KiB fixture sector");
+            Ok((generate_fixtures(2 << 10, tmp.path())?, Some(tmp)))
+        }
+    }
+}
+
 /// Proves each kind with our split prover and with stock bellperson; prints times and ratios.
 pub fn bench(
     fixtures: Option<PathBuf>,
@@ -25,13 +38,7 @@ pub fn bench(
     kinds: Vec<String>,
 ) -> Result<()> {
     let params_dir = params_dir.unwrap_or_else(snarkd_prover::default_params_dir);
-    let (fixtures, _tmp) = match fixtures {
-        Some(dir) => (Fixtures::read(&dir)?, None),
-        None => {
-            let tmp = tempfile::tempdir()?;
-            (generate_fixtures(2 << 10, tmp.path())?, Some(tmp))
-        }
-    };
+    let (fixtures, _tmp) = read_or_seal(fixtures.as_deref())?;
     let kinds: Vec<ProofKind> = if kinds.is_empty() {
         vec![
             ProofKind::WinningPost,

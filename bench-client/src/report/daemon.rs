@@ -2,7 +2,7 @@
 //! its peak RSS read from `/proc`, stopped with SIGTERM.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use anyhow::{bail, Context, Result};
@@ -19,6 +19,14 @@ pub struct Daemon {
 }
 
 impl Daemon {
+    /// The snarkd binary: `given`, or the one beside snarkd-bench.
+    pub fn binary(given: Option<&Path>) -> Result<PathBuf> {
+        match given {
+            Some(p) => Ok(p.to_path_buf()),
+            None => Ok(std::env::current_exe()?.with_file_name("snarkd")),
+        }
+    }
+
     /// Starts `snarkd run` with `env` (`SNARKD_*` settings) and waits until it serves. Its job
     /// journal goes to a fresh directory unless `env` sets `SNARKD_JOBS_DIR`.
     pub fn start(snarkd: &Path, env: &[(&str, String)]) -> Result<Daemon> {

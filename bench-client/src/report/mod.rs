@@ -22,7 +22,6 @@ use anyhow::{bail, Context, Result};
 use bytesize::ByteSize;
 use serde_json::{json, Value};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
 use snarkd_prover::{ProofKind, ProofRequest};
 
 use crate::remote::{prove, request_id, run_batch};
@@ -118,18 +117,8 @@ pub fn report(o: Options) -> Result<()> {
     std::fs::create_dir_all(&o.out)?;
     // filecoin-proofs reads its parameter directory from here (the baseline's proofs).
     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &o.params_dir);
-    let snarkd = match &o.snarkd {
-        Some(p) => p.clone(),
-        None => std::env::current_exe()?.with_file_name("snarkd"),
-    };
-    let (fixtures, _tmp) = match &o.fixtures {
-        Some(dir) => (Fixtures::read(dir)?, None),
-        None => {
-            let tmp = tempfile::tempdir()?;
-            eprintln!("sealing a 2 KiB fixture sector");
-            (generate_fixtures(2 << 10, tmp.path())?, Some(tmp))
-        }
-    };
+    let snarkd = Daemon::binary(o.snarkd.as_deref())?;
+    let (fixtures, _tmp) = crate::local::read_or_seal(o.fixtures.as_deref())?;
     let wpost = fixtures.request(ProofKind::WindowPost).clone();
     let winning = fixtures.request(ProofKind::WinningPost).clone();
     let porep = fixtures.request(ProofKind::PorepSealCommit).clone();
