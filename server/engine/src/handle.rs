@@ -37,7 +37,7 @@ impl Engine {
     /// memory only. Must be called inside a tokio runtime; the engine runs until the runtime
     /// shuts down.
     pub fn start(config: EngineConfig, prover: Arc<dyn Prover>) -> Engine {
-        Engine::launch(config, prover, None, Vec::new())
+        Engine::launch(config, prover, None, Restored::default())
     }
 
     /// Starts the engine on a job journal: unfinished jobs recorded in it are planned again and
@@ -53,11 +53,11 @@ impl Engine {
         let (journal, restored) = tokio::task::spawn_blocking(move || recover(journal, &*planner))
             .await
             .map_err(|e| format!("recovery from the job journal failed: {e}"))??;
-        let jobs = restored.jobs.len();
-        let engine = Engine::launch(config, prover, Some(journal.into_parts()?), restored.jobs);
+        let (jobs, failed) = (restored.jobs.len(), restored.failed);
+        let engine = Engine::launch(config, prover, Some(journal.into_parts()?), restored);
         tracing::info!(
             jobs,
-            failed = restored.failed,
+            failed,
             ms = started.elapsed().as_millis() as u64,
             "job journal recovered"
         );
@@ -67,8 +67,8 @@ impl Engine {
     fn launch(
         config: EngineConfig,
         prover: Arc<dyn Prover>,
-        journal: Option<(Arc<JournalReader>, JournalThread, u64)>,
-        restored: Vec<(RecoveredJob, Arc<dyn JobPlan>)>,
+        journal: Option<(Arc<JournalReader>, JournalThread)>,
+        restored: Restored,
     ) -> Engine {
         let (tx, rx) = mpsc::unbounded_channel();
         let wake = tx.clone();
@@ -77,8 +77,8 @@ impl Engine {
         });
         let mut machine = Machine::new(config, prover.clone(), budget);
         let (reader, records) = match journal {
-            Some((reader, thread, next_seq)) => {
-                machine.resume_numbering(next_seq);
+            Some((reader, thread)) => {
+                machine.resume_numbering(restored.next_seq);
                 machine.use_journal();
                 let (records, incoming) = std::sync::mpsc::channel();
                 let engine = tx.clone();
@@ -90,7 +90,7 @@ impl Engine {
             }
             None => (None, None),
         };
-        for (job, plan) in restored {
+        for (job, plan) in restored.jobs {
             machine.restore(job, plan);
         }
         let (status_tx, status_rx) = watch::channel(Arc::new(machine.snapshot()));
@@ -345,45 +345,33 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| EngineError::Prover(format!("internal error on a blocking thread: {e}")))?
 }
 
-/// What recovery hands the engine: the journal (ready to split) and the jobs planned again.
+/// What recovery hands the engine: the jobs planned again, how many failed to, and the next
+/// free submit sequence number.
+#[derive(Default)]
 struct Restored {
     jobs: Vec<(RecoveredJob, Arc<dyn JobPlan>)>,
     failed: usize,
+    next_seq: u64,
 }
 
 /// Reads the unfinished jobs back and plans each again, on every core. A job that no longer
 /// plans (its params are gone, say) is recorded as failed; a retry of it makes a new attempt.
-fn recover(
-    mut journal: Journal,
-    prover: &dyn Prover,
-) -> Result<(JournalWithSeq, Restored), String> {
+fn recover(mut journal: Journal, prover: &dyn Prover) -> Result<(Journal, Restored), String> {
     let (jobs, next_seq) = journal.recover()?;
     let mut restored = Restored {
         jobs: Vec::with_capacity(jobs.len()),
         failed: 0,
+        next_seq,
     };
     for (job, plan) in crate::journal::plan_all(prover, jobs) {
         match plan {
             Ok(plan) => restored.jobs.push((job, plan)),
             Err(err) => {
-                tracing::warn!(job_id = %job.job_id, error = %err, "a recovered job can no longer be planned; it fails");
-                journal.fail_recovered(&job.job_id, &format!("after a restart: {err}"));
+                tracing::warn!(job_id = %job.job.job_id, error = %err, "a recovered job can no longer be planned; it fails");
+                journal.fail_recovered(&job.job.job_id, &format!("after a restart: {err}"));
                 restored.failed += 1;
             }
         }
     }
-    Ok((JournalWithSeq { journal, next_seq }, restored))
-}
-
-/// The journal after recovery, with the next free submit sequence number.
-struct JournalWithSeq {
-    journal: Journal,
-    next_seq: u64,
-}
-
-impl JournalWithSeq {
-    fn into_parts(self) -> Result<(Arc<JournalReader>, JournalThread, u64), String> {
-        let (reader, thread) = self.journal.into_parts()?;
-        Ok((reader, thread, self.next_seq))
-    }
+    Ok((journal, restored))
 }

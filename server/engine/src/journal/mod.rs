@@ -39,9 +39,10 @@ pub use input::{
 };
 pub(crate) use writer::JournalThread;
 
-use crate::domain::{JobOutcome, Priority, ProofKind, ProofRequest};
+use crate::domain::{JobOutcome, ProofKind, ProofRequest};
 use crate::error::EngineError;
 use crate::machine::unix_ms;
+use record::Accepted;
 
 /// Where the journal lives and how long it keeps results.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,14 +66,8 @@ pub struct Journal {
 /// An unfinished job read back from the journal, to be planned and re-admitted.
 #[derive(Debug)]
 pub(crate) struct RecoveredJob {
-    pub seq: u64,
-    pub job_id: String,
-    pub request_id: String,
-    pub kind: ProofKind,
-    pub priority: Priority,
-    pub digest: InputDigest,
-    pub input_bytes: u64,
-    pub submitted_unix_ms: u64,
+    /// The job's record as it was accepted (its input is `request`, not kept here).
+    pub job: Accepted,
     pub request: ProofRequest,
     pub proofs: Vec<(u32, Vec<u8>)>,
 }
@@ -164,14 +159,18 @@ impl Journal {
             .map(|(index, proof)| (*index as u32, proof.clone()))
             .collect();
         Ok(RecoveredJob {
-            seq: row.seq as u64,
-            job_id: row.job_id.clone(),
-            request_id: row.request_id.clone(),
-            kind,
-            priority,
-            digest,
-            input_bytes: row.input_bytes.max(0) as u64,
-            submitted_unix_ms: row.submitted_unix_ms.max(0) as u64,
+            job: Accepted {
+                seq: row.seq as u64,
+                job_id: row.job_id.clone(),
+                request_id: row.request_id.clone(),
+                kind,
+                priority,
+                digest,
+                input_bytes: row.input_bytes.max(0) as u64,
+                partitions: row.partitions as u32,
+                submitted_unix_ms: row.submitted_unix_ms.max(0) as u64,
+                inline_input: None,
+            },
             request,
             proofs,
         })

@@ -15,7 +15,8 @@ use crate::state::JobEvent;
 impl Machine {
     /// Re-admits a recovered job under its original id, priority and sequence number. Its
     /// recorded partition proofs make those partitions `done`: only the others are proved.
-    pub(crate) fn restore(&mut self, job: RecoveredJob, plan: Arc<dyn JobPlan>) {
+    pub(crate) fn restore(&mut self, recovered: RecoveredJob, plan: Arc<dyn JobPlan>) {
+        let RecoveredJob { job, proofs, .. } = recovered;
         let origin = JobOrigin {
             request_id: job.request_id,
             kind: job.kind,
@@ -25,7 +26,7 @@ impl Machine {
         };
         let mut parts: Vec<Part> = (0..plan.partitions()).map(|_| Part::pending()).collect();
         let mut proved = 0u32;
-        for (index, proof) in job.proofs {
+        for (index, proof) in proofs {
             if let Some(part) = parts.get_mut(index as usize) {
                 *part = Part::proved(proof);
                 proved += 1;
