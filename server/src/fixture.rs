@@ -41,6 +41,8 @@ pub fn busy() -> StatusSnapshot {
             total_bytes: 100 << 30,
             used_bytes: 60 << 30,
             params_bytes: 47 << 30,
+            baseline_bytes: 0,
+            input_bytes: 0,
             reserved_by_kind: vec![(ProofKind::PorepSealCommit, 13 << 30)],
         },
         synthesis: SynthesisStatus {

@@ -86,8 +86,9 @@ async fn serve_until_signal(config: Config) -> anyhow::Result<()> {
 /// The engine, on the job journal unless `[jobs] journal = false`. Unfinished jobs in the
 /// journal are recovered before this returns (and so before the ports are bound).
 async fn start_engine(config: &Config) -> anyhow::Result<Engine> {
-    let engine_config = config.engine_config()?;
+    // Devices first: the baseline the budget is charged with includes their runtimes.
     let prover = prover(config)?;
+    let engine_config = config.engine_config()?;
     let Some(settings) = config.jobs.journal_settings() else {
         tracing::warn!("[jobs] journal = false: accepted jobs are kept in memory only and a restart forgets them");
         return Ok(Engine::start(engine_config, prover));

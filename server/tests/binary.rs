@@ -1,4 +1,5 @@
-//! The `snarkd` binary itself: version, default config, `params generate`, startup errors, a clean exit on SIGTERM
+//! The `snarkd` binary itself: version, default config, `params generate`, startup errors (a
+//! memory budget below the daemon's own memory among them), a clean exit on SIGTERM
 //! and SIGINT with JSON logs, and `RUST_LOG` over `[logging] level`.
 
 mod common;
@@ -142,6 +143,23 @@ fn startup_errors_exit_nonzero_and_say_what_to_do() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("gpus.backend") && err.contains("metal"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_memory_budget_below_the_daemons_own_memory_is_a_startup_error() {
+    let mut p = process::spawn(
+        std::path::Path::new(SNARKD),
+        [("SNARKD_MEMORY_BUDGET", "1MiB")],
+    );
+    let mut err = String::new();
+    assert!(p.next_log("snarkd is serving", &mut err).is_none(), "{err}");
+    assert_eq!(p.wait().code(), Some(1));
+    assert!(
+        err.contains("memory.budget")
+            && err.contains("less than snarkd itself holds after startup")
+            && err.contains("set it above"),
         "{err}"
     );
 }

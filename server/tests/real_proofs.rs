@@ -182,8 +182,10 @@ async fn a_stream_subscriber_sees_a_real_job_move_through_its_states() {
 async fn a_porep_that_can_never_fit_the_budget_is_refused_at_submit() {
     // One 2 KiB PoRep partition needs far more than 64 MiB in its device phase: the real
     // prover's estimate must refuse the job at submit, before anything is loaded or queued.
+    // (The budget's baseline is this test process's memory, so the budget is that plus 64 MiB.)
     let mut config = real::real_config(1);
-    config.memory.budget = snarkd::config::MemoryBudget::Fixed(bytesize::ByteSize::mib(64));
+    let budget = snarkd::config::resident_memory_bytes() + (64 << 20);
+    config.memory.budget = snarkd::config::MemoryBudget::Fixed(bytesize::ByteSize::b(budget));
     config.gpus.backend = snarkd::config::Backend::Cpu;
     let prover = snarkd::proving::from_config(&config).expect("cpu prover");
     let mut d = real::start_with(&[], &config, prover).await;
@@ -197,7 +199,7 @@ async fn a_porep_that_can_never_fit_the_budget_is_refused_at_submit() {
     let message = status.message();
     assert!(
         message.contains("cannot fit the memory budget")
-            && message.contains("64")
+            && message.contains("of it snarkd's own memory")
             && message.contains("[memory] budget"),
         "{message}"
     );

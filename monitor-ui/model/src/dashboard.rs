@@ -195,12 +195,14 @@ fn memory(s: &StatusSnapshot) -> MemoryBar {
             )
         })
         .collect();
-    if m.params_bytes > 0 {
-        segments.push(segment(
-            "params".to_string(),
-            "mem-params".to_string(),
-            m.params_bytes,
-        ));
+    for (label, class, bytes) in [
+        ("params", "mem-params", m.params_bytes),
+        ("queued inputs", "mem-inputs", m.input_bytes),
+        ("snarkd itself", "mem-baseline", m.baseline_bytes),
+    ] {
+        if bytes > 0 {
+            segments.push(segment(label.to_string(), class.to_string(), bytes));
+        }
     }
     segments.push(segment(
         "free".to_string(),

@@ -1,6 +1,9 @@
 //! The memory budget. Every partition and every loaded params set holds a [`Reservation`] taken
 //! from it before the work starts; dropping the reservation (or shrinking it) gives the bytes
-//! back and wakes the engine so it can admit more work.
+//! back and wakes the engine so it can admit more work. Two more parts are charged whether or
+//! not they fit, because they are already in memory: the daemon's own baseline (for its whole
+//! life) and the inputs of unfinished jobs (bounded by the intake limits); while they take the
+//! budget past its total, no partition or params set is admitted.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -14,6 +17,10 @@ use crate::domain::ProofKind;
 pub enum Holder {
     Partition(ProofKind),
     Params,
+    /// The daemon itself: its resident memory after startup, before any job.
+    Baseline,
+    /// The inputs of unfinished jobs.
+    Inputs,
 }
 
 type Wake = Box<dyn Fn() + Send + Sync>;
@@ -54,7 +61,7 @@ impl Budget {
 
     pub fn available(&self) -> u64 {
         let inner = self.inner.lock();
-        inner.total - inner.used
+        inner.total.saturating_sub(inner.used)
     }
 
     /// Bytes currently held by one kind of holder.
@@ -70,16 +77,27 @@ impl Budget {
     /// Reserves `bytes` if that many are free; `None` otherwise (never blocks, never overcommits).
     pub fn try_reserve(&self, holder: Holder, bytes: u64) -> Option<Reservation> {
         let mut inner = self.inner.lock();
-        if inner.total - inner.used < bytes {
+        if inner.total.saturating_sub(inner.used) < bytes {
             return None;
         }
+        Some(self.charge(&mut inner, holder, bytes))
+    }
+
+    /// Charges `bytes` that are in memory already (the baseline, a job's input), even past the
+    /// total: what they take is then missing for new partitions until it is given back.
+    pub fn charge_held(&self, holder: Holder, bytes: u64) -> Reservation {
+        let mut inner = self.inner.lock();
+        self.charge(&mut inner, holder, bytes)
+    }
+
+    fn charge(&self, inner: &mut Inner, holder: Holder, bytes: u64) -> Reservation {
         inner.used += bytes;
         add_holder(&mut inner.by_holder, holder, bytes as i128);
-        Some(Reservation {
+        Reservation {
             budget: self.clone(),
             holder,
             bytes: Arc::new(AtomicU64::new(bytes)),
-        })
+        }
     }
 
     fn give_back(&self, holder: Holder, bytes: u64) {
@@ -188,5 +206,21 @@ mod tests {
             (0, 0, 0)
         );
         assert_eq!(wakes.load(Ordering::SeqCst), 3);
+    }
+
+    #[test]
+    fn memory_already_held_is_charged_past_the_total_and_blocks_new_reservations() {
+        let budget = Budget::new(100, || {});
+        let baseline = budget.charge_held(Holder::Baseline, 30);
+        let input = budget.charge_held(Holder::Inputs, 90);
+        assert_eq!((budget.used(), budget.available()), (120, 0));
+        let kind = Holder::Partition(ProofKind::PorepSealCommit);
+        assert!(budget.try_reserve(kind, 1).is_none());
+        drop(input);
+        assert_eq!(budget.available(), 70);
+        assert!(budget.try_reserve(kind, 70).is_some());
+        assert_eq!(budget.held_by(Holder::Baseline), 30);
+        drop(baseline);
+        assert_eq!(budget.used(), 0);
     }
 }

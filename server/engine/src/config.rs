@@ -6,6 +6,9 @@ use std::time::Duration;
 pub struct EngineConfig {
     /// Memory every reservation (partitions and params) is taken from.
     pub memory_budget_bytes: u64,
+    /// The daemon's own memory (its resident set after startup), charged to the budget for the
+    /// engine's life.
+    pub baseline_bytes: u64,
     /// Most partition syntheses at once (CPU threads); the budget may allow fewer.
     pub synthesis_threads: usize,
     /// Device workers per device.
@@ -15,12 +18,11 @@ pub struct EngineConfig {
     /// Times a partition whose device phase failed is synthesized and proved again before its
     /// job fails (a device fault, or a partition proof that did not verify).
     pub partition_retries: u32,
-    /// Most partitions below HIGH synthesizing or synthesized and waiting for a device at once;
-    /// 0 (the default) means no limit beyond threads and the memory budget. A limit keeps
-    /// synthesized partitions (each holding its whole reservation) from piling up in RAM ahead of
-    /// slower devices, at the cost of idle synthesis threads. HIGH and CRITICAL partitions are
-    /// never held back by it.
-    pub synthesis_lookahead: usize,
+    /// Most partitions below HIGH synthesizing or synthesized and waiting for a device at once.
+    /// A limit keeps synthesized partitions (each holding its whole reservation) from piling up
+    /// in RAM ahead of slower devices, at the cost of idle synthesis threads. HIGH and CRITICAL
+    /// partitions are never held back by it.
+    pub synthesis_lookahead: Lookahead,
     /// How much unfinished work each priority may hold (so a flood of one priority never
     /// refuses another's).
     pub limits: IntakeLimits,
@@ -35,15 +37,36 @@ impl Default for EngineConfig {
     fn default() -> Self {
         EngineConfig {
             memory_budget_bytes: 16 << 30,
+            baseline_bytes: 0,
             synthesis_threads: 1,
             workers_per_device: 1,
             retention: Duration::from_secs(30),
             partition_retries: 1,
-            synthesis_lookahead: 0,
+            synthesis_lookahead: Lookahead::Limit(0),
             limits: IntakeLimits::default(),
             background_nice: 10,
             version: String::new(),
             build_id: String::new(),
+        }
+    }
+}
+
+/// How many partitions below HIGH may be synthesizing or waiting for a device at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookahead {
+    /// The synthesis threads plus two per device worker: every thread keeps working while about
+    /// two partitions wait for each worker.
+    Auto,
+    /// This many; 0 means no limit beyond the threads and the memory budget.
+    Limit(usize),
+}
+
+impl Lookahead {
+    /// The limit (0: none) for `threads` synthesis threads and `workers` device workers.
+    pub fn resolve(self, threads: usize, workers: usize) -> usize {
+        match self {
+            Lookahead::Auto => threads + 2 * workers,
+            Lookahead::Limit(n) => n,
         }
     }
 }

@@ -383,6 +383,12 @@ async fn a_deadline_partition_preempts_a_running_device_phase_at_a_step_boundary
     drop(gate);
     let done = engine.await_job(&winning, None).await.unwrap();
     assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    // The WinningPoSt's phase ran at the process's priority, not at the paused PoRep's.
+    let device_nice: Vec<i32> = (prover.nice_seen.lock().iter())
+        .filter(|(step, ..)| *step == "device")
+        .map(|(.., nice)| *nice)
+        .collect();
+    assert_eq!(device_nice, [crate::os_priority::current_nice()]);
     let s = engine.snapshot();
     assert!(on_device(&s, &porep), "the PoRep is still on the device");
     assert_eq!(s.workers[0].paused, None);

@@ -42,6 +42,6 @@ pub mod prover;
 #[cfg(test)]
 mod test_prover;
 
-pub use config::{EngineConfig, IntakeLimits};
+pub use config::{EngineConfig, IntakeLimits, Lookahead};
 pub use handle::Engine;
 pub use journal::{Journal, JournalSettings};

@@ -37,9 +37,13 @@ pub struct DaemonInfo {
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct MemoryStatus {
     pub total_bytes: u64,
-    /// Partition reservations plus loaded params.
+    /// Everything charged: the baseline, queued inputs, partition reservations, loaded params.
     pub used_bytes: u64,
     pub params_bytes: u64,
+    /// The daemon's own memory after startup.
+    pub baseline_bytes: u64,
+    /// The inputs of unfinished jobs.
+    pub input_bytes: u64,
     /// Partition reservations by kind (kinds with none are left out).
     pub reserved_by_kind: Vec<(ProofKind, u64)>,
 }

@@ -59,42 +59,70 @@ impl Worker {
         }
     }
 
-    /// Proves one partition on a thread of its own and reports the result.
+    /// Proves one partition on a thread of its own and reports the result. A partition that
+    /// preempts it is proved from here too, not from the phase's thread: a thread inherits its
+    /// creator's OS priority and cannot raise it, so a deadline partition's phase thread must
+    /// not descend from a background one.
     fn prove(&self, task: DeviceTask) {
-        let done = std::thread::scope(|scope| {
+        let (to_worker, from_phase) = mpsc::channel::<FromPhase>();
+        std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name(format!("snarkd-device-{}", self.id))
-                .spawn_scoped(scope, || {
+                .spawn_scoped(scope, move || {
                     os_priority::apply(task.priority, self.background_nice);
                     let report = &mut |input| {
                         let _ = self.report.send(input);
                     };
-                    device_phase(
+                    let done = device_phase(
                         &*self.prover,
                         self.id,
                         &self.device,
                         task,
                         report,
-                        &mut || self.run_preempting(),
-                    )
+                        &mut || self.preempt_at_step(&to_worker),
+                    );
+                    let _ = to_worker.send(FromPhase::Done(done));
                 })
-                .expect("the OS refused to start a thread")
-                .join()
-                .expect("device_phase catches panics")
+                .expect("the OS refused to start a thread");
+            // Ends when the phase sends its result; a phase thread that died without one (it
+            // catches the prover's panics) ends the scope with its panic.
+            while let Ok(message) = from_phase.recv() {
+                match message {
+                    FromPhase::Preempt(task, resume) => {
+                        self.prove(task);
+                        let _ = resume.send(());
+                    }
+                    FromPhase::Done(done) => {
+                        let _ = self.report.send(done);
+                        return;
+                    }
+                }
+            }
         });
-        let _ = self.report.send(done);
     }
 
-    /// At a step boundary: proves whatever the machine sent meanwhile (a preempting partition).
-    fn run_preempting(&self) {
+    /// At a step boundary, on the phase's thread: hands whatever the machine sent meanwhile (a
+    /// preempting partition) to the worker's thread and waits until it is proved.
+    fn preempt_at_step(&self, to_worker: &mpsc::Sender<FromPhase>) {
         loop {
             let next = self.incoming.lock().try_recv();
-            match next {
-                Ok(task) => self.prove(task),
-                Err(_) => return,
+            let Ok(task) = next else { return };
+            let (resume, resumed) = mpsc::channel();
+            if to_worker.send(FromPhase::Preempt(task, resume)).is_err() {
+                return;
             }
+            let _ = resumed.recv();
         }
     }
+}
+
+/// What a running phase's thread tells its worker's thread.
+enum FromPhase {
+    /// A partition came at a step boundary: prove it, then answer on the sender so the paused
+    /// phase goes on.
+    Preempt(DeviceTask, mpsc::Sender<()>),
+    /// The phase's result.
+    Done(Input),
 }
 
 /// Runs one partition's device phase on the calling thread: the a/b/c share of the reservation

@@ -13,6 +13,7 @@
 //!   OpenCL one.
 //! - `filecoin`: request decoding, per-kind circuits, memory estimates, verification.
 //! - `params`: loading production-named parameter files and generating local test ones.
+//! - `threads`: thread nice values and the per-priority pools the multiexps run on.
 //! - `bench`: side-by-side timing of our prover and stock bellperson (for `snarkd-bench`).
 //! - `fixtures` (feature `fixtures`): seals a random test sector and writes inputs for all kinds.
 //!
@@ -32,6 +33,7 @@ pub mod fixtures;
 pub mod groth16;
 pub mod params;
 pub mod synthesis;
+pub mod threads;
 
 pub use backend::{CpuBackend, DeviceBackend};
 #[cfg(feature = "opencl")]

@@ -137,10 +137,10 @@ fn g1_msm_matches_the_cpu_whole_and_chunked() {
     for n in [1usize, 17, CHUNK_CAP, 2500] {
         let bases = g1_bases(n, &mut rng);
         let s = ScalarBytes::dense(&scalars(n, &mut rng));
-        let device = backend().msm_g1(&bases, &s).expect("device msm");
+        let device = backend().msm_g1(&bases, s.view()).expect("device msm");
         assert_eq!(
             device.to_affine(),
-            msm_g1(&bases, &s).to_affine(),
+            msm_g1(&bases, s.view()).to_affine(),
             "g1 msm of {n} terms"
         );
     }
@@ -152,10 +152,10 @@ fn g2_msm_matches_the_cpu_whole_and_chunked() {
     for n in [1usize, 40, 1300] {
         let bases = g2_bases(n, &mut rng);
         let s = ScalarBytes::dense(&scalars(n, &mut rng));
-        let device = backend().msm_g2(&bases, &s).expect("device msm");
+        let device = backend().msm_g2(&bases, s.view()).expect("device msm");
         assert_eq!(
             device.to_affine(),
-            msm_g2(&bases, &s).to_affine(),
+            msm_g2(&bases, s.view()).to_affine(),
             "g2 msm of {n} terms"
         );
     }
@@ -167,7 +167,7 @@ fn all_zero_scalars_give_the_identity() {
     let bases = g1_bases(100, &mut rng);
     let s = ScalarBytes::dense(&vec![Fr::ZERO; 100]);
     assert!(bool::from(
-        backend().msm_g1(&bases, &s).unwrap().is_identity()
+        backend().msm_g1(&bases, s.view()).unwrap().is_identity()
     ));
 }
 
@@ -184,10 +184,10 @@ fn two_workers_on_one_device_stay_within_its_memory_pool() {
     let mut rng = rng(5);
     let bases = g1_bases(1500, &mut rng);
     let s = ScalarBytes::dense(&scalars(1500, &mut rng));
-    let want = msm_g1(&bases, &s).to_affine();
+    let want = msm_g1(&bases, s.view()).to_affine();
     std::thread::scope(|scope| {
         let runs: Vec<_> = (0..2)
-            .map(|_| scope.spawn(|| b.msm_g1(&bases, &s).unwrap().to_affine()))
+            .map(|_| scope.spawn(|| b.msm_g1(&bases, s.view()).unwrap().to_affine()))
             .collect();
         for r in runs {
             assert_eq!(r.join().unwrap(), want);

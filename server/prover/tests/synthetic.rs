@@ -11,7 +11,9 @@ use rand::rngs::OsRng;
 use std::sync::Mutex;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
-use snarkd_prover::groth16::{prove_partition_with, CpuOps, DeviceOps, Randomness, ScalarBytes};
+use snarkd_prover::groth16::{
+    prove_partition_with, CpuOps, DeviceOps, PhaseHooks, Randomness, Scalars, CPU_STEP_POINTS,
+};
 use snarkd_prover::synthesis::Abc;
 use snarkd_prover::synthesis::{synthesize_circuit, CircuitShape};
 use snarkd_prover::{CircuitId, CpuBackend, DeviceBackend, LoadedParams, ProofKind, ProverError};
@@ -199,23 +201,39 @@ enum Event {
     AbcReleased(u64),
     MsmG1(usize),
     MsmG2(usize),
+    StepDone,
 }
 
-/// [`CpuOps`] that logs each step as it starts.
-struct LoggingOps<'a>(&'a Mutex<Vec<Event>>);
+/// [`CpuOps`] that logs each step as it starts, with multiexp steps of `.1` points at most.
+struct LoggingOps<'a>(&'a Mutex<Vec<Event>>, usize);
 
 impl DeviceOps for LoggingOps<'_> {
     fn compute_h(&self, abc: Abc) -> snarkd_prover::Result<Vec<Fr>> {
         self.0.lock().unwrap().push(Event::ComputeH);
         CpuOps.compute_h(abc)
     }
-    fn msm_g1(&self, bases: &[G1Affine], s: &ScalarBytes) -> snarkd_prover::Result<G1Projective> {
+    fn msm_g1(&self, bases: &[G1Affine], s: Scalars<'_>) -> snarkd_prover::Result<G1Projective> {
         self.0.lock().unwrap().push(Event::MsmG1(bases.len()));
         CpuOps.msm_g1(bases, s)
     }
-    fn msm_g2(&self, bases: &[G2Affine], s: &ScalarBytes) -> snarkd_prover::Result<G2Projective> {
+    fn msm_g2(&self, bases: &[G2Affine], s: Scalars<'_>) -> snarkd_prover::Result<G2Projective> {
         self.0.lock().unwrap().push(Event::MsmG2(bases.len()));
         CpuOps.msm_g2(bases, s)
+    }
+    fn step_points(&self) -> usize {
+        self.1
+    }
+}
+
+/// Logs the a/b/c release and the step boundaries.
+struct LoggingHooks<'a>(&'a Mutex<Vec<Event>>);
+
+impl PhaseHooks for LoggingHooks<'_> {
+    fn abc_released(&mut self, bytes: u64) {
+        self.0.lock().unwrap().push(Event::AbcReleased(bytes));
+    }
+    fn step_done(&mut self) {
+        self.0.lock().unwrap().push(Event::StepDone);
     }
 }
 
@@ -240,7 +258,7 @@ fn abc_are_released_after_h_and_before_the_first_msm() {
 
     let events = Mutex::new(Vec::new());
     let (proof, _) = prove_partition_with(
-        &LoggingOps(&events),
+        &LoggingOps(&events, CPU_STEP_POINTS),
         partition,
         &params,
         Randomness::random(),
@@ -263,6 +281,62 @@ fn abc_are_released_after_h_and_before_the_first_msm() {
         ],
         "H, then the a/b/c release, then the H, L, A, B MSMs"
     );
+    let pvk = prepare_verifying_key(params.verifying_key());
+    assert!(verify_proof(&pvk, &proof, &inputs).unwrap());
+}
+
+/// A multiexp longer than a step is cut into steps with a preemption point between each two,
+/// and the proof made of the pieces verifies.
+#[test]
+fn multiexps_run_in_bounded_steps_with_a_preemption_point_after_each() {
+    let k = 60;
+    let params = params(k);
+    let (circuit, inputs) = chain(k);
+    let partition = synthesize_circuit(0, circuit, CircuitShape::default()).unwrap();
+    let step = 16;
+    let events = Mutex::new(Vec::new());
+    let (proof, _) = prove_partition_with(
+        &LoggingOps(&events, step),
+        partition,
+        &params,
+        Randomness::random(),
+        &mut LoggingHooks(&events),
+    )
+    .unwrap();
+    let events = events.into_inner().unwrap();
+
+    let p = params.parameters();
+    let lens = [p.h.len(), p.l.len(), p.a.len(), p.b_g1.len()];
+    assert!(
+        lens.iter().any(|&n| n > 2 * step),
+        "the test needs a multiexp of several steps"
+    );
+    let msms: Vec<Event> = events
+        .iter()
+        .copied()
+        .filter(|e| matches!(e, Event::MsmG1(_) | Event::MsmG2(_)))
+        .collect();
+    let mut expected = Vec::new();
+    for n in lens {
+        expected.extend(
+            (0..n)
+                .step_by(step)
+                .map(|s| Event::MsmG1((n - s).min(step))),
+        );
+    }
+    expected.extend(
+        (0..p.b_g2.len())
+            .step_by(step)
+            .map(|s| Event::MsmG2((p.b_g2.len() - s).min(step))),
+    );
+    assert_eq!(
+        msms, expected,
+        "each multiexp in steps of at most {step} points"
+    );
+    // A preemption point after H and after every multiexp step but the phase's last.
+    let steps = events.iter().filter(|e| **e == Event::StepDone).count();
+    assert_eq!(steps, 1 + expected.len() - 1);
+    assert_ne!(events.last(), Some(&Event::StepDone));
     let pvk = prepare_verifying_key(params.verifying_key());
     assert!(verify_proof(&pvk, &proof, &inputs).unwrap());
 }

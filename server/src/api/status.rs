@@ -110,6 +110,8 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
             used_bytes: s.memory.used_bytes,
             available_bytes: s.memory.available_bytes(),
             params_bytes: s.memory.params_bytes,
+            baseline_bytes: s.memory.baseline_bytes,
+            input_bytes: s.memory.input_bytes,
             reserved_by_kind: s
                 .memory
                 .reserved_by_kind

@@ -35,7 +35,9 @@ pub use jobs::JobsSection;
 pub use limits::LimitsSection;
 pub use scheduler::SchedulerSection;
 pub use sources::{ConfigError, Overrides};
-pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, PriorityName, TcpAddr};
+pub use values::{
+    Backend, FileMode, ListenAddr, LogFormat, Lookahead, MemoryBudget, PriorityName, TcpAddr,
+};
 
 /// The commented default config, as printed by `snarkd config default`.
 pub const DEFAULT_TOML: &str = include_str!("default.toml");
@@ -172,15 +174,16 @@ pub struct PipelineSection {
     /// synthesized and proved again before its job fails.
     pub partition_retries: u32,
     /// Most partitions below HIGH synthesizing or synthesized and waiting for a device at
-    /// once; 0 means no limit beyond `[synthesis] threads` and the memory budget.
-    pub synthesis_lookahead: usize,
+    /// once: "auto" (synthesis threads plus two per device worker), a number, or 0 for no limit
+    /// beyond `[synthesis] threads` and the memory budget.
+    pub synthesis_lookahead: Lookahead,
 }
 
 impl Default for PipelineSection {
     fn default() -> Self {
         PipelineSection {
             partition_retries: 1,
-            synthesis_lookahead: 0,
+            synthesis_lookahead: Lookahead::Auto,
         }
     }
 }
@@ -270,21 +273,52 @@ impl Config {
             })
     }
 
-    /// The engine's settings.
+    /// The engine's settings. Made once startup is done (runtime, devices): the process's
+    /// resident memory then is the budget's baseline, charged to it for the daemon's life, and
+    /// a budget with nothing left above it is an error that says the minimum.
     pub fn engine_config(&self) -> Result<EngineConfig, ConfigError> {
+        let memory_budget_bytes = self.memory_budget_bytes()?;
+        let baseline_bytes = resident_memory_bytes();
+        if memory_budget_bytes <= baseline_bytes {
+            return Err(ConfigError::Invalid {
+                key: "memory.budget".into(),
+                msg: format!(
+                    "{} is less than snarkd itself holds after startup ({}, charged to the \
+                     budget): set it above {}, plus room for the partitions to prove at once",
+                    ByteSize(memory_budget_bytes),
+                    ByteSize(baseline_bytes),
+                    ByteSize(baseline_bytes)
+                ),
+                origin: String::new(),
+            });
+        }
         Ok(EngineConfig {
-            memory_budget_bytes: self.memory_budget_bytes()?,
+            memory_budget_bytes,
+            baseline_bytes,
             synthesis_threads: self.synthesis_threads(),
             workers_per_device: self.gpus.workers_per_device,
             retention: self.daemon.retention,
             partition_retries: self.pipeline.partition_retries,
-            synthesis_lookahead: self.pipeline.synthesis_lookahead,
+            synthesis_lookahead: match self.pipeline.synthesis_lookahead {
+                Lookahead::Auto => snarkd_engine::Lookahead::Auto,
+                Lookahead::Limit(n) => snarkd_engine::Lookahead::Limit(n),
+            },
             limits: self.limits.intake(),
             background_nice: self.scheduler.background_nice,
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
         })
     }
+}
+
+/// This process's resident memory (0 where it cannot be read).
+pub fn resident_memory_bytes() -> u64 {
+    let Ok(pid) = sysinfo::get_current_pid() else {
+        return 0;
+    };
+    let mut system = sysinfo::System::new();
+    system.refresh_processes(sysinfo::ProcessesToUpdate::Some(&[pid]), true);
+    system.process(pid).map_or(0, |p| p.memory())
 }
 
 /// Total physical memory of this machine.

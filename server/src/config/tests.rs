@@ -57,7 +57,7 @@ fn the_pipeline_section_reaches_the_engine() {
     let defaults = Config::default().pipeline;
     assert_eq!(
         (defaults.partition_retries, defaults.synthesis_lookahead),
-        (1, 0)
+        (1, Lookahead::Auto)
     );
     let config = load_ok(
         "[pipeline]\npartition_retries = 4\nsynthesis_lookahead = 2\n[memory]\nbudget = \"8GiB\"\n",
@@ -66,7 +66,7 @@ fn the_pipeline_section_reaches_the_engine() {
     let engine = config.engine_config().unwrap();
     assert_eq!(
         (engine.partition_retries, engine.synthesis_lookahead),
-        (4, 2)
+        (4, snarkd_engine::Lookahead::Limit(2))
     );
 
     let config = load_ok(
@@ -76,8 +76,13 @@ fn the_pipeline_section_reaches_the_engine() {
             ("SNARKD_PIPELINE_PARTITION_RETRIES", "0"),
         ],
     );
-    assert_eq!(config.pipeline.synthesis_lookahead, 6);
+    assert_eq!(config.pipeline.synthesis_lookahead, Lookahead::Limit(6));
     assert_eq!(config.pipeline.partition_retries, 0);
+    let config = load_ok(
+        "[pipeline]\nsynthesis_lookahead = 2\n",
+        &[("SNARKD_PIPELINE_SYNTHESIS_LOOKAHEAD", "auto")],
+    );
+    assert_eq!(config.pipeline.synthesis_lookahead, Lookahead::Auto);
 }
 
 #[test]

@@ -168,14 +168,50 @@ impl<'de> Deserialize<'de> for MemoryBudget {
     }
 }
 
+/// `[pipeline] synthesis_lookahead`: "auto" or a number of partitions (0: no limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookahead {
+    /// `[synthesis] threads` plus two per device worker (see the engine's `Lookahead`).
+    Auto,
+    Limit(usize),
+}
+
+impl<'de> Deserialize<'de> for Lookahead {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(i64),
+            Text(String),
+        }
+        let wrong = |shown: &dyn std::fmt::Display| {
+            serde::de::Error::custom(format!(
+                "{shown} is not a lookahead: write \"auto\" or a number of partitions (0 for no limit)"
+            ))
+        };
+        match Raw::deserialize(de)? {
+            Raw::Number(n) => usize::try_from(n)
+                .map(Lookahead::Limit)
+                .map_err(|_| wrong(&n)),
+            Raw::Text(t) if t.eq_ignore_ascii_case("auto") => Ok(Lookahead::Auto),
+            Raw::Text(t) => t
+                .parse()
+                .map(Lookahead::Limit)
+                .map_err(|_| wrong(&format!("{t:?}"))),
+        }
+    }
+}
+
 /// Which implementation runs the device phase (FFTs and multi-exponentiations).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
-    /// CUDA if a CUDA device is present, else OpenCL if an OpenCL device is present, else CPU.
+    /// The OpenCL GPUs if there are any, else the CPU.
     Auto,
     Cpu,
     Opencl,
+    /// Not a backend: refused at startup with a pointer to `opencl` (kept so that a config
+    /// written for other provers gets that message, not a parse error).
     Cuda,
 }
 

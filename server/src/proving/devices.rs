@@ -6,7 +6,7 @@
 //!   found is a startup error.
 //! - `auto`: the selected OpenCL devices of type GPU; without any, the CPU. PoCL's CPU device is
 //!   never picked by `auto`: it is slower than the CPU backend on the same cores.
-//! - `cuda`: not built yet; a startup error that says so (OpenCL runs on NVIDIA GPUs too).
+//! - `cuda`: a startup error pointing at `opencl`, which runs on NVIDIA GPUs through their driver.
 
 use std::sync::Arc;
 
@@ -36,9 +36,8 @@ pub fn backends(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn Devi
             Ok(if gpus.is_empty() { cpu() } else { gpus })
         }
         Backend::Cuda => bail!(
-            "[gpus] backend = \"cuda\" is not built yet (the `cuda` feature needs nvcc and has no \
-             host code); set backend = \"opencl\", which runs the same kernels on NVIDIA GPUs \
-             through their OpenCL driver"
+            "[gpus] backend = \"cuda\": snarkd has no CUDA backend; set backend = \"opencl\" \
+             (or \"auto\"), which proves on NVIDIA GPUs through NVIDIA's OpenCL driver"
         ),
     }
 }

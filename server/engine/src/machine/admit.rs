@@ -48,7 +48,7 @@ impl Machine {
     fn admit(&mut self) {
         let threads = self.config.synthesis_threads.max(1);
         let lookahead = lookahead_allows(
-            self.config.synthesis_lookahead,
+            self.lookahead(),
             self.partitions_in(PartitionState::SynthDone).len(),
         );
         for (_, seq, index) in self.partitions_in(PartitionState::Pending) {

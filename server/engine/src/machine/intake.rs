@@ -77,8 +77,9 @@ impl Machine {
         let memory = plan.partition_memory();
         let circuit_id = plan.circuit_id();
         let params_bytes = self.params_bytes(&circuit_id);
-        let budget = self.budget.total();
-        if memory.total_bytes + params_bytes > budget {
+        // The most a job can ever have: the budget less the daemon's own memory.
+        let (total, baseline) = (self.budget.total(), self.budget.held_by(Holder::Baseline));
+        if memory.total_bytes + params_bytes > total.saturating_sub(baseline) {
             return Err(EngineError::TooLarge {
                 needed: format!(
                     "{} ({} for the partition + {} for the {circuit_id} params)",
@@ -86,7 +87,11 @@ impl Machine {
                     human(memory.total_bytes),
                     human(params_bytes)
                 ),
-                budget: human(budget),
+                budget: format!(
+                    "{}, {} of it snarkd's own memory",
+                    human(total),
+                    human(baseline)
+                ),
             });
         }
         let seq = self.next_seq;
@@ -143,6 +148,7 @@ impl Machine {
         self.job_ids.insert(id.clone(), seq);
         let memory = plan.partition_memory();
         let circuit_id = plan.circuit_id();
+        let input = Some(self.budget.charge_held(Holder::Inputs, origin.input_bytes));
         self.jobs.insert(
             seq,
             Job {
@@ -156,6 +162,7 @@ impl Machine {
                 submitted_unix_ms,
                 first_admitted: None,
                 finished: None,
+                input,
                 state: JobState::Queued,
                 error: None,
                 parts,
@@ -251,6 +258,7 @@ impl Machine {
         let job = self.jobs.get_mut(&seq).expect("job exists");
         let now = Instant::now();
         job.finished = Some((now, unix_ms()));
+        job.input = None;
         job.timings.total = now - job.submitted;
         job.timings.queue_wait = job.first_admitted.unwrap_or(now) - job.submitted;
         let kind = job.origin.kind;

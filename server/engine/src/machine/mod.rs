@@ -38,6 +38,8 @@ pub(crate) struct Machine {
     config: EngineConfig,
     prover: Arc<dyn Prover>,
     budget: Budget,
+    /// The daemon's own memory, charged to the budget for the machine's life.
+    _baseline: crate::budget::Reservation,
     started_at: Instant,
     started_unix_ms: u64,
     /// Jobs by submit sequence number (which is also their age order).
@@ -76,10 +78,12 @@ impl Machine {
                 workers.push(Worker::new(id, device.clone()));
             }
         }
+        let _baseline = budget.charge_held(crate::budget::Holder::Baseline, config.baseline_bytes);
         Machine {
             config,
             prover,
             budget,
+            _baseline,
             started_at: Instant::now(),
             started_unix_ms: unix_ms(),
             jobs: BTreeMap::new(),
@@ -97,6 +101,12 @@ impl Machine {
             #[cfg(test)]
             edges: Vec::new(),
         }
+    }
+
+    /// The synthesis lookahead on this machine's threads and workers (0: no limit).
+    pub(super) fn lookahead(&self) -> usize {
+        (self.config.synthesis_lookahead)
+            .resolve(self.config.synthesis_threads.max(1), self.workers.len())
     }
 
     /// From now on a job starts only once the journal reports it recorded.

@@ -109,6 +109,8 @@ impl Machine {
                 total_bytes: total,
                 used_bytes: used,
                 params_bytes: self.budget.held_by(Holder::Params),
+                baseline_bytes: self.budget.held_by(Holder::Baseline),
+                input_bytes: self.budget.held_by(Holder::Inputs),
                 reserved_by_kind: ProofKind::ALL
                     .iter()
                     .map(|&k| (k, self.budget.held_by(Holder::Partition(k))))
@@ -123,10 +125,8 @@ impl Machine {
                     total.saturating_sub(used),
                     next_partition_bytes,
                 )
-                .min(
-                    lookahead_allows(self.config.synthesis_lookahead, waiting_for_device)
-                        .max(self.synth_active),
-                ) as u32,
+                .min(lookahead_allows(self.lookahead(), waiting_for_device).max(self.synth_active))
+                    as u32,
                 max_configured: self.config.synthesis_threads as u32,
             },
             jobs,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 
 use super::*;
+use crate::budget::Holder;
 use crate::domain::{JobEnd, Priority, ProofKind, Submitted};
 use crate::error::EngineError;
 use crate::state::{next_partition_state, PartitionState, WorkerState};
@@ -72,6 +73,18 @@ impl Harness {
         partitions: u32,
         bytes: u64,
     ) -> Result<Submitted, EngineError> {
+        self.submit_with_input(kind, priority, partitions, bytes, 0)
+    }
+
+    /// [`Harness::submit`] of a request with `input_bytes` of input.
+    fn submit_with_input(
+        &mut self,
+        kind: ProofKind,
+        priority: Priority,
+        partitions: u32,
+        bytes: u64,
+        input_bytes: u64,
+    ) -> Result<Submitted, EngineError> {
         let plan = self.prover.plan(request(kind, partitions, bytes))?;
         let (reply, mut answer) = oneshot::channel();
         let origin = JobOrigin {
@@ -79,7 +92,7 @@ impl Harness {
             kind,
             priority,
             digest: crate::journal::InputDigest([0; 32]),
-            input_bytes: 0,
+            input_bytes,
         };
         self.apply(Input::Submit {
             job_id: uuid::Uuid::new_v4().to_string(),
@@ -444,6 +457,39 @@ fn oversized_job_is_rejected_at_submit_with_sizes() {
     assert!(needed.contains("for the partition"), "{needed}");
     assert!(!budget.is_empty());
     assert!(h.machine.snapshot().jobs.is_empty());
+}
+
+#[test]
+fn the_daemons_own_memory_is_not_there_for_partitions() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    h.machine._baseline = h.budget.charge_held(Holder::Baseline, 600_000);
+    let err = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 500_000)
+        .unwrap_err();
+    let EngineError::TooLarge { budget, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(budget.contains("of it snarkd's own memory"), "{budget}");
+    let fits = 400_000 - PARAMS_BYTES;
+    let job = h.submit(ProofKind::PorepSealCommit, Priority::Normal, 1, fits);
+    let job = job.unwrap().job_id;
+    h.drain();
+    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
+    assert_eq!(h.machine.snapshot().memory.baseline_bytes, 600_000);
+}
+
+#[test]
+fn a_jobs_input_is_charged_until_it_ends() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let job = h
+        .submit_with_input(ProofKind::WinningPost, Priority::Critical, 1, 1000, 70_000)
+        .unwrap()
+        .job_id;
+    assert_eq!(h.machine.snapshot().memory.input_bytes, 70_000);
+    assert_eq!(h.budget.held_by(Holder::Inputs), 70_000);
+    h.drain();
+    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
+    assert_eq!(h.machine.snapshot().memory.input_bytes, 0);
 }
 
 #[test]

@@ -183,6 +183,8 @@ pub(crate) struct Job {
     pub submitted_unix_ms: u64,
     pub first_admitted: Option<Instant>,
     pub finished: Option<(Instant, u64)>,
+    /// The budget's charge for the job's input, held until the job ends.
+    pub input: Option<Reservation>,
     pub state: JobState,
     pub error: Option<String>,
     pub parts: Vec<Part>,

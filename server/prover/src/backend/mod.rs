@@ -25,7 +25,7 @@ use crate::synthesis::SynthesizedPartition;
 
 /// A device that turns a synthesized partition into a Groth16 proof.
 pub trait DeviceBackend: Send + Sync {
-    /// Stable name for logs and status (`cpu`, `cuda:0`, …).
+    /// Stable name for logs and status (`cpu`, `opencl:0`, …).
     fn name(&self) -> &str;
 
     /// False once the device failed too often and the backend runs its steps on the CPU.

@@ -5,13 +5,14 @@
 //! Layout:
 //! - `prover.rs`: [`prove_partition`] (CPU) and [`prove_partition_with`] (any [`DeviceOps`]),
 //!   [`Randomness`], [`DeviceTimings`].
-//! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2, and [`ScalarBytes`].
+//! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2 (tiled, on the pool of the
+//!   caller's priority), [`ScalarBytes`] and [`Scalars`].
 
 mod msm;
 mod prover;
 
-pub use msm::{msm_g1, msm_g2, ScalarBytes};
+pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
 pub use prover::{
     compute_h, prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks,
-    Randomness,
+    Randomness, CPU_STEP_POINTS,
 };

@@ -2,16 +2,48 @@
 //! than bellperson's CPU multiexp, see BRIEF). Zero scalars cost nothing in Pippenger's buckets
 //! and ones cost a single bucket addition, so the sparse, mostly-0/1 witness vectors of Filecoin
 //! circuits are passed as they are, without gathering points.
+//!
+//! The work is split into tiles (a window of scalar bits over a row of points, blst's
+//! `tile_pippenger`) that run on the thread pool of the calling thread's OS priority
+//! ([`crate::threads::pool`]): a background partition's multiexp yields the cores to a deadline
+//! partition's, where blst's own pool would run both at one priority.
 
-use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine, MultiPoint};
+use std::ops::Range;
+
+use blst::{blst_p1, blst_p1_affine, blst_p2, blst_p2_affine, byte, limb_t, MultiPoint};
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use group::Group;
 use rayon::prelude::*;
 
 use crate::synthesis::Density;
+use crate::threads;
 
 /// Little-endian 32-byte scalars, laid out back to back as blst wants them.
 pub struct ScalarBytes(Storage);
+
+/// A run of scalars of a [`ScalarBytes`] (all of them, or a [`Scalars::slice`]).
+#[derive(Clone, Copy)]
+pub struct Scalars<'a>(&'a [u8]);
+
+impl<'a> Scalars<'a> {
+    pub fn len(&self) -> usize {
+        self.0.len() / 32
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The scalars' bytes, 32 per scalar.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.0
+    }
+
+    /// The scalars at positions `range`.
+    pub fn slice(&self, range: Range<usize>) -> Scalars<'a> {
+        Scalars(&self.0[range.start * 32..range.end * 32])
+    }
+}
 
 enum Storage {
     Bytes(Vec<u8>),
@@ -43,6 +75,11 @@ impl ScalarBytes {
                 std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), v.len() * 32)
             },
         }
+    }
+
+    /// All the scalars.
+    pub fn view(&self) -> Scalars<'_> {
+        Scalars(self.as_bytes())
     }
 
     /// All of `scalars`.
@@ -105,30 +142,237 @@ const _: () = assert!(std::mem::size_of::<G2Affine>() == std::mem::size_of::<bls
 const _: () = assert!(std::mem::size_of::<G1Projective>() == std::mem::size_of::<blst_p1>());
 const _: () = assert!(std::mem::size_of::<G2Projective>() == std::mem::size_of::<blst_p2>());
 
+/// Bits of a scalar (BLS12-381's r is below 2^255).
+const SCALAR_BITS: usize = 255;
+/// Fewer points than this in a row cost more in bucket sums than they save in parallelism.
+const MIN_ROW_POINTS: usize = 1 << 12;
+
 /// `sum(bases[i] * scalars[i])` over G1. `bases` and `scalars` must have the same length.
-pub fn msm_g1(bases: &[G1Affine], scalars: &ScalarBytes) -> G1Projective {
+pub fn msm_g1(bases: &[G1Affine], scalars: Scalars<'_>) -> G1Projective {
     assert_eq!(bases.len(), scalars.len(), "msm_g1 length mismatch");
-    if bases.is_empty() {
-        return G1Projective::identity();
-    }
     // SAFETY: see the layout note above.
     let points: &[blst_p1_affine] =
         unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
-    let res: blst_p1 = points.mult(scalars.as_bytes(), 255);
-    // SAFETY: see the layout note above.
-    unsafe { std::mem::transmute::<blst_p1, G1Projective>(res) }
+    tiled::<G1>(points, scalars.as_bytes())
 }
 
 /// `sum(bases[i] * scalars[i])` over G2. `bases` and `scalars` must have the same length.
-pub fn msm_g2(bases: &[G2Affine], scalars: &ScalarBytes) -> G2Projective {
+pub fn msm_g2(bases: &[G2Affine], scalars: Scalars<'_>) -> G2Projective {
     assert_eq!(bases.len(), scalars.len(), "msm_g2 length mismatch");
-    if bases.is_empty() {
-        return G2Projective::identity();
-    }
     // SAFETY: see the layout note above.
     let points: &[blst_p2_affine] =
         unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
-    let res: blst_p2 = points.mult(scalars.as_bytes(), 255);
-    // SAFETY: see the layout note above.
-    unsafe { std::mem::transmute::<blst_p2, G2Projective>(res) }
+    tiled::<G2>(points, scalars.as_bytes())
+}
+
+/// One of blst's groups, as the tiled multiexp needs it.
+trait Tiles {
+    type Affine: Sync;
+    type Point: Group + Send;
+    /// Bytes of scratch blst's Pippenger wants for `npoints` (its buckets for the window it
+    /// would choose: `sizeof(bucket) << (window - 1)`).
+    fn scratch_bytes(npoints: usize) -> usize;
+    /// The whole multiexp by blst's own code (for fewer than [`MIN_ROW_POINTS`] points).
+    fn small(points: &[Self::Affine], scalars: &[u8]) -> Self::Point;
+    /// `sum(points[i] * (bits bit0..bit0+window of scalars[i]))`, Booth-encoded like blst's own
+    /// multiexp (the top window takes the carry), over two points or more; `scratch` must hold
+    /// `scratch_bytes(n)` for an `n` whose window is at least `window`.
+    fn tile(
+        points: &[Self::Affine],
+        scalars: &[u8],
+        scratch: &mut [limb_t],
+        bit0: usize,
+        window: usize,
+    ) -> Self::Point;
+}
+
+macro_rules! blst_tiles {
+    ($group:ident, $affine:ty, $point:ty, $blst_point:ty, $sizeof:ident, $tile:ident) => {
+        struct $group;
+
+        impl Tiles for $group {
+            type Affine = $affine;
+            type Point = $point;
+
+            fn scratch_bytes(npoints: usize) -> usize {
+                // SAFETY: a pure function of its argument.
+                unsafe { blst::$sizeof(npoints) }
+            }
+
+            fn small(points: &[$affine], scalars: &[u8]) -> $point {
+                if points.is_empty() {
+                    return <$point>::identity();
+                }
+                let sum: $blst_point = points.mult(scalars, SCALAR_BITS);
+                // SAFETY: see the layout note above.
+                unsafe { std::mem::transmute::<$blst_point, $point>(sum) }
+            }
+
+            fn tile(
+                points: &[$affine],
+                scalars: &[u8],
+                scratch: &mut [limb_t],
+                bit0: usize,
+                window: usize,
+            ) -> $point {
+                assert!(points.len() >= 2 && points.len() * 32 == scalars.len());
+                debug_assert!(
+                    std::mem::size_of_val(scratch) >= Self::scratch_bytes(1) << (window - 1)
+                );
+                // A second, null pointer tells blst that the first one points at a contiguous
+                // array (of points, of 32-byte scalars).
+                let p: [*const $affine; 2] = [points.as_ptr(), std::ptr::null()];
+                let s: [*const byte; 2] = [scalars.as_ptr(), std::ptr::null()];
+                let mut out = <$blst_point>::default();
+                // SAFETY: `points` and `scalars` hold `points.len()` entries each (checked by
+                // the callers), and `scratch` holds the buckets of `window` (checked above).
+                unsafe {
+                    blst::$tile(
+                        &mut out,
+                        p.as_ptr(),
+                        points.len(),
+                        s.as_ptr(),
+                        SCALAR_BITS,
+                        scratch.as_mut_ptr(),
+                        bit0,
+                        window,
+                    );
+                    // SAFETY: see the layout note above.
+                    std::mem::transmute::<$blst_point, $point>(out)
+                }
+            }
+        }
+    };
+}
+
+blst_tiles!(
+    G1,
+    blst_p1_affine,
+    G1Projective,
+    blst_p1,
+    blst_p1s_mult_pippenger_scratch_sizeof,
+    blst_p1s_tile_pippenger
+);
+blst_tiles!(
+    G2,
+    blst_p2_affine,
+    G2Projective,
+    blst_p2,
+    blst_p2s_mult_pippenger_scratch_sizeof,
+    blst_p2s_tile_pippenger
+);
+
+/// blst's Pippenger window for rows of `npoints` points, read off its scratch size.
+fn window<T: Tiles>(npoints: usize) -> usize {
+    let buckets = T::scratch_bytes(npoints) / T::scratch_bytes(1);
+    buckets.trailing_zeros() as usize + 1
+}
+
+/// The multiexp as rows × windows tiles on the calling thread's pool, summed per window and
+/// combined from the top window down (doubling `window` times between windows).
+fn tiled<T: Tiles>(points: &[T::Affine], scalars: &[u8]) -> T::Point {
+    let n = points.len();
+    if n < MIN_ROW_POINTS {
+        // Too little to share out (and blst's tiles need two points or more).
+        return T::small(points, scalars);
+    }
+    let pool = threads::pool();
+    tiles_on::<T>(&pool, pool.current_num_threads(), points, scalars)
+}
+
+/// [`tiled`] on `pool`, in at least `tiles` tiles where the points allow.
+fn tiles_on<T: Tiles>(
+    pool: &rayon::ThreadPool,
+    tiles: usize,
+    points: &[T::Affine],
+    scalars: &[u8],
+) -> T::Point {
+    let n = points.len();
+    // Windows first (no extra bucket sums), then rows, each row at least MIN_ROW_POINTS long (the
+    // last one too, as rows <= n / MIN_ROW_POINTS).
+    let windows_of = |w: usize| SCALAR_BITS / w + 1;
+    let rows = tiles
+        .div_ceil(windows_of(window::<T>(n)))
+        .min(n / MIN_ROW_POINTS)
+        .max(1);
+    let row_len = n.div_ceil(rows);
+    let w = window::<T>(row_len);
+    let windows = windows_of(w);
+    let scratch_words = T::scratch_bytes(row_len).div_ceil(std::mem::size_of::<limb_t>());
+
+    let tiles: Vec<T::Point> = pool.install(|| {
+        (0..rows * windows)
+            .into_par_iter()
+            .map_init(
+                || vec![0 as limb_t; scratch_words],
+                |scratch, t| {
+                    let (row, k) = (t / windows, t % windows);
+                    let start = row * row_len;
+                    let end = (start + row_len).min(n);
+                    T::tile(
+                        &points[start..end],
+                        &scalars[start * 32..end * 32],
+                        scratch,
+                        k * w,
+                        w,
+                    )
+                },
+            )
+            .collect()
+    });
+    let mut acc = T::Point::identity();
+    for k in (0..windows).rev() {
+        for _ in 0..w {
+            acc = acc.double();
+        }
+        for row in 0..rows {
+            acc += tiles[row * windows + k];
+        }
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ff::Field;
+    use group::Curve;
+    use rand::SeedableRng;
+
+    /// Against blst's own multithreaded multiexp, at sizes that give one row, several rows and a
+    /// top window that is only the carry bit.
+    #[test]
+    fn tiled_multiexp_matches_blst() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+        for n in [1, 3, 100, MIN_ROW_POINTS + 1, 5 * MIN_ROW_POINTS] {
+            let bases: Vec<G1Affine> = (0..n)
+                .map(|_| G1Projective::random(&mut rng).to_affine())
+                .collect();
+            let mut values: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+            values[0] = -Fr::ONE; // the largest scalar: every window set
+            let scalars = ScalarBytes::dense(&values);
+            let points: &[blst_p1_affine] =
+                unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), n) };
+            let want: blst_p1 = points.mult(scalars.as_bytes(), SCALAR_BITS);
+            let want = unsafe { std::mem::transmute::<blst_p1, G1Projective>(want) };
+            assert_eq!(
+                msm_g1(&bases, scalars.view()).to_affine(),
+                want.to_affine(),
+                "n = {n}"
+            );
+            if n >= MIN_ROW_POINTS {
+                // As many rows as the points allow (a machine with hundreds of cores).
+                let pool = threads::pool();
+                let rows = tiles_on::<G1>(&pool, 1000, points, scalars.as_bytes());
+                assert_eq!(rows.to_affine(), want.to_affine(), "n = {n} in rows");
+            }
+        }
+        let g2: Vec<G2Affine> = (0..300)
+            .map(|_| G2Projective::random(&mut rng).to_affine())
+            .collect();
+        let values: Vec<Fr> = (0..300).map(|_| Fr::random(&mut rng)).collect();
+        let want: G2Projective = g2.iter().zip(&values).map(|(b, s)| *b * s).sum();
+        let scalars = ScalarBytes::dense(&values);
+        assert_eq!(msm_g2(&g2, scalars.view()).to_affine(), want.to_affine());
+    }
 }

@@ -24,7 +24,7 @@ use group::prime::PrimeCurveAffine;
 use group::Curve;
 use rand::rngs::OsRng;
 
-use super::msm::{msm_g1, msm_g2, ScalarBytes};
+use super::msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
 use crate::error::{ProverError, Result};
 use crate::params::LoadedParams;
 use crate::synthesis::{Abc, SynthesizedPartition};
@@ -64,9 +64,15 @@ pub trait DeviceOps {
     /// h(x) from the a/b/c evaluations (see [`compute_h`]).
     fn compute_h(&self, abc: Abc) -> Result<Vec<Fr>>;
     /// `sum(bases[i] * scalars[i])` over G1.
-    fn msm_g1(&self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective>;
+    fn msm_g1(&self, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective>;
     /// `sum(bases[i] * scalars[i])` over G2.
-    fn msm_g2(&self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective>;
+    fn msm_g2(&self, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective>;
+    /// The most points one multiexp step takes: a longer multiexp is cut into steps of this
+    /// many, with a preemption point between them, so a deadline partition waits for at most
+    /// one step (a few seconds of the device's time at the most).
+    fn step_points(&self) -> usize {
+        CPU_STEP_POINTS
+    }
     /// Device errors met so far by this value (reported in [`DeviceTimings::faults`]).
     fn faults(&self) -> u32 {
         0
@@ -92,6 +98,9 @@ impl<F: FnMut(u64)> PhaseHooks for F {
     }
 }
 
+/// A CPU multiexp step: about a second of 16 cores (blst's Pippenger).
+pub const CPU_STEP_POINTS: usize = 1 << 22;
+
 /// The CPU steps: bellperson's FFTs and blst's Pippenger.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CpuOps;
@@ -100,10 +109,10 @@ impl DeviceOps for CpuOps {
     fn compute_h(&self, abc: Abc) -> Result<Vec<Fr>> {
         compute_h(abc)
     }
-    fn msm_g1(&self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective> {
         Ok(msm_g1(bases, scalars))
     }
-    fn msm_g2(&self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective> {
+    fn msm_g2(&self, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective> {
         Ok(msm_g2(bases, scalars))
     }
 }
@@ -121,7 +130,8 @@ pub fn prove_partition(
 
 /// [`prove_partition`] with the FFT and MSM steps of `ops`. The preemption points
 /// ([`PhaseHooks::step_done`]) are here, once for every backend: after the H polynomial and
-/// after each multiexp but the last (which ends the phase).
+/// after each multiexp step (of at most [`DeviceOps::step_points`] points) but the last, which
+/// ends the phase.
 pub fn prove_partition_with(
     ops: &dyn DeviceOps,
     mut partition: SynthesizedPartition,
@@ -153,28 +163,25 @@ pub fn prove_partition_with(
             params.h.len()
         )));
     }
-    let h_sum = ops.msm_g1(&params.h, &h_scalars)?;
+    let mut steps = Steps { ops, hooks };
+    let h_sum = steps.g1(&params.h, &h_scalars)?;
     drop(h_scalars);
-    hooks.step_done();
 
     let p = &partition;
     let aux_scalars = ScalarBytes::dense(&p.aux);
-    let l_sum = ops.msm_g1(&params.l, &aux_scalars)?;
+    let l_sum = steps.g1(&params.l, &aux_scalars)?;
     drop(aux_scalars);
-    hooks.step_done();
 
     let a_scalars = ScalarBytes::gathered(&[(&p.inputs, None), (&p.aux, Some(&p.a_aux_density))]);
-    let a_sum = ops.msm_g1(&params.a, &a_scalars)?;
+    let a_sum = steps.g1(&params.a, &a_scalars)?;
     drop(a_scalars);
-    hooks.step_done();
 
     let b_scalars = ScalarBytes::gathered(&[
         (&p.inputs, Some(&p.b_input_density)),
         (&p.aux, Some(&p.b_aux_density)),
     ]);
-    let b1_sum = ops.msm_g1(&params.b_g1, &b_scalars)?;
-    hooks.step_done();
-    let b2_sum = ops.msm_g2(&params.b_g2, &b_scalars)?;
+    let b1_sum = steps.g1(&params.b_g1, &b_scalars)?;
+    let b2_sum = steps.last_g2(&params.b_g2, &b_scalars)?;
     drop(b_scalars);
     let msm = msm_start.elapsed();
 
@@ -182,6 +189,56 @@ pub fn prove_partition_with(
     self_check(loaded.prepared_verifying_key(), &proof, &partition.inputs)?;
     let faults = ops.faults();
     Ok((proof, DeviceTimings { fft, msm, faults }))
+}
+
+/// The multiexps of a device phase, each cut into steps of at most `ops.step_points()` points
+/// with a preemption point after every step (but after the phase's last).
+struct Steps<'a> {
+    ops: &'a dyn DeviceOps,
+    hooks: &'a mut dyn PhaseHooks,
+}
+
+impl Steps<'_> {
+    fn g1(&mut self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {
+        let ops = self.ops;
+        let sum = self.stepped(bases, scalars, |b, s| ops.msm_g1(b, s))?;
+        self.hooks.step_done();
+        Ok(sum)
+    }
+
+    /// The phase's last multiexp: no preemption point after its last step.
+    fn last_g2(&mut self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective> {
+        let ops = self.ops;
+        self.stepped(bases, scalars, |b, s| ops.msm_g2(b, s))
+    }
+
+    fn stepped<B, P: group::Group>(
+        &mut self,
+        bases: &[B],
+        scalars: &ScalarBytes,
+        msm: impl Fn(&[B], Scalars<'_>) -> Result<P>,
+    ) -> Result<P> {
+        if bases.len() != scalars.len() {
+            return Err(ProverError::ParamsShape(format!(
+                "a multiexp has {} bases for {} scalars",
+                bases.len(),
+                scalars.len()
+            )));
+        }
+        let step = self.ops.step_points().max(1);
+        let scalars = scalars.view();
+        let mut sum = P::identity();
+        let mut start = 0;
+        loop {
+            let end = (start + step).min(bases.len());
+            sum += msm(&bases[start..end], scalars.slice(start..end))?;
+            start = end;
+            if start >= bases.len() {
+                return Ok(sum);
+            }
+            self.hooks.step_done();
+        }
+    }
 }
 
 /// Verifies the partition's proof against the public inputs its own synthesis recorded (a few

@@ -128,7 +128,7 @@ impl snarkd_prover::groth16::DeviceOps for OneWrongMsm {
     fn msm_g1(
         &self,
         bases: &[blstrs::G1Affine],
-        scalars: &snarkd_prover::groth16::ScalarBytes,
+        scalars: snarkd_prover::groth16::Scalars<'_>,
     ) -> snarkd_prover::Result<blstrs::G1Projective> {
         let sum = snarkd_prover::groth16::CpuOps.msm_g1(bases, scalars)?;
         Ok(if self.0.replace(false) {
@@ -140,7 +140,7 @@ impl snarkd_prover::groth16::DeviceOps for OneWrongMsm {
     fn msm_g2(
         &self,
         bases: &[blstrs::G2Affine],
-        scalars: &snarkd_prover::groth16::ScalarBytes,
+        scalars: snarkd_prover::groth16::Scalars<'_>,
     ) -> snarkd_prover::Result<blstrs::G2Projective> {
         snarkd_prover::groth16::CpuOps.msm_g2(bases, scalars)
     }

@@ -123,12 +123,12 @@ fn max_allowed_now_follows_the_free_budget() {
     h.check_invariants();
 }
 
-/// Runs a job of 6 partitions FIFO on 4 threads and one worker; returns the most below-HIGH
+/// Runs a job of 10 partitions FIFO on 4 threads and one worker; returns the most below-HIGH
 /// partitions seen synthesizing or synthesized and waiting at once.
-fn most_ahead_of_the_device(lookahead: usize) -> usize {
+fn most_ahead_of_the_device(lookahead: crate::Lookahead) -> usize {
     let mut h = Harness::new(1_000_000, 1, 4);
     h.machine.config.synthesis_lookahead = lookahead;
-    h.submit(ProofKind::PorepSealCommit, Priority::Normal, 6, 100)
+    h.submit(ProofKind::PorepSealCommit, Priority::Normal, 10, 100)
         .unwrap();
     let mut most = 0;
     while !h.pending.is_empty() {
@@ -144,15 +144,21 @@ fn most_ahead_of_the_device(lookahead: usize) -> usize {
 
 #[test]
 fn synthesis_lookahead_bounds_partitions_ahead_of_the_device() {
-    assert!(most_ahead_of_the_device(0) > 2, "unlimited by default");
-    assert_eq!(most_ahead_of_the_device(2), 2);
-    assert_eq!(most_ahead_of_the_device(1), 1);
+    use crate::Lookahead::{Auto, Limit};
+    assert!(most_ahead_of_the_device(Limit(0)) > 6, "0: no limit");
+    assert_eq!(
+        most_ahead_of_the_device(Auto),
+        4 + 2,
+        "four threads, two for the worker"
+    );
+    assert_eq!(most_ahead_of_the_device(Limit(2)), 2);
+    assert_eq!(most_ahead_of_the_device(Limit(1)), 1);
 }
 
 #[test]
 fn synthesis_lookahead_never_holds_back_a_critical_partition() {
     let mut h = Harness::new(1_000_000, 1, 4);
-    h.machine.config.synthesis_lookahead = 2;
+    h.machine.config.synthesis_lookahead = crate::Lookahead::Limit(2);
     h.submit(ProofKind::PorepSealCommit, Priority::Normal, 6, 100)
         .unwrap();
     let synthesizing = |h: &Harness| h.machine.partitions_in(PartitionState::Synthesizing).len();

@@ -35,7 +35,7 @@ pub use queue::DeviceQueue;
 
 use super::DeviceBackend;
 use crate::error::{ProverError, Result};
-use crate::groth16::ScalarBytes;
+use crate::groth16::Scalars;
 use crate::groth16::{
     prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks, Randomness,
 };
@@ -139,12 +139,12 @@ impl OpenClBackend {
     }
 
     /// A G1 MSM on the device (no fallback; for tests and the benchmark).
-    pub fn msm_g1(&self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {
+    pub fn msm_g1(&self, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective> {
         self.with_queue(|q| msm::msm_g1(q, bases, scalars))
     }
 
     /// A G2 MSM on the device (no fallback; for tests and the benchmark).
-    pub fn msm_g2(&self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective> {
+    pub fn msm_g2(&self, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective> {
         self.with_queue(|q| msm::msm_g2(q, bases, scalars))
     }
 
@@ -244,6 +244,11 @@ struct OpenClOps<'a> {
     faults: AtomicU32,
 }
 
+/// A device multiexp step: tens of milliseconds on a datacenter GPU, so a deadline partition
+/// hardly waits, while the per-step cost (a reservation, buffers, the last reductions on the
+/// host) stays small against the step.
+const GPU_STEP_POINTS: usize = 1 << 24;
+
 impl DeviceOps for OpenClOps<'_> {
     fn compute_h(&self, abc: Abc) -> Result<Vec<Fr>> {
         let b = self.backend;
@@ -257,7 +262,7 @@ impl DeviceOps for OpenClOps<'_> {
         })
     }
 
-    fn msm_g1(&self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {
+    fn msm_g1(&self, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective> {
         let b = self.backend;
         b.step(
             &self.faults,
@@ -268,7 +273,7 @@ impl DeviceOps for OpenClOps<'_> {
         )
     }
 
-    fn msm_g2(&self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective> {
+    fn msm_g2(&self, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective> {
         let b = self.backend;
         b.step(
             &self.faults,
@@ -277,6 +282,10 @@ impl DeviceOps for OpenClOps<'_> {
             |q, _| msm::msm_g2(q, bases, scalars),
             |_| CpuOps.msm_g2(bases, scalars),
         )
+    }
+
+    fn step_points(&self) -> usize {
+        GPU_STEP_POINTS
     }
 
     fn faults(&self) -> u32 {

@@ -17,7 +17,7 @@ use group::Group;
 use super::kernels::{multiexp_kernel, read, write};
 use super::queue::{DeviceQueue, LOCAL_WORK_SIZE};
 use crate::error::{ProverError, Result};
-use crate::groth16::ScalarBytes;
+use crate::groth16::Scalars;
 
 /// Bits of an exponent as the kernel reads it (the scalar's 32 bytes).
 const EXPONENT_BITS: usize = 256;
@@ -27,12 +27,12 @@ const MAX_WINDOW_BITS: usize = 10;
 const EXPONENT_BYTES: usize = 32;
 
 /// `sum(bases[i] * scalars[i])` over G1 on the device.
-pub fn msm_g1(q: &DeviceQueue, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {
+pub fn msm_g1(q: &DeviceQueue, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective> {
     multiexp(q, bases, scalars)
 }
 
 /// `sum(bases[i] * scalars[i])` over G2 on the device.
-pub fn msm_g2(q: &DeviceQueue, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective> {
+pub fn msm_g2(q: &DeviceQueue, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective> {
     multiexp(q, bases, scalars)
 }
 
@@ -83,7 +83,7 @@ pub fn plan<G: PrimeCurveAffine>(
     })
 }
 
-fn multiexp<G>(q: &DeviceQueue, bases: &[G], scalars: &ScalarBytes) -> Result<G::Curve>
+fn multiexp<G>(q: &DeviceQueue, bases: &[G], scalars: Scalars<'_>) -> Result<G::Curve>
 where
     G: PrimeCurveAffine + GpuName,
 {

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The GPU check: one command for a machine with a GPU (it runs on PoCL's CPU device too). It
+#   1. lists the devices snarkd sees (`snarkd devices`),
+#   2. proves each kind once through a daemon on the OpenCL device and once through a daemon on
+#      the CPU (real 2 KiB proofs, verified before they are returned),
+#   3. times the device phase on the OpenCL device and on the CPU for the same partitions
+#      (`device_bench`), and our whole prover against stock bellperson (`snarkd-bench bench`;
+#      stock bellperson runs on the CPU: it is built without its GPU features),
+# and writes one small report, target/gpu-check/report.md (or --out DIR).
+#
+#   scripts/gpu-check.sh [--out DIR] [--kind winning --kind wpost ...]
+#
+# Without SNARKD_BIN_DIR it builds release binaries first (scripts/build.sh, network needed once).
+# With SNARKD_BIN_DIR pointing at release binaries (snarkd, snarkd-bench, examples/device_bench)
+# it needs no network and no toolchain: copy them to the GPU machine and run this there. Kinds
+# default to all four; PoRep and SnapDeals parameters take a while to make the first time
+# (kept in $SNARKD_TEST_PARAMS_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=target/gpu-check
+kinds=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --out) out="$2"; shift ;;
+    --kind) kinds+=("$2"); shift ;;
+    *) echo "scripts/gpu-check.sh: unknown argument $1 (use --out DIR, --kind KIND)" >&2; exit 2 ;;
+  esac
+  shift
+done
+[ ${#kinds[@]} -gt 0 ] || kinds=(winning wpost snap porep)
+
+say() { printf '\n== %s\n' "$*" >&2; }
+
+if [ -z "${SNARKD_BIN_DIR:-}" ]; then
+  source scripts/setup.sh
+  SNARKD_BIN_DIR="$(./scripts/build.sh --release --no-monitor | tail -n 1)"
+  cargo build --release --locked -p snarkd-prover --example device_bench
+fi
+bin="$SNARKD_BIN_DIR"
+for tool in snarkd snarkd-bench examples/device_bench; do
+  [ -x "$bin/$tool" ] || { echo "scripts/gpu-check.sh: $bin/$tool is missing" >&2; exit 1; }
+done
+
+mkdir -p "$out"
+out="$(cd "$out" && pwd)"
+work="$(mktemp -d)"
+daemon=""
+cleanup() {
+  [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+export SNARKD_TEST_PARAMS_DIR="${SNARKD_TEST_PARAMS_DIR:-$HOME/.cache/snarkd/params-2k}"
+kind_args=()
+for k in "${kinds[@]}"; do kind_args+=(--kind "$k"); done
+say "2 KiB test parameters in $SNARKD_TEST_PARAMS_DIR (${kinds[*]})"
+"$bin/snarkd" params generate --sector-size 2KiB "${kind_args[@]}" --dir "$SNARKD_TEST_PARAMS_DIR" >&2
+say "sealing a random 2 KiB sector for real inputs"
+"$bin/snarkd-bench" gen --sector-size 2KiB --out "$work/fixtures" >/dev/null
+
+report="$out/report.md"
+{
+  echo "# snarkd GPU check"
+  echo
+  echo "$("$bin/snarkd" --version 2>&1 | head -n 1), $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores"
+  echo
+  echo "## Devices"
+  echo
+  echo '```'
+  "$bin/snarkd" devices 2>&1
+  echo '```'
+} >"$report"
+
+# Proves each kind once through a daemon whose device phase runs on `$1` (opencl or cpu).
+prove_through_daemon() {
+  local backend="$1" grpc="127.0.0.1:$2" http="127.0.0.1:$3"
+  say "proving each kind through a daemon on backend $backend"
+  SNARKD_GPUS_BACKEND="$backend" SNARKD_PARAMS_DIR="$SNARKD_TEST_PARAMS_DIR" \
+    SNARKD_JOBS_DIR="$work/jobs-$backend" SNARKD_LOGGING_LEVEL=warn \
+    "$bin/snarkd" run --listen "$grpc" --http-listen "$http" 2>"$out/daemon-$backend.log" &
+  daemon=$!
+  for _ in $(seq 1 600); do
+    "$bin/snarkd-bench" --addr "http://$grpc" status >/dev/null 2>&1 && break
+    kill -0 "$daemon" 2>/dev/null || { echo "snarkd ($backend) exited at startup:" >&2; cat "$out/daemon-$backend.log" >&2; exit 1; }
+    sleep 0.2
+  done
+  echo >>"$report"
+  echo "## Proofs through the daemon, backend \`$backend\`" >>"$report"
+  echo >>"$report"
+  echo "| kind | result | seconds |" >>"$report"
+  echo "|---|---|---|" >>"$report"
+  local k start result
+  for k in "${kinds[@]}"; do
+    start=$(date +%s%N)
+    if "$bin/snarkd-bench" --addr "http://$grpc" single -t "$k" --input "$work/fixtures" >"$work/single.txt" 2>&1; then
+      result="completed, verified"
+    else
+      result="FAILED: $(tail -n 1 "$work/single.txt")"
+      failures=$((failures + 1))
+    fi
+    printf '| %s | %s | %d.%03d |\n' "$k" "$result" $(( ($(date +%s%N) - start) / 1000000000 )) \
+      $(( ($(date +%s%N) - start) / 1000000 % 1000 )) >>"$report"
+  done
+  kill -TERM "$daemon" && wait "$daemon" || true
+  daemon=""
+}
+
+failures=0
+prove_through_daemon opencl 39820 39821
+prove_through_daemon cpu 39822 39823
+
+say "device phase: OpenCL and CPU on the same partitions"
+{
+  echo
+  echo "## Device phase, same partitions (seconds)"
+  echo
+  echo '```'
+  "$bin/examples/device_bench" "${kinds[@]}" 2>&1
+  echo '```'
+} >>"$report"
+
+say "our prover against stock bellperson (CPU)"
+{
+  echo
+  echo "## snarkd's prover against stock bellperson"
+  echo
+  echo '```'
+  "$bin/snarkd-bench" bench --fixtures "$work/fixtures" --params-dir "$SNARKD_TEST_PARAMS_DIR" "${kind_args[@]}" 2>&1
+  echo '```'
+} >>"$report"
+
+say "report: $report"
+cat "$report"
+[ "$failures" -eq 0 ] || { echo "scripts/gpu-check.sh: $failures proof(s) failed" >&2; exit 1; }

@@ -1,0 +1,63 @@
+//! The thread pools that parallel steps of the device phase run on. Work done for a thread runs
+//! at that thread's OS priority (its Linux nice value, which is per thread): [`pool`] hands out
+//! one pool per nice value, whose threads inherited that value from the thread that made it. So
+//! the engine sets a partition's priority once, on the thread it starts for the partition, and
+//! every multiexp tile done for the partition follows.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+use rayon::ThreadPool;
+
+/// The calling thread's nice value (0 when it cannot be read).
+pub fn current_nice() -> i32 {
+    // SAFETY: getpriority(PRIO_PROCESS, 0) reads the calling thread's value on Linux; it returns
+    // -1 both as a value and as an error, told apart by errno.
+    unsafe {
+        *libc::__errno_location() = 0;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
+        if nice == -1 && *libc::__errno_location() != 0 {
+            0
+        } else {
+            nice
+        }
+    }
+}
+
+/// The pool for work done on behalf of the calling thread: one thread per core, all at the
+/// calling thread's nice value. Made the first time a thread at that value asks (its threads
+/// inherit the value from it), kept for the life of the process.
+pub fn pool() -> Arc<ThreadPool> {
+    static POOLS: OnceLock<Mutex<HashMap<i32, Arc<ThreadPool>>>> = OnceLock::new();
+    let nice = current_nice();
+    let mut pools = POOLS.get_or_init(Default::default).lock();
+    let pool = pools.entry(nice).or_insert_with(|| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .thread_name(move |i| format!("snarkd-msm{nice:+}-{i}"))
+            .build()
+            .expect("the OS refused to start the multiexp threads");
+        Arc::new(pool)
+    });
+    Arc::clone(pool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_runs_at_the_priority_of_the_thread_that_asks() {
+        let base = current_nice();
+        let (mine, in_pool) = std::thread::spawn(|| {
+            // SAFETY: nice(2) lowers only the calling thread's priority on Linux.
+            unsafe { libc::nice(5) };
+            (current_nice(), pool().install(current_nice))
+        })
+        .join()
+        .unwrap();
+        assert_eq!(in_pool, mine);
+        assert_eq!(mine, (base + 5).min(19));
+        assert_eq!(pool().install(current_nice), base);
+    }
+}
