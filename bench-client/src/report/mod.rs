@@ -6,17 +6,22 @@
 //! 2. Worker busy share while partitions wait for a worker (from the status stream) vs the share a
 //!    monolithic prover gives its device (device time over synthesis + device time).
 //! 3. Peak RSS of a daemon with a fixed budget during a burst of `burst` jobs, over the budget;
-//!    the same burst with the budget left automatic is shown beside it.
-//! 4. WinningPoSt and WindowPoSt latency while a PoRep batch runs vs idle.
+//!    the same burst with the budget left automatic is shown beside it. Two bursts: WindowPoSt
+//!    (many small partitions), and PoRep with SnapDeals (partition reservations dominate).
+//! 4. WinningPoSt and WindowPoSt latency (p50, p99) while PoRep jobs run vs idle.
+//! 5. A realistic mix (PoRep and SnapDeals continuously, WindowPoSt and WinningPoSt arriving):
+//!    deadline latencies against idle, and PoRep throughput with preemption over without.
 //!
 //! Layout: `mod.rs` runs them and writes the report, `daemon.rs` the snarkd child processes,
-//! `baseline.rs` the filecoin-proofs-api baseline.
+//! `baseline.rs` the filecoin-proofs-api baseline, `latency.rs` and `mix.rs` the deadline runs.
 
 mod baseline;
 pub(crate) mod daemon;
+mod latency;
+mod mix;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use bytesize::ByteSize;
@@ -24,8 +29,7 @@ use serde_json::{json, Value};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::{ProofKind, ProofRequest};
 
-use crate::remote::{prove, request_id, run_batch};
-use crate::request::to_wire;
+use crate::remote::run_batch;
 use daemon::Daemon;
 
 /// `snarkd-bench report`'s arguments.
@@ -53,9 +57,18 @@ pub struct Options {
     /// automatic budget, so that the budget, not the machine, limits admission].
     #[arg(long)]
     pub burst_budget: Option<ByteSize>,
-    /// WinningPoSt proofs timed idle and under load (the median is reported).
-    #[arg(long, default_value_t = 5)]
+    /// Deadline proofs of each kind timed idle and under load (p50 and p99 are reported).
+    #[arg(long, default_value_t = 8)]
     pub latency_samples: usize,
+    /// How long each run of the realistic mix lasts.
+    #[arg(long, default_value = "150s", value_parser = humantime::parse_duration)]
+    pub mix_duration: Duration,
+    /// A WindowPoSt arrives this often in the mix.
+    #[arg(long, default_value = "20s", value_parser = humantime::parse_duration)]
+    pub mix_wpost_every: Duration,
+    /// Mean gap between WinningPoSt arrivals in the mix (each gap uniform in 0.5–1.5 of it).
+    #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
+    pub mix_winning_mean: Duration,
     /// The snarkd binary [default: beside snarkd-bench].
     #[arg(long)]
     pub snarkd: Option<PathBuf>,
@@ -71,8 +84,10 @@ pub enum Part {
     Throughput,
     /// Peak RSS of a burst against the memory budget.
     Memory,
-    /// WinningPoSt latency while PoRep runs, against idle.
+    /// WinningPoSt and WindowPoSt latency while PoRep runs, against idle.
     Latency,
+    /// The realistic mix: deadline latency and PoRep throughput, with and without preemption.
+    Mix,
 }
 
 impl Options {
@@ -83,7 +98,7 @@ impl Options {
 
 /// One line of the report.
 struct Row {
-    name: &'static str,
+    name: String,
     baseline: (String, f64),
     snarkd: (String, f64),
     ratio: f64,
@@ -104,9 +119,12 @@ impl Row {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The nearest-rank `p`-quantile (0 < p <= 1) of `v`.
+fn percentile(v: &[f64], p: f64) -> f64 {
+    let mut v = v.to_vec();
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let rank = (p * v.len() as f64).ceil() as usize;
+    v[rank.clamp(1, v.len()) - 1]
 }
 
 fn ms(d: Duration) -> f64 {
@@ -135,13 +153,13 @@ pub fn report(o: Options) -> Result<()> {
 
     if o.runs(Part::Throughput) {
         eprintln!(
-            "1/4 throughput: baseline, {} WindowPoSt proofs one after another",
+            "1/5 throughput: baseline, {} WindowPoSt proofs one after another",
             o.count
         );
         let base_wall = baseline::sequential(&wpost, o.count)?;
         let base_rate = o.count as f64 * 60.0 / base_wall.as_secs_f64();
         eprintln!(
-            "1/4 throughput: snarkd, the same {} proofs at concurrency {}",
+            "1/5 throughput: snarkd, the same {} proofs at concurrency {}",
             o.count, o.concurrency
         );
         let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
@@ -168,7 +186,7 @@ pub fn report(o: Options) -> Result<()> {
         }
         let rate = summary.proofs_per_min();
         rows.push(Row {
-            name: "throughput (2 KiB WindowPoSt, proofs/min)",
+            name: "throughput (2 KiB WindowPoSt, proofs/min)".into(),
             baseline: ("filecoin-proofs-api, sequential".into(), base_rate),
             snarkd: (format!("snarkd, concurrency {}", o.concurrency), rate),
             ratio: rate / base_rate,
@@ -186,7 +204,7 @@ pub fn report(o: Options) -> Result<()> {
         );
         let monolithic_share = device / (synth + device);
         rows.push(Row {
-            name: "device worker busy share while partitions wait",
+            name: "device worker busy share while partitions wait".into(),
             baseline: (
                 "monolithic: device / (synthesis + device)".into(),
                 monolithic_share,
@@ -204,52 +222,68 @@ pub fn report(o: Options) -> Result<()> {
     }
 
     if o.runs(Part::Memory) {
-        eprintln!(
-            "3/4 memory: a burst of {} jobs, budget automatic then bounded",
-            o.burst
-        );
-        let burst = |budget: String| -> Result<u64> {
-            let d = Daemon::start(&snarkd, &base_env(budget))?;
-            let s = runtime.block_on(async {
-                let client = d.client().await?;
-                run_batch(
-                    client,
-                    &wpost,
-                    o.burst,
-                    o.burst,
-                    pb::Priority::Unspecified,
-                    true,
-                )
-                .await
-            })?;
-            let peak = d.peak_rss()?;
-            d.stop()?;
-            if s.failed() > 0 {
-                bail!("{} burst proofs failed", s.failed());
-            }
-            Ok(peak)
-        };
-        let unbounded = burst("auto".into())?;
-        let budget_bytes = o.burst_budget.map_or(unbounded * 3 / 5, |b| b.as_u64());
-        let bounded = burst(format!("{budget_bytes}B"))?;
-        let budget = budget_bytes as f64;
-        rows.push(Row {
-            name: "peak RSS during a burst, over the configured budget",
-            baseline: (
-                format!("budget auto: peak {}", ByteSize(unbounded)),
-                unbounded as f64 / budget,
+        let snap = fixtures.request(ProofKind::SnapDealsUpdate);
+        let bursts: [(&str, Vec<&ProofRequest>); 2] = [
+            ("WindowPoSt", vec![&wpost]),
+            (
+                "PoRep and SnapDeals (reservations dominate)",
+                vec![&porep, snap],
             ),
-            snarkd: (
-                format!(
-                    "budget {}: peak {}",
-                    ByteSize(budget_bytes),
-                    ByteSize(bounded)
+        ];
+        for (what, requests) in bursts {
+            let each = (o.burst / requests.len()).max(1);
+            eprintln!(
+                "3/5 memory: a burst of {what}, {each} jobs each, budget automatic then bounded"
+            );
+            let burst = |budget: String| -> Result<u64> {
+                let d = Daemon::start(&snarkd, &base_env(budget))?;
+                let failed = runtime.block_on(async {
+                    let client = d.client().await?;
+                    let batches = requests.iter().map(|r| {
+                        run_batch(
+                            client.clone(),
+                            r,
+                            each,
+                            each,
+                            pb::Priority::Unspecified,
+                            false,
+                        )
+                    });
+                    let mut failed = 0;
+                    for summary in futures::future::join_all(batches).await {
+                        failed += summary?.failed();
+                    }
+                    anyhow::Ok(failed)
+                })?;
+                let peak = d.peak_rss()?;
+                d.stop()?;
+                if failed > 0 {
+                    bail!("{failed} burst proofs failed");
+                }
+                Ok(peak)
+            };
+            let unbounded = burst("auto".into())?;
+            let budget_bytes = o.burst_budget.map_or(unbounded * 3 / 5, |b| b.as_u64());
+            let bounded = burst(format!("{budget_bytes}B"))?;
+            let budget = budget_bytes as f64;
+            rows.push(Row {
+                name: format!("peak RSS during a burst of {what}, over the configured budget"),
+                baseline: (
+                    format!("budget auto: peak {}", ByteSize(unbounded)),
+                    unbounded as f64 / budget,
                 ),
-                bounded as f64 / budget,
-            ),
-            ratio: bounded as f64 / budget,
-            target: ("<= 1.05 (budget + 5 %)", bounded as f64 <= budget * 1.05),
-        });
+                snarkd: (
+                    format!(
+                        "budget {}: peak {}",
+                        ByteSize(budget_bytes),
+                        ByteSize(bounded)
+                    ),
+                    bounded as f64 / budget,
+                ),
+                ratio: bounded as f64 / budget,
+                target: ("<= 1.05 (budget + 5 %)", bounded as f64 <= budget * 1.05),
+            });
+        }
     }
 
     if o.runs(Part::Latency) {
@@ -258,30 +292,120 @@ pub fn report(o: Options) -> Result<()> {
             ("WindowPoSt", &wpost, "wpost-2k"),
         ];
         for (name, request, circuit) in deadlines {
-            eprintln!("4/4 latency: {name} idle, then while PoRep runs");
+            eprintln!("4/5 latency: {name} idle, then while PoRep runs");
             let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
-            let (idle, loaded) = runtime.block_on(deadline_latency(
+            let (idle, loaded) = runtime.block_on(latency::idle_and_loaded(
                 &d,
                 (request, circuit),
                 &porep,
                 o.latency_samples,
             ))?;
             d.stop()?;
-            rows.push(Row {
-                name: if name == "WinningPoSt" {
-                    "WinningPoSt latency (median ms) while a PoRep batch runs, over idle"
-                } else {
-                    "WindowPoSt latency (median ms) while a PoRep batch runs, over idle"
-                },
-                baseline: ("idle".into(), idle),
-                snarkd: ("during 2 PoRep C2 jobs".into(), loaded),
-                ratio: loaded / idle,
-                target: ("<= 1.5x", loaded / idle <= 1.5),
-            });
+            let n = o.latency_samples;
+            rows.extend(deadline_rows(
+                name,
+                (&idle, format!("idle, {n} proofs")),
+                (&loaded, format!("during 2 PoRep C2 jobs, {n} proofs")),
+            ));
         }
     }
 
+    if o.runs(Part::Mix) {
+        let requests = mix::Requests {
+            porep: &porep,
+            snap: fixtures.request(ProofKind::SnapDealsUpdate),
+            wpost: &wpost,
+            winning: &winning,
+        };
+        let shape = mix::Shape {
+            duration: o.mix_duration,
+            wpost_every: o.mix_wpost_every,
+            winning_mean: o.mix_winning_mean,
+            seed: 42,
+        };
+        eprintln!("5/5 mix: idle deadline latencies");
+        let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
+        let idle = runtime.block_on(async {
+            let client = d.client().await?;
+            let mut idle = (Vec::new(), Vec::new());
+            preload(client.clone(), "winning-2k").await?;
+            preload(client.clone(), "wpost-2k").await?;
+            for i in 0..o.latency_samples {
+                idle.0
+                    .push(latency::timed(client.clone(), &winning, "winning-2k", i).await?);
+                idle.1
+                    .push(latency::timed(client.clone(), &wpost, "wpost-2k", i).await?);
+            }
+            anyhow::Ok(idle)
+        })?;
+        d.stop()?;
+        let mut runs = Vec::new();
+        for preempt in ["true", "false"] {
+            eprintln!("5/5 mix: {:?} with preempt = {preempt}", o.mix_duration);
+            let mut env = base_env("auto".into());
+            env.push(("SNARKD_SCHEDULER_PREEMPT", preempt.into()));
+            let d = Daemon::start(&snarkd, &env)?;
+            runs.push(runtime.block_on(mix::run(&d, &requests, shape))?);
+            d.stop()?;
+        }
+        let (on, off) = (&runs[0], &runs[1]);
+        let in_mix = |run: &mix::Run, kind: &str| {
+            let n = if kind == "WinningPoSt" {
+                run.winning.len()
+            } else {
+                run.wpost.len()
+            };
+            format!("in the mix, {n} proofs")
+        };
+        rows.extend(deadline_rows(
+            "mix: WinningPoSt",
+            (&idle.0, format!("idle, {} proofs", idle.0.len())),
+            (&on.winning, in_mix(on, "WinningPoSt")),
+        ));
+        rows.extend(deadline_rows(
+            "mix: WindowPoSt",
+            (&idle.1, format!("idle, {} proofs", idle.1.len())),
+            (&on.wpost, in_mix(on, "WindowPoSt")),
+        ));
+        let minutes = o.mix_duration.as_secs_f64() / 60.0;
+        let (rate_on, rate_off) = (
+            on.porep_done as f64 / minutes,
+            off.porep_done as f64 / minutes,
+        );
+        rows.push(Row {
+            name: "mix: PoRep throughput (proofs/min), preemption on over off".into(),
+            baseline: (
+                format!(
+                    "preempt = false ({} PoRep; WinningPoSt p50 {:.0} ms)",
+                    off.porep_done,
+                    percentile(&off.winning, 0.5)
+                ),
+                rate_off,
+            ),
+            snarkd: (format!("preempt = true ({} PoRep)", on.porep_done), rate_on),
+            ratio: rate_on / rate_off,
+            target: (">= 0.90 (at most 10 % lost)", rate_on >= 0.9 * rate_off),
+        });
+    }
+
     write(&o.out, &rows)
+}
+
+/// p50 and p99 rows of a deadline kind's latencies (ms) against its idle ones.
+fn deadline_rows(name: &str, idle: (&[f64], String), loaded: (&[f64], String)) -> Vec<Row> {
+    [("p50", 0.5), ("p99", 0.99)]
+        .into_iter()
+        .map(|(label, p)| {
+            let (base, under) = (percentile(idle.0, p), percentile(loaded.0, p));
+            Row {
+                name: format!("{name} latency {label} (ms), under load over idle"),
+                baseline: (idle.1.clone(), base),
+                snarkd: (loaded.1.clone(), under),
+                ratio: under / base,
+                target: ("<= 1.5x", under / base <= 1.5),
+            }
+        })
+        .collect()
 }
 
 async fn preload(mut client: crate::client::Client, circuit: &str) -> Result<()> {
@@ -291,89 +415,6 @@ async fn preload(mut client: crate::client::Client, circuit: &str) -> Result<()>
         })
         .await
         .with_context(|| format!("PreloadSRS {circuit}"))?;
-    Ok(())
-}
-
-/// Median latency of `samples` deadline proofs (WinningPoSt or WindowPoSt, at their kinds'
-/// usual priority), idle and then while two PoRep jobs run.
-async fn deadline_latency(
-    d: &Daemon,
-    (winning, circuit): (&ProofRequest, &str),
-    porep: &ProofRequest,
-    samples: usize,
-) -> Result<(f64, f64)> {
-    let mut client = d.client().await?;
-    let for_winning = client.clone();
-    preload(client.clone(), circuit).await?;
-    preload(client.clone(), "porep-2k").await?;
-    let one = |i: usize| {
-        let mut client = for_winning.clone();
-        let submit = to_wire(winning, pb::Priority::Unspecified, request_id(i));
-        async move {
-            let o = prove(&mut client, submit).await;
-            if !o.completed() {
-                bail!("{circuit} proof {}: {}", o.status, o.error);
-            }
-            Ok(ms(o.latency))
-        }
-    };
-    let mut idle = Vec::new();
-    for i in 0..samples {
-        idle.push(one(i).await?);
-    }
-    let mut porep_jobs = Vec::new();
-    keep_two_porep(&mut client, porep, &mut porep_jobs).await?;
-    // Measure only once PoRep partitions hold the CPU and the device worker.
-    let started = Instant::now();
-    loop {
-        let s = client
-            .get_status(pb::GetStatusRequest {})
-            .await?
-            .into_inner();
-        if s.gpus.iter().any(|g| !g.current_job_id.is_empty())
-            || started.elapsed() > Duration::from_secs(120)
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let mut loaded = Vec::new();
-    for i in 0..samples {
-        keep_two_porep(&mut client, porep, &mut porep_jobs).await?;
-        loaded.push(one(100 + i).await?);
-    }
-    for job_id in porep_jobs {
-        client
-            .cancel_proof(pb::CancelProofRequest { job_id })
-            .await?;
-    }
-    Ok((median(idle), median(loaded)))
-}
-
-/// Submits PoRep jobs until two are unfinished, so every timed WinningPoSt meets PoRep load.
-async fn keep_two_porep(
-    client: &mut crate::client::Client,
-    porep: &ProofRequest,
-    jobs: &mut Vec<String>,
-) -> Result<()> {
-    let s = client
-        .get_status(pb::GetStatusRequest {})
-        .await?
-        .into_inner();
-    let unfinished: u32 = s
-        .queues
-        .iter()
-        .filter(|q| q.proof_kind == "porep")
-        .map(|q| q.pending + q.in_progress)
-        .sum();
-    for _ in unfinished..2 {
-        let submit = to_wire(
-            porep,
-            pb::Priority::Unspecified,
-            request_id(1000 + jobs.len()),
-        );
-        jobs.push(client.submit_proof(submit).await?.into_inner().job_id);
-    }
     Ok(())
 }
 

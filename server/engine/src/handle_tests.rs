@@ -284,6 +284,9 @@ async fn timings_add_up_and_show_the_wait_for_a_thread() {
     let config = EngineConfig {
         memory_budget_bytes: 1 << 20,
         synthesis_threads: 1,
+        // The paused clock jumps ahead whenever the runtime waits for a prover thread: a short
+        // retention could forget the second job before it is awaited.
+        retention: Duration::from_secs(24 * 3600),
         ..Default::default()
     };
     let engine = Engine::start(config, prover.clone());

@@ -128,12 +128,14 @@ impl Prover for TestProver {
         if self.device_fault.load(Ordering::SeqCst) {
             return Err(StepError::Retryable("device fault".into()));
         }
+        // Counted before the first step boundary: a phase that preempts this one there is not
+        // the outermost.
+        let depth = self.phases_running.fetch_add(1, Ordering::SeqCst);
         hooks.abc_released();
         hooks.step_done();
         drop(self.device_gate.lock());
         // While a test holds it, the outermost phase (not one preempting it) goes on step
         // after step, each step a preemption point.
-        let depth = self.phases_running.fetch_add(1, Ordering::SeqCst);
         while depth == 0 && self.device_steps_held.load(Ordering::SeqCst) {
             hooks.step_done();
             std::thread::sleep(std::time::Duration::from_millis(1));

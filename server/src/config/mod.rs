@@ -305,6 +305,7 @@ impl Config {
             },
             limits: self.limits.intake(),
             background_nice: self.scheduler.background_nice,
+            preempt: self.scheduler.preempt,
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
         })

@@ -23,6 +23,9 @@ pub struct SchedulerSection {
     /// Nice steps below the daemon's own priority for the threads of NORMAL and LOW partitions
     /// (synthesis and device phase); 0 runs all work at the daemon's priority.
     pub background_nice: i32,
+    /// A WinningPoSt or WindowPoSt partition that finds every device worker busy with PoRep or
+    /// SnapDeals work runs at the running phase's next step boundary (the phase pauses).
+    pub preempt: bool,
 }
 
 impl Default for SchedulerSection {
@@ -37,6 +40,7 @@ impl Default for SchedulerSection {
             wpost_max_priority: PriorityName::High,
             winning_max_priority: PriorityName::Critical,
             background_nice: 10,
+            preempt: true,
         }
     }
 }

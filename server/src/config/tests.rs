@@ -107,6 +107,8 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "snap_priority",
         "wpost_priority",
         "winning_priority",
+        "background_nice",
+        "preempt",
         "threads",
         "partition_retries",
         "synthesis_lookahead",

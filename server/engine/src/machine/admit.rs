@@ -184,7 +184,7 @@ impl Machine {
         // Deadline partitions (HIGH and CRITICAL, first in the order) that found no idle worker
         // preempt one running work without a deadline: it takes them at its next step boundary.
         for (_, seq, index) in ready {
-            if self.jobs[&seq].origin.priority < Priority::High {
+            if !self.config.preempt || self.jobs[&seq].origin.priority < Priority::High {
                 break;
             }
             let Some(worker) = self.preemptible_worker(&chosen) else {

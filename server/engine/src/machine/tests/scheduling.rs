@@ -184,6 +184,27 @@ fn synthesis_lookahead_never_holds_back_a_critical_partition() {
 }
 
 #[test]
+fn without_preemption_a_deadline_partition_waits_for_the_worker() {
+    let mut h = Harness::new(1_000_000, 1, 2);
+    h.machine.config.preempt = false;
+    h.submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 100)
+        .unwrap();
+    h.complete(0, false); // params
+    h.complete(0, false); // synthesis: on the worker
+    let wpost = h
+        .submit(ProofKind::WindowPost, Priority::High, 1, 100)
+        .unwrap()
+        .job_id;
+    h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), false);
+    h.complete(h.find(|e| matches!(e, Effect::Synthesize { .. })), false);
+    assert_eq!(h.job(&wpost).partitions[0].state, PartitionState::SynthDone);
+    assert_eq!(h.machine.snapshot().workers[0].paused, None);
+    h.drain();
+    h.check_invariants();
+    assert_eq!(h.machine.snapshot().counters.total_completed, 2);
+}
+
+#[test]
 fn a_deadline_partition_preempts_and_either_phase_may_end_first() {
     for paused_ends_first in [true, false] {
         let mut h = Harness::new(1_000_000, 1, 2);
