@@ -9,7 +9,7 @@ source scripts/setup.sh
 export SNARKD_TEST_PARAMS_DIR="${SNARKD_TEST_PARAMS_DIR:-$HOME/.cache/snarkd/params-2k}"
 bin="$(./scripts/build.sh --release --no-monitor | tail -n 1)"
 say "2 KiB parameters in $SNARKD_TEST_PARAMS_DIR"
-"$bin/snarkd" params generate --sector-size 2KiB --kind winning --kind wpost --kind porep \
+"$bin/snarkd" params generate --sector-size 2KiB --kind winning --kind wpost --kind porep --kind snap \
   --dir "$SNARKD_TEST_PARAMS_DIR"
 say "benchmarks (each against its baseline, side by side)"
 "$bin/snarkd-bench" report --params-dir "$SNARKD_TEST_PARAMS_DIR" --snarkd "$bin/snarkd" "$@"

@@ -183,12 +183,15 @@ fn synthesis_lookahead_never_holds_back_a_critical_partition() {
     assert_eq!(h.machine.snapshot().counters.total_completed, 2);
 }
 
-#[test]
-fn without_preemption_a_deadline_partition_waits_for_the_worker() {
+/// One worker proving a PoRep partition when a WindowPoSt partition is synthesized; returns the
+/// harness and the two job ids.
+fn wpost_ready_while_porep_proves(preempt: bool) -> (Harness, String, String) {
     let mut h = Harness::new(1_000_000, 1, 2);
-    h.machine.config.preempt = false;
-    h.submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 100)
-        .unwrap();
+    h.machine.config.preempt = preempt;
+    let porep = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 100)
+        .unwrap()
+        .job_id;
     h.complete(0, false); // params
     h.complete(0, false); // synthesis: on the worker
     let wpost = h
@@ -197,6 +200,12 @@ fn without_preemption_a_deadline_partition_waits_for_the_worker() {
         .job_id;
     h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), false);
     h.complete(h.find(|e| matches!(e, Effect::Synthesize { .. })), false);
+    (h, porep, wpost)
+}
+
+#[test]
+fn without_preemption_a_deadline_partition_waits_for_the_worker() {
+    let (mut h, _, wpost) = wpost_ready_while_porep_proves(false);
     assert_eq!(h.job(&wpost).partitions[0].state, PartitionState::SynthDone);
     assert_eq!(h.machine.snapshot().workers[0].paused, None);
     h.drain();
@@ -207,19 +216,7 @@ fn without_preemption_a_deadline_partition_waits_for_the_worker() {
 #[test]
 fn a_deadline_partition_preempts_and_either_phase_may_end_first() {
     for paused_ends_first in [true, false] {
-        let mut h = Harness::new(1_000_000, 1, 2);
-        let porep = h
-            .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 100)
-            .unwrap()
-            .job_id;
-        h.complete(0, false); // params
-        h.complete(0, false); // synthesis: on the worker
-        let wpost = h
-            .submit(ProofKind::WindowPost, Priority::High, 1, 100)
-            .unwrap()
-            .job_id;
-        h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), false);
-        h.complete(h.find(|e| matches!(e, Effect::Synthesize { .. })), false);
+        let (mut h, porep, wpost) = wpost_ready_while_porep_proves(true);
         let snap = h.machine.snapshot();
         assert_eq!(
             snap.workers[0].state,
