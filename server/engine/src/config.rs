@@ -47,7 +47,7 @@ impl Default for EngineConfig {
             partition_retries: 1,
             synthesis_lookahead: Lookahead::Limit(0),
             limits: IntakeLimits::default(),
-            background_nice: 10,
+            background_nice: 19,
             preempt: true,
             version: String::new(),
             build_id: String::new(),

@@ -319,7 +319,7 @@ async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
     let base = crate::os_priority::current_nice();
-    let lowered = (base + 10).min(19);
+    let lowered = (base + 19).min(19);
     for (kind, expected) in [
         (ProofKind::PorepSealCommit, lowered),
         (ProofKind::WinningPost, base),

@@ -39,7 +39,7 @@ impl Default for SchedulerSection {
             snap_max_priority: PriorityName::Normal,
             wpost_max_priority: PriorityName::High,
             winning_max_priority: PriorityName::Critical,
-            background_nice: 10,
+            background_nice: 19,
             preempt: true,
         }
     }

@@ -85,27 +85,31 @@ impl ScalarBytes {
     /// All of `scalars`.
     pub fn dense(scalars: &[Fr]) -> Self {
         let mut out = vec![0u8; scalars.len() * 32];
-        out.par_chunks_mut(32 * 4096)
-            .zip(scalars.par_chunks(4096))
-            .for_each(|(o, s)| {
-                for (o, s) in o.chunks_mut(32).zip(s) {
-                    o.copy_from_slice(&s.to_bytes_le());
-                }
-            });
+        threads::pool().install(|| {
+            out.par_chunks_mut(32 * 4096)
+                .zip(scalars.par_chunks(4096))
+                .for_each(|(o, s)| {
+                    for (o, s) in o.chunks_mut(32).zip(s) {
+                        o.copy_from_slice(&s.to_bytes_le());
+                    }
+                })
+        });
         ScalarBytes(Storage::Bytes(out))
     }
 
     /// All of `scalars`, converted where they lie: no second buffer, so the device phase holds
     /// the H coefficients once, not twice, during the H MSM.
     pub fn dense_in_place(mut scalars: Vec<Fr>) -> Self {
-        scalars.par_chunks_mut(4096).for_each(|chunk| {
-            for s in chunk {
-                let bytes = s.to_bytes_le();
-                // SAFETY: `s` is a valid, exclusively borrowed 32-byte location (size checked
-                // above) and `[u8; 32]` needs no alignment. Every bit pattern is a valid `Fr`
-                // representation in memory ([u64; 4]), and the value is only read back as bytes.
-                unsafe { std::ptr::write((s as *mut Fr).cast::<[u8; 32]>(), bytes) };
-            }
+        threads::pool().install(|| {
+            scalars.par_chunks_mut(4096).for_each(|chunk| {
+                for s in chunk {
+                    let bytes = s.to_bytes_le();
+                    // SAFETY: `s` is a valid, exclusively borrowed 32-byte location (size checked
+                    // above) and `[u8; 32]` needs no alignment. Every bit pattern is a valid `Fr`
+                    // representation in memory ([u64; 4]), and the value is only read back as bytes.
+                    unsafe { std::ptr::write((s as *mut Fr).cast::<[u8; 32]>(), bytes) };
+                }
+            })
         });
         ScalarBytes(Storage::Reused(scalars))
     }
@@ -149,20 +153,38 @@ const MIN_ROW_POINTS: usize = 1 << 12;
 
 /// `sum(bases[i] * scalars[i])` over G1. `bases` and `scalars` must have the same length.
 pub fn msm_g1(bases: &[G1Affine], scalars: Scalars<'_>) -> G1Projective {
+    msm_g1_in_steps(bases, scalars, &mut || {})
+}
+
+/// [`msm_g1`], calling `between` at each step boundary inside it (see [`tiled`]).
+pub fn msm_g1_in_steps(
+    bases: &[G1Affine],
+    scalars: Scalars<'_>,
+    between: &mut dyn FnMut(),
+) -> G1Projective {
     assert_eq!(bases.len(), scalars.len(), "msm_g1 length mismatch");
     // SAFETY: see the layout note above.
     let points: &[blst_p1_affine] =
         unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
-    tiled::<G1>(points, scalars.as_bytes())
+    tiled::<G1>(points, scalars.as_bytes(), between)
 }
 
 /// `sum(bases[i] * scalars[i])` over G2. `bases` and `scalars` must have the same length.
 pub fn msm_g2(bases: &[G2Affine], scalars: Scalars<'_>) -> G2Projective {
+    msm_g2_in_steps(bases, scalars, &mut || {})
+}
+
+/// [`msm_g2`], calling `between` at each step boundary inside it (see [`tiled`]).
+pub fn msm_g2_in_steps(
+    bases: &[G2Affine],
+    scalars: Scalars<'_>,
+    between: &mut dyn FnMut(),
+) -> G2Projective {
     assert_eq!(bases.len(), scalars.len(), "msm_g2 length mismatch");
     // SAFETY: see the layout note above.
     let points: &[blst_p2_affine] =
         unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
-    tiled::<G2>(points, scalars.as_bytes())
+    tiled::<G2>(points, scalars.as_bytes(), between)
 }
 
 /// One of blst's groups, as the tiled multiexp needs it.
@@ -269,64 +291,83 @@ fn window<T: Tiles>(npoints: usize) -> usize {
 }
 
 /// The multiexp as rows × windows tiles on the calling thread's pool, summed per window and
-/// combined from the top window down (doubling `window` times between windows).
-fn tiled<T: Tiles>(points: &[T::Affine], scalars: &[u8]) -> T::Point {
+/// combined from the top window down (doubling `window` times between windows). The tiles run
+/// in steps of about one tile per thread, and `between` runs after every step but the last: the
+/// preemption points inside a multiexp.
+fn tiled<T: Tiles>(points: &[T::Affine], scalars: &[u8], between: &mut dyn FnMut()) -> T::Point {
     let n = points.len();
     if n < MIN_ROW_POINTS {
         // Too little to share out (and blst's tiles need two points or more).
         return T::small(points, scalars);
     }
     let pool = threads::pool();
-    tiles_on::<T>(&pool, pool.current_num_threads(), points, scalars)
+    tiles_on::<T>(&pool, pool.current_num_threads(), points, scalars, between)
 }
 
-/// [`tiled`] on `pool`, in at least `tiles` tiles where the points allow.
+/// Most points in a row: a tile (one window over a row) stays under about a second of a core,
+/// which bounds a step. More rows cost a little (each sums its own buckets, with a smaller
+/// window), so rows are only cut this fine for long multiexps.
+const MAX_ROW_POINTS: usize = 1 << 20;
+
+/// [`tiled`] on `pool`, in steps of at least `threads` tiles where the points allow.
 fn tiles_on<T: Tiles>(
     pool: &rayon::ThreadPool,
-    tiles: usize,
+    threads: usize,
     points: &[T::Affine],
     scalars: &[u8],
+    between: &mut dyn FnMut(),
 ) -> T::Point {
     let n = points.len();
     // Windows first (no extra bucket sums), then rows, each row at least MIN_ROW_POINTS long (the
-    // last one too, as rows <= n / MIN_ROW_POINTS).
+    // last one too, as rows <= n / MIN_ROW_POINTS) and at most MAX_ROW_POINTS.
     let windows_of = |w: usize| SCALAR_BITS / w + 1;
-    let rows = tiles
+    let rows = threads
         .div_ceil(windows_of(window::<T>(n)))
+        .max(n.div_ceil(MAX_ROW_POINTS))
         .min(n / MIN_ROW_POINTS)
         .max(1);
     let row_len = n.div_ceil(rows);
     let w = window::<T>(row_len);
     let windows = windows_of(w);
     let scratch_words = T::scratch_bytes(row_len).div_ceil(std::mem::size_of::<limb_t>());
+    let tile = |scratch: &mut Vec<limb_t>, (row, k): (usize, usize)| {
+        let start = row * row_len;
+        let end = (start + row_len).min(n);
+        T::tile(
+            &points[start..end],
+            &scalars[start * 32..end * 32],
+            scratch,
+            k * w,
+            w,
+        )
+    };
 
-    let tiles: Vec<T::Point> = pool.install(|| {
-        (0..rows * windows)
-            .into_par_iter()
-            .map_init(
-                || vec![0 as limb_t; scratch_words],
-                |scratch, t| {
-                    let (row, k) = (t / windows, t % windows);
-                    let start = row * row_len;
-                    let end = (start + row_len).min(n);
-                    T::tile(
-                        &points[start..end],
-                        &scalars[start * 32..end * 32],
-                        scratch,
-                        k * w,
-                        w,
-                    )
-                },
-            )
-            .collect()
-    });
+    // Windows top down, all rows of a window in the same step.
+    let per_step = threads.div_ceil(rows).max(1);
     let mut acc = T::Point::identity();
-    for k in (0..windows).rev() {
-        for _ in 0..w {
-            acc = acc.double();
+    let mut top = windows;
+    while top > 0 {
+        let low = top.saturating_sub(per_step);
+        let sums: Vec<T::Point> = pool.install(|| {
+            (0..(top - low) * rows)
+                .into_par_iter()
+                .map_init(
+                    || vec![0 as limb_t; scratch_words],
+                    |scratch, t| tile(scratch, (t % rows, top - 1 - t / rows)),
+                )
+                .collect()
+        });
+        for window in sums.chunks(rows) {
+            for _ in 0..w {
+                acc = acc.double();
+            }
+            for sum in window {
+                acc += sum;
+            }
         }
-        for row in 0..rows {
-            acc += tiles[row * windows + k];
+        top = low;
+        if top > 0 {
+            between();
         }
     }
     acc
@@ -361,10 +402,22 @@ mod tests {
                 "n = {n}"
             );
             if n >= MIN_ROW_POINTS {
-                // As many rows as the points allow (a machine with hundreds of cores).
+                // As many rows as the points allow (a machine with hundreds of cores), and one
+                // tile per step (a machine with one), with a step boundary between steps.
                 let pool = threads::pool();
-                let rows = tiles_on::<G1>(&pool, 1000, points, scalars.as_bytes());
-                assert_eq!(rows.to_affine(), want.to_affine(), "n = {n} in rows");
+                for threads in [1000, 1] {
+                    let mut steps = 1;
+                    let sum =
+                        tiles_on::<G1>(&pool, threads, points, scalars.as_bytes(), &mut || {
+                            steps += 1
+                        });
+                    assert_eq!(
+                        sum.to_affine(),
+                        want.to_affine(),
+                        "n = {n}, {threads} threads"
+                    );
+                    assert!(threads > 1 || steps > 1, "n = {n}: {steps} steps");
+                }
             }
         }
         let g2: Vec<G2Affine> = (0..300)

@@ -24,7 +24,7 @@ use group::prime::PrimeCurveAffine;
 use group::Curve;
 use rand::rngs::OsRng;
 
-use super::msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
+use super::msm::{msm_g1_in_steps, msm_g2_in_steps, ScalarBytes, Scalars};
 use crate::error::{ProverError, Result};
 use crate::params::LoadedParams;
 use crate::synthesis::{Abc, SynthesizedPartition};
@@ -67,6 +67,32 @@ pub trait DeviceOps {
     fn msm_g1(&self, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective>;
     /// `sum(bases[i] * scalars[i])` over G2.
     fn msm_g2(&self, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective>;
+    /// [`DeviceOps::compute_h`] with preemption points inside it: `between` runs at each
+    /// boundary. By default there are none.
+    fn compute_h_in_steps(&self, abc: Abc, between: &mut dyn FnMut()) -> Result<Vec<Fr>> {
+        let _ = between;
+        self.compute_h(abc)
+    }
+    /// [`DeviceOps::msm_g1`] with preemption points inside it (none by default).
+    fn msm_g1_in_steps(
+        &self,
+        bases: &[G1Affine],
+        scalars: Scalars<'_>,
+        between: &mut dyn FnMut(),
+    ) -> Result<G1Projective> {
+        let _ = between;
+        self.msm_g1(bases, scalars)
+    }
+    /// [`DeviceOps::msm_g2`] with preemption points inside it (none by default).
+    fn msm_g2_in_steps(
+        &self,
+        bases: &[G2Affine],
+        scalars: Scalars<'_>,
+        between: &mut dyn FnMut(),
+    ) -> Result<G2Projective> {
+        let _ = between;
+        self.msm_g2(bases, scalars)
+    }
     /// The most points one multiexp step takes: a longer multiexp is cut into steps of this
     /// many, with a preemption point between them, so a deadline partition waits for at most
     /// one step (a few seconds of the device's time at the most).
@@ -107,13 +133,32 @@ pub struct CpuOps;
 
 impl DeviceOps for CpuOps {
     fn compute_h(&self, abc: Abc) -> Result<Vec<Fr>> {
-        compute_h(abc)
+        compute_h_in_steps(abc, &mut || {})
     }
     fn msm_g1(&self, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective> {
-        Ok(msm_g1(bases, scalars))
+        self.msm_g1_in_steps(bases, scalars, &mut || {})
     }
     fn msm_g2(&self, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective> {
-        Ok(msm_g2(bases, scalars))
+        self.msm_g2_in_steps(bases, scalars, &mut || {})
+    }
+    fn compute_h_in_steps(&self, abc: Abc, between: &mut dyn FnMut()) -> Result<Vec<Fr>> {
+        compute_h_in_steps(abc, between)
+    }
+    fn msm_g1_in_steps(
+        &self,
+        bases: &[G1Affine],
+        scalars: Scalars<'_>,
+        between: &mut dyn FnMut(),
+    ) -> Result<G1Projective> {
+        Ok(msm_g1_in_steps(bases, scalars, between))
+    }
+    fn msm_g2_in_steps(
+        &self,
+        bases: &[G2Affine],
+        scalars: Scalars<'_>,
+        between: &mut dyn FnMut(),
+    ) -> Result<G2Projective> {
+        Ok(msm_g2_in_steps(bases, scalars, between))
     }
 }
 
@@ -149,7 +194,7 @@ pub fn prove_partition_with(
     let abc_bytes = abc.size_bytes();
 
     let fft_start = Instant::now();
-    let h = ops.compute_h(abc)?;
+    let h = ops.compute_h_in_steps(abc, &mut || hooks.step_done())?;
     let fft = fft_start.elapsed();
     hooks.abc_released(abc_bytes);
     hooks.step_done();
@@ -201,7 +246,7 @@ struct Steps<'a> {
 impl Steps<'_> {
     fn g1(&mut self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {
         let ops = self.ops;
-        let sum = self.stepped(bases, scalars, |b, s| ops.msm_g1(b, s))?;
+        let sum = self.stepped(bases, scalars, |b, s, h| ops.msm_g1_in_steps(b, s, h))?;
         self.hooks.step_done();
         Ok(sum)
     }
@@ -209,14 +254,14 @@ impl Steps<'_> {
     /// The phase's last multiexp: no preemption point after its last step.
     fn last_g2(&mut self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective> {
         let ops = self.ops;
-        self.stepped(bases, scalars, |b, s| ops.msm_g2(b, s))
+        self.stepped(bases, scalars, |b, s, h| ops.msm_g2_in_steps(b, s, h))
     }
 
     fn stepped<B, P: group::Group>(
         &mut self,
         bases: &[B],
         scalars: &ScalarBytes,
-        msm: impl Fn(&[B], Scalars<'_>) -> Result<P>,
+        msm: impl Fn(&[B], Scalars<'_>, &mut dyn FnMut()) -> Result<P>,
     ) -> Result<P> {
         if bases.len() != scalars.len() {
             return Err(ProverError::ParamsShape(format!(
@@ -231,7 +276,10 @@ impl Steps<'_> {
         let mut start = 0;
         loop {
             let end = (start + step).min(bases.len());
-            sum += msm(&bases[start..end], scalars.slice(start..end))?;
+            let hooks = &mut *self.hooks;
+            sum += msm(&bases[start..end], scalars.slice(start..end), &mut || {
+                hooks.step_done()
+            })?;
             start = end;
             if start >= bases.len() {
                 return Ok(sum);
@@ -267,6 +315,12 @@ fn self_check(
 /// Coefficients of h(x) = (A(x)·B(x) − C(x)) / t(x), degree below the domain size minus one.
 /// Consumes (and frees) the a/b/c evaluations.
 pub fn compute_h(abc: Abc) -> Result<Vec<Fr>> {
+    compute_h_in_steps(abc, &mut || {})
+}
+
+/// [`compute_h`] with `between` run after each of the six FFTs and after the pointwise steps:
+/// the preemption points inside it.
+pub fn compute_h_in_steps(abc: Abc, between: &mut dyn FnMut()) -> Result<Vec<Fr>> {
     let Abc {
         mut a,
         mut b,
@@ -283,15 +337,21 @@ pub fn compute_h(abc: Abc) -> Result<Vec<Fr>> {
     let mut a = EvaluationDomain::from_coeffs(a).map_err(fft_err)?;
     let mut b = EvaluationDomain::from_coeffs(b).map_err(fft_err)?;
     let mut c = EvaluationDomain::from_coeffs(c).map_err(fft_err)?;
-    EvaluationDomain::ifft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
-        .map_err(fft_err)?;
-    EvaluationDomain::coset_fft_many(&mut [&mut a, &mut b, &mut c], &worker, &mut kern)
-        .map_err(fft_err)?;
+    // One FFT at a time, each a step.
+    for v in [&mut a, &mut b, &mut c] {
+        v.ifft(&worker, &mut kern).map_err(fft_err)?;
+        between();
+    }
+    for v in [&mut a, &mut b, &mut c] {
+        v.coset_fft(&worker, &mut kern).map_err(fft_err)?;
+        between();
+    }
     a.mul_assign(&worker, &b);
     drop(b);
     a.sub_assign(&worker, &c);
     drop(c);
     a.divide_by_z_on_coset(&worker);
+    between();
     a.icoset_fft(&worker, &mut kern).map_err(fft_err)?;
     let mut h = a.into_coeffs();
     // deg h ≤ m − 2: the top coefficient is zero and the parameters hold m − 1 H bases.
