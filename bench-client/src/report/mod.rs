@@ -53,8 +53,9 @@ pub struct Options {
     /// Jobs submitted at once in the memory run.
     #[arg(long, default_value_t = 32)]
     pub burst: usize,
-    /// The memory budget of the memory run [default: 60 % of the same burst's peak RSS with an
-    /// automatic budget, so that the budget, not the machine, limits admission].
+    /// The memory budget of the memory run [default: the daemon's idle RSS plus 60 % of what the
+    /// same burst adds to it with an automatic budget, so that the budget, not the machine,
+    /// limits admission].
     #[arg(long)]
     pub burst_budget: Option<ByteSize>,
     /// Deadline proofs of each kind timed idle and under load (p50 and p99 are reported).
@@ -235,8 +236,10 @@ pub fn report(o: Options) -> Result<()> {
             eprintln!(
                 "3/5 memory: a burst of {what}, {each} jobs each, budget automatic then bounded"
             );
-            let burst = |budget: String| -> Result<u64> {
+            // (idle RSS, peak RSS) of the burst under `budget`.
+            let burst = |budget: String| -> Result<(u64, u64)> {
                 let d = Daemon::start(&snarkd, &base_env(budget))?;
+                let idle = d.rss()?;
                 let failed = runtime.block_on(async {
                     let client = d.client().await?;
                     let batches = requests.iter().map(|r| {
@@ -260,11 +263,15 @@ pub fn report(o: Options) -> Result<()> {
                 if failed > 0 {
                     bail!("{failed} burst proofs failed");
                 }
-                Ok(peak)
+                Ok((idle, peak))
             };
-            let unbounded = burst("auto".into())?;
-            let budget_bytes = o.burst_budget.map_or(unbounded * 3 / 5, |b| b.as_u64());
-            let bounded = burst(format!("{budget_bytes}B"))?;
+            let (idle, unbounded) = burst("auto".into())?;
+            // The daemon's own memory is part of the budget: bound what the burst adds to it.
+            let budget_bytes = (o.burst_budget)
+                .map_or(idle + unbounded.saturating_sub(idle) * 3 / 5, |b| {
+                    b.as_u64()
+                });
+            let (_, bounded) = burst(format!("{budget_bytes}B"))?;
             let budget = budget_bytes as f64;
             rows.push(Row {
                 name: format!("peak RSS during a burst of {what}, over the configured budget"),
