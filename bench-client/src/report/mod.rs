@@ -308,11 +308,10 @@ pub fn report(o: Options) -> Result<()> {
                 o.latency_samples,
             ))?;
             d.stop()?;
-            let n = o.latency_samples;
             rows.extend(deadline_rows(
                 name,
-                (&idle, format!("idle, {n} proofs")),
-                (&loaded, format!("during 2 PoRep C2 jobs, {n} proofs")),
+                (&idle, "idle"),
+                (&loaded, "during 2 PoRep C2 jobs"),
             ));
         }
     }
@@ -356,23 +355,15 @@ pub fn report(o: Options) -> Result<()> {
             d.stop()?;
         }
         let (on, off) = (&runs[0], &runs[1]);
-        let in_mix = |run: &mix::Run, kind: &str| {
-            let n = if kind == "WinningPoSt" {
-                run.winning.len()
-            } else {
-                run.wpost.len()
-            };
-            format!("in the mix, {n} proofs")
-        };
         rows.extend(deadline_rows(
             "mix: WinningPoSt",
-            (&idle.0, format!("idle, {} proofs", idle.0.len())),
-            (&on.winning, in_mix(on, "WinningPoSt")),
+            (&idle.0, "idle"),
+            (&on.winning, "in the mix"),
         ));
         rows.extend(deadline_rows(
             "mix: WindowPoSt",
-            (&idle.1, format!("idle, {} proofs", idle.1.len())),
-            (&on.wpost, in_mix(on, "WindowPoSt")),
+            (&idle.1, "idle"),
+            (&on.wpost, "in the mix"),
         ));
         let minutes = o.mix_duration.as_secs_f64() / 60.0;
         let (rate_on, rate_off) = (
@@ -398,16 +389,18 @@ pub fn report(o: Options) -> Result<()> {
     write(&o.out, &rows)
 }
 
-/// p50 and p99 rows of a deadline kind's latencies (ms) against its idle ones.
-fn deadline_rows(name: &str, idle: (&[f64], String), loaded: (&[f64], String)) -> Vec<Row> {
+/// p50 and p99 rows of a deadline kind's latencies (ms) against its idle ones, each side
+/// labelled with what it is and how many proofs it holds.
+fn deadline_rows(name: &str, idle: (&[f64], &str), loaded: (&[f64], &str)) -> Vec<Row> {
+    let label = |(v, what): (&[f64], &str)| format!("{what}, {} proofs", v.len());
     [("p50", 0.5), ("p99", 0.99)]
         .into_iter()
-        .map(|(label, p)| {
+        .map(|(quantile, p)| {
             let (base, under) = (percentile(idle.0, p), percentile(loaded.0, p));
             Row {
-                name: format!("{name} latency {label} (ms), under load over idle"),
-                baseline: (idle.1.clone(), base),
-                snarkd: (loaded.1.clone(), under),
+                name: format!("{name} latency {quantile} (ms), under load over idle"),
+                baseline: (label(idle), base),
+                snarkd: (label(loaded), under),
                 ratio: under / base,
                 target: ("<= 1.5x", under / base <= 1.5),
             }
