@@ -1,7 +1,7 @@
 //! A `snarkd` child process for one benchmark: started with its own settings on loopback ports,
 //! its peak RSS read from `/proc`, stopped with SIGTERM.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
@@ -42,7 +42,10 @@ impl Daemon {
             .env("SNARKD_JOBS_DIR", jobs.path())
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .env("SNARKD_LOGGING_FORMAT", "json")
-            .env("RUST_LOG", "info")
+            .env(
+                "RUST_LOG",
+                std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
+            )
             .stderr(Stdio::piped())
             .spawn()
             .with_context(|| format!("starting {}", snarkd.display()))?;
@@ -63,8 +66,25 @@ impl Daemon {
             }
             startup.push(event);
         };
-        // Keep draining the log so the daemon never blocks on a full pipe.
-        std::thread::spawn(move || for _ in stderr.lines() {});
+        // Keep draining the log so the daemon never blocks on a full pipe; kept in a file when
+        // SNARKD_BENCH_DAEMON_LOGS names a directory (one file per daemon, by pid).
+        let mut keep = match std::env::var_os("SNARKD_BENCH_DAEMON_LOGS") {
+            Some(dir) => {
+                let path = Path::new(&dir).join(format!("snarkd-{}.log", child.id()));
+                let mut file = std::fs::File::create(&path)
+                    .with_context(|| format!("creating {}", path.display()))?;
+                file.write_all(seen.as_bytes())?;
+                Some(file)
+            }
+            None => None,
+        };
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(Result::ok) {
+                if let Some(file) = keep.as_mut() {
+                    let _ = writeln!(file, "{line}");
+                }
+            }
+        });
         Ok(Daemon {
             child,
             addr,

@@ -29,8 +29,9 @@ pub struct EngineConfig {
     /// Nice steps below the process's priority for the threads of NORMAL and LOW partitions
     /// (synthesis and device phase); 0 runs everything at the process's priority.
     pub background_nice: i32,
-    /// A deadline partition that finds every worker busy with work below HIGH takes one at its
-    /// running phase's next step boundary; false makes it wait for a worker to be free.
+    /// A deadline partition that finds every worker busy with work below HIGH starts on one at
+    /// once (the running phase pauses at its next step boundary); false makes it wait for a
+    /// worker to be free.
     pub preempt: bool,
     pub version: String,
     pub build_id: String,

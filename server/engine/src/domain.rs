@@ -54,7 +54,8 @@ impl fmt::Display for ProofKind {
     }
 }
 
-/// Scheduling priority; a higher one is admitted and proved first. Running work is never interrupted.
+/// Scheduling priority; a higher one is admitted and proved first, and a deadline one (HIGH and
+/// above) pauses a running device phase below HIGH at its next step boundary.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]

@@ -12,7 +12,7 @@ use tokio::sync::{mpsc::UnboundedReceiver, mpsc::UnboundedSender, watch, Notify}
 
 use crate::error::EngineError;
 use crate::journal::record::ToJournal;
-use crate::machine::{DeviceTask, Effect, Input, Machine};
+use crate::machine::{Effect, Input, Machine};
 use crate::os_priority;
 use crate::prover::{Prover, StepError};
 use crate::status::StatusSnapshot;
@@ -33,7 +33,7 @@ pub(crate) async fn run(
     panic_hook: Arc<Notify>,
 ) {
     let nice = machine.background_nice();
-    let workers: Vec<mpsc::Sender<DeviceTask>> = machine
+    let workers: Vec<worker::WorkerHandle> = machine
         .worker_devices()
         .into_iter()
         .enumerate()
@@ -62,7 +62,7 @@ pub(crate) async fn run(
 
 fn execute(
     effect: Effect,
-    workers: &[mpsc::Sender<DeviceTask>],
+    workers: &[worker::WorkerHandle],
     prover: &Arc<dyn Prover>,
     journal: &Option<mpsc::Sender<ToJournal>>,
     tx: &UnboundedSender<Input>,
@@ -112,7 +112,7 @@ fn execute(
             });
         }),
         Effect::Prove { worker, task } => {
-            if workers[worker as usize].send(task).is_err() {
+            if !workers[worker as usize].send(task) {
                 tracing::error!(worker, "device worker thread is gone");
             }
         }

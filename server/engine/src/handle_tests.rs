@@ -344,7 +344,7 @@ async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
 
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
-async fn a_deadline_partition_preempts_a_running_device_phase_at_a_step_boundary() {
+async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_for_its_step() {
     use crate::state::PartitionState as P;
     use crate::status::PausedPartition;
     let prover = TestProver::new(1);
@@ -396,6 +396,25 @@ async fn a_deadline_partition_preempts_a_running_device_phase_at_a_step_boundary
     assert!(on_device(&s, &porep), "the PoRep is still on the device");
     assert_eq!(s.workers[0].paused, None);
 
+    // Nor does a deadline partition wait for the step a running phase is in: it runs beside
+    // it, and the other phase stops at its next step boundary.
+    let step = prover.mid_step_gate.lock();
+    while !prover.in_mid_step.load(Ordering::SeqCst) {
+        tokio::task::yield_now().await;
+    }
+    let wpost = engine
+        .submit(request(ProofKind::WindowPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    let done = engine.await_job(&wpost, None).await.unwrap();
+    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    assert!(
+        prover.in_mid_step.load(Ordering::SeqCst),
+        "the PoRep's step is still held"
+    );
+    drop(step);
+
     // Work without a deadline does not preempt.
     let snap = engine
         .submit(request(ProofKind::SnapDealsUpdate, 1, 1000))
@@ -415,5 +434,5 @@ async fn a_deadline_partition_preempts_a_running_device_phase_at_a_step_boundary
         let done = engine.await_job(id, None).await.unwrap();
         assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
     }
-    assert_eq!(prover.proved.load(Ordering::SeqCst), 3);
+    assert_eq!(prover.proved.load(Ordering::SeqCst), 4);
 }

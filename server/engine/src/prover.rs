@@ -82,9 +82,8 @@ pub trait Prover: Send + Sync + 'static {
 pub trait DeviceHooks {
     /// The a/b/c evaluations are consumed and dropped: their share of the reservation goes back.
     fn abc_released(&mut self);
-    /// One step of the phase ended (a preemption point): a deadline partition sent to this
-    /// worker meanwhile runs now, to its end, and this phase goes on afterwards with its buffers
-    /// intact.
+    /// One step of the phase ended (a preemption point): while a deadline partition sent to
+    /// this worker runs, this phase waits here, and goes on afterwards with its buffers intact.
     fn step_done(&mut self);
 }
 

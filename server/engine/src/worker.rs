@@ -1,14 +1,16 @@
-//! A device worker's thread. It proves the partitions the machine sends it one after another,
-//! each device phase on a thread of its own (whose OS priority follows the partition's, see
-//! `os_priority`). At every step boundary of a running phase (`DeviceHooks::step_done`) the
-//! worker takes any partition the machine sent it meanwhile: the machine sends a busy worker a
-//! partition only to preempt the one it runs (a deadline partition over PoRep work), so that one
-//! is proved to its end right there, and the paused phase goes on afterwards with its buffers
-//! and its memory reservation intact.
+//! A device worker's thread. It proves the partitions the machine sends it, each device phase on
+//! a thread of its own (whose OS priority follows the partition's, see `os_priority`). The
+//! machine sends a busy worker a partition only to preempt the phase it runs (a deadline
+//! partition over PoRep work): the new phase starts at once, the running one finishes the step
+//! it is in at its own (background) priority and then waits at that step boundary
+//! (`DeviceHooks::step_done`) until the phase that preempted it has ended; it goes on afterwards
+//! with its buffers and its memory reservation intact. So a deadline partition waits for no
+//! device step, only shares the device with one step that the OS ranks below it.
 
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 
-use parking_lot::Mutex;
+use crossbeam_channel::{select, Receiver, Sender};
+use parking_lot::{Condvar, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::driver::{guarded, spawn};
@@ -16,25 +18,34 @@ use crate::machine::{DeviceTask, Input};
 use crate::os_priority;
 use crate::prover::{DeviceHooks, DeviceInfo, Prover, StepError};
 
-/// Starts worker `id`'s thread; the sender is how the machine hands it partitions.
+/// How the machine hands a worker partitions.
+pub(crate) struct WorkerHandle(Sender<DeviceTask>);
+
+impl WorkerHandle {
+    /// Sends `task`; false when the worker's thread is gone.
+    pub(crate) fn send(&self, task: DeviceTask) -> bool {
+        self.0.send(task).is_ok()
+    }
+}
+
+/// Starts worker `id`'s thread.
 pub(crate) fn start(
     id: u32,
     device: DeviceInfo,
     prover: Arc<dyn Prover>,
     report: UnboundedSender<Input>,
     background_nice: i32,
-) -> mpsc::Sender<DeviceTask> {
-    let (tasks, incoming) = mpsc::channel::<DeviceTask>();
+) -> WorkerHandle {
+    let (tasks, incoming) = crossbeam_channel::unbounded();
     let worker = Worker {
         id,
         device,
         prover,
         report,
         background_nice,
-        incoming: Mutex::new(incoming),
     };
-    spawn(&format!("snarkd-worker-{id}"), move || worker.run());
-    tasks
+    spawn(&format!("snarkd-worker-{id}"), move || worker.run(incoming));
+    WorkerHandle(tasks)
 }
 
 struct Worker {
@@ -43,86 +54,111 @@ struct Worker {
     prover: Arc<dyn Prover>,
     report: UnboundedSender<Input>,
     background_nice: i32,
-    /// Read by the worker's thread between partitions and by a running phase at its step
-    /// boundaries (on the phase's own thread).
-    incoming: Mutex<mpsc::Receiver<DeviceTask>>,
+}
+
+/// One running device phase, as its worker sees it.
+struct Phase {
+    serial: u64,
+    gate: Arc<Gate>,
 }
 
 impl Worker {
-    fn run(&self) {
-        loop {
-            let next = self.incoming.lock().recv();
-            match next {
-                Ok(task) => self.prove(task),
-                Err(_) => return,
-            }
-        }
-    }
-
-    /// Proves one partition on a thread of its own and reports the result. A partition that
-    /// preempts it is proved from here too, not from the phase's thread: a thread inherits its
-    /// creator's OS priority and cannot raise it, so a deadline partition's phase thread must
-    /// not descend from a background one.
-    fn prove(&self, task: DeviceTask) {
-        let (to_worker, from_phase) = mpsc::channel::<FromPhase>();
-        std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name(format!("snarkd-device-{}", self.id))
-                .spawn_scoped(scope, move || {
-                    os_priority::apply(task.priority, self.background_nice);
-                    let report = &mut |input| {
-                        let _ = self.report.send(input);
-                    };
-                    let done = device_phase(
-                        &*self.prover,
-                        self.id,
-                        &self.device,
-                        task,
-                        report,
-                        &mut || self.preempt_at_step(&to_worker),
-                    );
-                    let _ = to_worker.send(FromPhase::Done(done));
-                })
-                .expect("the OS refused to start a thread");
-            // Ends when the phase sends its result; a phase thread that died without one (it
-            // catches the prover's panics) ends the scope with its panic.
-            while let Ok(message) = from_phase.recv() {
-                match message {
-                    FromPhase::Preempt(task, resume) => {
-                        self.prove(task);
-                        let _ = resume.send(());
+    /// Until the machine drops its handle and no phase runs: starts each partition sent, pausing
+    /// the newest running phase first, and reports each phase's result as it ends.
+    fn run(self, incoming: Receiver<DeviceTask>) {
+        let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Input)>();
+        // Running phases, oldest first; all but the newest wait at (or walk to) a step boundary.
+        let mut running: Vec<Phase> = Vec::new();
+        let mut serial = 0u64;
+        let mut open = true;
+        let closed = crossbeam_channel::never();
+        while open || !running.is_empty() {
+            select! {
+                recv(if open { &incoming } else { &closed }) -> task => match task {
+                    Ok(task) => {
+                        if let Some(newest) = running.last() {
+                            newest.gate.pause();
+                        }
+                        serial += 1;
+                        let gate = Arc::new(Gate::default());
+                        self.start_phase(task, serial, gate.clone(), done_tx.clone());
+                        running.push(Phase { serial, gate });
                     }
-                    FromPhase::Done(done) => {
-                        let _ = self.report.send(done);
-                        return;
+                    Err(_) => open = false,
+                },
+                recv(done_rx) -> done => {
+                    let (ended, input) = done.expect("the worker holds a sender");
+                    let was_newest = running.last().is_some_and(|p| p.serial == ended);
+                    running.retain(|p| p.serial != ended);
+                    if was_newest {
+                        if let Some(newest) = running.last() {
+                            newest.gate.resume();
+                        }
                     }
+                    let _ = self.report.send(input);
                 }
             }
-        });
+        }
     }
 
-    /// At a step boundary, on the phase's thread: hands whatever the machine sent meanwhile (a
-    /// preempting partition) to the worker's thread and waits until it is proved.
-    fn preempt_at_step(&self, to_worker: &mpsc::Sender<FromPhase>) {
-        loop {
-            let next = self.incoming.lock().try_recv();
-            let Ok(task) = next else { return };
-            let (resume, resumed) = mpsc::channel();
-            if to_worker.send(FromPhase::Preempt(task, resume)).is_err() {
-                return;
-            }
-            let _ = resumed.recv();
-        }
+    /// Runs `task`'s device phase on a new thread, started from the worker's own thread: a
+    /// thread inherits its creator's OS priority and cannot raise it, so a deadline partition's
+    /// phase thread must not descend from a background one.
+    fn start_phase(
+        &self,
+        task: DeviceTask,
+        serial: u64,
+        gate: Arc<Gate>,
+        done: Sender<(u64, Input)>,
+    ) {
+        let (worker, device, prover, report) = (
+            self.id,
+            self.device.clone(),
+            self.prover.clone(),
+            self.report.clone(),
+        );
+        let nice = self.background_nice;
+        spawn(&format!("snarkd-device-{worker}"), move || {
+            os_priority::apply(task.priority, nice);
+            let result = device_phase(
+                &*prover,
+                worker,
+                &device,
+                task,
+                &mut |input| {
+                    let _ = report.send(input);
+                },
+                &mut || gate.wait_while_paused(),
+            );
+            let _ = done.send((serial, result));
+        });
     }
 }
 
-/// What a running phase's thread tells its worker's thread.
-enum FromPhase {
-    /// A partition came at a step boundary: prove it, then answer on the sender so the paused
-    /// phase goes on.
-    Preempt(DeviceTask, mpsc::Sender<()>),
-    /// The phase's result.
-    Done(Input),
+/// Where a preempted phase waits: closed while a newer phase runs on its worker.
+#[derive(Default)]
+struct Gate {
+    paused: Mutex<bool>,
+    opened: Condvar,
+}
+
+impl Gate {
+    fn pause(&self) {
+        *self.paused.lock() = true;
+    }
+
+    fn resume(&self) {
+        *self.paused.lock() = false;
+        self.opened.notify_all();
+    }
+
+    /// At a step boundary, on the phase's thread.
+    fn wait_while_paused(&self) {
+        let mut paused = self.paused.lock();
+        while *paused {
+            self.opened.wait(&mut paused);
+        }
+    }
 }
 
 /// Runs one partition's device phase on the calling thread: the a/b/c share of the reservation

@@ -24,7 +24,7 @@ pub struct SchedulerSection {
     /// (synthesis and device phase); 0 runs all work at the daemon's priority.
     pub background_nice: i32,
     /// A WinningPoSt or WindowPoSt partition that finds every device worker busy with PoRep or
-    /// SnapDeals work runs at the running phase's next step boundary (the phase pauses).
+    /// SnapDeals work starts on one at once; the running phase pauses at its next step boundary.
     pub preempt: bool,
 }
 

@@ -182,7 +182,7 @@ impl Machine {
             chosen.push((worker, seq, index, false));
         }
         // Deadline partitions (HIGH and CRITICAL, first in the order) that found no idle worker
-        // preempt one running work without a deadline: it takes them at its next step boundary.
+        // preempt one running work without a deadline: they start at once, it pauses at its next step boundary.
         for (_, seq, index) in ready {
             if !self.config.preempt || self.jobs[&seq].origin.priority < Priority::High {
                 break;

@@ -111,6 +111,7 @@ impl Machine {
             }
             return None;
         };
+        tracing::debug!(job_id = %j.id, partition = index, from = from.as_str(), to = next.as_str(), "partition state");
         let stage = match change {
             Change::Admit { reserved } => Stage::Synthesizing {
                 since: now,

@@ -303,7 +303,8 @@ pub(crate) struct Worker {
     /// The job sequence number of the partition being proved.
     pub job_seq: Option<u64>,
     /// (job, partition) whose device phase is paused under the current one: a deadline
-    /// partition preempted it at a step boundary, and it goes on when that one is done.
+    /// partition preempted it (it stops at its next step boundary) and it goes on when that
+    /// one is done.
     pub paused: Option<(u64, u32)>,
     pub busy: Duration,
     pub busy_since: Option<Instant>,

@@ -1,18 +1,22 @@
 //! The Groth16 device phase, written from the construction on bellperson's public building
-//! blocks: the H polynomial via FFTs on `EvaluationDomain`, the multi-scalar multiplications with
+//! blocks: the H polynomial via radix-2 FFTs, the multi-scalar multiplications with
 //! blst's Pippenger, and the proof assembly with the zero-knowledge randomness r, s.
 //!
 //! Layout:
 //! - `prover.rs`: [`prove_partition`] (CPU) and [`prove_partition_with`] (any [`DeviceOps`]),
 //!   [`Randomness`], [`DeviceTimings`].
+//! - `fft.rs`: [`compute_h`], the H polynomial's FFTs and pointwise passes on the CPU (on the
+//!   pool of the caller's priority).
 //! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2 (tiled, on the pool of the
 //!   caller's priority), [`ScalarBytes`] and [`Scalars`].
 
+mod fft;
 mod msm;
 mod prover;
 
+pub use fft::compute_h;
 pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
 pub use prover::{
-    compute_h, prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks,
+    prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks,
     Randomness, CPU_STEP_POINTS,
 };

@@ -14,16 +14,14 @@
 
 use std::time::{Duration, Instant};
 
-use bellperson::domain::EvaluationDomain;
-use bellperson::gpu::LockedFftKernel;
 use bellperson::groth16::{verify_proof, Parameters, PreparedVerifyingKey, Proof};
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
-use ec_gpu_gen::threadpool::Worker;
 use ff::Field;
 use group::prime::PrimeCurveAffine;
 use group::Curve;
 use rand::rngs::OsRng;
 
+use super::fft::compute_h_in_steps;
 use super::msm::{msm_g1_in_steps, msm_g2_in_steps, ScalarBytes, Scalars};
 use crate::error::{ProverError, Result};
 use crate::params::LoadedParams;
@@ -127,7 +125,7 @@ impl<F: FnMut(u64)> PhaseHooks for F {
 /// A CPU multiexp step: about a second of 16 cores (blst's Pippenger).
 pub const CPU_STEP_POINTS: usize = 1 << 22;
 
-/// The CPU steps: bellperson's FFTs and blst's Pippenger.
+/// The CPU steps: our FFTs (`fft.rs`) and blst's Pippenger, on the caller's priority's pool.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CpuOps;
 
@@ -309,60 +307,6 @@ fn self_check(
             backend: "any".into(),
             reason: format!("checking the partition proof: {e}"),
         }),
-    }
-}
-
-/// Coefficients of h(x) = (A(x)·B(x) − C(x)) / t(x), degree below the domain size minus one.
-/// Consumes (and frees) the a/b/c evaluations.
-pub fn compute_h(abc: Abc) -> Result<Vec<Fr>> {
-    compute_h_in_steps(abc, &mut || {})
-}
-
-/// [`compute_h`] with `between` run after each of the six FFTs and after the pointwise steps:
-/// the preemption points inside it.
-pub fn compute_h_in_steps(abc: Abc, between: &mut dyn FnMut()) -> Result<Vec<Fr>> {
-    let Abc {
-        mut a,
-        mut b,
-        mut c,
-    } = abc;
-    // The domains pad to the next power of two; reserving exactly that keeps `resize` from
-    // doubling each vector's capacity (up to 2n entries where the domain needs fewer).
-    let domain = a.len().next_power_of_two();
-    for v in [&mut a, &mut b, &mut c] {
-        v.reserve_exact(domain.saturating_sub(v.len()));
-    }
-    let worker = Worker::new();
-    let mut kern: Option<LockedFftKernel<Fr>> = None;
-    let mut a = EvaluationDomain::from_coeffs(a).map_err(fft_err)?;
-    let mut b = EvaluationDomain::from_coeffs(b).map_err(fft_err)?;
-    let mut c = EvaluationDomain::from_coeffs(c).map_err(fft_err)?;
-    // One FFT at a time, each a step.
-    for v in [&mut a, &mut b, &mut c] {
-        v.ifft(&worker, &mut kern).map_err(fft_err)?;
-        between();
-    }
-    for v in [&mut a, &mut b, &mut c] {
-        v.coset_fft(&worker, &mut kern).map_err(fft_err)?;
-        between();
-    }
-    a.mul_assign(&worker, &b);
-    drop(b);
-    a.sub_assign(&worker, &c);
-    drop(c);
-    a.divide_by_z_on_coset(&worker);
-    between();
-    a.icoset_fft(&worker, &mut kern).map_err(fft_err)?;
-    let mut h = a.into_coeffs();
-    // deg h ≤ m − 2: the top coefficient is zero and the parameters hold m − 1 H bases.
-    h.truncate(h.len() - 1);
-    Ok(h)
-}
-
-fn fft_err(e: impl std::fmt::Display) -> ProverError {
-    ProverError::Device {
-        backend: "cpu".into(),
-        reason: format!("fft: {e}"),
     }
 }
 
