@@ -159,6 +159,7 @@ fn Workers(dash: Memo<Option<Dashboard>>) -> impl IntoView {
                             data-state=w.state
                             data-job-id=w.job_id.clone()
                             data-partition=partition.clone()
+                            data-paused=w.paused.clone()
                         >
                             <div class="chip-head">
                                 <b>"worker " {w.worker_id}</b>
@@ -170,6 +171,9 @@ fn Workers(dash: Memo<Option<Dashboard>>) -> impl IntoView {
                                 {(!partition.is_empty()).then(|| format!("{} partition {partition} · ", w.job_kind))}
                                 "busy " {w.busy.clone()} " · " {w.proofs_done} " done"
                             </div>
+                            {(!w.paused.is_empty()).then(|| view! {
+                                <div class="chip-paused dim mono">"pausing " {w.paused.clone()}</div>
+                            })}
                         </div>
                     }
                 }

@@ -71,6 +71,9 @@ pub struct WorkerChip {
     pub partition: Option<u32>,
     pub busy: String,
     pub proofs_done: u64,
+    /// "<kind> <job id> partition N" while the partition proved preempted that one; empty
+    /// otherwise.
+    pub paused: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -257,6 +260,15 @@ fn workers(s: &StatusSnapshot, since_snapshot_ms: u64) -> Vec<WorkerChip> {
                 partition: if proving { w.current_partition } else { None },
                 busy: format::duration_secs_f64(busy),
                 proofs_done: w.proofs_done,
+                paused: (w.paused.as_ref())
+                    .filter(|_| proving)
+                    .map(|p| {
+                        let kind = (s.jobs.iter())
+                            .find(|j| j.job_id == p.job_id)
+                            .map_or("", |j| labels::kind(j.proof_kind()));
+                        format!("{kind} {} partition {}", p.job_id, p.partition)
+                    })
+                    .unwrap_or_default(),
             }
         })
         .collect();

@@ -197,6 +197,10 @@ fn worker(w: &st::WorkerStatus) -> pb::WorkerStatus {
         busy_seconds: w.busy_secs,
         proofs_done: w.proofs_done,
         device_memory_bytes: w.device_memory_bytes,
+        paused: w.paused.as_ref().map(|p| pb::PausedPartition {
+            job_id: p.job_id.clone(),
+            partition: p.partition,
+        }),
     }
 }
 

@@ -79,6 +79,10 @@ fn snapshot_carries_params_worker_figures_and_job_times() {
     let mut busy = fixture::busy();
     busy.workers[0].device_name = "NVIDIA GeForce RTX 5070 Ti".into();
     busy.workers[1].device_name = "pthread-AMD EPYC 7763".into();
+    busy.workers[0].paused = Some(st::PausedPartition {
+        job_id: DONE_JOB.into(),
+        partition: 4,
+    });
     let s = snapshot(&busy, &[], STARTED_MS + 20_000);
 
     let params: Vec<_> = s
@@ -134,6 +138,12 @@ fn snapshot_carries_params_worker_figures_and_job_times() {
             (1, "pthread-AMD EPYC 7763", 2.5, 2, 24 << 30),
         ]
     );
+    let paused = s.workers[0]
+        .paused
+        .as_ref()
+        .expect("worker 0 pauses a partition");
+    assert_eq!((paused.job_id.as_str(), paused.partition), (DONE_JOB, 4));
+    assert_eq!(s.workers[1].paused, None);
 
     assert_eq!(s.memory.unwrap().params_bytes, 47 << 30);
     let submitted: Vec<_> = s.jobs.iter().map(|j| j.submitted_at_unix_ms).collect();

@@ -98,6 +98,32 @@ fn a_proving_worker_shows_the_full_job_id_and_partition_and_an_idle_one_shows_no
         chips[1].busy, "2.0 s",
         "an idle worker's busy time stands still"
     );
+    assert_eq!(chips[0].paused, "", "nothing paused under it");
+}
+
+#[test]
+fn a_worker_proving_a_deadline_partition_names_the_partition_it_paused() {
+    let (winning, porep) = ("winning-job", "porep-job");
+    let job = |id: &str, kind: ProofKind| snarkd_proto::v1::JobStatus {
+        job_id: id.to_string(),
+        proof_kind: kind as i32,
+        ..Default::default()
+    };
+    let mut proving = worker(0, WorkerState::Proving, winning, Some(0));
+    proving.paused = Some(snarkd_proto::v1::PausedPartition {
+        job_id: porep.to_string(),
+        partition: 2,
+    });
+    let s = StatusSnapshot {
+        jobs: vec![
+            job(winning, ProofKind::WinningPost),
+            job(porep, ProofKind::PorepSealCommit),
+        ],
+        workers: vec![proving],
+        ..Default::default()
+    };
+    let chips = Dashboard::from_snapshot(&s, 0).workers;
+    assert_eq!(chips[0].paused, "PoRep C2 porep-job partition 2");
 }
 
 #[test]
