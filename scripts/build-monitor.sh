@@ -5,7 +5,8 @@
 #
 # The wasm32 standard library comes from rustup's wasm32-unknown-unknown target when it is
 # installed or can be installed within a minute; otherwise from Debian's rustc-web packages
-# (scripts/setup.sh installs them), building std with -Zbuild-std. SNARKD_WASM_TOOLCHAIN=rustup
+# (scripts/setup.sh installs them then), building std with -Zbuild-std: the route
+# scripts/wasm-toolchain.sh chooses, the same one setup.sh checked. SNARKD_WASM_TOOLCHAIN=rustup
 # or =debian forces one. wasm-bindgen-cli is built once at the lockfile's version into
 # $SNARKD_TOOLS_CACHE (default ~/.cache/snarkd/tools), outside the checkout.
 set -euo pipefail
@@ -13,35 +14,15 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 APP="$ROOT/monitor-ui/app"
 DIST="$ROOT/monitor-ui/dist"
 TOOLS="${SNARKD_TOOLS_CACHE:-$HOME/.cache/snarkd/tools}"
-WASM_TARGET=wasm32-unknown-unknown
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
-
-rustup_has_wasm_std() {
-  local libdir
-  libdir="$(rustc --print target-libdir --target "$WASM_TARGET" 2>/dev/null)" || return 1
-  compgen -G "$libdir/libstd-*.rlib" >/dev/null
-}
 
 debian_wasm_ld() {
   compgen -G "/usr/lib/llvm-*/bin/wasm-ld" | sort -V | tail -n 1
 }
 
-choose_toolchain() {
-  case "${SNARKD_WASM_TOOLCHAIN:-}" in
-    rustup | debian) echo "$SNARKD_WASM_TOOLCHAIN"; return ;;
-    "") ;;
-    *) echo "SNARKD_WASM_TOOLCHAIN must be rustup or debian, not $SNARKD_WASM_TOOLCHAIN" >&2; exit 2 ;;
-  esac
-  if rustup_has_wasm_std; then echo rustup; return; fi
-  # Where rustup cannot download, `rustup target add` hangs: give it a minute at most.
-  if command -v rustup >/dev/null && timeout 60 rustup target add "$WASM_TARGET" >/dev/null 2>&1 \
-    && rustup_has_wasm_std; then
-    echo rustup; return
-  fi
-  echo debian
-}
-
-TOOLCHAIN="$(choose_toolchain)"
+# shellcheck source=scripts/wasm-toolchain.sh
+source "$ROOT/scripts/wasm-toolchain.sh"
+TOOLCHAIN="$(choose_wasm_toolchain)"
 # One target dir per toolchain, so switching does not rebuild everything; apart from the host
 # builds, so neither waits on the other's cargo lock.
 TARGET_DIR="$ROOT/target/wasm-$TOOLCHAIN"

@@ -73,16 +73,24 @@ report="$out/report.md"
   echo '```'
 } >"$report"
 
-# Proves each kind once through a daemon whose device phase runs on `$1` (opencl or cpu).
+# A field of the ready file `snarkd run --ready-file` writes (one JSON object on one line).
+ready_field() { sed -n "s/.*\"$2\":\"\([^\"]*\)\".*/\1/p" "$1"; }
+
+# Proves each kind once through a daemon whose device phase runs on `$1` (opencl or cpu). The
+# daemon picks its own ports and names them in its ready file.
 prove_through_daemon() {
-  local backend="$1" grpc="127.0.0.1:$2" http="127.0.0.1:$3"
+  local backend="$1" ready="$work/ready-$1.json" grpc=""
   say "proving each kind through a daemon on backend $backend"
   SNARKD_GPUS_BACKEND="$backend" SNARKD_PARAMS_DIR="$SNARKD_TEST_PARAMS_DIR" \
     SNARKD_JOBS_DIR="$work/jobs-$backend" SNARKD_LOGGING_LEVEL=warn \
-    "$bin/snarkd" run --listen "$grpc" --http-listen "$http" 2>"$out/daemon-$backend.log" &
+    "$bin/snarkd" run --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --ready-file "$ready" \
+    2>"$out/daemon-$backend.log" &
   daemon=$!
   for _ in $(seq 1 600); do
-    "$bin/snarkd-bench" --addr "http://$grpc" status >/dev/null 2>&1 && break
+    if [ -s "$ready" ]; then
+      grpc="$(ready_field "$ready" grpc)"
+      "$bin/snarkd-bench" --addr "http://$grpc" status >/dev/null 2>&1 && break
+    fi
     kill -0 "$daemon" 2>/dev/null || { echo "snarkd ($backend) exited at startup:" >&2; cat "$out/daemon-$backend.log" >&2; exit 1; }
     sleep 0.2
   done
@@ -108,8 +116,8 @@ prove_through_daemon() {
 }
 
 failures=0
-prove_through_daemon opencl 39820 39821
-prove_through_daemon cpu 39822 39823
+prove_through_daemon opencl
+prove_through_daemon cpu
 
 say "device phase: OpenCL and CPU on the same partitions"
 {

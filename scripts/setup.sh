@@ -42,14 +42,20 @@ if ! command -v cargo >/dev/null; then
 fi
 
 # The monitor (scripts/build-monitor.sh) and its browser tests: Debian's Chromium, Node.js for
-# playwright-core, and Debian's wasm32-capable Rust with an lld for wasm-ld (the monitor's build
-# falls back to them where rustup cannot fetch its wasm32-unknown-unknown target).
+# playwright-core, and a wasm32 standard library: rustup's target where rustup has it or can
+# fetch it, else Debian's wasm32-capable Rust with an lld for wasm-ld (only then installed).
+# shellcheck source=scripts/wasm-toolchain.sh
+source "$SNARKD_ROOT/scripts/wasm-toolchain.sh"
+SNARKD_WASM_TOOLCHAIN="$(choose_wasm_toolchain)"
+export SNARKD_WASM_TOOLCHAIN
 need_apt=()
 command -v chromium >/dev/null || need_apt+=(chromium)
 command -v npm >/dev/null || need_apt+=(nodejs npm)
-[ -d /usr/lib/rustlib/src/rust/library ] && [ -x /usr/bin/rustc ] \
-  || need_apt+=(rustc-web cargo-web rust-web-src libstd-rust-web-dev)
-compgen -G "/usr/lib/llvm-*/bin/wasm-ld" >/dev/null || need_apt+=(lld)
+if [ "$SNARKD_WASM_TOOLCHAIN" = debian ]; then
+  [ -d /usr/lib/rustlib/src/rust/library ] && [ -x /usr/bin/rustc ] \
+    || need_apt+=(rustc-web cargo-web rust-web-src libstd-rust-web-dev)
+  compgen -G "/usr/lib/llvm-*/bin/wasm-ld" >/dev/null || need_apt+=(lld)
+fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
   say "installing system packages for the monitor: ${need_apt[*]}"
   as_root apt-get update

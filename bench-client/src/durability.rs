@@ -109,8 +109,7 @@ pub fn durability(o: Options) -> Result<()> {
     let serving = started.elapsed();
     let recovered = daemon
         .startup_event("job journal recovered")
-        .context("the restarted daemon logged no recovery")?
-        .clone();
+        .context("the restarted daemon logged no recovery")?;
     daemon.kill()?;
     let jobs_back = recovered["jobs"].as_u64().unwrap_or(0);
     println!(

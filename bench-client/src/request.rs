@@ -1,5 +1,6 @@
 //! Wire requests from the fixtures `snarkd-bench gen` writes: `Fixtures::read` parses the
-//! directory, this module only maps a `ProofRequest` onto the cuzk.v1 `SubmitProofRequest`.
+//! directory; the mapping onto the cuzk.v1 `SubmitProofRequest` is snarkd's own
+//! (`snarkd::api::client_request`).
 
 use std::path::Path;
 
@@ -37,39 +38,7 @@ pub fn load(dir: &Path, kind: ProofKind) -> Result<ProofRequest> {
     Ok(fixtures.request(kind).clone())
 }
 
-/// The wire kind of a prover kind.
-pub fn wire_kind(kind: ProofKind) -> pb::ProofKind {
-    match kind {
-        ProofKind::PorepSealCommit => pb::ProofKind::PorepSealCommit,
-        ProofKind::SnapDealsUpdate => pb::ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPost => pb::ProofKind::WindowPostPartition,
-        ProofKind::WinningPost => pb::ProofKind::WinningPost,
-    }
-}
-
-/// `r` as Curio would submit it, under `request_id` (the daemon's idempotency key).
-pub fn to_wire(
-    r: &ProofRequest,
-    priority: pb::Priority,
-    request_id: String,
-) -> pb::SubmitProofRequest {
-    pb::SubmitProofRequest {
-        request_id,
-        proof_kind: wire_kind(r.kind) as i32,
-        sector_size: r.sector_size,
-        registered_proof: r.registered_proof,
-        priority: priority as i32,
-        vanilla_proof: r.vanilla_proof.clone(),
-        vanilla_proofs: r.vanilla_proofs.clone(),
-        sector_number: r.sector_number,
-        miner_id: r.miner_id,
-        randomness: r.randomness.clone(),
-        partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old.clone(),
-        comm_r_new: r.comm_r_new.clone(),
-        comm_d_new: r.comm_d_new.clone(),
-    }
-}
+pub use snarkd::api::client_request::submit_request as to_wire;
 
 #[cfg(test)]
 mod tests {
@@ -81,20 +50,5 @@ mod tests {
         assert!(parse_kind("bogus").is_err());
         assert_eq!(parse_priority("HIGH").unwrap(), pb::Priority::High);
         assert!(parse_priority("urgent").is_err());
-    }
-
-    #[test]
-    fn wire_request_carries_every_field() {
-        let mut r = ProofRequest::new(ProofKind::WinningPost, 3);
-        r.vanilla_proofs = vec![vec![1, 2]];
-        r.randomness = vec![7; 32];
-        r.miner_id = 1000;
-        let w = to_wire(&r, pb::Priority::Low, "id-1".into());
-        assert_eq!(w.proof_kind, pb::ProofKind::WinningPost as i32);
-        assert_eq!((w.registered_proof, w.miner_id), (3, 1000));
-        assert_eq!(w.priority, pb::Priority::Low as i32);
-        assert_eq!(w.request_id, "id-1");
-        assert_eq!(w.vanilla_proofs, vec![vec![1, 2]]);
-        assert_eq!(w.randomness, vec![7; 32]);
     }
 }

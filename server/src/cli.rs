@@ -61,6 +61,10 @@ pub struct RunArgs {
     /// HTTP address for /status, /metrics, gRPC-web and the monitor (overrides [daemon] http_listen).
     #[arg(long, value_name = "ADDR")]
     pub http_listen: Option<TcpAddr>,
+    /// Once serving, write this file (JSON: pid, the gRPC and HTTP addresses as bound, so port 0
+    /// shows the port chosen); removed on exit. For tools that start snarkd and wait for it.
+    #[arg(long, value_name = "FILE", env = "SNARKD_READY_FILE")]
+    pub ready_file: Option<PathBuf>,
 }
 
 impl RunArgs {

@@ -10,6 +10,7 @@
 //! - `proving`: the engine's `Prover` made of `snarkd-prover`'s real Filecoin circuits.
 //! - `serve`: binding ports, running both servers, two-phase shutdown.
 //! - `telemetry`: tracing subscriber and the Prometheus recorder.
+//! - `ready`: the ready file `run --ready-file` writes, and waiting for it (tools and tests).
 //! - `build_info`: version and git commit.
 
 pub mod api;
@@ -18,6 +19,7 @@ pub mod cli;
 pub mod config;
 pub mod http;
 pub mod proving;
+pub mod ready;
 pub mod serve;
 pub mod telemetry;
 

@@ -2,6 +2,7 @@
 //! servers, and shuts down cleanly on SIGINT/SIGTERM. If the engine stops by itself (a panic in
 //! its writer task), snarkd exits with a failure code so its service manager restarts it.
 
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -50,15 +51,28 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         .thread_name("snarkd-rt")
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve_until_signal(config))
+    let ready_file = args.ready_file.clone();
+    let served = runtime.block_on(serve_until_signal(config, ready_file.as_deref()));
+    if let Some(path) = ready_file {
+        let _ = std::fs::remove_file(path);
+    }
+    served
 }
 
-async fn serve_until_signal(config: Config) -> anyhow::Result<()> {
+async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow::Result<()> {
     let mut signals = serve::Signals::new()?;
     // Before the engine starts, so its first metrics are recorded.
     telemetry::prometheus();
     let engine = start_engine(&config).await?;
     let daemon = Daemon::start(&config, engine).await?;
+    if let Some(path) = ready_file {
+        snarkd::ready::Ready {
+            pid: std::process::id(),
+            grpc: daemon.grpc_addr().to_string(),
+            http: daemon.http_addr(),
+        }
+        .write(path)?;
+    }
     if std::env::var_os(PANIC_ENGINE_HOOK).is_some() {
         tracing::warn!("{PANIC_ENGINE_HOOK} is set: making the engine's writer task panic");
         daemon.engine().panic_writer_for_test();

@@ -1,11 +1,11 @@
 //! Logs and metrics. Logs go through `tracing` to stderr (text or JSON, filtered by `RUST_LOG` or
-//! `[logging] level`); metrics go through the `metrics` facade into one Prometheus recorder that
+//! `[logging] level`, which by default shows snarkd's info lines and only warnings of the rest); metrics go through the `metrics` facade into one Prometheus recorder that
 //! `GET /metrics` and GetMetrics both render.
 
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 use tracing_subscriber::EnvFilter;
 
 use crate::config::{LogFormat, LoggingSection};
@@ -13,11 +13,40 @@ use crate::config::{LogFormat, LoggingSection};
 /// How often histogram buckets are drained so they do not grow without bound.
 const UPKEEP_INTERVAL: Duration = Duration::from_secs(5);
 
-/// Installs the process's log subscriber. `RUST_LOG`, when set, wins over `[logging] level`.
-/// A second call (tests start several daemons) keeps the first subscriber.
+/// The crates whose lines a bare `[logging] level` applies to; every other target (filecoin-proofs,
+/// bellperson, tonic, …) logs at warn and above.
+const OUR_TARGETS: [&str; 3] = ["snarkd", "snarkd_engine", "snarkd_prover"];
+
+/// Latency histogram buckets in seconds, from a WinningPoSt on a GPU to a 64 GiB PoRep on a CPU.
+const SECONDS_BUCKETS: [f64; 16] = [
+    0.1, 0.25, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1200.0, 1800.0,
+    3600.0,
+];
+
+/// The tracing filter for `[logging] level`: a bare level ("info", "debug") is snarkd's own
+/// level, with dependencies at warn (or at the level, when it is quieter); a filter with
+/// directives ("snarkd=debug,info") is used as written.
+pub fn log_filter(level: &str) -> String {
+    use tracing_subscriber::filter::LevelFilter;
+    let Ok(ours) = level.trim().parse::<LevelFilter>() else {
+        return level.to_string();
+    };
+    let theirs = ours.min(LevelFilter::WARN);
+    let mut filter = theirs.to_string().to_lowercase();
+    for target in OUR_TARGETS {
+        filter.push_str(&format!(",{target}={}", ours.to_string().to_lowercase()));
+    }
+    filter
+}
+
+/// Installs the process's log subscriber. `RUST_LOG`, when set and not empty, wins over
+/// `[logging] level`. A second call (tests start several daemons) keeps the first subscriber.
 pub fn init_logging(logging: &LoggingSection) {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(&logging.level));
+    let filter = std::env::var(EnvFilter::DEFAULT_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .and_then(|v| EnvFilter::try_new(v).ok())
+        .unwrap_or_else(|| EnvFilter::new(log_filter(&logging.level)));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr);
@@ -37,7 +66,7 @@ static PROMETHEUS: OnceLock<PrometheusHandle> = OnceLock::new();
 /// starts so the engine's first metrics are recorded.
 pub fn prometheus() -> PrometheusHandle {
     PROMETHEUS
-        .get_or_init(|| match PrometheusBuilder::new().install_recorder() {
+        .get_or_init(|| match recorder().install_recorder() {
             Ok(handle) => {
                 metrics::gauge!(
                     "snarkd_build_info",
@@ -50,10 +79,18 @@ pub fn prometheus() -> PrometheusHandle {
             Err(err) => {
                 // Only when something else in the process installed a recorder first.
                 tracing::warn!(%err, "another metrics recorder is installed: /metrics shows only its own recorder's view");
-                PrometheusBuilder::new().build_recorder().handle()
+                recorder().build_recorder().handle()
             }
         })
         .clone()
+}
+
+/// The exporter's settings: latency metrics (`*_seconds`) as histograms with fixed buckets, which
+/// keep their counts for good (a summary's quantiles decay to 0 once proofs stop).
+fn recorder() -> PrometheusBuilder {
+    PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &SECONDS_BUCKETS)
+        .expect("the bucket list is not empty")
 }
 
 /// Drains histogram buckets periodically; runs until the runtime stops.
@@ -65,4 +102,49 @@ pub fn spawn_upkeep(handle: PrometheusHandle) -> tokio::task::JoinHandle<()> {
             handle.run_upkeep();
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bare_level_is_snarkds_and_dependencies_log_warnings() {
+        assert_eq!(
+            log_filter("info"),
+            "warn,snarkd=info,snarkd_engine=info,snarkd_prover=info"
+        );
+        assert_eq!(
+            log_filter("DEBUG"),
+            "warn,snarkd=debug,snarkd_engine=debug,snarkd_prover=debug"
+        );
+        // Quieter than warn: everything at that level.
+        assert_eq!(
+            log_filter("error"),
+            "error,snarkd=error,snarkd_engine=error,snarkd_prover=error"
+        );
+        assert_eq!(log_filter("snarkd=debug,info"), "snarkd=debug,info");
+        for level in ["info", "trace", "off", "snarkd=debug,info"] {
+            assert!(EnvFilter::try_new(log_filter(level)).is_ok(), "{level}");
+        }
+    }
+
+    #[test]
+    fn latencies_are_histograms_that_keep_their_counts() {
+        let recorder = recorder().build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, || {
+            metrics::histogram!("snarkd_proof_seconds", "kind" => "winning").record(3.0);
+        });
+        // Upkeep drains a summary's window; a histogram's buckets stay.
+        handle.run_upkeep();
+        let text = handle.render();
+        assert!(
+            text.contains(r#"snarkd_proof_seconds_bucket{kind="winning",le="5"} 1"#)
+                && text.contains(r#"snarkd_proof_seconds_bucket{kind="winning",le="2"} 0"#)
+                && text.contains(r#"snarkd_proof_seconds_count{kind="winning"} 1"#)
+                && !text.contains("quantile"),
+            "{text}"
+        );
+    }
 }

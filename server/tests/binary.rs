@@ -1,8 +1,11 @@
 //! The `snarkd` binary itself: version, default config, `params generate`, startup errors (a
 //! memory budget below the daemon's own memory among them), a clean exit on SIGTERM
-//! and SIGINT with JSON logs, and `RUST_LOG` over `[logging] level`.
+//! and SIGINT with JSON logs, `RUST_LOG` over `[logging] level`, and a default level that keeps
+//! dependencies' info lines out.
 
 mod common;
+#[path = "common/real.rs"]
+mod real;
 
 use std::process::Command;
 
@@ -153,8 +156,7 @@ fn a_memory_budget_below_the_daemons_own_memory_is_a_startup_error() {
         std::path::Path::new(SNARKD),
         [("SNARKD_MEMORY_BUDGET", "1MiB")],
     );
-    let mut err = String::new();
-    assert!(p.next_log("snarkd is serving", &mut err).is_none(), "{err}");
+    let err = p.try_ready().expect_err("snarkd must not start");
     assert_eq!(p.wait().code(), Some(1));
     assert!(
         err.contains("memory.budget")
@@ -170,8 +172,7 @@ async fn runs_serves_status_and_exits_zero_on_sigterm() {
         std::path::Path::new(SNARKD),
         [("SNARKD_DAEMON_DRAIN_TIMEOUT", "10s")],
     );
-    let serving = daemon.wait_for_log("snarkd is serving");
-    let http = serving["http"].as_str().unwrap().to_string();
+    let http = daemon.ready().http;
 
     let status: serde_json::Value = reqwest::get(format!("http://{http}/status"))
         .await
@@ -194,7 +195,7 @@ async fn exits_zero_on_sigint() {
         std::path::Path::new(SNARKD),
         [("SNARKD_DAEMON_DRAIN_TIMEOUT", "10s")],
     );
-    daemon.wait_for_log("snarkd is serving");
+    daemon.ready();
     daemon.sigint();
     let stopping = daemon.wait_for_log("shutting down");
     assert_eq!(stopping["signal"], "SIGINT", "{stopping}");
@@ -210,9 +211,13 @@ async fn rust_log_wins_over_the_logging_level() {
         std::path::Path::new(SNARKD),
         [("SNARKD_LOGGING_LEVEL", "warn"), ("RUST_LOG", "info")],
     );
-    daemon.wait_for_log("snarkd is serving");
+    daemon.ready();
     daemon.sigterm();
-    daemon.expect_clean_exit().await;
+    let log = daemon.expect_clean_exit().await;
+    assert!(
+        log.iter().any(|l| l.contains("snarkd is serving")),
+        "{log:?}"
+    );
 
     // The level would show main's info line "shutting down" (target `snarkd`); RUST_LOG keeps
     // only the serve module's info lines.
@@ -223,11 +228,70 @@ async fn rust_log_wins_over_the_logging_level() {
             ("RUST_LOG", "snarkd::serve=info,warn"),
         ],
     );
-    daemon.wait_for_log("snarkd is serving");
+    daemon.ready();
     daemon.sigterm();
     let rest = daemon.expect_clean_exit().await;
     assert!(
         !rest.iter().any(|l| l.contains("shutting down")),
         "{rest:?}"
     );
+}
+
+/// At the default level, a real proof logs snarkd's own lines and none of its dependencies' info
+/// lines (filecoin-proofs logs several per proof at info).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_proof_at_the_default_log_level_logs_only_snarkds_lines() {
+    use snarkd_proto::v1 as pb;
+    use snarkd_prover::ProofKind;
+    real::ensure_params(&[ProofKind::WindowPost]);
+    let request = real::env().fixtures.request(ProofKind::WindowPost).clone();
+    let mut daemon = process::spawn(
+        std::path::Path::new(SNARKD),
+        [
+            // Empty counts as unset: the config's level decides.
+            ("RUST_LOG", String::new()),
+            (
+                "SNARKD_PARAMS_DIR",
+                real::env().params_dir.display().to_string(),
+            ),
+            ("SNARKD_GPUS_BACKEND", "cpu".into()),
+            ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
+        ],
+    );
+    let grpc = daemon.ready().grpc.parse().unwrap();
+    let result = common::connect(grpc)
+        .await
+        .prove(pb::ProveRequest {
+            submit: Some(real::wire(&request, pb::Priority::Unspecified)),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert_eq!(
+        result.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{}",
+        result.error_message
+    );
+    daemon.sigterm();
+    let log = daemon.expect_clean_exit().await;
+    let events: Vec<serde_json::Value> = log
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not JSON: {l}")))
+        .collect();
+    assert!(
+        events.iter().any(|e| e["message"] == "job finalized"),
+        "the proof's own lines are there: {log:?}"
+    );
+    let foreign: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| {
+            !e["target"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("snarkd"))
+        })
+        .collect();
+    assert!(foreign.is_empty(), "lines of other crates: {foreign:?}");
 }

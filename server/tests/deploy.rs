@@ -58,13 +58,12 @@ fn start_with(settings: &[(String, String)]) -> Result<(), String> {
         .filter(|(k, _)| k != "SNARKD_JOBS_DIR")
         .cloned();
     let mut p = process::spawn(Path::new(SNARKD), settings);
-    let mut seen = String::new();
-    if p.next_log("snarkd is serving", &mut seen).is_none() {
+    if let Err(log) = p.try_ready() {
         assert!(
             !p.wait().success(),
-            "snarkd exited 0 without serving: {seen}"
+            "snarkd exited 0 without serving: {log}"
         );
-        return Err(seen);
+        return Err(log);
     }
     p.sigterm();
     assert_eq!(p.wait().code(), Some(0));
@@ -129,7 +128,7 @@ fn install_upgrades_a_running_binary_by_rename_where_a_copy_fails() {
     assert!(install("first install").contains("installed"));
 
     let mut running = process::spawn(&installed, [("RUST_LOG", "info")]);
-    running.wait_for_log("snarkd is serving");
+    running.ready();
 
     // Writing into the running executable is refused by the kernel ("text file busy").
     let copy = std::fs::OpenOptions::new().write(true).open(&installed);

@@ -247,8 +247,7 @@ fn spawn_daemon(params_dir: &Path) -> (process::Proc, std::net::SocketAddr) {
             ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
         ],
     );
-    let serving = daemon.wait_for_log("snarkd is serving");
-    let grpc = serving["grpc"].as_str().unwrap().parse().unwrap();
+    let grpc = daemon.ready().grpc.parse().unwrap();
     (daemon, grpc)
 }
 

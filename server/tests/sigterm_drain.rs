@@ -48,8 +48,7 @@ async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero
             ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
         ],
     );
-    let serving = daemon.wait_for_log("snarkd is serving");
-    let grpc: std::net::SocketAddr = serving["grpc"].as_str().unwrap().parse().unwrap();
+    let grpc: std::net::SocketAddr = daemon.ready().grpc.parse().unwrap();
     let mut client = common::connect(grpc).await;
 
     let job_id = client

@@ -4,18 +4,20 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 
 use crate::client::{connect, Client};
 
 pub struct Daemon {
     child: Child,
     pub addr: String,
-    /// The job journal's directory, unless `env` named one (one daemon per journal).
-    _jobs: tempfile::TempDir,
-    /// The JSON log events up to "snarkd is serving".
-    startup: Vec<serde_json::Value>,
+    /// The job journal's directory (unless `env` named one) and the ready file.
+    _dir: tempfile::TempDir,
+    /// Every log line so far (kept by a thread that drains the daemon's stderr).
+    log: Arc<Mutex<Vec<String>>>,
 }
 
 impl Daemon {
@@ -27,21 +29,16 @@ impl Daemon {
         }
     }
 
-    /// Starts `snarkd run` with `env` (`SNARKD_*` settings) and waits until it serves. Its job
-    /// journal goes to a fresh directory unless `env` sets `SNARKD_JOBS_DIR`.
+    /// Starts `snarkd run` with `env` (`SNARKD_*` settings) on loopback ports it picks and waits
+    /// until it serves (its ready file, then `/healthz`: `snarkd::ready`). Its job journal goes
+    /// to a fresh directory unless `env` sets `SNARKD_JOBS_DIR`. With SNARKD_BENCH_DAEMON_LOGS
+    /// naming a directory, its log is kept there too (one file per daemon, by pid).
     pub fn start(snarkd: &Path, env: &[(&str, String)]) -> Result<Daemon> {
-        let jobs = tempfile::tempdir()?;
-        let mut child = Command::new(snarkd)
-            .args([
-                "run",
-                "--listen",
-                "127.0.0.1:0",
-                "--http-listen",
-                "127.0.0.1:0",
-            ])
-            .env("SNARKD_JOBS_DIR", jobs.path())
+        let dir = tempfile::tempdir()?;
+        let ready_file = dir.path().join("ready.json");
+        let mut child = snarkd::ready::command(snarkd, &ready_file)
+            .env("SNARKD_JOBS_DIR", dir.path().join("jobs"))
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-            .env("SNARKD_LOGGING_FORMAT", "json")
             .env(
                 "RUST_LOG",
                 std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into()),
@@ -49,53 +46,47 @@ impl Daemon {
             .stderr(Stdio::piped())
             .spawn()
             .with_context(|| format!("starting {}", snarkd.display()))?;
-        let mut stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
-        let mut seen = String::new();
-        let mut startup = Vec::new();
-        let addr = loop {
-            let mut line = String::new();
-            if stderr.read_line(&mut line)? == 0 {
-                bail!("snarkd exited before serving:\n{seen}");
-            }
-            seen.push_str(&line);
-            let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) else {
-                continue;
-            };
-            if event["message"] == "snarkd is serving" {
-                break format!("http://{}", event["grpc"].as_str().unwrap_or_default());
-            }
-            startup.push(event);
-        };
-        // Keep draining the log so the daemon never blocks on a full pipe; kept in a file when
-        // SNARKD_BENCH_DAEMON_LOGS names a directory (one file per daemon, by pid).
+        let stderr = BufReader::new(child.stderr.take().expect("piped stderr"));
         let mut keep = match std::env::var_os("SNARKD_BENCH_DAEMON_LOGS") {
-            Some(dir) => {
-                let path = Path::new(&dir).join(format!("snarkd-{}.log", child.id()));
-                let mut file = std::fs::File::create(&path)
+            Some(logs) => {
+                let path = Path::new(&logs).join(format!("snarkd-{}.log", child.id()));
+                let file = std::fs::File::create(&path)
                     .with_context(|| format!("creating {}", path.display()))?;
-                file.write_all(seen.as_bytes())?;
                 Some(file)
             }
             None => None,
         };
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let lines = log.clone();
         std::thread::spawn(move || {
             for line in stderr.lines().map_while(Result::ok) {
                 if let Some(file) = keep.as_mut() {
                     let _ = writeln!(file, "{line}");
                 }
+                lines.lock().expect("log lock").push(line);
             }
         });
+        let ready = snarkd::ready::wait(&mut child, &ready_file, Duration::from_secs(600))
+            .map_err(|e| anyhow!("{e:#}\n{}", log.lock().expect("log lock").join("\n")))?;
+        let addr = ready
+            .grpc_url()
+            .context("snarkd serves gRPC on a unix socket, not on a TCP port")?;
         Ok(Daemon {
             child,
             addr,
-            _jobs: jobs,
-            startup,
+            _dir: dir,
+            log,
         })
     }
 
-    /// The first startup log event whose message is `message`.
-    pub fn startup_event(&self, message: &str) -> Option<&serde_json::Value> {
-        self.startup.iter().find(|e| e["message"] == message)
+    /// The first log event whose message is `message`.
+    pub fn startup_event(&self, message: &str) -> Option<serde_json::Value> {
+        self.log
+            .lock()
+            .expect("log lock")
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .find(|e| e["message"] == message)
     }
 
     /// SIGKILL: nothing is drained or flushed, as in a crash.
@@ -144,5 +135,15 @@ impl Daemon {
             bail!("snarkd exited with {status}");
         }
         Ok(())
+    }
+}
+
+/// A benchmark that fails half-way leaves no daemon behind.
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
     }
 }

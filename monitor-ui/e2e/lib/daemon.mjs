@@ -1,34 +1,25 @@
 // The real snarkd binary on loopback ports, and real proofs submitted with snarkd-bench.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 import { BENCH, FIXTURES, MONITOR_DIR, PARAMS_DIR, SNARKD } from "./env.mjs";
 
-/** A loopback port that was free a moment ago. */
-export async function freePort() {
-  const server = createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address();
-  server.close();
-  await once(server, "close");
-  return port;
-}
+/** The port of a `host:port` address. */
+const portOf = (addr) => Number(addr.slice(addr.lastIndexOf(":") + 1));
 
-/** Starts snarkd (CPU backend, the built monitor, a job journal of its own) and waits until
- * /healthz answers. Pass the ports (and jobsDir) of an earlier daemon to restart it in the same
- * place. */
-export async function startDaemon(ports = {}) {
-  const grpcPort = ports.grpcPort ?? (await freePort());
-  const httpPort = ports.httpPort ?? (await freePort());
-  const jobsDir = ports.jobsDir ?? mkdtempSync(join(tmpdir(), "snarkd-e2e-jobs-"));
+/** Starts snarkd (CPU backend, the built monitor, a job journal of its own) on ports it picks
+ * itself, and waits for its ready file (`snarkd run --ready-file`) and then /healthz. Pass an
+ * earlier daemon's ports and jobsDir to restart it in the same place. */
+export async function startDaemon(previous = {}) {
+  const jobsDir = previous.jobsDir ?? mkdtempSync(join(tmpdir(), "snarkd-e2e-jobs-"));
+  const readyFile = join(mkdtempSync(join(tmpdir(), "snarkd-e2e-ready-")), "ready.json");
   const child = spawn(
     SNARKD,
-    ["run", "--listen", `127.0.0.1:${grpcPort}`, "--http-listen", `127.0.0.1:${httpPort}`],
+    ["run", "--listen", `127.0.0.1:${previous.grpcPort ?? 0}`,
+      "--http-listen", `127.0.0.1:${previous.httpPort ?? 0}`, "--ready-file", readyFile],
     {
       env: {
         ...process.env,
@@ -46,30 +37,36 @@ export async function startDaemon(ports = {}) {
   let log = "";
   child.stderr.on("data", (chunk) => (log = (log + chunk).slice(-20_000)));
   const exited = once(child, "exit");
-  const daemon = {
-    grpcPort,
-    httpPort,
-    jobsDir,
-    grpcAddr: `http://127.0.0.1:${grpcPort}`,
-    httpUrl: `http://127.0.0.1:${httpPort}`,
-    log: () => log,
-    /** SIGTERM, then waits for the process to end. */
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      await exited;
-    },
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
   };
-  for (let i = 0; i < 300; i++) {
+  let ready = null;
+  for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`snarkd exited at startup:\n${log}`);
     try {
-      if ((await fetch(`${daemon.httpUrl}/healthz`)).ok) return daemon;
+      ready ??= JSON.parse(readFileSync(readyFile, "utf8"));
+      if ((await fetch(`http://${ready.http}/healthz`)).ok) {
+        const grpcPort = portOf(ready.grpc);
+        const httpPort = portOf(ready.http);
+        return {
+          grpcPort,
+          httpPort,
+          jobsDir,
+          grpcAddr: `http://127.0.0.1:${grpcPort}`,
+          httpUrl: `http://127.0.0.1:${httpPort}`,
+          log: () => log,
+          /** SIGTERM, then waits for the process to end. */
+          stop,
+        };
+      }
     } catch {
-      // not listening yet
+      // no ready file yet, or not answering yet
     }
     await new Promise((r) => setTimeout(r, 100));
   }
-  await daemon.stop();
-  throw new Error(`snarkd did not answer /healthz:\n${log}`);
+  await stop();
+  throw new Error(`snarkd wrote no ready file or did not answer /healthz:\n${log}`);
 }
 
 /** Proves `count` copies of a real 2 KiB `kind` proof (wpost, winning), all at once, through

@@ -5,6 +5,7 @@
 //! Layout:
 //! - `mod.rs`: [`ProvingService`], one method per RPC.
 //! - `request`: protobuf requests → domain requests, with the checks that need no decoding.
+//! - `client_request`: a prover request → the protobuf request a client sends (bench, tests).
 //! - `outcome`: submit and await results → responses.
 //! - `status`: engine snapshots → GetStatus and StatusSnapshot.
 //! - `stream`: StreamStatus's coalescing, heartbeat and end.
@@ -13,6 +14,7 @@
 //!   slots of `[limits] decoding_requests`.
 //! - `wire_scan`: counting `vanilla_proofs` entries on the wire before prost decodes them.
 
+pub mod client_request;
 pub mod error;
 pub mod limits;
 pub mod outcome;

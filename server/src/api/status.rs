@@ -50,8 +50,10 @@ pub fn get_status(s: &StatusSnapshot, now_ms: u64) -> pb::GetStatusResponse {
 }
 
 /// One entry per device (workers of a device share it); the current job is the first proving
-/// worker's.
+/// worker's. The CPU backend's device memory is the memory budget: its total, and what is free
+/// of it now (what a scheduler asking for free device memory wants to know).
 fn gpus(s: &StatusSnapshot) -> Vec<pb::GpuStatus> {
+    let on_cpu = s.daemon.backend == "cpu";
     let kinds: BTreeMap<&str, ProofKind> =
         s.jobs.iter().map(|j| (j.job_id.as_str(), j.kind)).collect();
     let mut devices: BTreeMap<u32, pb::GpuStatus> = BTreeMap::new();
@@ -61,7 +63,16 @@ fn gpus(s: &StatusSnapshot) -> Vec<pb::GpuStatus> {
             .or_insert_with(|| pb::GpuStatus {
                 ordinal: w.device_ordinal,
                 name: w.device_name.clone(),
-                vram_total_bytes: w.device_memory_bytes,
+                vram_total_bytes: if on_cpu {
+                    s.memory.total_bytes
+                } else {
+                    w.device_memory_bytes
+                },
+                vram_free_bytes: if on_cpu {
+                    s.memory.available_bytes()
+                } else {
+                    0
+                },
                 ..Default::default()
             });
         if let WorkerState::Proving { job_id, .. } = &w.state {

@@ -9,7 +9,11 @@ fn get_status_reports_devices_queues_and_memory() {
     assert_eq!(r.gpus.len(), 1);
     assert_eq!(r.gpus[0].current_job_id, RUNNING_JOB);
     assert_eq!(r.gpus[0].current_proof_kind, "porep");
-    assert_eq!(r.gpus[0].vram_total_bytes, 24 << 30);
+    // On the CPU backend the device's memory is the budget, and free is what is free of it.
+    assert_eq!(
+        (r.gpus[0].vram_total_bytes, r.gpus[0].vram_free_bytes),
+        (100 << 30, 40 << 30)
+    );
     // Curio's backpressure: the sum over queues of pending + in_progress.
     let load: u32 = r.queues.iter().map(|q| q.pending + q.in_progress).sum();
     assert_eq!(load, 3);

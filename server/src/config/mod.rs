@@ -192,7 +192,8 @@ impl Default for PipelineSection {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LoggingSection {
-    /// A tracing filter such as `info` or `snarkd=debug,info`; `RUST_LOG` wins when set.
+    /// A level for snarkd's own lines (dependencies log warnings) such as `info`, or a tracing
+    /// filter such as `snarkd=debug,info`; `RUST_LOG` wins when set.
     pub level: String,
     pub format: LogFormat,
 }

@@ -1,67 +1,113 @@
-//! The `snarkd` binary as a child process: started with JSON logs, followed through its log
-//! lines, stopped with SIGTERM or SIGINT.
+//! The `snarkd` binary as a child process: started with JSON logs and a ready file, followed
+//! through its log lines, stopped with SIGTERM or SIGINT.
 
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use snarkd::ready::Ready;
 
 pub const SNARKD: &str = env!("CARGO_BIN_EXE_snarkd");
 
-/// A running `snarkd` and its stderr, read line by line.
+/// A running `snarkd` and its stderr lines, read on a thread as they come (so the pipe never
+/// fills while a test waits for something else).
 pub struct Proc {
-    pub child: Child,
-    pub stderr: BufReader<ChildStderr>,
-    /// The job journal's directory, unless `env` named one.
-    _jobs: tempfile::TempDir,
+    pub child: Reaper,
+    lines: mpsc::Receiver<String>,
+    /// The job journal's directory (unless `env` named one) and the ready file.
+    dir: tempfile::TempDir,
 }
 
-/// Starts `binary run` on loopback ports with JSON logs at info and `env` set. The job journal
-/// goes to a fresh directory unless `env` sets `SNARKD_JOBS_DIR` (one daemon per journal).
+/// Starts `binary run` on loopback ports the OS picks, with JSON logs at info, a ready file
+/// (see `snarkd::ready`) and `env` set. The job journal goes to a fresh directory unless `env`
+/// sets `SNARKD_JOBS_DIR` (one daemon per journal).
 pub fn spawn<K, V>(binary: &Path, env: impl IntoIterator<Item = (K, V)>) -> Proc
 where
     K: AsRef<OsStr>,
     V: AsRef<OsStr>,
 {
-    let jobs = tempfile::tempdir().unwrap();
-    let mut child = Command::new(binary)
-        .args([
-            "run",
-            "--listen",
-            "127.0.0.1:0",
-            "--http-listen",
-            "127.0.0.1:0",
-        ])
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = snarkd::ready::command(binary, &dir.path().join("ready.json"))
         .env("RUST_LOG", "info")
-        .env("SNARKD_JOBS_DIR", jobs.path())
+        .env("SNARKD_JOBS_DIR", dir.path().join("jobs"))
         .envs(env)
-        .env("SNARKD_LOGGING_FORMAT", "json")
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let stderr = BufReader::new(child.stderr.take().unwrap());
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
     Proc {
-        child,
-        stderr,
-        _jobs: jobs,
+        child: Reaper(child),
+        lines,
+        dir,
+    }
+}
+
+/// The daemon's process, killed when dropped: a test that fails half-way leaves no daemon
+/// behind (one would keep the test run's output pipe open).
+pub struct Reaper(Child);
+
+impl std::ops::Deref for Reaper {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Reaper {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for Reaper {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
 }
 
 impl Proc {
+    /// Waits until the daemon serves (its ready file, then `/healthz`); Err(its log so far)
+    /// when it exits first.
+    pub fn try_ready(&mut self) -> Result<Ready, String> {
+        let path = self.dir.path().join("ready.json");
+        snarkd::ready::wait(&mut self.child, &path, Duration::from_secs(300)).map_err(|e| {
+            let log: Vec<String> = self.lines.try_iter().collect();
+            format!("{e:#}\n{}", log.join("\n"))
+        })
+    }
+
+    /// [`Proc::try_ready`], failing the test when the daemon does not come up.
+    pub fn ready(&mut self) -> Ready {
+        self.try_ready()
+            .unwrap_or_else(|log| panic!("snarkd did not start: {log}"))
+    }
+
     /// The next log event whose message is `message`; None when the process ended first. The
     /// lines read meanwhile are appended to `seen` (startup errors are plain text, not JSON).
     pub fn next_log(&mut self, message: &str, seen: &mut String) -> Option<serde_json::Value> {
-        loop {
-            let mut line = String::new();
-            if self.stderr.read_line(&mut line).unwrap() == 0 {
-                return None;
-            }
+        for line in self.lines.iter() {
             seen.push_str(&line);
+            seen.push('\n');
             match serde_json::from_str::<serde_json::Value>(&line) {
                 Ok(event) if event["message"] == message => return Some(event),
                 _ => {}
             }
         }
+        None
     }
 
     /// Like [`Proc::next_log`], failing the test when the process ends first or logs a line
@@ -103,9 +149,9 @@ impl Proc {
         self.child.wait().unwrap()
     }
 
-    /// The log lines left, once the process has exited.
+    /// The log lines not read yet, up to the process's exit.
     pub fn rest(self) -> Vec<String> {
-        self.stderr.lines().map(Result::unwrap).collect()
+        self.lines.iter().collect()
     }
 
     /// Waits off the async runtime for the exit, and checks the clean stop SIGTERM and SIGINT
@@ -124,39 +170,46 @@ impl Proc {
     }
 }
 
-/// A `snarkd` whose log is read on a thread from "snarkd is serving" on, every line kept.
+/// A serving `snarkd` whose log is kept, every line.
 pub struct Serving {
-    pub child: Child,
+    child: Reaper,
     pub grpc: std::net::SocketAddr,
     pub http: String,
     log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
     reader: Option<std::thread::JoinHandle<()>>,
-    _jobs: tempfile::TempDir,
+    _dir: tempfile::TempDir,
 }
 
 impl Proc {
-    /// Waits until the daemon serves, then keeps reading its log in the background.
+    /// Waits until the daemon serves, then keeps its log (from the first line) on a thread. The
+    /// startup lines (recovered jobs among them) are all kept before this returns: they precede
+    /// "snarkd is serving", logged just before the ready file is written, so they are read up to
+    /// that line here (readiness itself is the ready file's).
     pub fn serving(mut self) -> Serving {
-        let mut seen = String::new();
-        let event = self
-            .next_log("snarkd is serving", &mut seen)
-            .unwrap_or_else(|| panic!("snarkd exited before serving: {seen}"));
-        let startup: Vec<String> = seen.lines().map(str::to_string).collect();
+        let ready = self.ready();
+        let mut startup = Vec::new();
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(30)) {
+            let last = line.contains("snarkd is serving");
+            startup.push(line);
+            if last {
+                break;
+            }
+        }
         let log = std::sync::Arc::new(std::sync::Mutex::new(startup));
-        let lines = log.clone();
-        let stderr = self.stderr;
+        let kept = log.clone();
+        let lines = self.lines;
         let reader = std::thread::spawn(move || {
-            for line in stderr.lines().map_while(Result::ok) {
-                lines.lock().unwrap().push(line);
+            for line in lines.iter() {
+                kept.lock().unwrap().push(line);
             }
         });
         Serving {
             child: self.child,
-            grpc: event["grpc"].as_str().unwrap().parse().unwrap(),
-            http: event["http"].as_str().unwrap().to_string(),
+            grpc: ready.grpc.parse().unwrap(),
+            http: ready.http.to_string(),
             log,
             reader: Some(reader),
-            _jobs: self._jobs,
+            _dir: self.dir,
         }
     }
 }

@@ -90,30 +90,9 @@ pub async fn start_with(
     }
 }
 
-/// The wire request for a fixture request, as Curio would send it.
+/// The wire request for a fixture request, as Curio would send it (no request id).
 pub fn wire(r: &ProofRequest, priority: pb::Priority) -> pb::SubmitProofRequest {
-    let kind = match r.kind {
-        ProofKind::PorepSealCommit => pb::ProofKind::PorepSealCommit,
-        ProofKind::SnapDealsUpdate => pb::ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPost => pb::ProofKind::WindowPostPartition,
-        ProofKind::WinningPost => pb::ProofKind::WinningPost,
-    };
-    pb::SubmitProofRequest {
-        request_id: String::new(),
-        proof_kind: kind as i32,
-        sector_size: r.sector_size,
-        registered_proof: r.registered_proof,
-        priority: priority as i32,
-        vanilla_proof: r.vanilla_proof.clone(),
-        vanilla_proofs: r.vanilla_proofs.clone(),
-        sector_number: r.sector_number,
-        miner_id: r.miner_id,
-        randomness: r.randomness.clone(),
-        partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old.clone(),
-        comm_r_new: r.comm_r_new.clone(),
-        comm_d_new: r.comm_d_new.clone(),
-    }
+    snarkd::api::client_request::submit_request(r, priority, String::new())
 }
 
 /// Checks `proof` with filecoin-proofs' verifier for `request`, and that the same proof with its
