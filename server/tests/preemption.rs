@@ -1,7 +1,7 @@
 //! Deadline-first proving through the API: a WinningPoSt submitted while a PoRep partition's
-//! device phase runs is proved at that phase's next step boundary, before it finishes. Observed
-//! through the status stream, not timing: the PoRep's device phase is held (the stand-in
-//! prover's gate) until the WinningPoSt has completed.
+//! device phase runs is proved beside it (the PoRep's phase pauses at its next step boundary),
+//! before that phase finishes. Observed through the status stream, not timing: the PoRep's
+//! device phase is held (the stand-in prover's gate) until the WinningPoSt has completed.
 
 mod common;
 
@@ -12,7 +12,7 @@ fn job<'a>(s: &'a pb::StatusSnapshot, id: &str) -> Option<&'a pb::JobStatus> {
 }
 
 #[tokio::test]
-async fn a_winning_post_is_proved_while_a_porep_device_phase_waits_at_a_step_boundary() {
+async fn a_winning_post_is_proved_while_a_porep_device_phase_is_held() {
     let mut d = common::start().await;
     d.prover.close();
     let porep = d

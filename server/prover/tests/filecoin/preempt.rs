@@ -1,6 +1,10 @@
-//! A device phase paused at a step boundary while another partition's whole device phase runs
-//! on the same thread (what a device worker does when a deadline partition preempts it): both
-//! proofs still verify, on the CPU and on OpenCL (PoCL's CPU device in CI).
+//! What a device worker does when a deadline partition preempts the phase it runs: the deadline
+//! partition's whole device phase starts on a thread of its own at once, beside the running
+//! phase, which goes on with the step it is in and then waits at its next step boundary until
+//! the other has ended. Both proofs still verify, on the CPU and on OpenCL (PoCL's CPU device in
+//! CI), with the two phases sharing the backend meanwhile.
+
+use std::thread::{Scope, ScopedJoinHandle};
 
 use bellperson::groth16::Proof;
 use blstrs::Bls12;
@@ -9,27 +13,37 @@ use snarkd_prover::{prepare, DeviceBackend, LoadedParams, ProofKind, Synthesized
 
 use crate::common::{env, params};
 
-/// Hooks that run `other`'s device phase at step `at` of the phase they are given to.
-struct Preempting<'a> {
-    backend: &'a dyn DeviceBackend,
-    other: Option<(SynthesizedPartition, &'a LoadedParams)>,
+type Preemptor<'scope> = ScopedJoinHandle<'scope, Proof<Bls12>>;
+
+/// Hooks that start `other`'s device phase on a thread at step `at` of the phase they are given
+/// to, and wait for it at the next step boundary.
+struct Preempting<'scope, 'env> {
+    scope: &'scope Scope<'scope, 'env>,
+    backend: &'env dyn DeviceBackend,
+    other: Option<(SynthesizedPartition, &'env LoadedParams)>,
+    running: Option<Preemptor<'scope>>,
     other_proof: Option<Proof<Bls12>>,
     at: u32,
     steps: u32,
 }
 
-impl PhaseHooks for Preempting<'_> {
+impl PhaseHooks for Preempting<'_, '_> {
     fn abc_released(&mut self, _bytes: u64) {}
 
     fn step_done(&mut self) {
         self.steps += 1;
+        if let Some(running) = self.running.take() {
+            self.other_proof = Some(running.join().expect("the preempting phase"));
+        }
         if self.steps == self.at {
             let (partition, params) = self.other.take().expect("preempts once");
-            let (proof, _) = self
-                .backend
-                .prove(partition, params, Randomness::random(), &mut |_| {})
-                .expect("the preempting phase");
-            self.other_proof = Some(proof);
+            let backend = self.backend;
+            self.running = Some(self.scope.spawn(move || {
+                let (proof, _) = backend
+                    .prove(partition, params, Randomness::random(), &mut |_| {})
+                    .expect("the preempting phase");
+                proof
+            }));
         }
     }
 }
@@ -44,36 +58,45 @@ fn preempted_and_preempting_proofs_verify(backend: &dyn DeviceBackend, inner_ste
         params(ProofKind::WinningPost),
     );
     // Step 3: part of the way (on OpenCL, the H polynomial and two multiexps done).
-    let mut hooks = Preempting {
-        backend,
-        other: Some((winning.synthesize(0).unwrap(), &winning_params)),
-        other_proof: None,
-        at: 3,
-        steps: 0,
-    };
-    let (proof, _) = backend
-        .prove(
-            wpost.synthesize(0).unwrap(),
-            &wpost_params,
-            Randomness::random(),
-            &mut hooks,
-        )
-        .expect("the preempted phase");
+    let (winning_partition, wpost_partition) =
+        (winning.synthesize(0).unwrap(), wpost.synthesize(0).unwrap());
+    let (proof, hooks) = std::thread::scope(|scope| {
+        let mut hooks = Preempting {
+            scope,
+            backend,
+            other: Some((winning_partition, &winning_params)),
+            running: None,
+            other_proof: None,
+            at: 3,
+            steps: 0,
+        };
+        let (proof, _) = backend
+            .prove(
+                wpost_partition,
+                &wpost_params,
+                Randomness::random(),
+                &mut hooks,
+            )
+            .expect("the preempted phase");
+        assert!(
+            hooks.running.is_none(),
+            "the preempting phase ended at a step boundary"
+        );
+        (proof, (hooks.steps, hooks.other_proof))
+    });
+    let (steps, other_proof) = hooks;
     // After H and after each multiexp but the last; on the CPU also after each FFT pass and
     // after each group of multiexp windows.
     if inner_steps {
-        assert!(hooks.steps > 5, "{} step boundaries", hooks.steps);
+        assert!(steps > 5, "{steps} step boundaries");
     } else {
-        assert_eq!(
-            hooks.steps, 5,
-            "after H and after each multiexp but the last"
-        );
+        assert_eq!(steps, 5, "after H and after each multiexp but the last");
     }
     wpost
         .finalize(&[proof], &wpost_params)
         .expect("the preempted WindowPoSt proof verifies");
     winning
-        .finalize(&[hooks.other_proof.unwrap()], &winning_params)
+        .finalize(&[other_proof.unwrap()], &winning_params)
         .expect("the preempting WinningPoSt proof verifies");
 }
 
