@@ -14,7 +14,7 @@ fn job<'a>(s: &'a pb::StatusSnapshot, id: &str) -> Option<&'a pb::JobStatus> {
 #[tokio::test]
 async fn a_winning_post_is_proved_while_a_porep_device_phase_is_held() {
     let mut d = common::start().await;
-    d.prover.close();
+    d.prover.close_background();
     let porep = d
         .grpc
         .submit_proof(pb::SubmitProofRequest {

@@ -26,19 +26,32 @@ pub fn vanilla(index: u32) -> Vec<u8> {
 }
 
 pub struct StandInProver {
-    /// While false, the device phase waits (the partition shows as `gpu`, its worker as proving).
+    /// While false, device phases wait (the partition shows as `gpu`, its worker as proving).
     gate: Arc<(Mutex<bool>, Condvar)>,
+    /// Only phases without a deadline (PoRep, SnapDeals) wait at the closed gate.
+    only_background: std::sync::atomic::AtomicBool,
 }
 
 impl StandInProver {
     pub fn new() -> Arc<StandInProver> {
         Arc::new(StandInProver {
             gate: Arc::new((Mutex::new(true), Condvar::new())),
+            only_background: Default::default(),
         })
     }
 
-    /// Holds every device phase (but one preempting a held phase) until [`StandInProver::open`].
+    /// Holds every device phase until [`StandInProver::open`].
     pub fn close(&self) {
+        self.only_background
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        *self.gate.0.lock().unwrap() = false;
+    }
+
+    /// Holds PoRep and SnapDeals phases (what a deadline partition preempts) until
+    /// [`StandInProver::open`]; WinningPoSt and WindowPoSt go through.
+    pub fn close_background(&self) {
+        self.only_background
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         *self.gate.0.lock().unwrap() = false;
     }
 
@@ -115,11 +128,15 @@ impl Prover for StandInProver {
         let input = *partition
             .downcast::<u32>()
             .map_err(|_| StepError::Fatal("not a stand-in partition".into()))?;
-        // While the gate is closed a phase without a deadline (PoRep, SnapDeals: what a deadline
-        // partition preempts) goes on step after step, each a preemption point.
+        // While the gate is closed a held phase goes on step after step, each a preemption
+        // point.
         let (open, opened) = &*self.gate;
         let circuit = params.downcast_ref::<String>().map_or("", String::as_str);
-        let held = circuit.starts_with("porep") || circuit.starts_with("snap");
+        let held = circuit.starts_with("porep")
+            || circuit.starts_with("snap")
+            || !self
+                .only_background
+                .load(std::sync::atomic::Ordering::SeqCst);
         while held && !*open.lock().unwrap() {
             hooks.step_done();
             let closed = open.lock().unwrap();
