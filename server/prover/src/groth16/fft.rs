@@ -116,12 +116,12 @@ impl Domain {
     /// Evaluations on H to coefficients.
     fn ifft(&self, v: &mut [Fr]) {
         fft(v, self.omega_inv, self.log);
-        scale(v, Fr::ONE, Fr::ONE, self.size_inv);
+        scale(v, Fr::ONE, self.size_inv);
     }
 
     /// Coefficients to evaluations on g·H.
     fn coset_fft(&self, v: &mut [Fr]) {
-        scale(v, Fr::ONE, Fr::MULTIPLICATIVE_GENERATOR, Fr::ONE);
+        scale(v, Fr::MULTIPLICATIVE_GENERATOR, Fr::ONE);
         fft(v, self.omega, self.log);
     }
 
@@ -129,14 +129,14 @@ impl Domain {
     fn icoset_fft(&self, v: &mut [Fr]) {
         fft(v, self.omega_inv, self.log);
         let g_inv = Fr::MULTIPLICATIVE_GENERATOR.invert().expect("non-zero");
-        scale(v, Fr::ONE, g_inv, self.size_inv);
+        scale(v, g_inv, self.size_inv);
     }
 }
 
-/// v[i] *= factor · first · ratio^i, in parallel.
-fn scale(v: &mut [Fr], first: Fr, ratio: Fr, factor: Fr) {
+/// v[i] *= factor · ratio^i, in parallel.
+fn scale(v: &mut [Fr], ratio: Fr, factor: Fr) {
     v.par_chunks_mut(TASK).enumerate().for_each(|(n, chunk)| {
-        let mut power = first * factor * ratio.pow_vartime([(n * TASK) as u64]);
+        let mut power = factor * ratio.pow_vartime([(n * TASK) as u64]);
         for x in chunk {
             *x *= power;
             power *= ratio;
