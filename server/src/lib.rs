@@ -13,6 +13,7 @@
 //! - `ready`: the ready file `run --ready-file` writes, and waiting for it (tools and tests).
 //! - `build_info`: version and git commit.
 
+pub mod allocator;
 pub mod api;
 pub mod build_info;
 pub mod cli;

@@ -44,8 +44,12 @@ fn main() -> ExitCode {
 }
 
 fn run(args: RunArgs) -> anyhow::Result<()> {
+    let arenas = snarkd::allocator::cap_malloc_arenas();
     let config = Config::load(args.config.as_deref(), &args.overrides())?;
     telemetry::init_logging(&config.logging);
+    if let Some(arenas) = arenas {
+        tracing::debug!(arenas, "malloc arenas capped (MALLOC_ARENA_MAX overrides)");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("snarkd-rt")

@@ -68,7 +68,7 @@ impl Machine {
             if !deadline && self.synth_active >= lookahead {
                 return;
             }
-            let admitted = self.ensure_params(seq) && self.try_admit(seq, index);
+            let admitted = self.try_admit(seq, index);
             // Wait for room in priority order, unless nothing runs that could ever free it.
             if !admitted && !self.nothing_in_flight() {
                 return;
@@ -76,12 +76,28 @@ impl Machine {
         }
     }
 
+    /// Admits the partition if its reservation fits, together with its job's params when they
+    /// are not loaded: both or neither, so params are only ever pinned by work that runs. Idle
+    /// params of other circuits are evicted (least recently used first) to make room.
     fn try_admit(&mut self, seq: u64, index: u32) -> bool {
-        let (kind, bytes) = {
+        let (kind, bytes, circuit_id) = {
             let j = &self.jobs[&seq];
-            (j.origin.kind, j.memory.total_bytes)
+            (j.origin.kind, j.memory.total_bytes, j.circuit_id.clone())
         };
-        let Some(reservation) = self.reserve_evicting(Holder::Partition(kind), bytes) else {
+        let params_needed = if self.params.contains_key(&circuit_id) {
+            0
+        } else {
+            self.prover.params_size_estimate(&circuit_id)
+        };
+        let room = self.budget.available() + self.evictable_bytes(&circuit_id);
+        if room < params_needed + bytes {
+            return false;
+        }
+        if params_needed > 0 && self.start_params_load(&circuit_id).is_err() {
+            return false;
+        }
+        let Some(reservation) = self.reserve_evicting(Holder::Partition(kind), bytes, &circuit_id)
+        else {
             return false;
         };
         let reserved = reservation.meter();
@@ -103,38 +119,44 @@ impl Machine {
         true
     }
 
-    /// Makes sure the job's params are loaded or loading, and counts the job as their user.
-    pub(super) fn ensure_params(&mut self, seq: u64) -> bool {
-        let (holds, circuit_id) = {
-            let j = &self.jobs[&seq];
-            (j.holds_params, j.circuit_id.clone())
-        };
-        if holds {
-            return true;
-        }
-        if !self.params.contains_key(&circuit_id) && self.start_params_load(&circuit_id).is_err() {
-            return false;
-        }
-        self.params
-            .get_mut(&circuit_id)
-            .expect("present or just started")
-            .users += 1;
-        self.jobs.get_mut(&seq).expect("listed").holds_params = true;
-        true
+    /// Unfinished jobs that need `circuit_id`'s params loaded now ([`Job::uses_params`]).
+    pub(super) fn params_users(&self, circuit_id: &str) -> u32 {
+        self.jobs
+            .values()
+            .filter(|j| j.circuit_id == circuit_id && j.uses_params())
+            .count() as u32
     }
 
-    /// Reserves `bytes`, evicting idle params (least recently used first) while that helps.
-    pub(super) fn reserve_evicting(&mut self, holder: Holder, bytes: u64) -> Option<Reservation> {
+    /// Loaded params no job uses, other than `keep`'s, least recently used first.
+    fn idle_params(&self, keep: &str) -> Vec<(String, u64)> {
+        let mut idle: Vec<_> = self
+            .params
+            .iter()
+            .filter(|(id, e)| id.as_str() != keep && e.ready().is_some())
+            .filter(|(id, _)| self.params_users(id) == 0)
+            .map(|(id, e)| (e.last_used, id.clone(), e.bytes))
+            .collect();
+        idle.sort();
+        idle.into_iter().map(|(_, id, bytes)| (id, bytes)).collect()
+    }
+
+    fn evictable_bytes(&self, keep: &str) -> u64 {
+        self.idle_params(keep).iter().map(|(_, bytes)| bytes).sum()
+    }
+
+    /// Reserves `bytes`, evicting idle params other than `keep` (least recently used first)
+    /// while that helps.
+    pub(super) fn reserve_evicting(
+        &mut self,
+        holder: Holder,
+        bytes: u64,
+        keep: &str,
+    ) -> Option<Reservation> {
         loop {
             if let Some(reservation) = self.budget.try_reserve(holder, bytes) {
                 return Some(reservation);
             }
-            let victim = self
-                .params
-                .iter()
-                .filter(|(_, e)| e.users == 0 && e.ready().is_some())
-                .min_by_key(|(_, e)| e.last_used)
-                .map(|(id, _)| id.clone())?;
+            let (victim, _) = self.idle_params(keep).into_iter().next()?;
             let entry = self.params.remove(&victim).expect("just found");
             tracing::info!(circuit_id = %victim, bytes = entry.bytes, "evicting idle params to make room");
             self.changed();

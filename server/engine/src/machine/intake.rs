@@ -166,7 +166,6 @@ impl Machine {
                 state: JobState::Queued,
                 error: None,
                 parts,
-                holds_params: false,
                 recorded: !self.journaled,
                 finalizing: false,
                 timings: Default::default(),
@@ -299,12 +298,9 @@ impl Machine {
             timings: job.timings,
         };
         job.outcome.send_replace(Some(outcome));
-        if std::mem::take(&mut job.holds_params) {
-            let circuit_id = job.circuit_id.clone();
-            if let Some(entry) = self.params.get_mut(&circuit_id) {
-                entry.users -= 1;
-                entry.last_used = now;
-            }
+        let circuit_id = job.circuit_id.clone();
+        if let Some(entry) = self.params.get_mut(&circuit_id) {
+            entry.last_used = now;
         }
         self.changed();
     }
@@ -348,7 +344,7 @@ impl Machine {
     /// Reserves memory for a circuit's params (evicting idle ones if needed) and asks for the load.
     pub(super) fn start_params_load(&mut self, circuit_id: &str) -> Result<(), EngineError> {
         let needed = self.prover.params_size_estimate(circuit_id);
-        let reservation = match self.reserve_evicting(Holder::Params, needed) {
+        let reservation = match self.reserve_evicting(Holder::Params, needed, circuit_id) {
             Some(r) => r,
             None => {
                 return Err(EngineError::NoRoom {
@@ -368,7 +364,6 @@ impl Machine {
                 },
                 bytes: needed,
                 reservation: Some(reservation),
-                users: 0,
                 last_used: Instant::now(),
                 load_time: Duration::ZERO,
             },
@@ -389,7 +384,7 @@ impl Machine {
                 was_loaded: false,
                 freed_bytes: 0,
             }),
-            Some(entry) if entry.users > 0 || entry.ready().is_none() => {
+            Some(entry) if self.params_users(circuit_id) > 0 || entry.ready().is_none() => {
                 Err(EngineError::ParamsInUse(circuit_id.to_string()))
             }
             Some(_) => {

@@ -168,7 +168,7 @@ impl Machine {
                 for j in self
                     .jobs
                     .values_mut()
-                    .filter(|j| j.holds_params && j.circuit_id == circuit_id)
+                    .filter(|j| j.circuit_id == circuit_id && j.uses_params())
                 {
                     j.timings.params_load = elapsed;
                 }
@@ -182,15 +182,10 @@ impl Machine {
                 let users: Vec<u64> = self
                     .jobs
                     .values()
-                    .filter(|j| {
-                        j.holds_params && j.circuit_id == circuit_id && !j.state.is_finished()
-                    })
+                    .filter(|j| j.circuit_id == circuit_id && j.uses_params())
                     .map(|j| j.seq)
                     .collect();
                 for seq in users {
-                    if let Some(j) = self.jobs.get_mut(&seq) {
-                        j.holds_params = false; // the entry is gone
-                    }
                     self.finish_job(
                         seq,
                         JobEnd::Failed(format!("params {circuit_id} failed to load: {message}")),
@@ -253,7 +248,9 @@ impl Machine {
                 .cloned()
             else {
                 // A job recovered with every partition proved never went through admission.
-                self.ensure_params(seq);
+                if !self.params.contains_key(&circuit_id) {
+                    let _ = self.start_params_load(&circuit_id);
+                }
                 continue;
             };
             let j = self.jobs.get_mut(&seq).expect("listed above");

@@ -63,15 +63,16 @@ impl Machine {
         let mut params: Vec<ParamsStatus> = self
             .params
             .iter()
-            .map(|(id, e)| ParamsStatus {
+            .map(|(id, e)| (id, e, self.params_users(id)))
+            .map(|(id, e, users)| ParamsStatus {
                 circuit_id: id.clone(),
-                tier: match (&e.slot, e.users) {
+                tier: match (&e.slot, users) {
                     (ParamsSlot::Loading { .. }, _) => ParamsTier::Cold,
                     (ParamsSlot::Ready(_), 0) => ParamsTier::Warm,
                     (ParamsSlot::Ready(_), _) => ParamsTier::Hot,
                 },
                 bytes: e.bytes,
-                ref_count: e.users,
+                ref_count: users,
                 last_used_secs_ago: (now - e.last_used).as_secs(),
             })
             .collect();

@@ -275,7 +275,7 @@ impl Harness {
             assert_eq!(prev, from, "partition {job}/{index} skipped a state");
             assert_eq!(next_partition_state(from, classify(from, to)), Some(to));
         }
-        for j in self.machine.jobs.values().filter(|j| j.holds_params) {
+        for j in self.machine.jobs.values().filter(|j| j.uses_params()) {
             assert!(
                 self.machine.params.contains_key(&j.circuit_id),
                 "params {} evicted while job {} uses them",

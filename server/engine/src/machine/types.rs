@@ -188,14 +188,33 @@ pub(crate) struct Job {
     pub state: JobState,
     pub error: Option<String>,
     pub parts: Vec<Part>,
-    /// True while the job counts as a user of its params.
-    pub holds_params: bool,
     /// Its acceptance is on disk (at once without a journal): only then is it admitted, so no
     /// work starts for a job a crash could still lose.
     pub recorded: bool,
     pub finalizing: bool,
     pub timings: Timings,
     pub outcome: watch::Sender<Option<JobOutcome>>,
+}
+
+impl Job {
+    /// True while the job needs its params loaded: from a partition's admission until it
+    /// leaves the device, and while the job waits for or runs its finalization. A job whose
+    /// partitions only wait for admission pins nothing, so idle params of queued jobs can always
+    /// be evicted to make room (see `Machine::try_admit`).
+    pub fn uses_params(&self) -> bool {
+        if self.state.is_finished() {
+            return false;
+        }
+        let all_proved = self.parts.iter().all(|p| p.state() == PartitionState::Done);
+        self.finalizing
+            || all_proved
+            || self.parts.iter().any(|p| {
+                matches!(
+                    p.state(),
+                    PartitionState::Synthesizing | PartitionState::SynthDone | PartitionState::Gpu
+                )
+            })
+    }
 }
 
 /// Where a partition is in the pipeline, with what it holds there: the synthesized partition
@@ -343,8 +362,6 @@ pub(crate) struct ParamsEntry {
     pub slot: ParamsSlot,
     pub bytes: u64,
     pub reservation: Option<Reservation>,
-    /// Unfinished jobs that use these params.
-    pub users: u32,
     pub last_used: Instant,
     pub load_time: Duration,
 }

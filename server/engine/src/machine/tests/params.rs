@@ -147,3 +147,49 @@ async fn admission_evicts_the_least_recently_used_idle_params_never_ones_in_use(
         assert!(matches!(h.outcome(id), Some(JobEnd::Completed(_))));
     }
 }
+
+#[test]
+fn jobs_waiting_for_admission_pin_no_params_so_a_tight_budget_never_stalls() {
+    // Room for two params sets and half a partition: with two sets loaded, one must go before
+    // any partition can run. A queued job must not keep its set loaded while it waits.
+    let mut h = Harness::new(2 * PARAMS_BYTES + 50, 1, 2);
+    let porep = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 100)
+        .unwrap()
+        .job_id;
+    let snap = h
+        .submit(ProofKind::SnapDealsUpdate, Priority::Normal, 1, 100)
+        .unwrap()
+        .job_id;
+    // The PoRep partition runs through the device; its job then waits for finalization.
+    let steps: [fn(&Effect) -> bool; 3] = [
+        |e| matches!(e, Effect::LoadParams { .. }),
+        |e| matches!(e, Effect::Synthesize { .. }),
+        |e| matches!(e, Effect::Prove { .. }),
+    ];
+    for step in steps {
+        let i = h.find(step);
+        h.complete(i, false);
+        h.check_invariants();
+    }
+    assert_eq!(h.job(&snap).partitions[0].state, PartitionState::Pending);
+    assert_eq!(
+        shown(&h, "snap-test"),
+        None,
+        "no room for the snap partition beside its params yet: they are not loaded for it"
+    );
+    // A WindowPoSt arrives first in the order; when the PoRep job ends, it needs room for its
+    // own params and partition, which only evicting everything idle gives.
+    let wpost = h
+        .submit(ProofKind::WindowPost, Priority::High, 1, 100)
+        .unwrap()
+        .job_id;
+    h.drain();
+    h.check_invariants();
+    for id in [&porep, &snap, &wpost] {
+        assert!(
+            matches!(h.outcome(id), Some(JobEnd::Completed(_))),
+            "job {id} never ended"
+        );
+    }
+}

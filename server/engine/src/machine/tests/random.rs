@@ -38,10 +38,11 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
 
     /// Random interleavings of submits, step completions (some failing), cancellations and
-    /// evictions over several workers never break the invariants, and everything ends.
+    /// evictions over several workers never break the invariants, and everything ends, also
+    /// under budgets that hold only a few params sets beside a partition (params are 100 bytes).
     #[test]
-    fn random_interleavings_keep_the_invariants(ops in prop::collection::vec(op(), 1..80), workers in 1..4u32, threads in 1..4usize) {
-        let mut h = Harness::new(3000, workers, threads);
+    fn random_interleavings_keep_the_invariants(ops in prop::collection::vec(op(), 1..80), workers in 1..4u32, threads in 1..4usize, budget in prop::sample::select(vec![600u64, 700, 1000, 1300, 3000])) {
+        let mut h = Harness::new(budget, workers, threads);
         let priorities = [Priority::Low, Priority::Normal, Priority::High, Priority::Critical];
         for op in ops {
             match op {
