@@ -5,6 +5,8 @@ use snarkd_engine::status::*;
 use snarkd_engine::{Priority, ProofKind, StatusSnapshot};
 
 pub const STARTED_MS: u64 = 1_700_000_000_000;
+/// When the snapshot was taken: 20 s after the start.
+pub const TAKEN_MS: u64 = STARTED_MS + 20_000;
 pub const RUNNING_JOB: &str = "0b9f6c1e-5f7a-4b7e-9a51-3f1f2a9c7d10";
 pub const DONE_JOB: &str = "7d3c2b1a-0000-4000-8000-000000000002";
 
@@ -34,7 +36,6 @@ pub fn busy() -> StatusSnapshot {
             build_id: "abc".into(),
             backend: "cpu".into(),
             started_at_unix_ms: STARTED_MS,
-            uptime_secs: 0,
             draining: false,
         },
         memory: MemoryStatus {
@@ -97,7 +98,8 @@ pub fn busy() -> StatusSnapshot {
                     job_id: RUNNING_JOB.into(),
                     partition: 1,
                 },
-                busy_secs: 12.5,
+                busy_secs_done: 10.5,
+                busy_since_unix_ms: Some(TAKEN_MS - 2_000),
                 proofs_done: 3,
             },
             WorkerStatus {
@@ -107,7 +109,8 @@ pub fn busy() -> StatusSnapshot {
                 device_name: "cpu".into(),
                 device_memory_bytes: 24 << 30,
                 state: WorkerState::Idle,
-                busy_secs: 2.5,
+                busy_secs_done: 2.5,
+                busy_since_unix_ms: None,
                 proofs_done: 2,
             },
         ],
@@ -117,14 +120,14 @@ pub fn busy() -> StatusSnapshot {
                 tier: ParamsTier::Hot,
                 bytes: 45 << 30,
                 ref_count: 1,
-                last_used_secs_ago: 0,
+                last_used_unix_ms: TAKEN_MS,
             },
             ParamsStatus {
                 circuit_id: "winning-32g".into(),
                 tier: ParamsTier::Warm,
                 bytes: 184 << 20,
                 ref_count: 0,
-                last_used_secs_ago: 9,
+                last_used_unix_ms: TAKEN_MS - 9_000,
             },
         ],
         counters: Counters {
@@ -144,6 +147,6 @@ pub fn busy() -> StatusSnapshot {
             })
             .collect(),
         sequence: 77,
-        taken_at_unix_ms: STARTED_MS + 20_000,
+        taken_at_unix_ms: TAKEN_MS,
     }
 }

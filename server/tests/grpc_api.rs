@@ -140,6 +140,34 @@ async fn submit_await_prove_and_status_round_trip() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_daemon_streams_nothing_but_heartbeats() {
+    let mut d = start().await;
+    let mut stream = d
+        .grpc
+        .stream_status(pb::StreamStatusRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let first = stream.message().await.unwrap().unwrap();
+    let next = tokio::time::timeout(std::time::Duration::from_secs(30), stream.message())
+        .await
+        .expect("no heartbeat within 30 s")
+        .unwrap()
+        .unwrap();
+    // Both are stamped by the daemon as it sends them; a heartbeat comes 5 s after the last
+    // message, and nothing may come in between while nothing changes.
+    let gap_ms = next.taken_at_unix_ms.saturating_sub(first.taken_at_unix_ms);
+    assert!(
+        gap_ms >= 4_900,
+        "a second message {gap_ms} ms after the first, from an idle daemon"
+    );
+    assert_eq!(
+        next.sequence, first.sequence,
+        "the heartbeat repeats the state"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_and_await_timeout_on_a_running_job() {
     let mut d = start().await;
     let job = hold_running_job(&mut d).await;

@@ -18,7 +18,7 @@ use crate::prover::{Prover, StepError};
 use crate::status::StatusSnapshot;
 use crate::worker;
 
-/// How often finished jobs are checked for expiry and the status (uptime, busy time) refreshed.
+/// How often finished jobs are checked for expiry and the gauges refreshed.
 const TICK: Duration = Duration::from_secs(1);
 
 /// The writer loop; ends when every sender of `inputs` is gone. `panic_hook` is a test hook: a
@@ -56,8 +56,20 @@ pub(crate) async fn run(
         }
         let snapshot = machine.snapshot();
         record_gauges(&snapshot);
-        status.send_replace(Arc::new(snapshot));
+        publish_if_changed(&status, snapshot);
     }
+}
+
+/// Publishes `snapshot` unless it shows the state already published, so that the watchers of an
+/// idle daemon (status streams, the monitor) are not woken for nothing.
+fn publish_if_changed(status: &watch::Sender<Arc<StatusSnapshot>>, snapshot: StatusSnapshot) {
+    status.send_if_modified(|published| {
+        let changed = !published.same_state(&snapshot);
+        if changed {
+            *published = Arc::new(snapshot);
+        }
+        changed
+    });
 }
 
 fn execute(
@@ -152,9 +164,10 @@ fn record_gauges(s: &StatusSnapshot) {
         metrics::gauge!("snarkd_jobs_in_progress", "kind" => q.kind.as_str())
             .set(q.in_progress as f64);
     }
+    let now_ms = crate::machine::unix_ms();
     for w in &s.workers {
         metrics::gauge!("snarkd_worker_busy_seconds", "worker" => w.worker_id.to_string())
-            .set(w.busy_secs);
+            .set(w.busy_secs(now_ms));
     }
 }
 

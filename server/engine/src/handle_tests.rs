@@ -436,3 +436,23 @@ async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_fo
     }
     assert_eq!(prover.proved.load(Ordering::SeqCst), 4);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_engine_publishes_no_snapshot_until_its_state_changes() {
+    let engine = engine(TestProver::new(1));
+    let mut status = engine.subscribe();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let idle = status.borrow_and_update().clone();
+    // Ten ticks of the driver's clock, with nothing to do.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(
+        !status.has_changed().unwrap(),
+        "an idle engine published a snapshot"
+    );
+    engine
+        .submit(request(ProofKind::WindowPost, 2, 1000))
+        .await
+        .unwrap();
+    assert!(status.has_changed().unwrap(), "a submit was not published");
+    assert!(status.borrow_and_update().sequence > idle.sequence);
+}

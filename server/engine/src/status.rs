@@ -1,6 +1,8 @@
 //! Read-only snapshots of the engine's state: what `GetStatus`, `StreamStatus`, `GET /status` and
-//! the dashboard show. The engine's single writer publishes a new `Arc<StatusSnapshot>` on every
-//! change; readers never see a half-applied transition.
+//! the dashboard show. The engine's single writer publishes a new `Arc<StatusSnapshot>` when the
+//! state changes, and only then; readers never see a half-applied transition. A snapshot holds
+//! instants, not ages (a start time, not an uptime), so it stays true while nothing changes and
+//! readers work out ages as of the moment they show them.
 
 use crate::domain::{Priority, ProofKind};
 use crate::state::{PartitionState, WorkerState};
@@ -23,15 +25,53 @@ pub struct StatusSnapshot {
     pub taken_at_unix_ms: u64,
 }
 
+impl StatusSnapshot {
+    /// Whether `other` shows the same state, whenever each was taken.
+    pub fn same_state(&self, other: &StatusSnapshot) -> bool {
+        // Listed in full, so that a new field has to be placed on one side or the other.
+        let StatusSnapshot {
+            daemon,
+            memory,
+            synthesis,
+            jobs,
+            workers,
+            params,
+            counters,
+            queues,
+            sequence,
+            taken_at_unix_ms: _,
+        } = self;
+        (
+            daemon, memory, synthesis, jobs, workers, params, counters, queues, sequence,
+        ) == (
+            &other.daemon,
+            &other.memory,
+            &other.synthesis,
+            &other.jobs,
+            &other.workers,
+            &other.params,
+            &other.counters,
+            &other.queues,
+            &other.sequence,
+        )
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct DaemonInfo {
     pub version: String,
     pub build_id: String,
     pub backend: String,
     pub started_at_unix_ms: u64,
-    pub uptime_secs: u64,
     /// Intake stopped for shutdown; queued and running jobs still finish.
     pub draining: bool,
+}
+
+impl DaemonInfo {
+    /// Whole seconds the daemon has run as of `now_ms`.
+    pub fn uptime_secs(&self, now_ms: u64) -> u64 {
+        now_ms.saturating_sub(self.started_at_unix_ms) / 1000
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -129,8 +169,21 @@ pub struct WorkerStatus {
     /// The partition whose device phase is paused under the one shown proving (preempted by a
     /// deadline partition; it goes on when that one is done).
     pub paused: Option<PausedPartition>,
-    pub busy_secs: f64,
+    /// Device-phase seconds of the worker's finished stints.
+    pub busy_secs_done: f64,
+    /// When the current stint began, while the worker proves.
+    pub busy_since_unix_ms: Option<u64>,
     pub proofs_done: u64,
+}
+
+impl WorkerStatus {
+    /// Device-phase seconds as of `now_ms`, the current stint included.
+    pub fn busy_secs(&self, now_ms: u64) -> f64 {
+        let running = self
+            .busy_since_unix_ms
+            .map_or(0, |since| now_ms.saturating_sub(since));
+        self.busy_secs_done + running as f64 / 1000.0
+    }
 }
 
 /// A device phase paused at a step boundary for a deadline partition.
@@ -157,7 +210,15 @@ pub struct ParamsStatus {
     pub tier: ParamsTier,
     pub bytes: u64,
     pub ref_count: u32,
-    pub last_used_secs_ago: u64,
+    /// When a job last used them (or they were loaded).
+    pub last_used_unix_ms: u64,
+}
+
+impl ParamsStatus {
+    /// Whole seconds since a job last used them, as of `now_ms`.
+    pub fn last_used_secs_ago(&self, now_ms: u64) -> u64 {
+        now_ms.saturating_sub(self.last_used_unix_ms) / 1000
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

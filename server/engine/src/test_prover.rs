@@ -35,7 +35,7 @@ pub(crate) struct TestProver {
     /// Device phases that returned a proof.
     pub proved: std::sync::atomic::AtomicU32,
     /// (step, the job's circuit or device, the thread's nice value) of every step run.
-    pub nice_seen: Arc<parking_lot::Mutex<Vec<(&'static str, String, i32)>>>,
+    pub nice_seen: NiceLog,
 }
 
 impl TestProver {
@@ -67,13 +67,16 @@ pub(crate) fn request(kind: crate::ProofKind, partitions: u32, bytes: u64) -> Pr
     }
 }
 
+/// (step, the job's circuit or device, the thread's nice value) of every step run.
+pub(crate) type NiceLog = Arc<parking_lot::Mutex<Vec<(&'static str, String, i32)>>>;
+
 pub(crate) struct TestPlan {
     pub circuit: String,
     pub partitions: u32,
     pub bytes: u64,
     pub panic: bool,
     pub gate: Arc<parking_lot::Mutex<()>>,
-    pub nice_seen: Arc<parking_lot::Mutex<Vec<(&'static str, String, i32)>>>,
+    pub nice_seen: NiceLog,
 }
 
 impl Prover for TestProver {

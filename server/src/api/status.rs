@@ -18,14 +18,6 @@ pub fn now_unix_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Seconds the daemon has run as of `now_ms` (the snapshot's own figure when it has no start time).
-pub fn uptime_secs(s: &StatusSnapshot, now_ms: u64) -> u64 {
-    match s.daemon.started_at_unix_ms {
-        0 => s.daemon.uptime_secs,
-        started => now_ms.saturating_sub(started) / 1000,
-    }
-}
-
 /// The answer to GetStatus.
 pub fn get_status(s: &StatusSnapshot, now_ms: u64) -> pb::GetStatusResponse {
     pb::GetStatusResponse {
@@ -43,7 +35,7 @@ pub fn get_status(s: &StatusSnapshot, now_ms: u64) -> pb::GetStatusResponse {
         queues: queues(s),
         total_proofs_completed: s.counters.total_completed,
         total_proofs_failed: s.counters.total_failed,
-        uptime_seconds: uptime_secs(s, now_ms),
+        uptime_seconds: s.daemon.uptime_secs(now_ms),
         pinned_memory_bytes: s.memory.used_bytes,
         pinned_memory_limit_bytes: s.memory.total_bytes,
     }
@@ -99,7 +91,9 @@ fn queues(s: &StatusSnapshot) -> Vec<pb::QueueStatus> {
         .collect()
 }
 
-/// The StreamStatus message for a snapshot; with `job_ids`, only those jobs are listed.
+/// The StreamStatus message for a snapshot as of `now_ms` (its `taken_at_unix_ms`, and the
+/// moment its uptime, busy times and params ages are reckoned at); with `job_ids`, only those
+/// jobs are listed.
 pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::StatusSnapshot {
     let jobs = s
         .jobs
@@ -111,7 +105,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
         daemon: Some(pb::DaemonInfo {
             version: s.daemon.version.clone(),
             build_id: s.daemon.build_id.clone(),
-            uptime_seconds: uptime_secs(s, now_ms),
+            uptime_seconds: s.daemon.uptime_secs(now_ms),
             backend: s.daemon.backend.clone(),
             started_at_unix_ms: s.daemon.started_at_unix_ms,
             draining: s.daemon.draining,
@@ -139,7 +133,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
             max_configured: s.synthesis.max_configured,
         }),
         jobs,
-        workers: s.workers.iter().map(worker).collect(),
+        workers: s.workers.iter().map(|w| worker(w, now_ms)).collect(),
         params: s
             .params
             .iter()
@@ -148,7 +142,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
                 tier: tier_to_pb(p.tier) as i32,
                 bytes: p.bytes,
                 ref_count: p.ref_count,
-                last_used_secs_ago: p.last_used_secs_ago,
+                last_used_secs_ago: p.last_used_secs_ago(now_ms),
             })
             .collect(),
         counters: Some(pb::Counters {
@@ -161,7 +155,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
         }),
         queues: queues(s),
         sequence: s.sequence,
-        taken_at_unix_ms: s.taken_at_unix_ms,
+        taken_at_unix_ms: now_ms,
     }
 }
 
@@ -191,7 +185,7 @@ fn job(j: &st::JobStatus) -> pb::JobStatus {
     }
 }
 
-fn worker(w: &st::WorkerStatus) -> pb::WorkerStatus {
+fn worker(w: &st::WorkerStatus, now_ms: u64) -> pb::WorkerStatus {
     let (state, current_job_id, current_partition) = match &w.state {
         WorkerState::Idle => (pb::WorkerState::Idle, String::new(), None),
         WorkerState::Proving { job_id, partition } => {
@@ -205,7 +199,7 @@ fn worker(w: &st::WorkerStatus) -> pb::WorkerStatus {
         state: state as i32,
         current_job_id,
         current_partition,
-        busy_seconds: w.busy_secs,
+        busy_seconds: w.busy_secs(now_ms),
         proofs_done: w.proofs_done,
         device_memory_bytes: w.device_memory_bytes,
         paused: w.paused.as_ref().map(|p| pb::PausedPartition {

@@ -167,3 +167,18 @@ fn snapshot_carries_params_worker_figures_and_job_times() {
         .collect();
     assert_eq!(sizes, [(45 << 30, 1), (184 << 20, 0)]);
 }
+
+#[test]
+fn a_snapshot_sent_later_reckons_its_ages_as_of_then() {
+    // A heartbeat repeats an unchanged snapshot: its uptime, busy time and params ages are
+    // reckoned as of the moment it is sent, which is its taken_at.
+    let later = fixture::TAKEN_MS + 30_000;
+    let s = snapshot(&fixture::busy(), &[], later);
+    assert_eq!(s.taken_at_unix_ms, later);
+    assert_eq!(s.daemon.unwrap().uptime_seconds, 50);
+    let busy: Vec<f64> = s.workers.iter().map(|w| w.busy_seconds).collect();
+    // Worker 0 is still proving: 30 s more; worker 1 is idle: unchanged.
+    assert_eq!(busy, [42.5, 2.5]);
+    let ages: Vec<u64> = s.params.iter().map(|p| p.last_used_secs_ago).collect();
+    assert_eq!(ages, [30, 39]);
+}

@@ -9,8 +9,6 @@ use snarkd_engine::state::{PartitionState, WorkerState};
 use snarkd_engine::status::ParamsTier;
 use snarkd_engine::{ProofKind, StatusSnapshot};
 
-use crate::api::status::uptime_secs;
-
 #[derive(Debug, Serialize, PartialEq)]
 pub struct StatusJson {
     pub uptime_secs: u64,
@@ -97,7 +95,7 @@ pub struct Counters {
 /// The original schema for a snapshot, as of `now_ms`.
 pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
     StatusJson {
-        uptime_secs: uptime_secs(s, now_ms),
+        uptime_secs: s.daemon.uptime_secs(now_ms),
         memory: Memory {
             total_bytes: s.memory.total_bytes,
             used_bytes: s.memory.used_bytes,
@@ -144,7 +142,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
                     state,
                     current_job,
                     current_partition,
-                    busy_secs: w.busy_secs,
+                    busy_secs: w.busy_secs(now_ms),
                 }
             })
             .collect(),
@@ -156,7 +154,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
                 .map(|p| Allocation {
                     circuit_id: p.circuit_id.clone(),
                     bytes: p.bytes,
-                    last_used_secs_ago: p.last_used_secs_ago,
+                    last_used_secs_ago: p.last_used_secs_ago(now_ms),
                     evictable: p.ref_count == 0,
                 })
                 .collect(),

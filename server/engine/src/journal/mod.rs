@@ -272,15 +272,18 @@ pub fn journal_counts(dir: &Path) -> Result<(u64, u64, u64), String> {
     store::counts(&conn).map_err(|e| e.to_string())
 }
 
+/// A recovered job with its plan, or why it could not be planned again.
+pub(crate) type Replanned = (
+    RecoveredJob,
+    Result<Arc<dyn crate::prover::JobPlan>, EngineError>,
+);
+
 /// Plans recovered jobs again, on up to one thread per core, in their order. The request bytes
 /// are moved into the planner (and dropped once decoded).
 pub(crate) fn plan_all(
     prover: &dyn crate::prover::Prover,
     jobs: Vec<RecoveredJob>,
-) -> Vec<(
-    RecoveredJob,
-    Result<Arc<dyn crate::prover::JobPlan>, EngineError>,
-)> {
+) -> Vec<Replanned> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(jobs.len())

@@ -302,7 +302,7 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
         .iter()
         .map(|j| j.job_id.clone())
         .collect();
-    assert_eq!(jobs, [good.clone()]);
+    assert_eq!(jobs, std::slice::from_ref(&good));
     completed(&life, &good);
     let quarantine = dir.path().join("quarantine");
     assert!(quarantine.join(format!("{bad_file}.req")).exists());

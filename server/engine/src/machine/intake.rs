@@ -7,7 +7,9 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use super::transition::Change;
-use super::types::{Effect, Job, JobOrigin, ParamsEntry, ParamsSlot, Part, RequestKey, Tally};
+use super::types::{
+    Effect, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally,
+};
 use super::{unix_ms, Machine};
 use crate::budget::Holder;
 use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, Submitted};
@@ -300,7 +302,7 @@ impl Machine {
         job.outcome.send_replace(Some(outcome));
         let circuit_id = job.circuit_id.clone();
         if let Some(entry) = self.params.get_mut(&circuit_id) {
-            entry.last_used = now;
+            entry.last_used = Moment::now();
         }
         self.changed();
     }
@@ -317,7 +319,7 @@ impl Machine {
         if let Some(entry) = self.params.get_mut(&circuit_id) {
             match &mut entry.slot {
                 ParamsSlot::Ready(_) => {
-                    entry.last_used = Instant::now();
+                    entry.last_used = Moment::now();
                     let _ = reply.send(Ok(Preloaded {
                         already_loaded: true,
                         load_time: Duration::ZERO,
@@ -364,7 +366,7 @@ impl Machine {
                 },
                 bytes: needed,
                 reservation: Some(reservation),
-                last_used: Instant::now(),
+                last_used: Moment::now(),
                 load_time: Duration::ZERO,
             },
         );

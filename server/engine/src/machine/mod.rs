@@ -23,8 +23,6 @@ mod types;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use tokio::time::Instant;
-
 use crate::budget::Budget;
 use crate::config::EngineConfig;
 use crate::prover::{DeviceInfo, Prover};
@@ -40,7 +38,6 @@ pub(crate) struct Machine {
     budget: Budget,
     /// The daemon's own memory, charged to the budget for the machine's life.
     _baseline: crate::budget::Reservation,
-    started_at: Instant,
     started_unix_ms: u64,
     /// Jobs by submit sequence number (which is also their age order).
     jobs: BTreeMap<u64, Job>,
@@ -84,7 +81,6 @@ impl Machine {
             prover,
             budget,
             _baseline,
-            started_at: Instant::now(),
             started_unix_ms: unix_ms(),
             jobs: BTreeMap::new(),
             job_ids: HashMap::new(),

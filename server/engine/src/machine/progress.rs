@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::transition::Change;
-use super::types::{Effect, ParamsSlot, Part, Stage};
+use super::types::{Effect, Moment, ParamsSlot, Part, Stage};
 use super::Machine;
 use crate::budget::Reservation;
 use crate::domain::{JobEnd, Preloaded};
@@ -157,7 +157,7 @@ impl Machine {
                     bytes.min(entry.reservation.as_ref().map_or(bytes, Reservation::bytes));
                 entry.slot = ParamsSlot::Ready(params);
                 entry.load_time = elapsed;
-                entry.last_used = Instant::now();
+                entry.last_used = Moment::now();
                 tracing::info!(%circuit_id, bytes, ms = elapsed.as_millis() as u64, "params loaded");
                 for waiter in waiters {
                     let _ = waiter.send(Ok(Preloaded {

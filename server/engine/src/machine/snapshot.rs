@@ -1,7 +1,5 @@
 //! Builds the read-only [`StatusSnapshot`] from the machine's records.
 
-use tokio::time::Instant;
-
 use super::types::{ParamsSlot, Tally};
 use super::{unix_ms, Machine};
 use crate::budget::Holder;
@@ -11,8 +9,9 @@ use crate::state::PartitionState;
 use crate::status::*;
 
 impl Machine {
+    /// The state as of now. Nothing in it moves with the clock alone (times are instants, not
+    /// ages), so two snapshots of the same state differ only in `taken_at_unix_ms`.
     pub(crate) fn snapshot(&self) -> StatusSnapshot {
-        let now = Instant::now();
         let jobs: Vec<JobStatus> = self
             .jobs
             .values()
@@ -56,7 +55,8 @@ impl Machine {
                         partition,
                     })
                 }),
-                busy_secs: w.busy_secs(now),
+                busy_secs_done: w.busy.as_secs_f64(),
+                busy_since_unix_ms: w.busy_since.map(|m| m.unix_ms),
                 proofs_done: w.proofs_done,
             })
             .collect();
@@ -73,7 +73,7 @@ impl Machine {
                 },
                 bytes: e.bytes,
                 ref_count: users,
-                last_used_secs_ago: (now - e.last_used).as_secs(),
+                last_used_unix_ms: e.last_used.unix_ms,
             })
             .collect();
         params.sort_by(|a, b| a.circuit_id.cmp(&b.circuit_id));
@@ -103,7 +103,6 @@ impl Machine {
                 build_id: self.config.build_id.clone(),
                 backend: self.prover.backend_name(),
                 started_at_unix_ms: self.started_unix_ms,
-                uptime_secs: (now - self.started_at).as_secs(),
                 draining: self.draining,
             },
             memory: MemoryStatus {

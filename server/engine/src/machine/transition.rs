@@ -8,7 +8,7 @@
 
 use tokio::time::Instant;
 
-use super::types::Stage;
+use super::types::{Moment, Stage};
 use super::Machine;
 use crate::budget::{Meter, Reservation};
 use crate::prover::Synthesized;
@@ -141,7 +141,7 @@ impl Machine {
                     partition: index,
                 };
                 w.job_seq = Some(job);
-                w.busy_since.get_or_insert(now);
+                w.busy_since.get_or_insert(Moment::now());
                 part.worker = Some(worker);
                 let reserved = match &part.stage {
                     Stage::SynthDone { reservation, .. } => reservation.meter(),
@@ -234,7 +234,7 @@ impl Machine {
             return;
         }
         if let Some(since) = w.busy_since.take() {
-            w.busy += now - since;
+            w.busy += now - since.at;
         }
         w.state = WorkerState::Idle;
         w.job_seq = None;

@@ -325,8 +325,10 @@ pub(crate) struct Worker {
     /// partition preempted it (it stops at its next step boundary) and it goes on when that
     /// one is done.
     pub paused: Option<(u64, u32)>,
+    /// Device-phase time of finished stints.
     pub busy: Duration,
-    pub busy_since: Option<Instant>,
+    /// When the current stint began, while the worker proves.
+    pub busy_since: Option<Moment>,
     pub proofs_done: u64,
 }
 
@@ -343,10 +345,22 @@ impl Worker {
             proofs_done: 0,
         }
     }
+}
 
-    pub fn busy_secs(&self, now: Instant) -> f64 {
-        let running = self.busy_since.map_or(Duration::ZERO, |since| now - since);
-        (self.busy + running).as_secs_f64()
+/// A point in time on both clocks: the monotonic one the machine measures with, and the wall
+/// clock a snapshot shows (read once, so two snapshots of the same state are equal).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Moment {
+    pub at: Instant,
+    pub unix_ms: u64,
+}
+
+impl Moment {
+    pub fn now() -> Moment {
+        Moment {
+            at: Instant::now(),
+            unix_ms: super::unix_ms(),
+        }
     }
 }
 
@@ -362,7 +376,7 @@ pub(crate) struct ParamsEntry {
     pub slot: ParamsSlot,
     pub bytes: u64,
     pub reservation: Option<Reservation>,
-    pub last_used: Instant,
+    pub last_used: Moment,
     pub load_time: Duration,
 }
 
