@@ -109,7 +109,11 @@ build_secs=$((SECONDS - started))
 size="$("${B[@]}" images --format '{{.Size}}' "$IMAGE" | head -n 1)"
 passed "the image builds (${build_secs} s, $size)"
 
-config() { "${B[@]}" inspect --type image --format "{{json .Docker.Config.$1}}" "$IMAGE"; }
+# A field of the image's config, as JSON.
+config() {
+  "${B[@]}" inspect --type image "$IMAGE" \
+    | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["Docker"]["config"].get(sys.argv[1])))' "$1"
+}
 [ "$(config User)" = '"10001:10001"' ] || fail "the image's user is $(config User), not 10001:10001"
 entrypoint="$(config Entrypoint | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)))')"
 cmd="$(config Cmd | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)))')"
@@ -120,7 +124,8 @@ version="$(in_ctr "$c" $entrypoint --version)"
 grep -q "$build_id" <<<"$version" || fail "'snarkd --version' says '$version', without the build id $build_id"
 passed "snarkd --version shows the build id ($version)"
 devices="$(in_ctr "$c" $entrypoint devices)" || fail "'snarkd devices' failed: $devices"
-passed "snarkd devices runs ($(($(wc -l <<<"$devices") - 1)) OpenCL devices; the CPU backend is always there)"
+opencl="$(awk 'NR > 1 && $1 != "cpu"' <<<"$devices" | wc -l)"
+passed "snarkd devices runs ($opencl OpenCL devices; the CPU backend is always there)"
 
 # The params volume: a directory of the 2 KiB PoSt params, owned as a fresh named volume would be
 # (by the image's user), mounted where the image declares it.

@@ -1,7 +1,9 @@
 //! The realistic mix: two PoRep and one SnapDeals proof in flight all the time, a WindowPoSt every
 //! `wpost_every` and a WinningPoSt at random times (seeded, so every run sees the same arrivals),
-//! for `duration`. What it measures: each deadline kind's latencies, and how many PoRep proofs
-//! completed in the window.
+//! for `duration`. What it measures: each deadline kind's latencies, and how much PoRep work was
+//! done in the window: the proofs completed, plus the share of the one still running at the end
+//! (its time so far over its lane's mean proof time), so that the figure does not move in steps
+//! of a whole proof.
 
 use std::time::Duration;
 
@@ -43,6 +45,8 @@ pub(super) struct Run {
     pub wpost: Vec<f64>,
     /// PoRep proofs completed within the window.
     pub porep_done: usize,
+    /// `porep_done` plus the shares of the PoRep proofs running at the end.
+    pub porep_work: f64,
 }
 
 impl Shape {
@@ -80,6 +84,7 @@ pub(super) async fn run(d: &Daemon, r: &Requests<'_>, shape: Shape) -> Result<Ru
         let (client, request) = (client.clone(), request.clone());
         background.push(tokio::spawn(async move {
             let mut done = 0usize;
+            let mut last_end = start;
             for n in 0.. {
                 let submit = to_wire(
                     &request,
@@ -94,8 +99,13 @@ pub(super) async fn run(d: &Daemon, r: &Requests<'_>, shape: Shape) -> Result<Ru
                     bail!("background proof {}: {}", o.status, o.error);
                 }
                 done += 1;
+                last_end = Instant::now();
             }
-            Ok(done)
+            Ok(Lane {
+                done,
+                running_for: end - last_end,
+                mean: (done > 0).then(|| (last_end - start) / done as u32),
+            })
         }));
     }
 
@@ -118,6 +128,7 @@ pub(super) async fn run(d: &Daemon, r: &Requests<'_>, shape: Shape) -> Result<Ru
         winning: Vec::new(),
         wpost: Vec::new(),
         porep_done: 0,
+        porep_work: 0.0,
     };
     for task in wpost {
         run.wpost.push(task.await.context("a WindowPoSt task")??);
@@ -128,10 +139,30 @@ pub(super) async fn run(d: &Daemon, r: &Requests<'_>, shape: Shape) -> Result<Ru
     for (lane, task) in background.into_iter().enumerate() {
         let done = task.await.context("a background task")??;
         if lane < 2 {
-            run.porep_done += done;
+            run.porep_done += done.done;
+            run.porep_work += done.work();
         }
     }
     Ok(run)
+}
+
+/// One background lane's proofs, one after another.
+struct Lane {
+    done: usize,
+    /// How long the proof cut off at the end had run.
+    running_for: Duration,
+    /// The lane's mean proof time (none when no proof completed).
+    mean: Option<Duration>,
+}
+
+impl Lane {
+    /// Proofs done, counting the one cut off by its share of a mean proof (less than one).
+    fn work(&self) -> f64 {
+        let share = self.mean.map_or(0.0, |mean| {
+            (self.running_for.as_secs_f64() / mean.as_secs_f64()).min(0.99)
+        });
+        self.done as f64 + share
+    }
 }
 
 #[cfg(test)]
@@ -152,5 +183,23 @@ mod tests {
         assert!(winning.len() >= 6 && winning.iter().all(|t| *t < shape.duration));
         let other = Shape { seed: 8, ..shape }.arrivals().1;
         assert_ne!(other, winning);
+    }
+
+    #[test]
+    fn a_lane_counts_the_proof_cut_off_by_its_share() {
+        let lane = |done, running_for, mean| Lane {
+            done,
+            running_for: Duration::from_secs(running_for),
+            mean: Some(Duration::from_secs(mean)),
+        };
+        assert_eq!(lane(3, 30, 60).work(), 3.5);
+        // A proof running longer than the mean still counts as less than a whole one.
+        assert_eq!(lane(2, 90, 60).work(), 2.99);
+        let none = Lane {
+            done: 0,
+            running_for: Duration::from_secs(100),
+            mean: None,
+        };
+        assert_eq!(none.work(), 0.0);
     }
 }

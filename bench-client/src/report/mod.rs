@@ -366,21 +366,26 @@ pub fn report(o: Options) -> Result<()> {
             (&on.wpost, "in the mix"),
         ));
         let minutes = o.mix_duration.as_secs_f64() / 60.0;
-        let (rate_on, rate_off) = (
-            on.porep_done as f64 / minutes,
-            off.porep_done as f64 / minutes,
-        );
+        let (rate_on, rate_off) = (on.porep_work / minutes, off.porep_work / minutes);
         rows.push(Row {
             name: "mix: PoRep throughput (proofs/min), preemption on over off".into(),
             baseline: (
                 format!(
-                    "preempt = false ({} PoRep; WinningPoSt p50 {:.0} ms)",
+                    "preempt = false ({} PoRep + {:.2} cut off; WinningPoSt p50 {:.0} ms)",
                     off.porep_done,
+                    off.porep_work - off.porep_done as f64,
                     percentile(&off.winning, 0.5)
                 ),
                 rate_off,
             ),
-            snarkd: (format!("preempt = true ({} PoRep)", on.porep_done), rate_on),
+            snarkd: (
+                format!(
+                    "preempt = true ({} PoRep + {:.2} cut off)",
+                    on.porep_done,
+                    on.porep_work - on.porep_done as f64
+                ),
+                rate_on,
+            ),
             ratio: rate_on / rate_off,
             target: (">= 0.90 (at most 10 % lost)", rate_on >= 0.9 * rate_off),
         });

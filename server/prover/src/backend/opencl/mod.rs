@@ -230,6 +230,8 @@ impl OpenClBackend {
         bytes <= share && largest <= self.device.info.max_alloc_bytes
     }
 
+    // `fetch_update` is called `try_update` from Rust 1.95 on, later than our rust-version.
+    #[allow(deprecated)]
     fn take_injected(&self) -> bool {
         self.health
             .injected
