@@ -5,7 +5,7 @@ use snarkd_engine::status::*;
 use snarkd_engine::{Priority, ProofKind, StatusSnapshot};
 
 pub const STARTED_MS: u64 = 1_700_000_000_000;
-/// When the snapshot was taken: 20 s after the start.
+/// The moment the tests read the snapshot at: 20 s after the start.
 pub const TAKEN_MS: u64 = STARTED_MS + 20_000;
 pub const RUNNING_JOB: &str = "0b9f6c1e-5f7a-4b7e-9a51-3f1f2a9c7d10";
 pub const DONE_JOB: &str = "7d3c2b1a-0000-4000-8000-000000000002";
@@ -147,6 +147,5 @@ pub fn busy() -> StatusSnapshot {
             })
             .collect(),
         sequence: 77,
-        taken_at_unix_ms: TAKEN_MS,
     }
 }

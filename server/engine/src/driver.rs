@@ -64,7 +64,7 @@ pub(crate) async fn run(
 /// idle daemon (status streams, the monitor) are not woken for nothing.
 fn publish_if_changed(status: &watch::Sender<Arc<StatusSnapshot>>, snapshot: StatusSnapshot) {
     status.send_if_modified(|published| {
-        let changed = !published.same_state(&snapshot);
+        let changed = **published != snapshot;
         if changed {
             *published = Arc::new(snapshot);
         }

@@ -7,7 +7,8 @@
 use crate::domain::{Priority, ProofKind};
 use crate::state::{PartitionState, WorkerState};
 
-/// Everything a dashboard draws, as of `taken_at_unix_ms`.
+/// Everything a dashboard draws. It holds no time that moves by itself, so two snapshots of one
+/// state are equal; readers reckon ages as of when they show them.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct StatusSnapshot {
     pub daemon: DaemonInfo,
@@ -22,39 +23,6 @@ pub struct StatusSnapshot {
     pub queues: Vec<QueueStatus>,
     /// Increases with every change; equal sequences mean equal state.
     pub sequence: u64,
-    pub taken_at_unix_ms: u64,
-}
-
-impl StatusSnapshot {
-    /// Whether `other` shows the same state, whenever each was taken.
-    pub fn same_state(&self, other: &StatusSnapshot) -> bool {
-        // Listed in full, so that a new field has to be placed on one side or the other.
-        let StatusSnapshot {
-            daemon,
-            memory,
-            synthesis,
-            jobs,
-            workers,
-            params,
-            counters,
-            queues,
-            sequence,
-            taken_at_unix_ms: _,
-        } = self;
-        (
-            daemon, memory, synthesis, jobs, workers, params, counters, queues, sequence,
-        ) == (
-            &other.daemon,
-            &other.memory,
-            &other.synthesis,
-            &other.jobs,
-            &other.workers,
-            &other.params,
-            &other.counters,
-            &other.queues,
-            &other.sequence,
-        )
-    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]

@@ -1,7 +1,7 @@
 //! Builds the read-only [`StatusSnapshot`] from the machine's records.
 
 use super::types::{ParamsSlot, Tally};
-use super::{unix_ms, Machine};
+use super::Machine;
 use crate::budget::Holder;
 use crate::domain::ProofKind;
 use crate::schedule::{lookahead_allows, synthesis_allowed_now};
@@ -10,7 +10,7 @@ use crate::status::*;
 
 impl Machine {
     /// The state as of now. Nothing in it moves with the clock alone (times are instants, not
-    /// ages), so two snapshots of the same state differ only in `taken_at_unix_ms`.
+    /// ages), so two snapshots of the same state are equal.
     pub(crate) fn snapshot(&self) -> StatusSnapshot {
         let jobs: Vec<JobStatus> = self
             .jobs
@@ -142,7 +142,6 @@ impl Machine {
             },
             queues,
             sequence: self.sequence,
-            taken_at_unix_ms: unix_ms(),
         }
     }
 }
