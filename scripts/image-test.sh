@@ -109,10 +109,11 @@ build_secs=$((SECONDS - started))
 size="$("${B[@]}" images --format '{{.Size}}' "$IMAGE" | head -n 1)"
 passed "the image builds (${build_secs} s, $size)"
 
-# A field of the image's config, as JSON.
+# A field of the image's config, as JSON (the image is inspected once).
+image_json="$("${B[@]}" inspect --type image "$IMAGE")"
 config() {
-  "${B[@]}" inspect --type image "$IMAGE" \
-    | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["Docker"]["config"].get(sys.argv[1])))' "$1"
+  python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["Docker"]["config"].get(sys.argv[1])))' "$1" \
+    <<<"$image_json"
 }
 [ "$(config User)" = '"10001:10001"' ] || fail "the image's user is $(config User), not 10001:10001"
 entrypoint="$(config Entrypoint | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)))')"
