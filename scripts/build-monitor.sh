@@ -8,7 +8,9 @@
 # (scripts/setup.sh installs them then), building std with -Zbuild-std: the route
 # scripts/wasm-toolchain.sh chooses, the same one setup.sh checked. SNARKD_WASM_TOOLCHAIN=rustup
 # or =debian forces one. wasm-bindgen-cli is built once at the lockfile's version into
-# $SNARKD_TOOLS_CACHE (default ~/.cache/snarkd/tools), outside the checkout.
+# $SNARKD_TOOLS_CACHE (default ~/.cache/snarkd/tools), outside the checkout. Then binaryen's
+# wasm-opt (npm, pinned in monitor-ui/build; Debian's binaryen breaks the module) shrinks the
+# wasm, and every file is stored also brotli- and gzip-compressed for the daemon to send as is.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 APP="$ROOT/monitor-ui/app"
@@ -58,8 +60,16 @@ fi
 # Assemble next to dist and swap it in, so a running daemon never serves half a bundle.
 STAGE="$(mktemp -d "$ROOT/monitor-ui/.dist.XXXXXX")"
 trap 'rm -rf "$STAGE"' EXIT
-"$WB" --target web --no-typescript --out-dir "$STAGE" --out-name snarkd_monitor "$WASM"
+"$WB" --target web --no-typescript --remove-name-section --remove-producers-section \
+  --out-dir "$STAGE" --out-name snarkd_monitor "$WASM"
 cp "$APP/static/"* "$STAGE/"
+BUILD_TOOLS="$ROOT/monitor-ui/build"
+npm ci --prefix "$BUILD_TOOLS" --no-audit --no-fund --silent
+BG="$STAGE/snarkd_monitor_bg.wasm"
+"$BUILD_TOOLS/node_modules/.bin/wasm-opt" -Oz --strip-debug --strip-producers \
+  --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  --enable-mutable-globals --enable-reference-types --enable-multivalue "$BG" -o "$BG"
+node "$BUILD_TOOLS/precompress.mjs" "$STAGE"
 chmod 755 "$STAGE"
 rm -rf "$DIST.old"
 [ -d "$DIST" ] && mv "$DIST" "$DIST.old"

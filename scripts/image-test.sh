@@ -164,7 +164,9 @@ uid="$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")"
 passed "the daemon runs as uid 10001"
 curl -fs http://127.0.0.1:9821/ | grep -q snarkd_monitor || fail "the monitor page is not served"
 curl -fs -o /dev/null http://127.0.0.1:9821/snarkd_monitor_bg.wasm || fail "the monitor's wasm is not served"
-passed "the monitor is served from /usr/share/snarkd/monitor"
+curl -fs -o /dev/null -D - -H 'accept-encoding: br' http://127.0.0.1:9821/snarkd_monitor_bg.wasm \
+  | grep -qi '^content-encoding: br' || fail "the monitor's wasm is not sent brotli-compressed"
+passed "the monitor is served from /usr/share/snarkd/monitor, precompressed"
 in_ctr "$c" $health >/dev/null || fail "the HEALTHCHECK command ($health) failed"
 passed "the HEALTHCHECK command succeeds ($health)"
 in_ctr "$c" sh -c 'touch /var/tmp/filecoin-proof-parameters/.writable && rm /var/tmp/filecoin-proof-parameters/.writable' \

@@ -107,11 +107,19 @@ test("recovers when the daemon restarts", STEP, async () => {
     const page = await browser.page(`${daemon.httpUrl}/`);
     await waitLive(page);
     await daemon.stop();
-    await page.locator('[data-connection="conn-waiting"]').waitFor({ timeout: 30_000 });
+    // The stream's end is an event, not a timeout: the page marks what it shows as stale at once.
+    await page.locator(".stale-mark").waitFor({ timeout: 1_000 });
+    assert.match(await page.locator(".stale-mark").innerText(), /stale · last update \d+(\.\d)? (ms|s) ago/);
+    await page.locator('[data-connection="conn-lost"]').waitFor({ timeout: 5_000 });
+    assert.match(await page.locator(".conn").innerText(), /^connection lost: .*; retrying (in \d+ s|now)$/);
+    assert.match(await page.title(), /^snarkd · disconnected/);
     await page.screenshot({ path: join(ARTIFACTS, "monitor-disconnected.png") });
 
     daemon = await startDaemon({ grpcPort: daemon.grpcPort, httpPort: daemon.httpPort });
+    // Retry now instead of waiting out the backoff.
+    await page.locator(".retry").click();
     await waitLive(page, 0, 60_000);
+    assert.equal(await page.locator(".stale-mark").count(), 0, "live again: no stale mark");
     const { ids } = await jobIdsDuring(daemon, prove(daemon, "winning", 1));
     assert.equal(ids.size, 1);
     await waitJobDone(page, [...ids][0]);
@@ -160,5 +168,72 @@ test("shows several daemons side by side (?daemon=URL&daemon=URL)", STEP, async 
     await page.close();
   } finally {
     await Promise.all([a.stop(), b.stop()]);
+  }
+});
+
+test("arrives brotli-compressed within 250 KB, and a reload only revalidates", STEP, async () => {
+  const STATIC = ["/", "/snarkd_monitor.js", "/snarkd_monitor_bg.wasm", "/style.css"];
+  const daemon = await startDaemon();
+  const fresh = await launch(); // an empty cache, whatever the other tests fetched
+  try {
+    const encodings = new Map();
+    const page = await fresh.context.newPage();
+    page.on("response", (r) => {
+      encodings.set(new URL(r.url()).pathname, r.headers()["content-encoding"] ?? "identity");
+    });
+    // What crossed the wire for the page's own files (headers included), by path.
+    const transferred = () => page.evaluate((paths) => {
+      const sizes = Object.fromEntries(paths.map((p) => [p, 0]));
+      for (const e of [...performance.getEntriesByType("navigation"),
+        ...performance.getEntriesByType("resource")]) {
+        const path = new URL(e.name).pathname;
+        if (path in sizes) sizes[path] += e.transferSize;
+      }
+      return sizes;
+    }, STATIC);
+
+    await page.goto(`${daemon.httpUrl}/`);
+    await waitLive(page);
+    assert.equal(await page.locator("#loading").count(), 0, "the loading placeholder is gone");
+    for (const path of STATIC) assert.equal(encodings.get(path), "br", `${path} is sent as brotli`);
+    const first = await transferred();
+    const total = Object.values(first).reduce((a, b) => a + b, 0);
+    assert.ok(total > 0 && total <= 250_000, `the first load moved ${total} bytes: ${JSON.stringify(first)}`);
+
+    await page.reload();
+    await waitLive(page);
+    const again = await transferred();
+    for (const path of STATIC) {
+      assert.ok(again[path] < 2_000, `${path} is revalidated (304), not sent again: ${JSON.stringify(again)}`);
+    }
+    await page.close();
+  } finally {
+    await fresh.close();
+    await daemon.stop();
+  }
+  assert.deepEqual(fresh.errors, []);
+});
+
+test("a daemon never reached collapses beside a live one and says so", STEP, async () => {
+  const daemon = await startDaemon();
+  const nobody = "http://127.0.0.1:9"; // the discard port: nothing answers gRPC-web there
+  try {
+    const query = [daemon.httpUrl, nobody].map((u) => `daemon=${encodeURIComponent(u)}`).join("&");
+    const page = await browser.page(`${daemon.httpUrl}/?${query}`);
+    await waitLive(page, 0);
+    const dead = page.locator(".daemon").nth(1);
+    await dead.locator('[data-connection="conn-never"]').waitFor({ timeout: 30_000 });
+    assert.match(await dead.locator(".conn").innerText(), /^cannot reach the daemon: .+; retrying/);
+    const classes = (await dead.getAttribute("class")).split(/\s+/).sort();
+    assert.deepEqual(classes, ["collapsed", "daemon", "stale"]);
+    assert.equal(await dead.locator(".stale-mark").count(), 0, "nothing was shown, so nothing is stale");
+    const [live, down] = await Promise.all([0, 1].map((i) =>
+      page.locator(".daemon").nth(i).evaluate((e) => e.getBoundingClientRect().height)));
+    assert.ok(down < 80 && down < live / 3, `the dead daemon's card is compact (${down} px vs ${live} px)`);
+    assert.equal(await page.title(), "snarkd · 1 of 2 disconnected");
+    await page.screenshot({ path: join(ARTIFACTS, "monitor-never-reached.png") });
+    await page.close();
+  } finally {
+    await daemon.stop();
   }
 });

@@ -143,3 +143,95 @@ async fn monitor_page_says_it_is_not_built_until_it_is() {
     // The monitor never shadows the daemon's own pages.
     assert_eq!(http_get(d.http, "/healthz").await.2.trim(), "ok");
 }
+
+/// The monitor's files as `build-monitor.sh` leaves them (each also as `.br` and `.gz`) go out
+/// precompressed to browsers that accept it, with `no-cache` and a validator; asking again with
+/// that validator gets an empty 304.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn monitor_files_go_out_precompressed_and_revalidate_to_304() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body) in [
+        ("index.html", "<title>snarkd monitor</title>"),
+        ("index.html.br", "brotli index"),
+        ("index.html.gz", "gzip index"),
+        ("app.wasm", "wasm bytes, plain"),
+        ("app.wasm.gz", "wasm bytes, gzip"),
+    ] {
+        std::fs::write(dir.path().join(name), body).unwrap();
+    }
+    let mut config = test_config();
+    config.daemon.monitor_dir = dir.path().to_path_buf();
+    let d = start_with(config, StandInProver::new()).await;
+    let http = reqwest::Client::new();
+    let get = |path: &str, accept: &str, if_none_match: Option<&str>| {
+        let mut req = http
+            .get(format!("http://{}{path}", d.http))
+            .header("accept-encoding", accept);
+        if let Some(tag) = if_none_match {
+            req = req.header("if-none-match", tag);
+        }
+        async move {
+            let r = req.send().await.unwrap();
+            let header = |name: &str| {
+                r.headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap().to_string())
+                    .unwrap_or_default()
+            };
+            let head = [
+                header("content-encoding"),
+                header("etag"),
+                header("cache-control"),
+                header("vary"),
+            ];
+            (r.status().as_u16(), head, r.text().await.unwrap())
+        }
+    };
+
+    let (code, [encoding, etag, cache, vary], body) = get("/", "gzip, br", None).await;
+    assert_eq!((code, body.as_str()), (200, "brotli index"));
+    assert_eq!(encoding, "br");
+    assert_eq!(
+        (cache.as_str(), vary.as_str()),
+        ("no-cache", "accept-encoding")
+    );
+    assert!(
+        etag.starts_with("W/\"") && etag.ends_with("-br\""),
+        "{etag}"
+    );
+    // A client-side route is the same page, compressed the same way.
+    assert_eq!(get("/jobs/7", "br", None).await.2, "brotli index");
+
+    let (code, [_, again, ..], body) = get("/", "gzip, br", Some(&etag)).await;
+    assert_eq!(
+        (code, body.as_str(), again.as_str()),
+        (304, "", etag.as_str())
+    );
+    // The gzip copy is another representation: the brotli validator does not match it.
+    let (code, [encoding, gz_tag, ..], body) = get("/", "gzip", Some(&etag)).await;
+    assert_eq!(
+        (code, encoding.as_str(), body.as_str()),
+        (200, "gzip", "gzip index")
+    );
+    assert_ne!(gz_tag, etag);
+
+    let (code, [encoding, plain_tag, ..], body) = get("/app.wasm", "identity", None).await;
+    assert_eq!(
+        (code, encoding.as_str(), body.as_str()),
+        (200, "", "wasm bytes, plain")
+    );
+    assert_eq!(
+        get("/app.wasm", "br, gzip", None).await.2,
+        "wasm bytes, gzip"
+    );
+    let (code, ..) = get(
+        "/app.wasm",
+        "identity",
+        Some(&format!("\"x\", {plain_tag}")),
+    )
+    .await;
+    assert_eq!(code, 304);
+    // The daemon's own pages are not cached.
+    let (_, [_, etag, cache, _], _) = get("/healthz", "br", None).await;
+    assert_eq!((etag.as_str(), cache.as_str()), ("", ""));
+}

@@ -3,9 +3,12 @@
 //! show lives in `snarkd-monitor-model`; this crate only renders it.
 //!
 //! Layout:
-//! - `stream`: one daemon's status stream, with reconnects and a silence watchdog.
+//! - `stream`: one daemon's status stream, with reconnects, a retry-now and a silence watchdog.
 //! - `clock`: the browser's clock and an async sleep.
-//! - `panel`: one daemon's dashboard (header, memory, synthesis, workers, jobs, tables).
+//! - `panel`: one daemon's dashboard (link badge and stale mark, header, memory, synthesis,
+//!   workers, jobs, tables).
+//!
+//! The tab title says how many jobs run and failed over every daemon, and which are unreachable.
 //! - `jobs`: the job rows with their partition grids, kept keyed so updates touch only what changed.
 
 mod clock;
@@ -14,6 +17,7 @@ mod panel;
 mod stream;
 
 use leptos::prelude::*;
+use snarkd_monitor_model::{tab_title, Watched};
 
 fn main() {
     console_error_panic_hook_lite();
@@ -30,9 +34,29 @@ fn App() -> impl IntoView {
         &location.pathname().unwrap_or_default(),
     );
     let several = urls.len() > 1;
+    let shown: Vec<RwSignal<panel::Shown>> = urls
+        .iter()
+        .map(|_| RwSignal::new(Default::default()))
+        .collect();
+    let all = shown.clone();
+    Effect::new(move |_| {
+        let panels: Vec<panel::Shown> = all.iter().map(|s| s.get()).collect();
+        let watched: Vec<Watched<'_>> = panels
+            .iter()
+            .map(|p| Watched {
+                live: p.live,
+                dashboard: p.dashboard.as_ref(),
+            })
+            .collect();
+        document().set_title(&tab_title(&watched));
+    });
     view! {
         <main class="daemons" class:several=several>
-            {urls.into_iter().map(|url| view! { <panel::DaemonPanel url=url /> }).collect_view()}
+            {urls
+                .into_iter()
+                .zip(shown)
+                .map(|(url, shown)| view! { <panel::DaemonPanel url=url several=several shown=shown /> })
+                .collect_view()}
         </main>
     }
 }

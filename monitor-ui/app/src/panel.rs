@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use snarkd_monitor_model::labels::{self, PARTITION_STATES};
-use snarkd_monitor_model::{Connection, Dashboard};
+use snarkd_monitor_model::{Connection, Dashboard, Link};
 
 use crate::clock::now_ms;
 use crate::jobs::JobList;
@@ -16,13 +16,23 @@ use crate::stream::{watch, Received};
 /// How often ages, busy times and fades move between snapshots.
 const TICK: Duration = Duration::from_secs(1);
 
+/// What a panel tells the page about itself (for the tab title).
+#[derive(Clone, Default, PartialEq)]
+pub struct Shown {
+    pub live: bool,
+    pub dashboard: Option<Dashboard>,
+}
+
+/// One daemon's panel. With `several` daemons on the page, a daemon that cannot be reached
+/// collapses to its top bar.
 #[component]
-pub fn DaemonPanel(url: String) -> impl IntoView {
+pub fn DaemonPanel(url: String, several: bool, shown: RwSignal<Shown>) -> impl IntoView {
     let latest = RwSignal::new(None::<Received>);
     let connection = RwSignal::new(Connection::Connecting { attempt: 0 });
     let tick = RwSignal::new(0u64);
     set_interval(move || tick.update(|t| *t += 1), TICK);
-    watch(url.clone(), latest, connection);
+    let (retry_tx, retry_rx) = futures::channel::mpsc::unbounded();
+    watch(url.clone(), latest, connection, retry_rx);
 
     // Disconnected, the page stops the clock at the last snapshot: it shows what was last known.
     let dash = Memo::new(move |_| {
@@ -37,18 +47,61 @@ pub fn DaemonPanel(url: String) -> impl IntoView {
         })
     });
     let live = move || connection.with(|c| *c == Connection::Live);
+    // The badge, countdown and stale mark move with the tick while the stream is down.
+    let link = Memo::new(move |_| {
+        tick.track();
+        connection.with(|c| latest.with(|r| Link::of(c, r.as_ref().map(|r| r.at_ms), now_ms())))
+    });
+    Effect::new(move |_| {
+        let now = Shown {
+            live: live(),
+            dashboard: dash.get(),
+        };
+        if shown.with_untracked(|s| *s != now) {
+            shown.set(now);
+        }
+    });
+    let unreachable = move || link.with(|l| matches!(l.class, "conn-never" | "conn-lost"));
 
     view! {
-        <section class="daemon" class:stale=move || !live() data-url=url.clone()>
+        <section
+            class="daemon"
+            class:stale=move || !live()
+            class:collapsed=move || several && unreachable()
+            data-url=url.clone()
+        >
             <header class="top">
                 <span class="url">{url.clone()}</span>
-                <span
-                    class=move || format!("conn {}", connection.with(|c| c.class()))
-                    data-connection=move || connection.with(|c| c.class())
-                >
-                    {move || connection.with(|c| c.label())}
+                <span class="link">
+                    <span
+                        class=move || format!("conn {}", link.with(|l| l.class))
+                        data-connection=move || link.with(|l| l.class)
+                        role="status"
+                    >
+                        {move || link.with(|l| l.badge.clone())}
+                    </span>
+                    <Show when=move || link.with(|l| l.can_retry)>
+                        <button
+                            class="retry"
+                            on:click={
+                                let retry_tx = retry_tx.clone();
+                                move |_| {
+                                    let _ = retry_tx.unbounded_send(());
+                                }
+                            }
+                        >
+                            "retry now"
+                        </button>
+                    </Show>
                 </span>
             </header>
+            <Show when=move || link.with(|l| l.stale.is_some())>
+                <p class="stale-mark">
+                    <b>"stale"</b>
+                    " · " {move || link.with(|l| l.stale.clone().unwrap_or_default())}
+                    "; what follows is as of then"
+                </p>
+            </Show>
             <Show
                 when=move || dash.with(|d| d.is_some())
                 fallback=|| view! { <p class="waiting">"waiting for the first snapshot..."</p> }

@@ -1,8 +1,10 @@
 //! One daemon's `StreamStatus` over gRPC-web. Runs for the page's lifetime: opens the stream,
 //! publishes every snapshot, and when the stream fails, ends or goes silent, waits the model's
-//! backoff and opens it again.
+//! backoff (or until the user asks to retry now) and opens it again.
 
+use futures::channel::mpsc::UnboundedReceiver;
 use futures::future::{select, Either};
+use futures::StreamExt;
 use leptos::prelude::*;
 use snarkd_monitor_model::{backoff_ms, Connection};
 use snarkd_proto::v1::proving_engine_client::ProvingEngineClient;
@@ -23,15 +25,24 @@ pub struct Received {
     pub at_ms: u64,
 }
 
-/// Watches the daemon at `url` until the page closes.
-pub fn watch(url: String, latest: RwSignal<Option<Received>>, connection: RwSignal<Connection>) {
+/// Watches the daemon at `url` until the page closes; a message on `retry_now` cuts a wait
+/// between tries short.
+pub fn watch(
+    url: String,
+    latest: RwSignal<Option<Received>>,
+    connection: RwSignal<Connection>,
+    mut retry_now: UnboundedReceiver<()>,
+) {
     leptos::task::spawn_local(async move {
         let mut attempt = 0;
         loop {
             connection.set(Connection::Connecting { attempt });
             let error = follow(&url, latest, connection, &mut attempt).await;
-            connection.set(Connection::failed(attempt, error));
-            sleep_ms(backoff_ms(attempt)).await;
+            connection.set(Connection::failed(attempt, &error, now_ms()));
+            // Clicks from before this wait do not cut it short.
+            while retry_now.try_recv().is_ok() {}
+            let wait = Box::pin(sleep_ms(backoff_ms(attempt)));
+            select(wait, retry_now.next()).await;
             attempt = attempt.saturating_add(1);
         }
     });

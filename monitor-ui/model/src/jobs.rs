@@ -12,7 +12,7 @@ pub const FADE_MS: u64 = 30_000;
 pub const FADED_OPACITY_PCT: u8 = 35;
 
 /// What the page shows for one job.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct JobRow {
     /// The full job id, never shortened.
     pub job_id: String,

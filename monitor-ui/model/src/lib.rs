@@ -9,8 +9,10 @@
 //!   the app's stylesheet, one class per state).
 //! - `jobs`: one row per job (order, fade-out, partition cells with their hover text).
 //! - `dashboard`: the whole page for one daemon, built from a snapshot.
-//! - `connection`: the stream's connection state and the reconnect backoff.
+//! - `connection`: the stream's connection state, the reconnect backoff and what the page says
+//!   about the link (never reached or lost, countdown, stale mark).
 //! - `daemons`: which daemons the page watches (`?daemon=URL&daemon=URL`).
+//! - `title`: the tab title over every daemon watched.
 
 pub mod connection;
 pub mod daemons;
@@ -18,8 +20,10 @@ pub mod dashboard;
 pub mod format;
 pub mod jobs;
 pub mod labels;
+pub mod title;
 
-pub use connection::{backoff_ms, Connection};
+pub use connection::{backoff_ms, Connection, Link};
 pub use daemons::daemon_urls;
 pub use dashboard::Dashboard;
 pub use jobs::{JobRow, PartitionCell};
+pub use title::{tab_title, Watched};
