@@ -8,19 +8,20 @@ use snarkd_proto::v1 as pb;
 use snarkd_prover::ProofRequest;
 
 use super::daemon::Daemon;
-use super::{ms, preload};
+use super::preload;
 use crate::client::Client;
 use crate::remote::{prove, request_id};
 use crate::request::to_wire;
+use crate::summary::Outcome;
 
-/// Latencies (ms) of `samples` deadline proofs at their kind's usual priority, idle and then
-/// while two PoRep jobs run.
+/// Outcomes of `samples` deadline proofs at their kind's usual priority, idle and then while two
+/// PoRep jobs run.
 pub(super) async fn idle_and_loaded(
     d: &Daemon,
     (deadline, circuit): (&ProofRequest, &str),
     porep: &ProofRequest,
     samples: usize,
-) -> Result<(Vec<f64>, Vec<f64>)> {
+) -> Result<(Vec<Outcome>, Vec<Outcome>)> {
     let mut client = d.client().await?;
     preload(client.clone(), circuit).await?;
     preload(client.clone(), "porep-2k").await?;
@@ -57,19 +58,20 @@ pub(super) async fn idle_and_loaded(
     Ok((idle, loaded))
 }
 
-/// One proof of `request` (at its kind's usual priority) through `Prove`; its latency in ms.
+/// One proof of `request` (at its kind's usual priority) through `Prove`: its client-side
+/// latency and the daemon's account of where the time went.
 pub(super) async fn timed(
     mut client: Client,
     request: &ProofRequest,
     circuit: &str,
     i: usize,
-) -> Result<f64> {
+) -> Result<Outcome> {
     let submit = to_wire(request, pb::Priority::Unspecified, request_id(i));
     let o = prove(&mut client, submit).await;
     if !o.completed() {
         bail!("{circuit} proof {}: {}", o.status, o.error);
     }
-    Ok(ms(o.latency))
+    Ok(o)
 }
 
 /// Submits PoRep jobs until `count` are unfinished, so every timed proof meets PoRep load.

@@ -18,6 +18,7 @@ use super::latency::timed;
 use super::preload;
 use crate::remote::{prove, request_id};
 use crate::request::to_wire;
+use crate::summary::Outcome;
 
 /// The arrivals of one mix run.
 #[derive(Clone, Copy)]
@@ -39,10 +40,10 @@ pub(super) struct Requests<'a> {
 
 /// What one mix run measured.
 pub(super) struct Run {
-    /// WinningPoSt latencies, ms.
-    pub winning: Vec<f64>,
-    /// WindowPoSt latencies, ms.
-    pub wpost: Vec<f64>,
+    /// WinningPoSt proofs.
+    pub winning: Vec<Outcome>,
+    /// WindowPoSt proofs.
+    pub wpost: Vec<Outcome>,
     /// PoRep proofs completed within the window.
     pub porep_done: usize,
     /// `porep_done` plus the shares of the PoRep proofs running at the end.
@@ -51,7 +52,7 @@ pub(super) struct Run {
 
 impl Shape {
     /// Arrival offsets of (WindowPoSt, WinningPoSt) proofs.
-    fn arrivals(&self) -> (Vec<Duration>, Vec<Duration>) {
+    pub(super) fn arrivals(&self) -> (Vec<Duration>, Vec<Duration>) {
         let wpost = (1..)
             .map(|k| self.wpost_every * k)
             .take_while(|t| *t < self.duration)
