@@ -428,11 +428,18 @@ fn percentile_of(v: &[Outcome], p: f64) -> &Outcome {
     sorted[rank.clamp(1, v.len()) - 1]
 }
 
-/// The daemon's phases of one proof, as a report label.
+/// The daemon's phases of one proof, as a report label; the rest of its total is the time its
+/// partition waited for a device worker (and the final verification).
 fn phases(o: &Outcome) -> String {
+    let steps = o.queue_wait_ms + o.srs_load_ms + o.synthesis_ms + o.gpu_compute_ms;
     format!(
-        "that proof: queue {}, params {}, synthesis {}, device {} ms",
-        o.queue_wait_ms, o.srs_load_ms, o.synthesis_ms, o.gpu_compute_ms
+        "that proof: queue {}, params {}, synthesis {}, device {}, waiting for a worker and \
+         finalizing {} ms",
+        o.queue_wait_ms,
+        o.srs_load_ms,
+        o.synthesis_ms,
+        o.gpu_compute_ms,
+        o.total_ms.saturating_sub(steps)
     )
 }
 
