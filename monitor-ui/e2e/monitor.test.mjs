@@ -1,12 +1,14 @@
 // The monitor in a real browser against the real daemon proving real 2 KiB proofs.
 // Run: (cd monitor-ui/e2e && npm test), after building snarkd, snarkd-bench and the monitor.
 import assert from "node:assert/strict";
+import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 
 import { launch, waitLive } from "./lib/browser.mjs";
-import { prove, startDaemon, status } from "./lib/daemon.mjs";
-import { ARTIFACTS, prepare } from "./lib/env.mjs";
+import { prove, proveRefused, startDaemon, status } from "./lib/daemon.mjs";
+import { ARTIFACTS, PARAMS_DIR, prepare } from "./lib/env.mjs";
 import { forward } from "./lib/forwarder.mjs";
 
 const STEP = { timeout: 240_000 };
@@ -87,6 +89,22 @@ test("shows real proofs: full job ids, a proving worker on a gpu partition, part
     }
     const counters = await page.locator(".counters").innerText();
     assert.match(counters, /completed\s+8/);
+
+    // The summary strip agrees with the daemon's /status: nothing left in any state, and the
+    // minute bars hold the 8 completed proofs.
+    const json = await status(daemon);
+    const states = ["waiting_for_admission", "synthesizing", "waiting_for_worker", "on_worker"];
+    const open = json.pipelines.flatMap((p) => p.partitions).filter((p) => p.state !== "done").length;
+    await page.waitForFunction((n) => [...document.querySelectorAll(".minute")]
+      .reduce((sum, m) => sum + Number(m.dataset.completed), 0) === n, json.counters.total_completed);
+    const strip = await page.locator(".summary-row").evaluateAll((rows, states) => rows.map((r) => ({
+      kind: r.dataset.kind,
+      waiting: states.reduce((n, s) => n + Number(r.querySelector(`[data-count="${s}"]`).innerText), 0),
+      text: r.innerText,
+    })), states);
+    assert.deepEqual(strip.map((r) => r.kind).sort(), ["WindowPoSt", "WinningPoSt"]);
+    assert.equal(strip.reduce((n, r) => n + r.waiting, 0), open);
+    for (const r of strip) assert.match(r.text, /\d+(\.\d)? (ms|s) \/ \d+(\.\d)? (ms|s)/, "p50 / p99 shown");
     await page.screenshot({ path: join(ARTIFACTS, "monitor.png"), fullPage: true });
 
     // The copy button puts the whole id on the clipboard.
@@ -232,6 +250,48 @@ test("a daemon never reached collapses beside a live one and says so", STEP, asy
     assert.ok(down < 80 && down < live / 3, `the dead daemon's card is compact (${down} px vs ${live} px)`);
     assert.equal(await page.title(), "snarkd · 1 of 2 disconnected");
     await page.screenshot({ path: join(ARTIFACTS, "monitor-never-reached.png") });
+    await page.close();
+  } finally {
+    await daemon.stop();
+  }
+});
+
+test("a failed job and a refused request stay in the failure log after their rows fade", STEP, async () => {
+  // Parameter files that are there but garbage: a WindowPoSt is accepted (its files exist),
+  // then fails when its parameters cannot be loaded.
+  const paramsDir = mkdtempSync(join(tmpdir(), "snarkd-e2e-bad-params-"));
+  for (const name of readdirSync(PARAMS_DIR)) {
+    if (name.endsWith(".params")) writeFileSync(join(paramsDir, name), Buffer.alloc(4096, 0xa5));
+    else copyFileSync(join(PARAMS_DIR, name), join(paramsDir, name));
+  }
+  const daemon = await startDaemon({ paramsDir });
+  try {
+    const page = await browser.page(`${daemon.httpUrl}/`);
+    await waitLive(page);
+    await assert.rejects(prove(daemon, "wpost", 1), /snarkd-bench wpost/);
+    const refusal = await proveRefused(daemon, mkdtempSync(join(tmpdir(), "snarkd-e2e-bad-request-")));
+    assert.match(refusal, /InvalidArgument/);
+
+    const failures = page.locator("table.failures tr.failure");
+    await failures.nth(1).waitFor({ timeout: 30_000 });
+    const rows = await failures.evaluateAll((trs) => trs.map((tr) => ({
+      stage: tr.dataset.stage, text: tr.innerText })));
+    assert.equal(rows.length, 2, JSON.stringify(rows));
+    assert.equal(rows[0].stage, "refused", "newest first: the refusal");
+    assert.match(rows[0].text, /WinningPoSt[\s\S]*refused at submit \(INVALID_ARGUMENT\)[\s\S]*randomness/);
+    assert.equal(rows[1].stage, "params");
+    assert.match(rows[1].text, /WindowPoSt[\s\S]*failed in params[\s\S]*wpost-2k/);
+    const [failedJob] = (await status(daemon)).pipelines.map((p) => p.job_id);
+    assert.ok(rows[1].text.includes(failedJob), "the failure names the job id");
+
+    // The failed job's row fades out (30 s); the failure log does not.
+    await page.waitForFunction((id) => {
+      const row = [...document.querySelectorAll(".job")].find((r) => r.dataset.jobId === id);
+      return row && Number(getComputedStyle(row).opacity) <= 0.36;
+    }, failedJob, { timeout: 60_000, polling: 500 });
+    assert.equal(await failures.count(), 2, "both failures are still listed");
+    assert.equal(await page.locator(`.job[data-job-id="${failedJob}"] .cell[data-state="failed"], .job[data-job-id="${failedJob}"] .cell[data-state="cancelled"]`).count(), 1);
+    await page.screenshot({ path: join(ARTIFACTS, "monitor-failures.png"), fullPage: true });
     await page.close();
   } finally {
     await daemon.stop();

@@ -146,6 +146,36 @@ pub fn busy() -> StatusSnapshot {
                 in_progress: u32::from(kind == ProofKind::PorepSealCommit),
             })
             .collect(),
+        failures: vec![snarkd_engine::failures::Failure {
+            at_unix_ms: STARTED_MS + 5_000,
+            kind: Some(ProofKind::PorepSealCommit),
+            request_id: "sector-41".into(),
+            job_id: "a-failed-job".into(),
+            stage: snarkd_engine::failures::FailureStage::Device,
+            code: String::new(),
+            message: "partition 0 device phase failed: out of memory".into(),
+        }]
+        .into(),
+        history: std::sync::Arc::new(history()),
         sequence: 77,
     }
+}
+
+/// The WinningPoSt proofs of the counters: five completed (1 to 5 s, 2 s apart, the last one
+/// the finished job), and worker 1's stints (worker 0 is still busy, see `busy_since`).
+fn history() -> snarkd_engine::history::History {
+    let mut h = snarkd_engine::history::History::default();
+    for i in 0..5u64 {
+        h.job_ended(snarkd_engine::history::Ended {
+            at_unix_ms: STARTED_MS + 8_000 + 2_000 * i,
+            kind: ProofKind::WinningPost,
+            total_ms: 1_000 * (i + 1),
+            failed: false,
+        });
+    }
+    h.stint_ended(snarkd_engine::history::Stint {
+        from_unix_ms: STARTED_MS + 1_000,
+        to_unix_ms: STARTED_MS + 3_500,
+    });
+    h
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::prover::{vanilla, PARAMS_BYTES, PROOF_BYTES};
-use common::{hold_running_job, snap, start, winning};
+use common::{hold_running_job, snap, start, wait_for_status, winning};
 use snarkd_proto::v1 as pb;
 use tonic::Code;
 
@@ -479,4 +479,35 @@ async fn bad_inputs_get_the_right_code_and_say_what_is_wrong() {
     c.get_status(pb::GetStatusRequest {})
         .await
         .expect("daemon still answers");
+}
+
+/// A request refused at submit never becomes a job, but it is in the failure log every status
+/// reader gets, with what was sent and the answer given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_refused_at_submit_is_in_the_failure_log() {
+    let mut d = start().await;
+    let refused = d
+        .grpc
+        .prove(pb::ProveRequest {
+            submit: Some(pb::SubmitProofRequest {
+                vanilla_proofs: vec![],
+                ..winning("winpost-1000-refused")
+            }),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    let snapshot = wait_for_status(&mut d.grpc, |s| !s.failures.is_empty()).await;
+    let [logged] = &snapshot.failures[..] else {
+        panic!("one failure: {:?}", snapshot.failures)
+    };
+    assert_eq!(logged.request_id, "winpost-1000-refused");
+    assert_eq!(logged.proof_kind, pb::ProofKind::WinningPost as i32);
+    assert_eq!(
+        (logged.stage.as_str(), logged.code.as_str()),
+        ("refused", "INVALID_ARGUMENT")
+    );
+    assert_eq!(logged.message, refused.message());
+    assert!(logged.job_id.is_empty() && logged.at_unix_ms > 0);
+    assert!(snapshot.jobs.is_empty(), "it never became a job");
 }

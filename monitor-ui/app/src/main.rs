@@ -9,12 +9,14 @@
 //!   workers, jobs, tables).
 //!
 //! The tab title says how many jobs run and failed over every daemon, and which are unreachable.
+//! - `summary`: the strip at the top (per kind, busy share, jobs ended per minute).
 //! - `jobs`: the job rows with their partition grids, kept keyed so updates touch only what changed.
 
 mod clock;
 mod jobs;
 mod panel;
 mod stream;
+mod summary;
 
 use leptos::prelude::*;
 use snarkd_monitor_model::{tab_title, Watched};

@@ -12,6 +12,7 @@ use snarkd_monitor_model::{Connection, Dashboard, Link};
 use crate::clock::now_ms;
 use crate::jobs::JobList;
 use crate::stream::{watch, Received};
+use crate::summary::SummaryStrip;
 
 /// How often ages, busy times and fades move between snapshots.
 const TICK: Duration = Duration::from_secs(1);
@@ -107,11 +108,13 @@ pub fn DaemonPanel(url: String, several: bool, shown: RwSignal<Shown>) -> impl I
                 fallback=|| view! { <p class="waiting">"waiting for the first snapshot..."</p> }
             >
                 <Header dash=dash />
+                <SummaryStrip dash=dash />
                 <div class="row">
                     <Memory dash=dash />
                     <Synthesis dash=dash />
                 </div>
                 <Workers dash=dash />
+                <Failures dash=dash />
                 <h2>"Jobs"</h2>
                 <Legend />
                 <JobList dash=dash />
@@ -126,7 +129,7 @@ pub fn DaemonPanel(url: String, several: bool, shown: RwSignal<Shown>) -> impl I
 }
 
 /// Reads one part of the dashboard (callers render only once it exists).
-fn part<T: Default>(dash: Memo<Option<Dashboard>>, f: impl Fn(&Dashboard) -> T) -> T {
+pub(crate) fn part<T: Default>(dash: Memo<Option<Dashboard>>, f: impl Fn(&Dashboard) -> T) -> T {
     dash.with(|d| d.as_ref().map(&f).unwrap_or_default())
 }
 
@@ -232,6 +235,46 @@ fn Workers(dash: Memo<Option<Dashboard>>) -> impl IntoView {
                 }
             />
         </div>
+    }
+}
+
+/// The daemon's failure log (failed jobs and refused requests), when it holds any. Rows do not
+/// fade: an entry goes only when newer failures push it out of the daemon's log.
+#[component]
+fn Failures(dash: Memo<Option<Dashboard>>) -> impl IntoView {
+    let rows = move || part(dash, |d| d.failures.clone());
+    view! {
+        <Show when=move || !rows().is_empty()>
+            <h2>"Failures " <span class="dim">{move || format!("(last {})", rows().len())}</span></h2>
+            <div class="card failures-card">
+                <table class="failures">
+                    <thead><tr>
+                        <th>"when"</th><th>"kind"</th><th>"what"</th><th>"request id"</th>
+                        <th>"job id"</th><th>"message"</th>
+                    </tr></thead>
+                    <tbody>
+                        {move || {
+                            rows()
+                                .into_iter()
+                                .map(|f| {
+                                    let (stage, request_id) = (f.stage.clone(), f.request_id.clone());
+                                    view! {
+                                    <tr class="failure" data-stage=stage data-request-id=request_id>
+                                        <td class="nowrap">{f.when}</td>
+                                        <td class="nowrap">{f.kind}</td>
+                                        <td class="what">{f.what}</td>
+                                        <td class="mono">{f.request_id}</td>
+                                        <td class="mono">{f.job_id}</td>
+                                        <td class="message">{f.message}</td>
+                                    </tr>
+                                    }
+                                })
+                                .collect_view()
+                        }}
+                    </tbody>
+                </table>
+            </div>
+        </Show>
     }
 }
 

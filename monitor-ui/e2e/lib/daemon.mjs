@@ -1,7 +1,7 @@
 // The real snarkd binary on loopback ports, and real proofs submitted with snarkd-bench.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -12,7 +12,8 @@ const portOf = (addr) => Number(addr.slice(addr.lastIndexOf(":") + 1));
 
 /** Starts snarkd (CPU backend, the built monitor, a job journal of its own) on ports it picks
  * itself, and waits for its ready file (`snarkd run --ready-file`) and then /healthz. Pass an
- * earlier daemon's ports and jobsDir to restart it in the same place. */
+ * earlier daemon's ports and jobsDir to restart it in the same place, and paramsDir to give it
+ * other parameters. */
 export async function startDaemon(previous = {}) {
   const jobsDir = previous.jobsDir ?? mkdtempSync(join(tmpdir(), "snarkd-e2e-jobs-"));
   const readyFile = join(mkdtempSync(join(tmpdir(), "snarkd-e2e-ready-")), "ready.json");
@@ -23,7 +24,7 @@ export async function startDaemon(previous = {}) {
     {
       env: {
         ...process.env,
-        SNARKD_PARAMS_DIR: PARAMS_DIR,
+        SNARKD_PARAMS_DIR: previous.paramsDir ?? PARAMS_DIR,
         SNARKD_DAEMON_MONITOR_DIR: MONITOR_DIR,
         SNARKD_GPUS_BACKEND: "cpu",
         SNARKD_JOBS_DIR: jobsDir,
@@ -86,6 +87,24 @@ export function prove(daemon, kind, count) {
   return new Promise((resolve, reject) => {
     child.on("exit", (code) =>
       code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`snarkd-bench ${kind}: ${code}\n${err}`)));
+  });
+}
+
+/** Sends a WinningPoSt whose randomness no longer matches its vanilla proof (a copy of the
+ * fixtures with the manifest changed): the daemon refuses it at submit. Resolves with the bench
+ * client's error output; rejects if the proof was accepted. */
+export function proveRefused(daemon, requestDir) {
+  mkdirSync(requestDir, { recursive: true });
+  for (const name of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, name), join(requestDir, name));
+  const manifest = JSON.parse(readFileSync(join(requestDir, "manifest.json"), "utf8"));
+  manifest.winning.randomness = "11".repeat(32);
+  writeFileSync(join(requestDir, "manifest.json"), JSON.stringify(manifest));
+  const child = spawn(BENCH, ["--addr", daemon.grpcAddr, "single", "-t", "winning", "--input", requestDir],
+    { stdio: ["ignore", "ignore", "pipe"] });
+  let err = "";
+  child.stderr.on("data", (c) => (err += c));
+  return new Promise((resolve, reject) => {
+    child.on("exit", (code) => (code !== 0 ? resolve(err) : reject(new Error("the bad request was accepted"))));
   });
 }
 

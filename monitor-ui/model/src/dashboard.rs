@@ -3,13 +3,17 @@
 
 use snarkd_proto::v1::{ProofKind, StatusSnapshot, WorkerState};
 
+use crate::failures::{failure_rows, FailureRow};
 use crate::jobs::{job_rows, JobRow};
+use crate::summary::{summary, Summary};
 use crate::{format, labels};
 
 /// What the page shows for one daemon.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Dashboard {
     pub header: Header,
+    /// The strip at the top: per kind, where work is and what ended lately.
+    pub summary: Summary,
     pub memory: MemoryBar,
     pub synthesis: Synthesis,
     pub workers: Vec<WorkerChip>,
@@ -17,6 +21,8 @@ pub struct Dashboard {
     pub counters: Vec<Counter>,
     pub queues: Vec<QueueRow>,
     pub params: Vec<ParamsRow>,
+    /// The daemon's failure log, newest first.
+    pub failures: Vec<FailureRow>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -105,6 +111,7 @@ impl Dashboard {
         let since_snapshot_ms = now_ms.saturating_sub(s.taken_at_unix_ms);
         Dashboard {
             header: header(s, now_ms),
+            summary: summary(s),
             memory: memory(s),
             synthesis: s
                 .synthesis
@@ -144,6 +151,7 @@ impl Dashboard {
                     ),
                 })
                 .collect(),
+            failures: failure_rows(&s.failures, now_ms),
         }
     }
 }

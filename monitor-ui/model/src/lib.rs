@@ -8,6 +8,9 @@
 //! - `labels`: proof kinds, priorities and states as text and CSS classes (the colours live in
 //!   the app's stylesheet, one class per state).
 //! - `jobs`: one row per job (order, fade-out, partition cells with their hover text).
+//! - `failures`: the failure log's rows (failed jobs and refused requests; they never fade).
+//! - `summary`: the strip at the top (per kind: where work is, rates, latency; busy share; a
+//!   bar per minute of the last hour).
 //! - `dashboard`: the whole page for one daemon, built from a snapshot.
 //! - `connection`: the stream's connection state, the reconnect backoff and what the page says
 //!   about the link (never reached or lost, countdown, stale mark).
@@ -17,9 +20,11 @@
 pub mod connection;
 pub mod daemons;
 pub mod dashboard;
+pub mod failures;
 pub mod format;
 pub mod jobs;
 pub mod labels;
+pub mod summary;
 pub mod title;
 
 pub use connection::{backoff_ms, Connection, Link};

@@ -304,6 +304,12 @@ impl Engine {
         self.ask(|reply| Input::Evict { circuit_id, reply }).await?
     }
 
+    /// Logs a request the API refused at submit (it never became a job), so that snapshots show
+    /// it in their failure log.
+    pub fn note_refusal(&self, failure: crate::failures::Failure) {
+        let _ = self.inputs.send(Input::Refused(failure));
+    }
+
     /// Stops intake: later submits fail with `ShuttingDown`; queued and running jobs go on.
     pub fn begin_drain(&self) {
         let _ = self.inputs.send(Input::Drain);

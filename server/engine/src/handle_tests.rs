@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::domain::{JobEnd, Priority, ProofKind, ProofRequest};
 use crate::error::EngineError;
+use crate::failures::FailureStage;
 use crate::test_prover::{request, TestProver, PARAMS_BYTES};
 use crate::{Engine, EngineConfig, StatusSnapshot};
 
@@ -73,11 +74,13 @@ async fn finished_jobs_stay_visible_for_the_retention_then_go() {
 }
 
 /// Submits a job while `flag` makes one of its steps panic, checks that the job fails with a
-/// message containing `message`, then clears the flag and checks that the next job completes.
+/// message containing `message` and is in the failure log at `stage`, then clears the flag and
+/// checks that the next job completes (and is not in the log).
 async fn a_panic_fails_only_its_job(
     flag: fn(&TestProver) -> &AtomicBool,
     kind: ProofKind,
     message: &str,
+    stage: FailureStage,
 ) -> Engine {
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
@@ -93,7 +96,17 @@ async fn a_panic_fails_only_its_job(
         engine.await_job(&good, None).await.unwrap().end,
         JobEnd::Completed(_)
     ));
-    assert_eq!(engine.snapshot().counters.total_failed, 1);
+    let snap = engine.snapshot();
+    assert_eq!(snap.counters.total_failed, 1);
+    let [logged] = &snap.failures[..] else {
+        panic!("one failure logged: {:?}", snap.failures)
+    };
+    assert_eq!(
+        (logged.job_id.as_str(), logged.kind, logged.stage),
+        (bad.as_str(), Some(kind), stage)
+    );
+    assert_eq!(logged.message, error);
+    assert!(logged.code.is_empty() && logged.at_unix_ms > 0);
     engine
 }
 
@@ -104,6 +117,7 @@ async fn a_panic_in_synthesis_fails_only_that_job() {
         flag,
         ProofKind::PorepSealCommit,
         "synthetic circuit exploded",
+        FailureStage::Synthesis,
     )
     .await;
 }
@@ -208,8 +222,13 @@ async fn a_subscriber_sees_partitions_move_through_their_states_in_order() {
 #[tokio::test]
 async fn a_panic_in_the_device_phase_fails_only_that_job_and_the_worker_goes_on() {
     let flag: fn(&TestProver) -> &AtomicBool = |p| &p.panic_in_device;
-    let engine =
-        a_panic_fails_only_its_job(flag, ProofKind::WindowPost, "synthetic device exploded").await;
+    let engine = a_panic_fails_only_its_job(
+        flag,
+        ProofKind::WindowPost,
+        "synthetic device exploded",
+        FailureStage::Device,
+    )
+    .await;
     let snap = engine.snapshot();
     assert_eq!(
         snap.workers[0].proofs_done, 2,

@@ -8,6 +8,8 @@
 //! - `error`: the engine's error enum (one gRPC code each, mapped by the API layer).
 //! - `state`: partition and worker state machines and their single transition function.
 //! - `status`: the immutable snapshots readers get.
+//! - `failures`: the log of failed jobs and refused requests that snapshots carry.
+//! - `history`: jobs ended and worker stints of the last hour (rates, percentiles, utilisation).
 //! - `budget`: the memory budget and its RAII reservations.
 //! - `os_priority`: lower OS thread priority for work that has no deadline.
 //! - `schedule`: the scheduling order and the synthesis allowance, as pure functions.
@@ -23,6 +25,8 @@ pub mod budget;
 pub mod domain;
 mod driver;
 pub mod error;
+pub mod failures;
+pub mod history;
 pub mod journal;
 mod machine;
 pub mod os_priority;

@@ -4,7 +4,11 @@
 //! instants, not ages (a start time, not an uptime), so it stays true while nothing changes and
 //! readers work out ages as of the moment they show them.
 
+use std::sync::Arc;
+
 use crate::domain::{Priority, ProofKind};
+use crate::failures::Failure;
+use crate::history::History;
 use crate::state::{PartitionState, WorkerState};
 
 /// Everything a dashboard draws. It holds no time that moves by itself, so two snapshots of one
@@ -21,6 +25,11 @@ pub struct StatusSnapshot {
     pub counters: Counters,
     /// One entry per proof kind.
     pub queues: Vec<QueueStatus>,
+    /// The last failed jobs and refused requests, newest first (`failures::FAILURE_LOG_LEN`).
+    pub failures: Arc<[Failure]>,
+    /// Jobs ended and worker stints of the last hour, for rates, percentiles and utilisation
+    /// over a window (reckoned by readers as of when they show them).
+    pub history: Arc<History>,
     /// Increases with every change; equal sequences mean equal state.
     pub sequence: u64,
 }

@@ -7,8 +7,10 @@
 //! - `request`: protobuf requests → domain requests, with the checks that need no decoding.
 //! - `client_request`: a prover request → the protobuf request a client sends (bench, tests).
 //! - `outcome`: submit and await results → responses.
+//! - `refusal`: a request refused at submit → an entry of the engine's failure log.
 //! - `status`: engine snapshots → GetStatus and StatusSnapshot.
 //! - `stream`: StreamStatus's coalescing, heartbeat and end.
+//! - `summary`: per-kind summary, jobs ended per minute and worker busy share, as of a message.
 //! - `error`: engine error → gRPC status, in one place.
 //! - `limits`: the 256 MiB message limit and its RESOURCE_EXHAUSTED answer, and the decoding
 //!   slots of `[limits] decoding_requests`.
@@ -18,9 +20,11 @@ pub mod client_request;
 pub mod error;
 pub mod limits;
 pub mod outcome;
+pub mod refusal;
 pub mod request;
 pub mod status;
 pub mod stream;
+pub mod summary;
 pub mod wire_scan;
 
 use std::sync::Arc;
@@ -78,6 +82,19 @@ impl ProvingService {
     /// lowering a claim above its kind's ceiling. The decoding slot is held until the engine has
     /// decoded (planned) the request.
     async fn submit(
+        &self,
+        request: Result<ProofRequest, EngineError>,
+        slot: Option<DecodeSlot>,
+        sent: refusal::Sent,
+    ) -> Result<pb::SubmitProofResponse, Status> {
+        let result = self.try_submit(request, slot).await;
+        if let Err(status) = &result {
+            self.engine.note_refusal(sent.refused(status));
+        }
+        result
+    }
+
+    async fn try_submit(
         &self,
         request: Result<ProofRequest, EngineError>,
         slot: Option<DecodeSlot>,
@@ -155,8 +172,10 @@ impl ProvingEngine for ProvingService {
         request: Request<pb::SubmitProofRequest>,
     ) -> Result<Response<pb::SubmitProofResponse>, Status> {
         let slot = request.extensions().get::<DecodeSlot>().cloned();
-        let request = request::proof_request(request.into_inner());
-        observe("SubmitProof", self.submit(request, slot).await)
+        let req = request.into_inner();
+        let sent = refusal::Sent::of(Some(&req));
+        let request = request::proof_request(req);
+        observe("SubmitProof", self.submit(request, slot, sent).await)
     }
 
     async fn await_proof(
@@ -175,10 +194,10 @@ impl ProvingEngine for ProvingService {
         request: Request<pb::ProveRequest>,
     ) -> Result<Response<pb::ProveResponse>, Status> {
         let slot = request.extensions().get::<DecodeSlot>().cloned();
+        let req = request.into_inner();
+        let sent = refusal::Sent::of(req.submit.as_ref());
         let result = async {
-            let submitted = self
-                .submit(request::prove_request(request.into_inner()), slot)
-                .await?;
+            let submitted = self.submit(request::prove_request(req), slot, sent).await?;
             let result = self.await_job(&submitted.job_id, None).await?;
             Ok(pb::ProveResponse {
                 result: Some(result),

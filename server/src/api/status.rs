@@ -4,12 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use snarkd_engine::failures::Failure;
 use snarkd_engine::state::{PartitionState, WorkerState};
 use snarkd_engine::status::{self as st, JobState, ParamsTier};
 use snarkd_engine::{ProofKind, StatusSnapshot};
 use snarkd_proto::v1 as pb;
 
 use super::outcome::{kind_to_pb, priority_to_pb};
+use super::summary;
 
 /// Milliseconds since the Unix epoch, now.
 pub fn now_unix_ms() -> u64 {
@@ -101,6 +103,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
         .filter(|j| job_ids.is_empty() || job_ids.contains(&j.job_id))
         .map(job)
         .collect();
+    let reckoned = summary::Reckoned::of(s, now_ms);
     pb::StatusSnapshot {
         daemon: Some(pb::DaemonInfo {
             version: s.daemon.version.clone(),
@@ -156,6 +159,23 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
         queues: queues(s),
         sequence: s.sequence,
         taken_at_unix_ms: now_ms,
+        failures: s.failures.iter().map(failure).collect(),
+        summary: reckoned.kinds.clone(),
+        history: reckoned.minutes.clone(),
+        worker_busy_share_5m: reckoned.busy_shares.0,
+        worker_busy_share_1h: reckoned.busy_shares.1,
+    }
+}
+
+fn failure(f: &Failure) -> pb::Failure {
+    pb::Failure {
+        at_unix_ms: f.at_unix_ms,
+        proof_kind: f.kind.map_or(pb::ProofKind::Unspecified, kind_to_pb) as i32,
+        request_id: f.request_id.clone(),
+        job_id: f.job_id.clone(),
+        stage: f.stage.as_str().to_string(),
+        code: f.code.clone(),
+        message: f.message.clone(),
     }
 }
 

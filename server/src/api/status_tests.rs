@@ -182,3 +182,63 @@ fn a_snapshot_sent_later_reckons_its_ages_as_of_then() {
     let ages: Vec<u64> = s.params.iter().map(|p| p.last_used_secs_ago).collect();
     assert_eq!(ages, [30, 39]);
 }
+
+#[test]
+fn a_message_carries_the_summary_failures_and_minutes_as_of_its_time() {
+    let s = snapshot(&fixture::busy(), &[], fixture::TAKEN_MS);
+    let porep = kind_row(&s, pb::ProofKind::PorepSealCommit);
+    // The running PoRep job: one partition on a worker, one synthesizing, one done.
+    assert_eq!(
+        (
+            porep.waiting_for_admission,
+            porep.synthesizing,
+            porep.waiting_for_worker,
+            porep.on_worker
+        ),
+        (0, 1, 0, 1)
+    );
+    let winning = kind_row(&s, pb::ProofKind::WinningPost);
+    assert_eq!(
+        (
+            winning.completed_5m,
+            winning.completed_1h,
+            winning.failed_1h
+        ),
+        (5, 5, 0)
+    );
+    assert_eq!((winning.p50_ms_1h, winning.p99_ms_1h), (3_000, 5_000));
+    assert_eq!(s.history.len(), 60, "a bucket per minute of the hour");
+    let ended: u32 = s
+        .history
+        .iter()
+        .flat_map(|b| &b.ended)
+        .map(|e| e.completed)
+        .sum();
+    assert_eq!(ended, 5);
+    // Worker 1 was busy 2.5 s, worker 0 since 2 s before: 4.5 s of 2 × 5 minutes.
+    assert!(
+        (s.worker_busy_share_5m - 4.5 / 600.0).abs() < 1e-9,
+        "{}",
+        s.worker_busy_share_5m
+    );
+    let [f] = &s.failures[..] else {
+        panic!("{:?}", s.failures)
+    };
+    assert_eq!(
+        (f.stage.as_str(), f.job_id.as_str()),
+        ("device", "a-failed-job")
+    );
+    assert_eq!(f.proof_kind, pb::ProofKind::PorepSealCommit as i32);
+
+    // Ten minutes on, the 5-minute window is empty but the hour still holds them.
+    let later = snapshot(&fixture::busy(), &[], fixture::TAKEN_MS + 600_000);
+    let winning = kind_row(&later, pb::ProofKind::WinningPost);
+    assert_eq!((winning.completed_5m, winning.completed_1h), (0, 5));
+}
+
+fn kind_row(s: &pb::StatusSnapshot, kind: pb::ProofKind) -> &pb::KindSummary {
+    s.summary
+        .iter()
+        .find(|k| k.proof_kind == kind as i32)
+        .unwrap_or_else(|| panic!("no summary row for {kind:?}"))
+}

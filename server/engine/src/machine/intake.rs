@@ -14,6 +14,8 @@ use super::{unix_ms, Machine};
 use crate::budget::Holder;
 use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, Submitted};
 use crate::error::EngineError;
+use crate::failures::{Failure, FailureStage};
+use crate::history::Ended;
 use crate::journal::record::{Accepted, Ack, Record};
 use crate::prover::JobPlan;
 use crate::schedule::order_key;
@@ -238,16 +240,37 @@ impl Machine {
         Ok(was_running)
     }
 
+    /// Ends a job as failed at `stage` with `message` (what its client gets), and logs the
+    /// failure for the snapshots.
+    pub(super) fn fail_job(&mut self, seq: u64, stage: FailureStage, message: String) {
+        let Some(j) = self.jobs.get(&seq) else {
+            return;
+        };
+        let failure = Failure {
+            at_unix_ms: unix_ms(),
+            kind: Some(j.origin.kind),
+            request_id: j.origin.request_id.clone(),
+            job_id: j.id.clone(),
+            stage,
+            code: String::new(),
+            message: message.clone(),
+        };
+        if self.finish_job(seq, JobEnd::Failed(message)) {
+            self.failures.push(failure);
+        }
+    }
+
     /// Ends a job: cancels its unfinished partitions (their memory returns now, or when their
-    /// running step returns), releases its params and tells every waiter.
-    pub(super) fn finish_job(&mut self, seq: u64, end: JobEnd) {
+    /// running step returns), releases its params and tells every waiter. False when the job
+    /// had already ended (nothing changes then).
+    pub(super) fn finish_job(&mut self, seq: u64, end: JobEnd) -> bool {
         let event = match &end {
             JobEnd::Completed(_) => JobEvent::Complete,
             JobEnd::Failed(_) => JobEvent::Fail,
             JobEnd::Cancelled | JobEnd::TimedOut => JobEvent::Cancel,
         };
         if !self.job_event(seq, event) {
-            return;
+            return false;
         }
         let parts = self.jobs.get(&seq).map_or(0, |j| j.parts.len() as u32);
         for index in 0..parts {
@@ -285,6 +308,16 @@ impl Machine {
             }
         }
         let finished_unix_ms = job.finished.map_or_else(unix_ms, |(_, ms)| ms);
+        if let JobEnd::Completed(_) | JobEnd::Failed(_) = &end {
+            let ended = Ended {
+                at_unix_ms: finished_unix_ms,
+                kind,
+                total_ms: job.timings.total.as_millis() as u64,
+                failed: matches!(end, JobEnd::Failed(_)),
+            };
+            Arc::make_mut(&mut self.history).job_ended(ended);
+        }
+        let job = self.jobs.get_mut(&seq).expect("job exists");
         self.effects.push(Effect::Record(
             Record::Finished {
                 job_id: job.id.clone(),
@@ -305,6 +338,7 @@ impl Machine {
             entry.last_used = Moment::now();
         }
         self.changed();
+        true
     }
 
     pub(super) fn preload(

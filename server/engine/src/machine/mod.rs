@@ -52,6 +52,10 @@ pub(crate) struct Machine {
     /// Jobs are recorded in a journal: they start once their acceptance is on disk.
     journaled: bool,
     counters: types::Tally,
+    /// Failed jobs and refused requests, for the snapshots.
+    failures: crate::failures::FailureLog,
+    /// Jobs ended and worker stints of the last hour, shared with the snapshots.
+    history: Arc<crate::history::History>,
     /// Bumped by every change a reader could see.
     sequence: u64,
     /// Effects requested while applying the current input.
@@ -92,6 +96,8 @@ impl Machine {
             draining: false,
             journaled: false,
             counters: types::Tally::default(),
+            failures: Default::default(),
+            history: Default::default(),
             sequence: 0,
             effects: Vec::new(),
             #[cfg(test)]
@@ -182,6 +188,10 @@ impl Machine {
             } => self.finalized(job, result, elapsed),
             Input::JournalFailed { job_id, message } => self.journal_failed(&job_id, &message),
             Input::Recorded { job_id } => self.recorded(&job_id),
+            Input::Refused(failure) => {
+                self.failures.push(failure);
+                self.changed();
+            }
             Input::FlushJournal { reply } => self.effects.push(Effect::FlushJournal(reply)),
             Input::MemoryFreed => {}
             Input::Tick => self.expire_finished(),

@@ -12,6 +12,7 @@ use super::Machine;
 use crate::budget::Reservation;
 use crate::domain::{JobEnd, Preloaded};
 use crate::error::EngineError;
+use crate::failures::FailureStage;
 use crate::journal::record::Record;
 use crate::prover::{Params, StepError, Synthesized};
 use crate::state::PartitionState;
@@ -46,9 +47,10 @@ impl Machine {
             Err(message) => {
                 drop(reservation);
                 if self.transition(job, index, Change::Fail).is_some() {
-                    self.finish_job(
+                    self.fail_job(
                         job,
-                        JobEnd::Failed(format!("partition {index} synthesis failed: {message}")),
+                        FailureStage::Synthesis,
+                        format!("partition {index} synthesis failed: {message}"),
                     );
                 }
             }
@@ -121,12 +123,13 @@ impl Machine {
                 };
                 self.effects.push(Effect::Record(record, None));
             }
-            (None, message) => self.finish_job(
+            (None, message) => self.fail_job(
                 job,
-                JobEnd::Failed(format!(
+                FailureStage::Device,
+                format!(
                     "partition {index} device phase failed: {}",
                     message.map(|m| m.to_string()).unwrap_or_default()
-                )),
+                ),
             ),
         }
     }
@@ -186,9 +189,10 @@ impl Machine {
                     .map(|j| j.seq)
                     .collect();
                 for seq in users {
-                    self.finish_job(
+                    self.fail_job(
                         seq,
-                        JobEnd::Failed(format!("params {circuit_id} failed to load: {message}")),
+                        FailureStage::Params,
+                        format!("params {circuit_id} failed to load: {message}"),
                     );
                 }
             }
@@ -211,10 +215,13 @@ impl Machine {
         }
         tracing::info!(job_id = %j.id, ok = result.is_ok(), ms = elapsed.as_millis() as u64, "job finalized");
         match result {
-            Ok(proof) => self.finish_job(job, JobEnd::Completed(proof)),
-            Err(message) => self.finish_job(
+            Ok(proof) => {
+                self.finish_job(job, JobEnd::Completed(proof));
+            }
+            Err(message) => self.fail_job(
                 job,
-                JobEnd::Failed(format!("final proof rejected: {message}")),
+                FailureStage::Finalize,
+                format!("final proof rejected: {message}"),
             ),
         }
     }

@@ -7,7 +7,7 @@ use tokio::time::Instant;
 
 use super::types::{JobOrigin, Part};
 use super::{unix_ms, Machine};
-use crate::domain::JobEnd;
+use crate::failures::FailureStage;
 use crate::journal::RecoveredJob;
 use crate::prover::JobPlan;
 use crate::state::JobEvent;
@@ -68,9 +68,10 @@ impl Machine {
             return;
         };
         if !self.jobs[&seq].state.is_finished() {
-            self.finish_job(
+            self.fail_job(
                 seq,
-                JobEnd::Failed(format!("the job journal could not record it: {message}")),
+                FailureStage::Journal,
+                format!("the job journal could not record it: {message}"),
             );
         }
     }

@@ -141,6 +141,8 @@ impl Machine {
                 queue_depth,
             },
             queues,
+            failures: self.failures.newest_first(),
+            history: self.history.clone(),
             sequence: self.sequence,
         }
     }

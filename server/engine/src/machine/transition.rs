@@ -6,11 +6,14 @@
 //! is released only by a result for the very partition it is proving, so a late event for a
 //! partition the worker has left cannot touch it.
 
+use std::sync::Arc;
+
 use tokio::time::Instant;
 
 use super::types::{Moment, Stage};
 use super::Machine;
 use crate::budget::{Meter, Reservation};
+use crate::history::Stint;
 use crate::prover::Synthesized;
 use crate::state::{
     next_job_state, next_partition_state, JobEvent, PartitionEvent, PartitionState, WorkerState,
@@ -235,6 +238,11 @@ impl Machine {
         }
         if let Some(since) = w.busy_since.take() {
             w.busy += now - since.at;
+            let stint = Stint {
+                from_unix_ms: since.unix_ms,
+                to_unix_ms: since.unix_ms + (now - since.at).as_millis() as u64,
+            };
+            Arc::make_mut(&mut self.history).stint_ended(stint);
         }
         w.state = WorkerState::Idle;
         w.job_seq = None;

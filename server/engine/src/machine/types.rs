@@ -20,6 +20,8 @@ use crate::status::JobState;
 /// Steps carry no durations: the machine times them from its own clock, from the input that
 /// started them to the one that reports them, so a job's timings all share one clock.
 pub(crate) enum Input {
+    /// A request the API refused at submit, for the failure log.
+    Refused(crate::failures::Failure),
     FindRequest {
         key: RequestKey,
         reply: oneshot::Sender<Option<Submitted>>,

@@ -1,0 +1,109 @@
+//! The failure log: the last [`FAILURE_LOG_LEN`] jobs that failed and requests refused at submit,
+//! newest first. The engine keeps it so that a failure stays visible (in every snapshot) after
+//! its job has left the job list, and so that a request that never became a job is seen at all.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::domain::ProofKind;
+
+/// How many failures the log keeps; the oldest goes when a new one comes.
+pub const FAILURE_LOG_LEN: usize = 50;
+
+/// Where a failure happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureStage {
+    /// Refused at submit: it never became a job.
+    Refused,
+    /// The job's parameters could not be loaded.
+    Params,
+    Synthesis,
+    /// The device phase, after its retries.
+    Device,
+    /// The assembled proof did not verify.
+    Finalize,
+    /// The job journal could not record the job.
+    Journal,
+}
+
+impl FailureStage {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureStage::Refused => "refused",
+            FailureStage::Params => "params",
+            FailureStage::Synthesis => "synthesis",
+            FailureStage::Device => "device",
+            FailureStage::Finalize => "finalize",
+            FailureStage::Journal => "journal",
+        }
+    }
+}
+
+/// One failed job or refused request.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Failure {
+    pub at_unix_ms: u64,
+    /// None for a refused request whose kind could not be read.
+    pub kind: Option<ProofKind>,
+    pub request_id: String,
+    /// Empty for a refused request.
+    pub job_id: String,
+    pub stage: FailureStage,
+    /// For a refused request, the answer's code as the API named it (e.g. `INVALID_ARGUMENT`);
+    /// empty for a failed job.
+    pub code: String,
+    /// The whole message the client got.
+    pub message: String,
+}
+
+/// The log itself; snapshots share its current contents without copying them.
+#[derive(Debug, Default)]
+pub(crate) struct FailureLog {
+    entries: VecDeque<Failure>,
+    newest_first: Arc<[Failure]>,
+}
+
+impl FailureLog {
+    pub(crate) fn push(&mut self, failure: Failure) {
+        if self.entries.len() == FAILURE_LOG_LEN {
+            self.entries.pop_back();
+        }
+        self.entries.push_front(failure);
+        self.newest_first = self.entries.iter().cloned().collect();
+    }
+
+    pub(crate) fn newest_first(&self) -> Arc<[Failure]> {
+        self.newest_first.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(n: u64) -> Failure {
+        Failure {
+            at_unix_ms: n,
+            kind: Some(ProofKind::WinningPost),
+            request_id: format!("r{n}"),
+            job_id: String::new(),
+            stage: FailureStage::Refused,
+            code: "INVALID_ARGUMENT".into(),
+            message: "bad".into(),
+        }
+    }
+
+    #[test]
+    fn the_log_keeps_the_newest_first_and_drops_the_oldest_past_its_length() {
+        let mut log = FailureLog::default();
+        assert!(log.newest_first().is_empty());
+        for n in 0..(FAILURE_LOG_LEN as u64 + 3) {
+            log.push(failure(n));
+        }
+        let kept = log.newest_first();
+        assert_eq!(kept.len(), FAILURE_LOG_LEN);
+        assert_eq!(kept[0].at_unix_ms, FAILURE_LOG_LEN as u64 + 2);
+        assert_eq!(kept[FAILURE_LOG_LEN - 1].at_unix_ms, 3);
+    }
+}

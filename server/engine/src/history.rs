@@ -1,0 +1,238 @@
+//! What the engine remembers of the last hour: every job that ended (when, its kind, how long it
+//! took, whether it failed) and every stint a device worker was busy. Snapshots share it (an
+//! `Arc`, copied only when it grows while a reader holds the old one); readers reckon rates,
+//! latency percentiles and worker utilisation over a window as of the moment they show them, so
+//! the snapshot itself holds no time that moves by itself.
+
+use std::collections::VecDeque;
+
+use crate::domain::ProofKind;
+
+/// How far back the history reaches.
+pub const HISTORY_MS: u64 = 60 * 60 * 1000;
+/// At most this many ended jobs are kept (the oldest go first), whatever their age.
+pub const MAX_ENDED: usize = 50_000;
+
+/// A job that completed or failed (cancelled jobs are not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Ended {
+    pub at_unix_ms: u64,
+    pub kind: ProofKind,
+    /// From submit to the end.
+    pub total_ms: u64,
+    pub failed: bool,
+}
+
+/// A time a worker spent proving, from the start of its first device phase to the end of its
+/// last one with no idle moment between.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Stint {
+    pub from_unix_ms: u64,
+    pub to_unix_ms: u64,
+}
+
+/// Ended jobs and finished stints of the last hour, oldest first. (`Eq` lets `Arc` compare two
+/// snapshots' histories by address first.)
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct History {
+    ended: VecDeque<Ended>,
+    stints: VecDeque<Stint>,
+}
+
+/// One bucket of [`History::buckets`]: its start and, for each kind with anything ended in it,
+/// (kind, completed, failed).
+pub type Bucket = (u64, Vec<(ProofKind, u32, u32)>);
+
+/// What ended of one kind within a window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KindWindow {
+    pub completed: u32,
+    pub failed: u32,
+    /// Nearest-rank latency percentiles of the completed jobs; None when none completed.
+    pub p50_ms: Option<u64>,
+    pub p99_ms: Option<u64>,
+}
+
+impl History {
+    pub fn job_ended(&mut self, ended: Ended) {
+        self.ended.push_back(ended);
+        while self.ended.len() > MAX_ENDED {
+            self.ended.pop_front();
+        }
+        let cutoff = ended.at_unix_ms.saturating_sub(HISTORY_MS);
+        while self.ended.front().is_some_and(|e| e.at_unix_ms < cutoff) {
+            self.ended.pop_front();
+        }
+    }
+
+    pub fn stint_ended(&mut self, stint: Stint) {
+        let cutoff = stint.to_unix_ms.saturating_sub(HISTORY_MS);
+        self.stints.push_back(stint);
+        while self.stints.front().is_some_and(|s| s.to_unix_ms < cutoff) {
+            self.stints.pop_front();
+        }
+    }
+
+    /// The jobs of `kind` that ended in the `window_ms` before `now_ms`.
+    pub fn window(&self, kind: ProofKind, now_ms: u64, window_ms: u64) -> KindWindow {
+        let since = now_ms.saturating_sub(window_ms);
+        let of_kind = self
+            .ended
+            .iter()
+            .filter(|e| e.kind == kind && e.at_unix_ms > since && e.at_unix_ms <= now_ms);
+        let mut latencies = Vec::new();
+        let mut failed = 0;
+        for e in of_kind {
+            if e.failed {
+                failed += 1;
+            } else {
+                latencies.push(e.total_ms);
+            }
+        }
+        latencies.sort_unstable();
+        let rank = |p: f64| {
+            let i = (p * latencies.len() as f64).ceil() as usize;
+            latencies
+                .get(i.clamp(1, latencies.len().max(1)) - 1)
+                .copied()
+        };
+        KindWindow {
+            completed: latencies.len() as u32,
+            failed,
+            p50_ms: rank(0.5),
+            p99_ms: rank(0.99),
+        }
+    }
+
+    /// Jobs of each kind completed and failed in each of `count` buckets of `bucket_ms` ending
+    /// at `now_ms`, oldest first: (bucket start, [(kind, completed, failed)] for kinds with any).
+    pub fn buckets(&self, now_ms: u64, bucket_ms: u64, count: u64) -> Vec<Bucket> {
+        let start = now_ms.saturating_sub(bucket_ms * count);
+        let mut out: Vec<Bucket> = (0..count)
+            .map(|i| (start + i * bucket_ms, Vec::new()))
+            .collect();
+        for e in self
+            .ended
+            .iter()
+            .filter(|e| e.at_unix_ms > start && e.at_unix_ms <= now_ms)
+        {
+            let i = (((e.at_unix_ms - start - 1) / bucket_ms) as usize).min(out.len() - 1);
+            let counts = &mut out[i].1;
+            let slot = match counts.iter().position(|c| c.0 == e.kind) {
+                Some(slot) => slot,
+                None => {
+                    counts.push((e.kind, 0, 0));
+                    counts.len() - 1
+                }
+            };
+            if e.failed {
+                counts[slot].2 += 1;
+            } else {
+                counts[slot].1 += 1;
+            }
+        }
+        out
+    }
+
+    /// The share (0 to 1) of `workers` workers' time spent proving in the `window_ms` before
+    /// `now_ms`, counting the stints still running (`busy_since`, one per busy worker).
+    pub fn busy_share(
+        &self,
+        workers: usize,
+        busy_since: &[u64],
+        now_ms: u64,
+        window_ms: u64,
+    ) -> f64 {
+        if workers == 0 || window_ms == 0 {
+            return 0.0;
+        }
+        let since = now_ms.saturating_sub(window_ms);
+        let overlap = |from: u64, to: u64| to.min(now_ms).saturating_sub(from.max(since));
+        let busy: u64 = self
+            .stints
+            .iter()
+            .map(|s| overlap(s.from_unix_ms, s.to_unix_ms))
+            .chain(busy_since.iter().map(|&from| overlap(from, now_ms)))
+            .sum();
+        (busy as f64 / (window_ms * workers as u64) as f64).min(1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIN: u64 = 60_000;
+
+    fn ended(at_min: u64, kind: ProofKind, total_ms: u64, failed: bool) -> Ended {
+        Ended {
+            at_unix_ms: HISTORY_MS + at_min * MIN,
+            kind,
+            total_ms,
+            failed,
+        }
+    }
+
+    #[test]
+    fn windows_count_what_ended_of_a_kind_with_its_latency_percentiles() {
+        let mut h = History::default();
+        for (i, ms) in [100, 400, 200, 300].into_iter().enumerate() {
+            h.job_ended(ended(i as u64, ProofKind::WindowPost, ms, false));
+        }
+        h.job_ended(ended(4, ProofKind::WindowPost, 9_000, true));
+        h.job_ended(ended(4, ProofKind::WinningPost, 3_000, false));
+        let now = HISTORY_MS + 5 * MIN;
+        let hour = h.window(ProofKind::WindowPost, now, HISTORY_MS);
+        assert_eq!((hour.completed, hour.failed), (4, 1));
+        assert_eq!((hour.p50_ms, hour.p99_ms), (Some(200), Some(400)));
+        // The last 2.5 minutes hold the jobs that ended at minutes 3 and 4.
+        let recent = h.window(ProofKind::WindowPost, now, 5 * MIN / 2);
+        assert_eq!(
+            (recent.completed, recent.failed, recent.p50_ms),
+            (1, 1, Some(300))
+        );
+        let none = h.window(ProofKind::PorepSealCommit, now, HISTORY_MS);
+        assert_eq!(none, KindWindow::default());
+    }
+
+    #[test]
+    fn the_history_forgets_what_is_older_than_an_hour() {
+        let mut h = History::default();
+        h.job_ended(ended(0, ProofKind::WinningPost, 1, false));
+        h.job_ended(ended(61, ProofKind::WinningPost, 2, false));
+        let now = HISTORY_MS + 61 * MIN;
+        assert_eq!(
+            h.window(ProofKind::WinningPost, now, 10 * HISTORY_MS)
+                .completed,
+            1
+        );
+    }
+
+    #[test]
+    fn buckets_split_the_last_minutes_by_kind() {
+        let mut h = History::default();
+        h.job_ended(ended(1, ProofKind::WindowPost, 1, false));
+        h.job_ended(ended(1, ProofKind::WindowPost, 1, true));
+        h.job_ended(ended(2, ProofKind::WinningPost, 1, false));
+        let now = HISTORY_MS + 3 * MIN;
+        let b = h.buckets(now, MIN, 3);
+        assert_eq!(b.len(), 3);
+        assert_eq!(b[0], (HISTORY_MS, vec![(ProofKind::WindowPost, 1, 1)]));
+        assert_eq!(b[1].1, vec![(ProofKind::WinningPost, 1, 0)]);
+        assert!(b[2].1.is_empty());
+    }
+
+    #[test]
+    fn busy_share_counts_finished_and_running_stints_within_the_window() {
+        let mut h = History::default();
+        h.stint_ended(Stint {
+            from_unix_ms: 0,
+            to_unix_ms: 30_000,
+        });
+        // Window 20 s..80 s: 10 s of the finished stint, 20 s of the running one (since 60 s).
+        let share = h.busy_share(1, &[60_000], 80_000, 60_000);
+        assert!((share - 0.5).abs() < 1e-9, "{share}");
+        assert_eq!(h.busy_share(2, &[], 80_000, 60_000), 10_000.0 / 120_000.0);
+        assert_eq!(h.busy_share(0, &[], 80_000, 60_000), 0.0);
+    }
+}
