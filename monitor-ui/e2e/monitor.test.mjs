@@ -297,3 +297,34 @@ test("a failed job and a refused request stay in the failure log after their row
     await daemon.stop();
   }
 });
+
+test("40 jobs fit a 1920×1080 window, one line each, and the filters pick them", STEP, async () => {
+  const daemon = await startDaemon();
+  try {
+    const page = await browser.context.newPage();
+    await page.setViewportSize({ width: 1920, height: 1080 });
+    await page.goto(`${daemon.httpUrl}/`);
+    await waitLive(page);
+    const { ids } = await jobIdsDuring(daemon, prove(daemon, "wpost", 40, 8));
+    assert.equal(ids.size, 40);
+    for (const id of ids) await waitJobDone(page, id);
+    const inView = await page.evaluate(() => [...document.querySelectorAll("tr.job")]
+      .filter((r) => r.getBoundingClientRect().bottom <= window.innerHeight).length);
+    assert.ok(inView >= 40, `${inView} of 40 job rows are inside the 1080-pixel window`);
+    const heights = await page.locator("tr.job").evaluateAll((rows) => rows.map((r) => r.getBoundingClientRect().height));
+    assert.ok(Math.max(...heights) <= 24, `one line per job: rows up to ${Math.max(...heights)} px`);
+    await page.screenshot({ path: join(ARTIFACTS, "monitor-40-jobs.png") });
+
+    await page.selectOption(".filter-state", "failed");
+    await page.locator("text=no job matches the filters").waitFor();
+    assert.equal(await page.locator("tr.job").count(), 0);
+    await page.selectOption(".filter-state", "completed");
+    await page.selectOption(".filter-kind", "WindowPoSt");
+    assert.equal(await page.locator("tr.job").count(), 40);
+    await page.selectOption(".filter-kind", "WinningPoSt");
+    assert.equal(await page.locator("tr.job").count(), 0);
+    await page.close();
+  } finally {
+    await daemon.stop();
+  }
+});

@@ -109,19 +109,25 @@ pub fn DaemonPanel(url: String, several: bool, shown: RwSignal<Shown>) -> impl I
             >
                 <Header dash=dash />
                 <SummaryStrip dash=dash />
-                <div class="row">
-                    <Memory dash=dash />
-                    <Synthesis dash=dash />
-                </div>
-                <Workers dash=dash />
-                <Failures dash=dash />
-                <h2>"Jobs"</h2>
-                <Legend />
-                <JobList dash=dash />
-                <div class="row tables">
-                    <Counters dash=dash />
-                    <Queues dash=dash />
-                    <Params dash=dash />
+                // On a wide screen (one daemon) the jobs get a column of their own beside the
+                // rest, so that about 40 fit a 1080-pixel-high window.
+                <div class="body">
+                    <div class="side">
+                        <div class="row">
+                            <Memory dash=dash />
+                            <Synthesis dash=dash />
+                        </div>
+                        <Workers dash=dash />
+                        <Failures dash=dash />
+                        <div class="row tables">
+                            <Counters dash=dash />
+                            <Queues dash=dash />
+                            <Params dash=dash />
+                        </div>
+                    </div>
+                    <div class="main-jobs">
+                        <JobList dash=dash />
+                    </div>
                 </div>
             </Show>
         </section>
@@ -279,7 +285,7 @@ fn Failures(dash: Memo<Option<Dashboard>>) -> impl IntoView {
 }
 
 #[component]
-fn Legend() -> impl IntoView {
+pub(crate) fn Legend() -> impl IntoView {
     view! {
         <div class="legend">
             {PARTITION_STATES

@@ -70,14 +70,14 @@ export async function startDaemon(previous = {}) {
   throw new Error(`snarkd wrote no ready file or did not answer /healthz:\n${log}`);
 }
 
-/** Proves `count` copies of a real 2 KiB `kind` proof (wpost, winning), all at once, through
- * the daemon's gRPC port. Resolves with the bench client's JSON summary; rejects when a proof
- * fails. */
-export function prove(daemon, kind, count) {
+/** Proves `count` copies of a real 2 KiB `kind` proof (wpost, winning) through the daemon's
+ * gRPC port, `concurrency` at a time (all at once by default; the daemon decodes at most 16
+ * requests at once). Resolves with the bench client's JSON summary; rejects when a proof fails. */
+export function prove(daemon, kind, count, concurrency = count) {
   const child = spawn(
     BENCH,
     ["--addr", daemon.grpcAddr, "--json", "batch", "--count", String(count), "--concurrency",
-      String(count), "--type", kind, "--input", FIXTURES],
+      String(concurrency), "--type", kind, "--input", FIXTURES],
     { stdio: ["ignore", "pipe", "pipe"] },
   );
   let out = "";

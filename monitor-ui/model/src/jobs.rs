@@ -23,6 +23,11 @@ pub struct JobRow {
     pub circuit_id: String,
     /// Time since submission; for a finished job, the time it took.
     pub age: String,
+    /// What `age` is, for its hover text.
+    pub age_title: &'static str,
+    /// The partitions' synthesis and device-phase times summed ("–" before any ended).
+    pub synthesis: String,
+    pub device: String,
     pub finished: bool,
     /// 100 while the job runs, down to [`FADED_OPACITY_PCT`] over [`FADE_MS`] once it ended.
     pub opacity_pct: u8,
@@ -92,6 +97,13 @@ fn job_row(job: &JobStatus, now_ms: u64) -> JobRow {
         state: labels::job_state(job.state()),
         circuit_id: job.circuit_id.clone(),
         age: format::duration_ms(end.saturating_sub(job.submitted_at_unix_ms)),
+        age_title: if finished {
+            "how long it took, submit to end"
+        } else {
+            "time since submit"
+        },
+        synthesis: total_ms(job.partitions.iter().map(|p| p.synth_ms)),
+        device: total_ms(job.partitions.iter().map(|p| p.gpu_ms)),
         finished,
         opacity_pct,
         done: job
@@ -101,6 +113,27 @@ fn job_row(job: &JobStatus, now_ms: u64) -> JobRow {
             .count(),
         cells: job.partitions.iter().map(cell).collect(),
         error_message: job.error_message.clone(),
+    }
+}
+
+/// Whether `row` passes the page's filters: `state` is `all`, `active` (queued or running) or a
+/// job state word; `kind` is `all` or a kind's label.
+pub fn shown(row: &JobRow, state: &str, kind: &str) -> bool {
+    let state_ok = match state {
+        "all" => true,
+        "active" => !row.finished,
+        word => row.state == word,
+    };
+    state_ok && (kind == "all" || row.kind == kind)
+}
+
+/// The sum of the step times that have ended, or "–" when none has.
+fn total_ms(times: impl Iterator<Item = Option<u64>>) -> String {
+    let ended: Vec<u64> = times.flatten().collect();
+    if ended.is_empty() {
+        "–".to_string()
+    } else {
+        format::duration_ms(ended.iter().sum())
     }
 }
 

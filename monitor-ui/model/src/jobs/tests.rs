@@ -141,6 +141,39 @@ fn cells_carry_state_and_timings_for_the_hover_text() {
         "partition 1 · gpu\nsynthesis 900 ms\nworker 0\nreserved 3.00 GiB"
     );
     assert_eq!(row.cells[2].title, "partition 2 · pending");
+    // The row's step columns sum what has ended.
+    assert_eq!(
+        (row.synthesis.as_str(), row.device.as_str()),
+        ("2.1 s", "340 ms")
+    );
+    let fresh = &job_rows(&[job("k", Priority::Normal, 0, JobState::Queued, 0)], 0)[0];
+    assert_eq!(
+        (fresh.synthesis.as_str(), fresh.device.as_str()),
+        ("–", "–")
+    );
+}
+
+#[test]
+fn filters_pick_rows_by_state_and_kind() {
+    let rows = job_rows(
+        &[
+            job("queued", Priority::High, 1, JobState::Queued, 0),
+            job("running", Priority::High, 2, JobState::Running, 0),
+            job("done", Priority::High, 3, JobState::Completed, 9),
+            job("failed", Priority::High, 4, JobState::Failed, 9),
+        ],
+        10,
+    );
+    let pick = |state: &str, kind: &str| -> Vec<&str> {
+        rows.iter()
+            .filter(|r| shown(r, state, kind))
+            .map(|r| r.job_id.as_str())
+            .collect()
+    };
+    assert_eq!(pick("all", "all").len(), 4);
+    assert_eq!(pick("active", "all"), ["queued", "running"]);
+    assert_eq!(pick("failed", "WindowPoSt"), ["failed"]);
+    assert!(pick("all", "PoRep C2").is_empty());
 }
 
 #[test]
