@@ -35,6 +35,21 @@ fn fixtures_dir() -> &'static Path {
     .path()
 }
 
+/// Copies the fixtures a failed run used out of their temporary directory (which goes with the
+/// test process), so that a rare failure can be replayed: a WinningPoSt from fixtures sealed in
+/// this test was once rejected by the final verification and did not fail again in 25 runs.
+fn keep_fixtures() -> PathBuf {
+    let to =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-fixtures-{}", std::process::id()));
+    std::fs::create_dir_all(&to).expect("a directory under the target dir");
+    for entry in std::fs::read_dir(fixtures_dir()).expect("the fixtures are there") {
+        let path = entry.expect("a fixture file").path();
+        std::fs::copy(&path, to.join(path.file_name().expect("a file name")))
+            .expect("copying a fixture");
+    }
+    to
+}
+
 async fn start(listen: ListenAddr) -> Daemon {
     fixtures_dir();
     let mut config = Config::default();
@@ -73,10 +88,14 @@ async fn bench(args: &[&str]) -> (i32, String, String) {
 
 async fn bench_json(args: &[&str]) -> Value {
     let (code, stdout, stderr) = bench(args).await;
-    assert_eq!(
-        code, 0,
-        "snarkd-bench {args:?}\nstdout: {stdout}\nstderr: {stderr}"
-    );
+    if code != 0 {
+        let kept = keep_fixtures();
+        panic!(
+            "snarkd-bench {args:?} exited {code} (the fixtures are kept in {})\nstdout: \
+             {stdout}\nstderr: {stderr}",
+            kept.display()
+        );
+    }
     serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
 }
 
