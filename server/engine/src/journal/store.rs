@@ -8,6 +8,7 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::record::Accepted;
 use crate::domain::{JobEnd, JobOutcome, Priority, ProofKind, Timings};
+use crate::history::Ended;
 use crate::journal::InputDigest;
 
 /// Bumped when the schema changes incompatibly.
@@ -322,6 +323,32 @@ pub(crate) fn find_completed(
         |r| r.get(0),
     )
     .optional()
+}
+
+/// The jobs that completed or failed after `since_unix_ms`, oldest first, as the history
+/// counts them (rows of an unknown kind are skipped).
+pub(crate) fn ended_since(conn: &Connection, since_unix_ms: u64) -> rusqlite::Result<Vec<Ended>> {
+    let mut rows = conn.prepare(
+        "SELECT kind, finished_unix_ms, total_ms, outcome FROM jobs
+         WHERE outcome IN ('completed', 'failed') AND finished_unix_ms > ?1
+         ORDER BY finished_unix_ms",
+    )?;
+    let rows = rows.query_map([since_unix_ms as i64], |r| {
+        let kind: String = r.get(0)?;
+        let finished: i64 = r.get(1)?;
+        let total: Option<i64> = r.get(2)?;
+        let outcome: String = r.get(3)?;
+        Ok(ProofKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == kind)
+            .map(|kind| Ended {
+                at_unix_ms: finished.max(0) as u64,
+                kind,
+                total_ms: total.unwrap_or(0).max(0) as u64,
+                failed: outcome == "failed",
+            }))
+    })?;
+    rows.filter_map(|r| r.transpose()).collect()
 }
 
 /// Deletes finished jobs older than `retention` and, beyond that, the oldest finished jobs over

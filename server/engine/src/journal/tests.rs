@@ -348,3 +348,31 @@ fn one_daemon_per_journal() {
     let err = Journal::open(settings(dir.path())).err().unwrap();
     assert!(err.contains("another snarkd"), "{err}");
 }
+
+#[test]
+fn the_history_of_the_last_hour_survives_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
+    for id in ["wdpost-a", "wdpost-b"] {
+        let job = life
+            .run(
+                life.engine
+                    .submit(with_id(id, request(ProofKind::WindowPost, 1, 1000))),
+            )
+            .unwrap();
+        completed(&life, &job.job_id);
+    }
+    life.run(life.engine.flush_journal());
+    life.kill();
+
+    let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
+    let now = crate::machine::unix_ms();
+    let window = life.engine.snapshot().history.window(
+        ProofKind::WindowPost,
+        now,
+        crate::history::HISTORY_MS,
+    );
+    assert_eq!((window.completed, window.failed), (2, 0));
+    assert!(window.p50_ms.is_some());
+    life.kill();
+}

@@ -54,6 +54,14 @@ impl Machine {
         self.next_seq = self.next_seq.max(seq + 1);
     }
 
+    /// Starts the history from the jobs that ended before a restart (oldest first).
+    pub(crate) fn remember(&mut self, ended: Vec<crate::history::Ended>) {
+        let history = Arc::make_mut(&mut self.history);
+        for e in ended {
+            history.job_ended(e);
+        }
+    }
+
     /// The journal has the job's acceptance on disk: it may be admitted now.
     pub(super) fn recorded(&mut self, job_id: &str) {
         if let Some(job) = self.job_ids.get(job_id).and_then(|s| self.jobs.get_mut(s)) {
