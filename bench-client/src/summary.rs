@@ -105,11 +105,17 @@ fn ms(d: Duration) -> f64 {
 
 /// The nearest-rank `p`th percentile (0 < p <= 100) of ascending `sorted`; None when empty.
 pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    percentile_of(sorted, p).copied()
+}
+
+/// The element at the nearest-rank `p`th percentile (0 < p <= 100) of `sorted`, whatever it
+/// is sorted by; None when empty.
+pub fn percentile_of<T>(sorted: &[T], p: f64) -> Option<&T> {
     if sorted.is_empty() {
         return None;
     }
     let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    Some(sorted[rank.clamp(1, sorted.len()) - 1])
+    Some(&sorted[rank.clamp(1, sorted.len()) - 1])
 }
 
 /// A batch run summarised.

@@ -379,7 +379,7 @@ pub fn report(o: Options) -> Result<()> {
                     "preempt = false ({} PoRep + {:.2} cut off; WinningPoSt p50 {:.0} ms)",
                     off.porep_done,
                     off.porep_work - off.porep_done as f64,
-                    ms(percentile_of(&off.winning, 0.5).latency)
+                    ms(percentile_of(&off.winning, 50.0).latency)
                 ),
                 rate_off,
             ),
@@ -404,7 +404,7 @@ pub fn report(o: Options) -> Result<()> {
 /// spent the time of the proof at that percentile, so a slow p99 can be told apart.
 fn deadline_rows(name: &str, idle: (&[Outcome], &str), loaded: (&[Outcome], &str)) -> Vec<Row> {
     let label = |(v, what): (&[Outcome], &str)| format!("{what}, {} proofs", v.len());
-    [("p50", 0.5), ("p99", 0.99)]
+    [("p50", 50.0), ("p99", 99.0)]
         .into_iter()
         .map(|(quantile, p)| {
             let (base, under) = (percentile_of(idle.0, p), percentile_of(loaded.0, p));
@@ -420,12 +420,11 @@ fn deadline_rows(name: &str, idle: (&[Outcome], &str), loaded: (&[Outcome], &str
         .collect()
 }
 
-/// The proof at the nearest-rank percentile `p` (0–1) of `v` by client-side latency.
+/// The proof at the nearest-rank `p`th percentile (0 < p <= 100) of `v` by client-side latency.
 fn percentile_of(v: &[Outcome], p: f64) -> &Outcome {
     let mut sorted: Vec<&Outcome> = v.iter().collect();
     sorted.sort_by_key(|o| o.latency);
-    let rank = (p * v.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, v.len()) - 1]
+    crate::summary::percentile_of(&sorted, p).expect("a benchmark run has proofs")
 }
 
 /// The daemon's phases of one proof, as a report label; the rest of its total is the time its

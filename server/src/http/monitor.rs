@@ -2,8 +2,8 @@
 //! Until the monitor is built into `[daemon] monitor_dir`, `/` is a short page saying so.
 //!
 //! `scripts/build-monitor.sh` stores every file also brotli- and gzip-compressed (`NAME.br`,
-//! `NAME.gz`); a browser that accepts either gets the smaller copy as it is, nothing is
-//! compressed per request. The names carry no content hash, so every response says `no-cache`
+//! `NAME.gz`); a browser that accepts either gets a compressed copy as it is (brotli first),
+//! nothing is compressed per request. The names carry no content hash, so every response says `no-cache`
 //! with a validator: a reload asks with `If-None-Match` (or `If-Modified-Since`) and gets an empty
 //! 304 while the bundle is unchanged.
 

@@ -114,8 +114,6 @@ impl Journal {
         })
     }
 
-    /// Reads every unfinished job back, in submit order, moving unreadable ones to quarantine.
-    /// Also returns the next free submit sequence number.
     /// The jobs that completed or failed in the last hour before `now_unix_ms`, oldest first:
     /// what the engine's history starts from after a restart.
     pub(crate) fn recent_ends(
@@ -126,6 +124,8 @@ impl Journal {
         store::ended_since(&self.conn, since).map_err(|e| e.to_string())
     }
 
+    /// Reads every unfinished job back, in submit order, moving unreadable ones to quarantine.
+    /// Also returns the next free submit sequence number.
     pub(crate) fn recover(&mut self) -> Result<(Vec<RecoveredJob>, u64), String> {
         let rows = store::unfinished(&self.conn).map_err(|e| e.to_string())?;
         let next_seq = store::max_seq(&self.conn)

@@ -317,7 +317,6 @@ impl Machine {
             };
             Arc::make_mut(&mut self.history).job_ended(ended);
         }
-        let job = self.jobs.get_mut(&seq).expect("job exists");
         self.effects.push(Effect::Record(
             Record::Finished {
                 job_id: job.id.clone(),
