@@ -44,8 +44,9 @@ if ! command -v cargo >/dev/null; then
 fi
 
 # The monitor (scripts/build-monitor.sh) and its browser tests: Debian's Chromium, Node.js for
-# playwright-core, and a wasm32 standard library: rustup's target where rustup has it or can
-# fetch it, else Debian's wasm32-capable Rust with an lld for wasm-ld (only then installed).
+# playwright-core and for the monitor build's wasm-opt and precompression, and a wasm32 standard
+# library: rustup's target where rustup has it or can fetch it, else Debian's wasm32-capable Rust
+# with an lld for wasm-ld (only then installed).
 # shellcheck source=scripts/wasm-toolchain.sh
 source "$SNARKD_ROOT/scripts/wasm-toolchain.sh"
 SNARKD_WASM_TOOLCHAIN="$(choose_wasm_toolchain)"
