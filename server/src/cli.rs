@@ -1,5 +1,5 @@
-//! The command line: `snarkd run`, `snarkd config default`, `snarkd params generate`,
-//! `snarkd devices`, `snarkd --version`.
+//! The command line: `snarkd run`, `snarkd config default`, `snarkd params generate` and
+//! `precompile`, `snarkd devices`, `snarkd --version`.
 
 use std::path::PathBuf;
 
@@ -33,19 +33,24 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum ParamsCommand {
     /// Create LOCAL TEST parameters for small sectors. They verify only against their own .vk,
-    /// never on chain; production uses the published parameter files.
-    Generate(GenerateArgs),
+    /// never on chain; production uses the published parameter files. Also records each
+    /// circuit's pre-compiled matrices beside them (see `params precompile`).
+    Generate(CircuitsArgs),
+    /// Record the pre-compiled R1CS matrices of circuits whose parameters are in the directory
+    /// (published or generated) into `<params stem>.snarkd-r1cs` beside them, so the daemon's
+    /// first load reads them instead of recording them. Valid files are kept.
+    Precompile(CircuitsArgs),
 }
 
 #[derive(Debug, Args)]
-pub struct GenerateArgs {
+pub struct CircuitsArgs {
     /// Sector size, e.g. 2KiB (test sizes: 2KiB, 8MiB; larger ones take hours and hundreds of GiB).
     #[arg(long, value_name = "SIZE")]
     pub sector_size: String,
-    /// Proof kinds to generate: porep, snap, wpost, winning (repeatable; default all four).
+    /// Proof kinds: porep, snap, wpost, winning (repeatable; default all four).
     #[arg(long = "kind", value_name = "KIND")]
     pub kinds: Vec<String>,
-    /// Directory to write into [default: $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters].
+    /// Parameter directory [default: $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters].
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
 }

@@ -3,7 +3,8 @@
 //! the proving engine in `snarkd-engine`.
 //!
 //! Layout:
-//! - `cli`: the command line (`run`, `config default`, `--version`).
+//! - `cli`: the command line (`run`, `config default`, `params`, `devices`, `--version`).
+//! - `params_cmd`: `params generate` and `params precompile`, with progress on the terminal.
 //! - `config`: the one immutable config from defaults, file, `SNARKD_*` environment and flags.
 //! - `api`: the gRPC service; the only module that knows protobuf.
 //! - `http`: `/status`, `/metrics`, `/healthz` and the monitor's static files.
@@ -19,6 +20,7 @@ pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod params_cmd;
 pub mod proving;
 pub mod ready;
 pub mod serve;

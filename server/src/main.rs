@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use clap::Parser;
-use snarkd::cli::{Cli, Command, ConfigCommand, GenerateArgs, ParamsCommand, RunArgs};
+use snarkd::cli::{Cli, Command, ConfigCommand, ParamsCommand, RunArgs};
 use snarkd::config::{Config, DEFAULT_TOML};
 use snarkd::{serve, telemetry, Daemon};
 use snarkd_engine::prover::Prover;
@@ -25,7 +25,8 @@ fn main() -> ExitCode {
             print!("{DEFAULT_TOML}");
             Ok(())
         }
-        Command::Params(ParamsCommand::Generate(args)) => generate_params(args),
+        Command::Params(ParamsCommand::Generate(args)) => snarkd::params_cmd::generate(args),
+        Command::Params(ParamsCommand::Precompile(args)) => snarkd::params_cmd::precompile(args),
         Command::Devices => {
             println!("ordinal\tplatform\tname\ttype\tmemory\tcompute units");
             for line in snarkd::proving::devices::listing() {
@@ -115,42 +116,6 @@ async fn start_engine(config: &Config) -> anyhow::Result<Engine> {
     Engine::open(engine_config, prover, journal)
         .await
         .map_err(|e| anyhow!(e))
-}
-
-/// `snarkd params generate`: local test parameters, skipping files that already exist.
-fn generate_params(args: GenerateArgs) -> anyhow::Result<()> {
-    use snarkd_prover::{filecoin::parse_sector_size, ProofKind};
-    let sector_size = parse_sector_size(&args.sector_size)?;
-    let kinds = if args.kinds.is_empty() {
-        ProofKind::ALL.to_vec()
-    } else {
-        args.kinds
-            .iter()
-            .map(|k| ProofKind::from_circuit_prefix(k))
-            .collect::<Result<_, _>>()?
-    };
-    let dir = args.dir.unwrap_or_else(snarkd_prover::default_params_dir);
-    eprintln!(
-        "generating LOCAL TEST parameters in {}: they verify only against their own .vk files, never on chain",
-        dir.display()
-    );
-    for kind in kinds {
-        let made = snarkd_prover::generate_params(&dir, sector_size, &[kind])?;
-        for p in made {
-            let what = if p.generated {
-                "generated"
-            } else {
-                "already present"
-            };
-            println!(
-                "{} {what} in {:.1}s: {}",
-                p.circuit,
-                p.elapsed.as_secs_f64(),
-                p.params_path.display()
-            );
-        }
-    }
-    Ok(())
 }
 
 /// The prover the engine runs: real Filecoin circuits on the configured backend.

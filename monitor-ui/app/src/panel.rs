@@ -344,7 +344,7 @@ fn Params(dash: Memo<Option<Dashboard>>) -> impl IntoView {
         <div class="card">
             <h2>"Parameters"</h2>
             <table class="params">
-                <thead><tr><th>"circuit"</th><th>"tier"</th><th>"size"</th><th>"refs"</th><th>"last used"</th></tr></thead>
+                <thead><tr><th>"circuit"</th><th>"tier"</th><th>"size"</th><th title="the circuit's pre-compiled matrices, part of the size">"pre-compiled"</th><th>"refs"</th><th>"last used"</th></tr></thead>
                 <tbody>
                     {move || {
                         part(dash, |d| d.params.clone())
@@ -354,6 +354,7 @@ fn Params(dash: Memo<Option<Dashboard>>) -> impl IntoView {
                                     <td class="mono">{p.circuit_id}</td>
                                     <td>{p.tier}</td>
                                     <td class="num">{p.bytes}</td>
+                                    <td class="num">{p.precompiled}</td>
                                     <td class="num">{p.ref_count}</td>
                                     <td class="num">{p.last_used}" ago"</td>
                                 </tr>

@@ -100,6 +100,8 @@ pub struct ParamsRow {
     pub circuit_id: String,
     pub tier: &'static str,
     pub bytes: String,
+    /// The part of `bytes` that is the circuit's pre-compiled matrices ("—" when none).
+    pub precompiled: String,
     pub ref_count: u32,
     pub last_used: String,
 }
@@ -145,6 +147,10 @@ impl Dashboard {
                         snarkd_proto::v1::srs_status::Tier::Cold => "cold",
                     },
                     bytes: format::bytes(p.bytes),
+                    precompiled: match p.precompiled_bytes {
+                        0 => "—".to_string(),
+                        b => format::bytes(b),
+                    },
                     ref_count: p.ref_count,
                     last_used: format::duration_secs(
                         p.last_used_secs_ago + since_snapshot_ms / 1000,

@@ -112,10 +112,11 @@ fn execute(
             index,
             priority,
             plan,
+            params,
             reservation,
         } => spawn("snarkd-synth", move || {
             os_priority::apply(priority, background_nice);
-            let result = guarded(|| plan.synthesize(index), StepError::Retryable);
+            let result = guarded(|| plan.synthesize(index, params.as_ref()), StepError::Retryable);
             let _ = tx.send(Input::SynthDone {
                 job,
                 index,

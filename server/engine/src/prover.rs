@@ -34,6 +34,15 @@ impl StepError {
     }
 }
 
+/// A circuit's parameters as a prover loaded them.
+pub struct LoadedParams {
+    pub params: Params,
+    /// Bytes they hold in memory, every part included.
+    pub bytes: u64,
+    /// The part of `bytes` that is the circuit's pre-compiled matrices (0: none loaded).
+    pub precompiled_bytes: u64,
+}
+
 /// One device the engine runs workers on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceInfo {
@@ -64,8 +73,8 @@ pub trait Prover: Send + Sync + 'static {
     fn knows_circuit(&self, circuit_id: &str) -> bool;
     /// Bytes the circuit's parameters take in memory, estimated before loading.
     fn params_size_estimate(&self, circuit_id: &str) -> u64;
-    /// Loads a circuit's parameters; returns them and their size in bytes.
-    fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String>;
+    /// Loads a circuit's parameters (with whatever the prover keeps beside them).
+    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams, String>;
     /// The device phase of one partition on one device, telling `hooks` when the a/b/c
     /// evaluations are dropped (the engine returns that memory early) and when each step ends
     /// (where a deadline partition may run first).
@@ -93,8 +102,10 @@ pub trait JobPlan: Send + Sync {
     fn circuit_id(&self) -> String;
     fn partitions(&self) -> u32;
     fn partition_memory(&self) -> PartitionMemory;
-    /// CPU synthesis of one partition.
-    fn synthesize(&self, index: u32) -> Result<Synthesized, StepError>;
+    /// CPU synthesis of one partition. `params` are the job's parameters when they are already
+    /// loaded (a prover may synthesize faster with what they hold: a pre-compiled circuit),
+    /// `None` while they are still loading; the partition must come out the same either way.
+    fn synthesize(&self, index: u32, params: Option<&Params>) -> Result<Synthesized, StepError>;
     /// Assembles the partition proofs (in partition order) and verifies the whole proof.
     fn finalize(
         &self,

@@ -186,6 +186,8 @@ pub struct ParamsStatus {
     pub circuit_id: String,
     pub tier: ParamsTier,
     pub bytes: u64,
+    /// The part of `bytes` that is the circuit's pre-compiled matrices (0: none).
+    pub precompiled_bytes: u64,
     pub ref_count: u32,
     /// When a job last used them (or they were loaded).
     pub last_used_unix_ms: u64,

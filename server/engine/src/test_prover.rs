@@ -7,10 +7,13 @@ use std::sync::Arc;
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
 use crate::prover::{
-    DeviceHooks, DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
+    DeviceHooks, DeviceInfo, JobPlan, LoadedParams, Params, PartitionMemory, Prover, StepError,
+    Synthesized,
 };
 
 pub(crate) const PARAMS_BYTES: u64 = 100;
+/// The part of [`PARAMS_BYTES`] the stand-in calls its pre-compiled circuit.
+pub(crate) const PRECOMPILED_BYTES: u64 = 25;
 
 pub(crate) struct TestProver {
     pub devices: u32,
@@ -112,8 +115,12 @@ impl Prover for TestProver {
     fn params_size_estimate(&self, _: &str) -> u64 {
         PARAMS_BYTES
     }
-    fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String> {
-        Ok((Arc::new(circuit_id.to_string()), PARAMS_BYTES))
+    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams, String> {
+        Ok(LoadedParams {
+            params: Arc::new(circuit_id.to_string()),
+            bytes: PARAMS_BYTES,
+            precompiled_bytes: PRECOMPILED_BYTES,
+        })
     }
     fn prove(
         &self,
@@ -170,7 +177,7 @@ impl JobPlan for TestPlan {
             abc_bytes: self.bytes / 2,
         }
     }
-    fn synthesize(&self, index: u32) -> Result<Synthesized, StepError> {
+    fn synthesize(&self, index: u32, _: Option<&Params>) -> Result<Synthesized, StepError> {
         drop(self.gate.lock());
         let nice = crate::os_priority::current_nice();
         self.nice_seen

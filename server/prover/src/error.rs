@@ -93,6 +93,11 @@ pub enum ProverError {
     #[error("synthesis of partition {partition} failed: {reason}")]
     Synthesis { partition: usize, reason: String },
 
+    /// A pre-compiled circuit could not be recorded, read or used (it is rebuilt or left out;
+    /// synthesis falls back to the recording constraint system).
+    #[error("pre-compiled circuit: {0}")]
+    Precompiled(String),
+
     /// The device phase (FFT/MSM) failed.
     #[error("device phase on backend {backend} failed: {reason}")]
     Device { backend: String, reason: String },

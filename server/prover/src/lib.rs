@@ -44,8 +44,8 @@ pub use filecoin::{
     ProofRequest,
 };
 pub use params::{
-    default_params_dir, generate_params, load_params, params_dir_from, test_params_dir,
-    LoadedParams,
+    default_params_dir, generate_params, load_params, load_params_with, params_dir_from,
+    test_params_dir, LoadedParams,
 };
 pub use synthesis::SynthesizedPartition;
 

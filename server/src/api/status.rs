@@ -146,6 +146,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
                 bytes: p.bytes,
                 ref_count: p.ref_count,
                 last_used_secs_ago: p.last_used_secs_ago(now_ms),
+                precompiled_bytes: p.precompiled_bytes,
             })
             .collect(),
         counters: Some(pb::Counters {

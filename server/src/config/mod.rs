@@ -158,11 +158,26 @@ impl Default for GpusSection {
 }
 
 /// `[synthesis]`: CPU circuit synthesis.
-#[derive(Debug, Clone, PartialEq, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SynthesisSection {
     /// Most partitions synthesized at once; 0 means one per CPU core.
     pub threads: usize,
+    /// Synthesize from each circuit's pre-compiled matrices (a witness pass plus sparse
+    /// products) once they are loaded with the circuit's parameters.
+    pub precompiled: bool,
+    /// Where the pre-compiled matrices are kept; unset means `[params] dir`.
+    pub precompiled_dir: Option<PathBuf>,
+}
+
+impl Default for SynthesisSection {
+    fn default() -> Self {
+        SynthesisSection {
+            threads: 0,
+            precompiled: true,
+            precompiled_dir: None,
+        }
+    }
 }
 
 /// `[pipeline]`: how partitions flow from CPU synthesis to the devices, and how often a failed
@@ -254,6 +269,16 @@ impl Config {
     }
 
     /// Partition syntheses allowed at once on this machine.
+    /// Where the pre-compiled circuits are kept, or `None` when `[synthesis] precompiled` is off.
+    pub fn precompiled_dir(&self) -> Option<PathBuf> {
+        self.synthesis.precompiled.then(|| {
+            self.synthesis
+                .precompiled_dir
+                .clone()
+                .unwrap_or_else(|| self.params.dir.clone())
+        })
+    }
+
     pub fn synthesis_threads(&self) -> usize {
         match self.synthesis.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),

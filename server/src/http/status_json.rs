@@ -153,12 +153,23 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
                 .filter(|p| p.tier != ParamsTier::Cold)
                 .map(|p| Allocation {
                     circuit_id: p.circuit_id.clone(),
-                    bytes: p.bytes,
+                    bytes: p.bytes - p.precompiled_bytes,
                     last_used_secs_ago: p.last_used_secs_ago(now_ms),
                     evictable: p.ref_count == 0,
                 })
                 .collect(),
-            pce: Vec::new(),
+            // The pre-compiled circuits, loaded and evicted with their parameters.
+            pce: s
+                .params
+                .iter()
+                .filter(|p| p.precompiled_bytes > 0)
+                .map(|p| Allocation {
+                    circuit_id: p.circuit_id.clone(),
+                    bytes: p.precompiled_bytes,
+                    last_used_secs_ago: p.last_used_secs_ago(now_ms),
+                    evictable: p.ref_count == 0,
+                })
+                .collect(),
         },
         counters: Counters {
             total_completed: s.counters.total_completed,
@@ -235,7 +246,12 @@ mod tests {
 
         assert_eq!(json["allocations"]["srs"][0]["evictable"], false);
         assert_eq!(json["allocations"]["srs"][1]["evictable"], true);
-        assert_eq!(json["allocations"]["pce"], serde_json::json!([]));
+        // The pre-compiled circuit is listed apart from the SRS it is charged with.
+        assert_eq!(json["allocations"]["srs"][0]["bytes"], 36u64 << 30);
+        assert_eq!(json["allocations"]["pce"][0]["circuit_id"], "porep-32g");
+        assert_eq!(json["allocations"]["pce"][0]["bytes"], 9u64 << 30);
+        assert_eq!(json["allocations"]["pce"][0]["evictable"], false);
+        assert_eq!(json["allocations"]["pce"].as_array().unwrap().len(), 1);
         assert_eq!(
             json["counters"]["completed_by_kind"],
             serde_json::json!({"winning": 5})

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use snarkd_engine::prover::{
-    DeviceHooks, DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
+    DeviceHooks, DeviceInfo, JobPlan, LoadedParams as EngineParams, Params, PartitionMemory,
+    Prover, StepError, Synthesized,
 };
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::{PhaseHooks, Randomness};
@@ -27,15 +28,17 @@ use crate::config::Config;
 /// The prover the config asks for: its backend on each selected device.
 pub fn from_config(config: &Config) -> anyhow::Result<Arc<dyn Prover>> {
     let backends = devices::backends(config)?;
-    Ok(Arc::new(FilecoinProver::new(
-        config.params.dir.clone(),
-        backends,
-    )))
+    Ok(Arc::new(
+        FilecoinProver::new(config.params.dir.clone(), backends)
+            .with_precompiled(config.precompiled_dir()),
+    ))
 }
 
 /// Proves with real circuits, each device with its own backend.
 pub struct FilecoinProver {
     params_dir: PathBuf,
+    /// Where the circuits' pre-compiled matrices are kept; `None`: synthesis the plain way.
+    precompiled_dir: Option<PathBuf>,
     backends: Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>,
 }
 
@@ -48,8 +51,16 @@ impl FilecoinProver {
     ) -> FilecoinProver {
         FilecoinProver {
             params_dir,
+            precompiled_dir: None,
             backends,
         }
+    }
+
+    /// Loads each circuit's pre-compiled matrices from `dir` with its parameters (recording
+    /// them there when missing), so partitions synthesize from them; `None` turns that off.
+    pub fn with_precompiled(mut self, dir: Option<PathBuf>) -> FilecoinProver {
+        self.precompiled_dir = dir;
+        self
     }
 
     fn backend(&self, device: &DeviceInfo) -> Result<&Arc<dyn DeviceBackend>, String> {
@@ -93,20 +104,33 @@ impl Prover for FilecoinProver {
     }
 
     fn params_size_estimate(&self, circuit_id: &str) -> u64 {
-        // The in-memory parameters are about as large as the file they are read from.
-        CircuitId::parse(circuit_id)
-            .ok()
-            .map(|c| snarkd_prover::params::params_paths(&self.params_dir, c).0)
-            .and_then(|path| std::fs::metadata(path).ok())
-            .map_or(0, |m| m.len())
+        // The in-memory parameters and matrices are about as large as the files they are read
+        // from; matrices not recorded yet are estimated from the circuit's shape.
+        let Ok(circuit) = CircuitId::parse(circuit_id) else {
+            return 0;
+        };
+        let size = |path: PathBuf| std::fs::metadata(path).ok().map(|m| m.len());
+        let params = size(snarkd_prover::params::params_paths(&self.params_dir, circuit).0);
+        let matrices = self.precompiled_dir.as_deref().map_or(0, |dir| {
+            size(snarkd_prover::params::precompiled::matrices_file(dir, circuit).path)
+                .unwrap_or_else(|| snarkd_prover::filecoin::estimate::precompiled_bytes(circuit))
+        });
+        params.unwrap_or(0) + matrices
     }
 
-    fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String> {
+    fn load_params(&self, circuit_id: &str) -> Result<EngineParams, String> {
         let circuit = CircuitId::parse(circuit_id).map_err(|e| e.to_string())?;
-        let params =
-            snarkd_prover::load_params(&self.params_dir, circuit).map_err(|e| e.to_string())?;
-        let bytes = params.size_bytes();
-        Ok((params, bytes))
+        let params = snarkd_prover::load_params_with(
+            &self.params_dir,
+            circuit,
+            self.precompiled_dir.as_deref(),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(EngineParams {
+            bytes: params.size_bytes(),
+            precompiled_bytes: params.precompiled_bytes(),
+            params,
+        })
     }
 
     fn prove(
@@ -177,11 +201,14 @@ impl JobPlan for FilecoinPlan {
         }
     }
 
-    fn synthesize(&self, index: u32) -> Result<Synthesized, StepError> {
+    fn synthesize(&self, index: u32, params: Option<&Params>) -> Result<Synthesized, StepError> {
+        let matrices = params
+            .and_then(|p| p.downcast_ref::<LoadedParams>())
+            .and_then(LoadedParams::precompiled);
         // The witness comes from the request alone: what fails once fails again.
         let partition = self
             .job
-            .synthesize(index as usize)
+            .synthesize_with(index as usize, matrices)
             .map_err(|e| StepError::Fatal(e.to_string()))?;
         Ok(Box::new(partition))
     }

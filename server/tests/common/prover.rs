@@ -7,7 +7,8 @@
 use std::sync::{Arc, Condvar, Mutex};
 
 use snarkd_engine::prover::{
-    DeviceHooks, DeviceInfo, JobPlan, Params, PartitionMemory, Prover, StepError, Synthesized,
+    DeviceHooks, DeviceInfo, JobPlan, LoadedParams, Params, PartitionMemory, Prover, StepError,
+    Synthesized,
 };
 use snarkd_engine::{EngineError, ProofKind, ProofRequest};
 
@@ -114,8 +115,12 @@ impl Prover for StandInProver {
         PARAMS_BYTES
     }
 
-    fn load_params(&self, circuit_id: &str) -> Result<(Params, u64), String> {
-        Ok((Arc::new(circuit_id.to_string()), PARAMS_BYTES))
+    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams, String> {
+        Ok(LoadedParams {
+            params: Arc::new(circuit_id.to_string()),
+            bytes: PARAMS_BYTES,
+            precompiled_bytes: 0,
+        })
     }
 
     fn prove(
@@ -165,7 +170,7 @@ impl JobPlan for Plan {
         }
     }
 
-    fn synthesize(&self, index: u32) -> Result<Synthesized, StepError> {
+    fn synthesize(&self, index: u32, _: Option<&Params>) -> Result<Synthesized, StepError> {
         match self.inputs[index as usize] {
             FAILING_INPUT => Err(StepError::Fatal(
                 "the stand-in circuit rejects this witness".into(),

@@ -198,3 +198,29 @@ fn an_empty_snapshot_renders_without_panicking() {
     assert_eq!(d.memory.segments.len(), 1, "only the free segment");
     assert!(d.jobs.is_empty() && d.workers.is_empty());
 }
+
+#[test]
+fn a_params_row_names_the_pre_compiled_part_of_its_size() {
+    let s = StatusSnapshot {
+        params: vec![
+            snarkd_proto::v1::ParamsStatus {
+                circuit_id: "porep-32g".to_string(),
+                bytes: 45 * GIB,
+                precompiled_bytes: 9 * GIB,
+                ..Default::default()
+            },
+            snarkd_proto::v1::ParamsStatus {
+                circuit_id: "winning-32g".to_string(),
+                bytes: GIB,
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let rows = Dashboard::from_snapshot(&s, 0).params;
+    let seen: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| (r.bytes.as_str(), r.precompiled.as_str()))
+        .collect();
+    assert_eq!(seen, [("45.00 GiB", "9.00 GiB"), ("1.00 GiB", "—")]);
+}

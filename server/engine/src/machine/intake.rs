@@ -351,7 +351,7 @@ impl Machine {
         }
         if let Some(entry) = self.params.get_mut(&circuit_id) {
             match &mut entry.slot {
-                ParamsSlot::Ready(_) => {
+                ParamsSlot::Ready { .. } => {
                     entry.last_used = Moment::now();
                     let _ = reply.send(Ok(Preloaded {
                         already_loaded: true,

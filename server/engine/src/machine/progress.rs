@@ -14,7 +14,7 @@ use crate::domain::{JobEnd, Preloaded};
 use crate::error::EngineError;
 use crate::failures::FailureStage;
 use crate::journal::record::Record;
-use crate::prover::{Params, StepError, Synthesized};
+use crate::prover::{LoadedParams, StepError, Synthesized};
 use crate::state::PartitionState;
 use crate::status::JobState;
 
@@ -137,7 +137,7 @@ impl Machine {
     pub(super) fn params_loaded(
         &mut self,
         circuit_id: String,
-        result: Result<(Params, u64), String>,
+        result: Result<LoadedParams, String>,
     ) {
         let Some(entry) = self.params.get_mut(&circuit_id) else {
             return;
@@ -148,7 +148,11 @@ impl Machine {
         let waiters = std::mem::take(waiters);
         let elapsed = since.elapsed();
         match result {
-            Ok((params, bytes)) => {
+            Ok(LoadedParams {
+                params,
+                bytes,
+                precompiled_bytes,
+            }) => {
                 if let Some(reservation) = entry.reservation.as_mut() {
                     if bytes < reservation.bytes() {
                         reservation.shrink(reservation.bytes() - bytes);
@@ -158,10 +162,13 @@ impl Machine {
                 }
                 entry.bytes =
                     bytes.min(entry.reservation.as_ref().map_or(bytes, Reservation::bytes));
-                entry.slot = ParamsSlot::Ready(params);
+                entry.slot = ParamsSlot::Ready {
+                    params,
+                    precompiled_bytes,
+                };
                 entry.load_time = elapsed;
                 entry.last_used = Moment::now();
-                tracing::info!(%circuit_id, bytes, ms = elapsed.as_millis() as u64, "params loaded");
+                tracing::info!(%circuit_id, bytes, precompiled_bytes, ms = elapsed.as_millis() as u64, "params loaded");
                 for waiter in waiters {
                     let _ = waiter.send(Ok(Preloaded {
                         already_loaded: false,

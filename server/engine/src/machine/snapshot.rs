@@ -68,10 +68,16 @@ impl Machine {
                 circuit_id: id.clone(),
                 tier: match (&e.slot, users) {
                     (ParamsSlot::Loading { .. }, _) => ParamsTier::Cold,
-                    (ParamsSlot::Ready(_), 0) => ParamsTier::Warm,
-                    (ParamsSlot::Ready(_), _) => ParamsTier::Hot,
+                    (ParamsSlot::Ready { .. }, 0) => ParamsTier::Warm,
+                    (ParamsSlot::Ready { .. }, _) => ParamsTier::Hot,
                 },
                 bytes: e.bytes,
+                precompiled_bytes: match e.slot {
+                    ParamsSlot::Ready {
+                        precompiled_bytes, ..
+                    } => precompiled_bytes,
+                    ParamsSlot::Loading { .. } => 0,
+                },
                 ref_count: users,
                 last_used_unix_ms: e.last_used.unix_ms,
             })

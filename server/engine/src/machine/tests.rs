@@ -14,7 +14,7 @@ use crate::domain::{JobEnd, Priority, ProofKind, Submitted};
 use crate::error::EngineError;
 use crate::state::{next_partition_state, PartitionState, WorkerState};
 use crate::status::JobState;
-use crate::test_prover::{request, TestProver, PARAMS_BYTES};
+use crate::test_prover::{request, TestProver, PARAMS_BYTES, PRECOMPILED_BYTES};
 
 struct Harness {
     machine: Machine,
@@ -126,13 +126,14 @@ impl Harness {
                 job,
                 index,
                 plan,
+                params,
                 reservation,
                 ..
             } => {
                 let result = if fail {
                     Err(crate::prover::StepError::Fatal("synthetic failure".into()))
                 } else {
-                    plan.synthesize(index)
+                    plan.synthesize(index, params.as_ref())
                 };
                 Input::SynthDone {
                     job,

@@ -12,7 +12,9 @@ use crate::domain::{Evicted, JobOutcome, Preloaded, Priority, ProofKind, Submitt
 use crate::error::EngineError;
 use crate::journal::record::{Ack, Record};
 use crate::journal::InputDigest;
-use crate::prover::{DeviceInfo, JobPlan, Params, PartitionMemory, StepError, Synthesized};
+use crate::prover::{
+    DeviceInfo, JobPlan, LoadedParams, Params, PartitionMemory, StepError, Synthesized,
+};
 use crate::state::{PartitionState, WorkerState};
 use crate::status::JobState;
 
@@ -75,7 +77,7 @@ pub(crate) enum Input {
     },
     ParamsLoaded {
         circuit_id: String,
-        result: Result<(Params, u64), String>,
+        result: Result<LoadedParams, String>,
     },
     Finalized {
         job: u64,
@@ -109,6 +111,8 @@ pub(crate) enum Effect {
         /// The job's priority: below HIGH the thread runs at a lower OS priority.
         priority: Priority,
         plan: Arc<dyn JobPlan>,
+        /// The job's params if already loaded (they may still be loading).
+        params: Option<Params>,
         reservation: Reservation,
     },
     Prove {
@@ -371,7 +375,11 @@ pub(crate) enum ParamsSlot {
         waiters: Vec<oneshot::Sender<Result<Preloaded, EngineError>>>,
         since: Instant,
     },
-    Ready(Params),
+    Ready {
+        params: Params,
+        /// The part of the entry's bytes that is the circuit's pre-compiled matrices.
+        precompiled_bytes: u64,
+    },
 }
 
 pub(crate) struct ParamsEntry {
@@ -385,7 +393,7 @@ pub(crate) struct ParamsEntry {
 impl ParamsEntry {
     pub fn ready(&self) -> Option<&Params> {
         match &self.slot {
-            ParamsSlot::Ready(params) => Some(params),
+            ParamsSlot::Ready { params, .. } => Some(params),
             ParamsSlot::Loading { .. } => None,
         }
     }

@@ -98,3 +98,20 @@ pub fn shape(kind: ProofKind, sector_size: u64) -> CircuitShape {
         inputs: (i2k as f64 * (1.0 + t * 100.0)) as usize,
     }
 }
+
+/// Bytes of the pre-compiled matrices of `circuit` in memory (about their file's size), before
+/// they are recorded: the row offsets of A, B and C and 8 bytes per term, at the terms per
+/// constraint measured at 2 KiB (`tests/precompiled.rs` fails when this falls below the
+/// recorded size or exceeds it by more than a quarter).
+pub fn precompiled_bytes(circuit: crate::filecoin::CircuitId) -> u64 {
+    let s = shape(circuit.kind(), circuit.sector_size());
+    // Terms of A, B and C together per constraint (2 KiB, filecoin-proofs 19.1).
+    let terms_per_constraint = match circuit.kind() {
+        ProofKind::PorepSealCommit => 10.0,
+        ProofKind::SnapDealsUpdate => 10.0,
+        ProofKind::WindowPost => 10.0,
+        ProofKind::WinningPost => 10.0,
+    };
+    let rows = s.constraints as f64;
+    (rows * 12.0 + rows * terms_per_constraint * 8.0) as u64
+}

@@ -4,6 +4,7 @@
 //!
 //! Layout:
 //! - `kind.rs`: [`ProofKind`], [`CircuitId`] (circuit names and parameter file stems).
+//! - `blank.rs`: each kind's blank circuit, for the parameter setup and the pre-compiled matrices.
 //! - `registered.rs`: `registered_proof` numbers ↔ filecoin-proofs-api enums.
 //! - `request.rs`: [`ProofRequest`] and field decoding (C1 wrapper, prover id, lengths).
 //! - `estimate.rs`: [`MemoryEstimate`] per partition, before synthesis.
@@ -11,6 +12,7 @@
 //!   before filecoin's verifiers see it.
 //! - `porep.rs`, `post.rs`, `snap.rs`: per-kind circuits, public inputs and verification.
 
+pub mod blank;
 pub mod estimate;
 pub mod kind;
 mod nodes;
@@ -25,6 +27,7 @@ use blstrs::Bls12;
 
 use crate::error::{ProverError, Result};
 use crate::params::LoadedParams;
+use crate::synthesis::precompiled::CircuitMatrices;
 use crate::synthesis::SynthesizedPartition;
 
 pub use estimate::{CircuitShape, MemoryEstimate};
@@ -49,6 +52,8 @@ pub(crate) trait KindJob: Send + Sync {
 pub(crate) enum Run<'a> {
     /// Synthesize it on our constraint system.
     Synthesize(CircuitShape),
+    /// Compute its witness and multiply the circuit's pre-compiled matrices by it.
+    Precompiled(&'a CircuitMatrices),
     /// Prove it with stock bellperson (`create_random_proof`), for comparison.
     Stock(&'a Parameters<Bls12>),
 }
@@ -75,6 +80,10 @@ pub(crate) fn run_circuit<C: bellperson::Circuit<blstrs::Scalar> + Send>(
     match run {
         Run::Synthesize(shape) => {
             crate::synthesis::synthesize_circuit(index, circuit, shape).map(Ran::Synthesized)
+        }
+        Run::Precompiled(matrices) => {
+            crate::synthesis::precompiled::synthesize_precompiled(index, circuit, matrices)
+                .map(Ran::Synthesized)
         }
         Run::Stock(params) => stock_prove(circuit, params).map(Ran::Proved),
     }
@@ -224,17 +233,40 @@ impl PreparedJob {
         estimate::estimate(self.kind, self.sector_size())
     }
 
-    /// Synthesizes partition `index` (CPU-heavy; call from a blocking thread). A panic inside the
-    /// circuit becomes [`ProverError::Synthesis`].
+    /// Synthesizes partition `index` on the recording constraint system (CPU-heavy; call from
+    /// a blocking thread). A panic inside the circuit becomes [`ProverError::Synthesis`].
     pub fn synthesize(&self, index: usize) -> Result<SynthesizedPartition> {
+        self.synthesize_with(index, None)
+    }
+
+    /// [`PreparedJob::synthesize`], from the circuit's pre-compiled `matrices` when given: a
+    /// witness pass and three sparse products, the same partition several times faster. Matrices
+    /// that turn out not to fit the witness are logged and the recording path is taken instead.
+    pub fn synthesize_with(
+        &self,
+        index: usize,
+        matrices: Option<&CircuitMatrices>,
+    ) -> Result<SynthesizedPartition> {
         let count = self.num_partitions();
         if index >= count {
             return Err(ProverError::NoSuchPartition { index, count });
         }
         let shape = estimate::shape(self.kind, self.sector_size());
-        let span = tracing::debug_span!("synthesize", circuit = %self.circuit, partition = index);
+        let span = tracing::debug_span!("synthesize", circuit = %self.circuit, partition = index,
+            precompiled = matrices.is_some());
         let _enter = span.enter();
-        match self.inner.run(index, Run::Synthesize(shape))? {
+        let ran = match matrices {
+            Some(m) => match self.inner.run(index, Run::Precompiled(m)) {
+                Err(ProverError::Precompiled(reason)) => {
+                    tracing::warn!(circuit = %self.circuit, partition = index, %reason,
+                        "the pre-compiled circuit does not fit this partition; synthesizing it the plain way");
+                    self.inner.run(index, Run::Synthesize(shape))?
+                }
+                other => other?,
+            },
+            None => self.inner.run(index, Run::Synthesize(shape))?,
+        };
+        match ran {
             Ran::Synthesized(partition) => Ok(partition),
             Ran::Proved(_) => unreachable!("a synthesis run synthesizes"),
         }

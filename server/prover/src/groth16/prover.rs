@@ -311,22 +311,38 @@ fn self_check(
 }
 
 fn check_shape(p: &SynthesizedPartition, params: &Parameters<Bls12>) -> Result<()> {
+    check_counts(
+        params,
+        p.num_inputs(),
+        p.num_aux(),
+        p.a_aux_density.count(),
+        p.b_input_density.count() + p.b_aux_density.count(),
+    )
+}
+
+/// Errors unless `params` have bases for a circuit of `inputs` public inputs (ONE included),
+/// `aux` aux variables, `a_aux` aux variables in A and `b` variables in B.
+pub(crate) fn check_counts(
+    params: &Parameters<Bls12>,
+    inputs: usize,
+    aux: usize,
+    a_aux: usize,
+    b: usize,
+) -> Result<()> {
     let mismatch = |what: &str, want: usize, have: usize| {
         Err(ProverError::ParamsShape(format!(
             "the circuit needs {want} {what} bases, the parameters have {have}"
         )))
     };
-    if params.vk.ic.len() != p.num_inputs() {
-        return mismatch("input (IC)", p.num_inputs(), params.vk.ic.len());
+    if params.vk.ic.len() != inputs {
+        return mismatch("input (IC)", inputs, params.vk.ic.len());
     }
-    if params.l.len() != p.num_aux() {
-        return mismatch("L", p.num_aux(), params.l.len());
+    if params.l.len() != aux {
+        return mismatch("L", aux, params.l.len());
     }
-    let a = p.num_inputs() + p.a_aux_density.count();
-    if params.a.len() != a {
-        return mismatch("A", a, params.a.len());
+    if params.a.len() != inputs + a_aux {
+        return mismatch("A", inputs + a_aux, params.a.len());
     }
-    let b = p.b_input_density.count() + p.b_aux_density.count();
     if params.b_g1.len() != b {
         return mismatch("B (G1)", b, params.b_g1.len());
     }

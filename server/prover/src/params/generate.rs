@@ -8,23 +8,12 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use bellperson::groth16::{generate_random_parameters, Parameters};
-use bellperson::Circuit;
-use blstrs::{Bls12, Scalar as Fr};
-use filecoin_proofs::constants::DefaultPieceHasher;
-use filecoin_proofs::parameters::{
-    public_params, window_post_public_params, winning_post_public_params,
-};
-use filecoin_proofs::{with_shape, MerkleTreeTrait};
-use rand::rngs::OsRng;
-use storage_proofs_core::compound_proof::CompoundProof;
-use storage_proofs_porep::stacked::StackedCompound;
-use storage_proofs_post::fallback::FallbackPoStCompound;
-use storage_proofs_update::EmptySectorUpdateCompound;
+
+use bellperson::groth16::Parameters;
+use blstrs::Bls12;
 
 use super::params_paths;
 use crate::error::{ProverError, Result};
-use crate::filecoin::kind::{representative_post, representative_seal, representative_update};
 use crate::filecoin::{CircuitId, ProofKind};
 
 /// What [`generate_params`] did for one circuit.
@@ -61,7 +50,7 @@ pub fn generate_params(
         } else {
             tracing::warn!(circuit = %circuit, dir = %dir.display(),
                 "generating local test parameters: they verify only against their own .vk, never on chain");
-            let params = with_shape!(sector_size, setup_circuit, kind, sector_size)?;
+            let params = crate::filecoin::blank::setup(circuit)?;
             // Another process may have finished the same circuit meanwhile; keep the first set so
             // that .params and .vk on disk always belong together.
             if params_path.exists() && vk_path.exists() {
@@ -82,43 +71,6 @@ pub fn generate_params(
     Ok(out)
 }
 
-/// Runs the Groth16 setup on the blank circuit of `kind`.
-fn setup_circuit<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>>(
-    kind: ProofKind,
-    sector_size: u64,
-) -> Result<Parameters<Bls12>> {
-    match kind {
-        ProofKind::PorepSealCommit => {
-            let config = representative_seal(sector_size)?.as_v1_config();
-            let pp = public_params::<Tree>(&config).map_err(ProverError::filecoin)?;
-            setup(
-                <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(
-                    &pp,
-                ),
-            )
-        }
-        ProofKind::SnapDealsUpdate => {
-            let _ = representative_update(sector_size)?;
-            let pp = storage_proofs_update::PublicParams::from_sector_size(sector_size);
-            setup(<EmptySectorUpdateCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp))
-        }
-        ProofKind::WinningPost => {
-            let config = representative_post(kind, sector_size)?.as_v1_config();
-            let pp = winning_post_public_params::<Tree>(&config).map_err(ProverError::filecoin)?;
-            setup(<FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp))
-        }
-        ProofKind::WindowPost => {
-            let config = representative_post(kind, sector_size)?.as_v1_config();
-            let pp = window_post_public_params::<Tree>(&config).map_err(ProverError::filecoin)?;
-            setup(<FallbackPoStCompound<Tree> as CompoundProof<_, _>>::blank_circuit(&pp))
-        }
-    }
-}
-
-fn setup<C: Circuit<Fr>>(circuit: C) -> Result<Parameters<Bls12>> {
-    generate_random_parameters::<Bls12, _, _>(circuit, &mut OsRng).map_err(ProverError::filecoin)
-}
-
 fn write_files(
     dir: &Path,
     circuit: CircuitId,
@@ -135,7 +87,8 @@ fn write_files(
     Ok(())
 }
 
-fn write_atomically(
+/// Writes `path` through `f` to a temporary name, syncs it and renames it into place.
+pub(crate) fn write_atomically(
     path: &Path,
     f: impl FnOnce(&mut BufWriter<fs::File>) -> std::io::Result<()>,
 ) -> Result<()> {

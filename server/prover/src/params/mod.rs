@@ -4,8 +4,10 @@
 //! Layout:
 //! - `mod.rs`: locating and loading parameter files ([`load_params`], [`LoadedParams`]).
 //! - `generate.rs`: creating local *test* parameters ([`generate_params`]).
+//! - `precompiled.rs`: the circuits' pre-compiled matrices beside them.
 
 mod generate;
+pub mod precompiled;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -18,7 +20,9 @@ use blstrs::Bls12;
 
 use crate::error::{ProverError, Result};
 use crate::filecoin::CircuitId;
+use crate::synthesis::precompiled::CircuitMatrices;
 
+pub(crate) use generate::write_atomically;
 pub use generate::{generate_params, GeneratedParams};
 
 /// Environment variable naming the parameter directory (shared with filecoin-proofs).
@@ -62,13 +66,15 @@ pub fn params_paths(dir: &Path, circuit: CircuitId) -> (PathBuf, PathBuf) {
     )
 }
 
-/// Groth16 proving parameters and verifying key of one circuit, fully in memory.
+/// Groth16 proving parameters and verifying key of one circuit, fully in memory, with the
+/// circuit's pre-compiled matrices when they are used.
 pub struct LoadedParams {
     circuit: CircuitId,
     params: Parameters<Bls12>,
     vk: VerifyingKey<Bls12>,
     pvk: PreparedVerifyingKey<Bls12>,
     size_bytes: u64,
+    precompiled: Option<CircuitMatrices>,
 }
 
 impl LoadedParams {
@@ -83,7 +89,25 @@ impl LoadedParams {
             vk,
             pvk,
             size_bytes,
+            precompiled: None,
         }
+    }
+
+    /// These parameters with the circuit's pre-compiled matrices (checked against them).
+    pub fn with_precompiled(mut self, matrices: CircuitMatrices) -> Result<Self> {
+        matrices.check_against(&self.params)?;
+        self.precompiled = Some(matrices);
+        Ok(self)
+    }
+
+    /// The circuit's pre-compiled matrices, when loaded with the parameters.
+    pub fn precompiled(&self) -> Option<&CircuitMatrices> {
+        self.precompiled.as_ref()
+    }
+
+    /// Bytes of the pre-compiled matrices (0 without them); part of [`LoadedParams::size_bytes`].
+    pub fn precompiled_bytes(&self) -> u64 {
+        self.precompiled.as_ref().map_or(0, CircuitMatrices::size_bytes)
     }
 
     /// The circuit these parameters belong to.
@@ -91,9 +115,9 @@ impl LoadedParams {
         self.circuit
     }
 
-    /// Bytes held in memory by the parameters (the points of every query).
+    /// Bytes held in memory: the points of every query, and the pre-compiled matrices.
     pub fn size_bytes(&self) -> u64 {
-        self.size_bytes
+        self.size_bytes + self.precompiled_bytes()
     }
 
     /// Proving parameters (bases of the H, L, A, B queries and the proving key's vk part).
@@ -128,6 +152,7 @@ impl std::fmt::Debug for LoadedParams {
         f.debug_struct("LoadedParams")
             .field("circuit", &self.circuit.to_string())
             .field("size_bytes", &self.size_bytes)
+            .field("precompiled_bytes", &self.precompiled_bytes())
             .finish()
     }
 }
@@ -135,6 +160,17 @@ impl std::fmt::Debug for LoadedParams {
 /// Loads `v28-<identifier>.params` and `.vk` of `circuit` from `dir`. Slow for large circuits
 /// (tens of GiB at 32 GiB sectors): the engine calls this once per circuit and caches the `Arc`.
 pub fn load_params(dir: &Path, circuit: CircuitId) -> Result<Arc<LoadedParams>> {
+    load_params_with(dir, circuit, None)
+}
+
+/// [`load_params`], with the circuit's pre-compiled matrices from `precompiled_dir` when given
+/// (recorded and saved there when missing or unusable; see [`precompiled::load_or_record`]).
+/// Matrices that cannot be had are logged and left out: synthesis then takes the plain path.
+pub fn load_params_with(
+    dir: &Path,
+    circuit: CircuitId,
+    precompiled_dir: Option<&Path>,
+) -> Result<Arc<LoadedParams>> {
     let (params_path, vk_path) = params_paths(dir, circuit);
     let params = {
         let file = open_param_file(&params_path, circuit)?;
@@ -163,12 +199,28 @@ pub fn load_params(dir: &Path, circuit: CircuitId) -> Result<Arc<LoadedParams>> 
     let size_bytes = parameters_size_bytes(&params);
     let pvk = prepare_verifying_key(&vk);
     tracing::info!(circuit = %circuit, size_bytes, dir = %dir.display(), "loaded groth16 parameters");
+    let precompiled = precompiled_dir.and_then(|pdir| {
+        let started = std::time::Instant::now();
+        match precompiled::load_or_record(pdir, circuit, &params) {
+            Ok((m, source)) => {
+                tracing::info!(circuit = %circuit, bytes = m.size_bytes(), ?source,
+                    elapsed_ms = started.elapsed().as_millis() as u64, "pre-compiled circuit ready");
+                Some(m)
+            }
+            Err(e) => {
+                tracing::warn!(circuit = %circuit, error = %e,
+                    "no pre-compiled circuit; its partitions are synthesized the plain way");
+                None
+            }
+        }
+    });
     Ok(Arc::new(LoadedParams {
         circuit,
         params,
         vk,
         pvk,
         size_bytes,
+        precompiled,
     }))
 }
 

@@ -11,6 +11,15 @@ pub struct Density {
 }
 
 impl Density {
+    /// `len` variables, none present.
+    pub fn with_len(len: usize) -> Self {
+        Density {
+            words: vec![0; len.div_ceil(64)],
+            len,
+            ones: 0,
+        }
+    }
+
     /// Appends a variable that does not (yet) appear.
     pub fn push(&mut self) {
         if self.len.is_multiple_of(64) {

@@ -5,8 +5,10 @@
 //! - `mod.rs`: [`SynthesizedPartition`] and [`synthesize_circuit`] (panics become errors).
 //! - `recorder.rs`: the recording constraint system.
 //! - `density.rs`: [`Density`], the bit sets of variables occurring in A and B.
+//! - `precompiled/`: the same partition from recorded R1CS matrices and a witness-only pass.
 
 mod density;
+pub mod precompiled;
 mod recorder;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -75,6 +77,11 @@ impl SynthesizedPartition {
         self.aux.len()
     }
 
+    /// The witness: public inputs (ONE first) and aux values.
+    pub fn witness(&self) -> (&[Fr], &[Fr]) {
+        (&self.inputs, &self.aux)
+    }
+
     /// Public inputs without the leading ONE, as a verifier takes them.
     pub fn public_inputs(&self) -> &[Fr] {
         &self.inputs[1..]
@@ -141,10 +148,11 @@ pub fn synthesize_circuit<C: Circuit<Fr>>(
     circuit: C,
     shape: CircuitShape,
 ) -> Result<SynthesizedPartition> {
-    let run = move || -> std::result::Result<SynthesizedPartition, bellperson::SynthesisError> {
+    let run = move || -> std::result::Result<SynthesizedPartition, String> {
         let mut cs = RecordingCs::with_shape(shape);
-        cs.alloc_input(|| "ONE", || Ok(Fr::ONE))?;
-        circuit.synthesize(&mut cs)?;
+        cs.alloc_input(|| "ONE", || Ok(Fr::ONE))
+            .map_err(|e| e.to_string())?;
+        circuit.synthesize(&mut cs).map_err(|e| e.to_string())?;
         // One `input_i * 0 = 0` constraint per input, so that every input occurs in A and the
         // inputs are bound by the proof (bellperson and the parameter generator do the same).
         for i in 0..cs.inputs.len() {
@@ -176,16 +184,19 @@ pub fn synthesize_circuit<C: Circuit<Fr>>(
             b_aux_density,
         })
     };
+    caught(run).map_err(|reason| ProverError::Synthesis {
+        partition: index,
+        reason,
+    })
+}
+
+/// Runs `run`, turning a panic into its message (`circuit panicked: …`).
+pub(crate) fn caught<T>(
+    run: impl FnOnce() -> std::result::Result<T, String>,
+) -> std::result::Result<T, String> {
     match catch_unwind(AssertUnwindSafe(run)) {
-        Ok(Ok(p)) => Ok(p),
-        Ok(Err(e)) => Err(ProverError::Synthesis {
-            partition: index,
-            reason: e.to_string(),
-        }),
-        Err(panic) => Err(ProverError::Synthesis {
-            partition: index,
-            reason: panic_message(&panic),
-        }),
+        Ok(done) => done,
+        Err(panic) => Err(panic_message(&panic)),
     }
 }
 

@@ -12,5 +12,6 @@ mod common;
 mod estimate;
 mod porep;
 mod post;
+mod precompiled;
 mod preempt;
 mod snap;

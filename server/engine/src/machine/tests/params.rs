@@ -193,3 +193,35 @@ fn jobs_waiting_for_admission_pin_no_params_so_a_tight_budget_never_stalls() {
         );
     }
 }
+
+#[test]
+fn synthesis_gets_the_params_once_they_are_loaded_and_the_snapshot_shows_their_precompiled_part() {
+    let mut h = Harness::new(10_000, 1, 1);
+    let id = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 2, 1000)
+        .unwrap()
+        .job_id;
+    let seq = h.machine.job_ids[&id];
+    let circuit = h.machine.jobs[&seq].circuit_id.clone();
+    let synth_params = |h: &Harness| match &h.pending[h.find(|e| matches!(e, Effect::Synthesize { .. }))]
+    {
+        Effect::Synthesize { params, .. } => params
+            .as_ref()
+            .map(|p| p.downcast_ref::<String>().cloned().unwrap()),
+        _ => unreachable!(),
+    };
+    // The first partition is admitted together with the load: it synthesizes without them.
+    assert_eq!(synth_params(&h), None);
+    let load = h.find(|e| matches!(e, Effect::LoadParams { .. }));
+    let shown_loading = h.machine.snapshot().params[0].precompiled_bytes;
+    assert_eq!(shown_loading, 0, "nothing is known of a set still loading");
+    h.complete(load, false);
+    let p = &h.machine.snapshot().params[0];
+    assert_eq!((p.bytes, p.precompiled_bytes), (PARAMS_BYTES, PRECOMPILED_BYTES));
+    // The next partition is admitted after the load: it gets them.
+    let first = h.find(|e| matches!(e, Effect::Synthesize { .. }));
+    h.complete(first, false);
+    assert_eq!(synth_params(&h), Some(circuit));
+    finish(&mut h, &id);
+    assert!(matches!(h.outcome(&id), Some(JobEnd::Completed(_))));
+}

@@ -1,0 +1,129 @@
+//! One R1CS matrix (A, B or C) in compressed sparse rows, and its product with a witness.
+//!
+//! A term is 8 bytes: the variable (inputs and aux in one index space, told apart by the top
+//! bit) and the index of its coefficient in the circuit's interned coefficient table, whose
+//! first two entries are 1 and −1 (most terms), so the product needs no multiplication for them.
+
+use blstrs::Scalar as Fr;
+use ff::Field;
+use rayon::prelude::*;
+
+/// Top bit of [`Term::var`]: the variable is a public input, not an aux variable.
+pub(crate) const INPUT_BIT: u32 = 1 << 31;
+/// Coefficient index of 1.
+pub(crate) const COEFF_ONE: u32 = 0;
+/// Coefficient index of −1.
+pub(crate) const COEFF_MINUS_ONE: u32 = 1;
+/// Rows evaluated together by one task of the product.
+const ROWS_PER_TASK: usize = 1 << 12;
+
+/// One non-zero entry of a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub(crate) struct Term {
+    /// Aux index, or input index with [`INPUT_BIT`] set.
+    pub(crate) var: u32,
+    /// Index into the coefficient table.
+    pub(crate) coeff: u32,
+}
+
+/// A matrix in compressed sparse rows: row `r` is `terms[starts[r]..starts[r + 1]]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SparseMatrix {
+    pub(crate) starts: Vec<u32>,
+    pub(crate) terms: Vec<Term>,
+}
+
+impl Default for SparseMatrix {
+    fn default() -> Self {
+        SparseMatrix {
+            starts: vec![0],
+            terms: Vec::new(),
+        }
+    }
+}
+
+impl SparseMatrix {
+    pub(crate) fn rows(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Ends the current row. `false` when the matrix has outgrown 32-bit row offsets.
+    pub(crate) fn end_row(&mut self) -> bool {
+        match u32::try_from(self.terms.len()) {
+            Ok(end) => {
+                self.starts.push(end);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    pub(crate) fn row(&self, r: usize) -> &[Term] {
+        &self.terms[self.starts[r] as usize..self.starts[r + 1] as usize]
+    }
+
+    pub(crate) fn size_bytes(&self) -> u64 {
+        (self.starts.capacity() * 4 + self.terms.capacity() * std::mem::size_of::<Term>()) as u64
+    }
+
+    /// Checks what a file's bytes could get wrong and the product would index by: offsets
+    /// that start at 0, never decrease and end at the term count, variables within `inputs` /
+    /// `aux` and coefficients within the table.
+    pub(crate) fn check(&self, inputs: usize, aux: usize, coeffs: usize) -> Result<(), String> {
+        if self.starts.first() != Some(&0) {
+            return Err("a row offset table does not start at 0".into());
+        }
+        if self.starts.windows(2).any(|w| w[0] > w[1]) {
+            return Err("row offsets decrease".into());
+        }
+        if *self.starts.last().unwrap_or(&0) as usize != self.terms.len() {
+            return Err("the last row offset is not the term count".into());
+        }
+        for t in &self.terms {
+            let in_range = if t.var & INPUT_BIT != 0 {
+                ((t.var & !INPUT_BIT) as usize) < inputs
+            } else {
+                (t.var as usize) < aux
+            };
+            if !in_range || t.coeff as usize >= coeffs {
+                return Err(format!(
+                    "a term names variable {:#x} or coefficient {} beyond the circuit",
+                    t.var, t.coeff
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `self · w` where `w` is `inputs` followed by `aux`, on the calling thread's rayon pool.
+    pub(crate) fn product(&self, coeffs: &[Fr], inputs: &[Fr], aux: &[Fr]) -> Vec<Fr> {
+        let mut out = vec![Fr::ZERO; self.rows()];
+        out.par_chunks_mut(ROWS_PER_TASK)
+            .enumerate()
+            .for_each(|(task, chunk)| {
+                let first = task * ROWS_PER_TASK;
+                for (i, slot) in chunk.iter_mut().enumerate() {
+                    *slot = self.eval_row(first + i, coeffs, inputs, aux);
+                }
+            });
+        out
+    }
+
+    fn eval_row(&self, r: usize, coeffs: &[Fr], inputs: &[Fr], aux: &[Fr]) -> Fr {
+        let mut acc = Fr::ZERO;
+        for t in self.row(r) {
+            let value = if t.var & INPUT_BIT != 0 {
+                inputs[(t.var & !INPUT_BIT) as usize]
+            } else {
+                aux[t.var as usize]
+            };
+            match t.coeff {
+                COEFF_ONE => acc += value,
+                COEFF_MINUS_ONE => acc -= value,
+                c => acc += value * coeffs[c as usize],
+            }
+        }
+        acc
+    }
+}
