@@ -4,8 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use snarkd_prover::bench::bench_job;
+use snarkd_prover::bench::{bench_job, bench_synthesis};
 use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
+use snarkd_prover::filecoin::blank::record_matrices;
+use snarkd_prover::params::precompiled::matrices_file;
 use snarkd_prover::{load_params, prepare, CircuitId, CpuBackend, ProofKind};
 
 /// Seals a random sector of `sector_size` and writes fixtures for every kind into `out`.
@@ -32,10 +34,14 @@ pub fn read_or_seal(dir: Option<&Path>) -> Result<(Fixtures, Option<tempfile::Te
 }
 
 /// Proves each kind with our split prover and with stock bellperson; prints times and ratios.
+/// Then (unless `synthesis_runs` is 0) times synthesis alone: stock bellperson, our recording
+/// path and the pre-compiled path, on one thread and on all, with the matrices' figures.
 pub fn bench(
     fixtures: Option<PathBuf>,
     params_dir: Option<PathBuf>,
     kinds: Vec<String>,
+    synthesis_runs: usize,
+    synthesis_only: bool,
 ) -> Result<()> {
     let params_dir = params_dir.unwrap_or_else(snarkd_prover::default_params_dir);
     let (fixtures, _tmp) = read_or_seal(fixtures.as_deref())?;
@@ -53,6 +59,12 @@ pub fn bench(
             .collect::<Result<_, _>>()?
     };
     let size = fixtures.sector_size;
+    if synthesis_runs > 0 {
+        synthesis(&fixtures, &params_dir, &kinds, synthesis_runs)?;
+    }
+    if synthesis_only {
+        return Ok(());
+    }
     println!(
         "{:<10} {:>5} {:>9} {:>8} {:>9} {:>7} {:>7} {:>8} {:>8} {:>9} {:>9} {:>8} {:>9} {:>11}",
         "circuit",
@@ -104,6 +116,56 @@ pub fn bench(
         "dev_ratio = our device phase / bellperson's proving phase (create_random_proof minus the \
          time inside the circuit's synthesize); total_ratio = (our synthesis + device) / \
          create_random_proof; peak = peak RSS of the process while that prover ran"
+    );
+    Ok(())
+}
+
+/// The synthesis table: per kind and thread count, the median over `runs` of each path's
+/// synthesis of all partitions, per partition; and the matrices' record time and sizes.
+fn synthesis(fixtures: &Fixtures, params_dir: &Path, kinds: &[ProofKind], runs: usize) -> Result<()> {
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads = vec![1, all];
+    threads.dedup();
+    let scratch = tempfile::tempdir()?;
+    println!(
+        "{:<10} {:>9} {:>9} {:>10} {:>8} {:>10} {:>10} {:>7} {:>8} {:>10} {:>10}",
+        "circuit", "constr", "terms", "record_s", "ramMiB", "diskMiB", "threads", "bp_s", "ours_s",
+        "precomp_s", "pre/bp"
+    );
+    for &kind in kinds {
+        let job = prepare(fixtures.request(kind))?;
+        let circuit = CircuitId::new(kind, fixtures.sector_size)?;
+        let params = load_params(params_dir, circuit)?;
+        let t = std::time::Instant::now();
+        let matrices = record_matrices(circuit)?;
+        let record = t.elapsed();
+        let file = matrices_file(scratch.path(), circuit);
+        let disk = file.write(&matrices)?;
+        let mib = |b: u64| b as f64 / (1 << 20) as f64;
+        for &n in &threads {
+            let r = bench_synthesis(&job, &params, &matrices, n, runs)?;
+            let per = |d: std::time::Duration| d.as_secs_f64() / r.partitions as f64;
+            println!(
+                "{:<10} {:>9} {:>9} {:>10.2} {:>8.1} {:>10.1} {:>10} {:>7.3} {:>8.3} {:>10.3} {:>10.2}",
+                circuit.to_string(),
+                matrices.num_constraints(),
+                matrices.num_terms(),
+                record.as_secs_f64(),
+                mib(matrices.size_bytes()),
+                mib(disk),
+                n,
+                per(r.bellperson),
+                per(r.recording),
+                per(r.precompiled),
+                r.precompiled_ratio(),
+            );
+        }
+    }
+    println!(
+        "synthesis per partition, median of {runs} runs: bp = stock bellperson (inside \
+         create_random_proof), ours = our recording constraint system, precomp = witness pass + \
+         sparse products from the pre-compiled matrices; record = recording the matrices from the \
+         blank circuit\n"
     );
     Ok(())
 }

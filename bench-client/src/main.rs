@@ -90,6 +90,12 @@ enum Cmd {
         /// Kinds to run (default: all four).
         #[arg(long = "kind")]
         kinds: Vec<String>,
+        /// Runs of the synthesis table (each path, one thread and all); 0 leaves it out.
+        #[arg(long, default_value_t = 3)]
+        synthesis_runs: usize,
+        /// Only the synthesis table (no proving table).
+        #[arg(long)]
+        synthesis_only: bool,
     },
     /// Prove one fixture request through the daemon (one Prove call).
     Single {
@@ -187,7 +193,9 @@ fn main() -> ExitCode {
             fixtures,
             params_dir,
             kinds,
-        } => local::bench(fixtures, params_dir, kinds).map(|()| true),
+            synthesis_runs,
+            synthesis_only,
+        } => local::bench(fixtures, params_dir, kinds, synthesis_runs, synthesis_only).map(|()| true),
         Cmd::Report(options) => report::report(options).map(|()| true),
         Cmd::Flood(options) => flood::flood(options).map(|()| true),
         Cmd::Durability(options) => durability::durability(options).map(|()| true),

@@ -11,14 +11,17 @@
 //! 4. WinningPoSt and WindowPoSt latency (p50, p99) while PoRep jobs run vs idle.
 //! 5. A realistic mix (PoRep and SnapDeals continuously, WindowPoSt and WinningPoSt arriving):
 //!    deadline latencies against idle, and PoRep throughput with preemption over without.
+//! 6. Throughput of a PoRep + SnapDeals batch with pre-compiled synthesis over without.
 //!
 //! Layout: `mod.rs` runs them and writes the report, `daemon.rs` the snarkd child processes,
-//! `baseline.rs` the filecoin-proofs-api baseline, `latency.rs` and `mix.rs` the deadline runs.
+//! `baseline.rs` the filecoin-proofs-api baseline, `latency.rs` and `mix.rs` the deadline runs,
+//! `precompiled.rs` the pre-compiled synthesis run.
 
 mod baseline;
 pub(crate) mod daemon;
 mod latency;
 mod mix;
+mod precompiled;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -72,6 +75,9 @@ pub struct Options {
     /// Mean gap between WinningPoSt arrivals in the mix (each gap uniform in 0.5–1.5 of it).
     #[arg(long, default_value = "15s", value_parser = humantime::parse_duration)]
     pub mix_winning_mean: Duration,
+    /// PoRep and SnapDeals jobs each in the pre-compiled synthesis run (all at once).
+    #[arg(long, default_value_t = 4)]
+    pub precompiled_count: usize,
     /// The snarkd binary [default: beside snarkd-bench].
     #[arg(long)]
     pub snarkd: Option<PathBuf>,
@@ -91,6 +97,8 @@ pub enum Part {
     Latency,
     /// The realistic mix: deadline latency and PoRep throughput, with and without preemption.
     Mix,
+    /// A PoRep + SnapDeals batch with pre-compiled synthesis, against plain synthesis.
+    Precompiled,
 }
 
 impl Options {
@@ -148,13 +156,13 @@ pub fn report(o: Options) -> Result<()> {
 
     if o.runs(Part::Throughput) {
         eprintln!(
-            "1/5 throughput: baseline, {} WindowPoSt proofs one after another",
+            "1/6 throughput: baseline, {} WindowPoSt proofs one after another",
             o.count
         );
         let base_wall = baseline::sequential(&wpost, o.count)?;
         let base_rate = o.count as f64 * 60.0 / base_wall.as_secs_f64();
         eprintln!(
-            "1/5 throughput: snarkd, the same {} proofs at concurrency {}",
+            "1/6 throughput: snarkd, the same {} proofs at concurrency {}",
             o.count, o.concurrency
         );
         let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
@@ -228,7 +236,7 @@ pub fn report(o: Options) -> Result<()> {
         for (what, requests) in bursts {
             let each = (o.burst / requests.len()).max(1);
             eprintln!(
-                "3/5 memory: a burst of {what}, {each} jobs each, budget automatic then bounded"
+                "3/6 memory: a burst of {what}, {each} jobs each, budget automatic then bounded"
             );
             // (idle RSS, peak RSS) of the burst under `budget`.
             let burst = |budget: String| -> Result<(u64, u64)> {
@@ -293,7 +301,7 @@ pub fn report(o: Options) -> Result<()> {
             ("WindowPoSt", &wpost, "wpost-2k"),
         ];
         for (name, request, circuit) in deadlines {
-            eprintln!("4/5 latency: {name} idle, then while PoRep runs");
+            eprintln!("4/6 latency: {name} idle, then while PoRep runs");
             let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
             let (idle, loaded) = runtime.block_on(latency::idle_and_loaded(
                 &d,
@@ -329,7 +337,7 @@ pub fn report(o: Options) -> Result<()> {
         let (wpost_at, winning_at) = shape.arrivals();
         let (n_winning, n_wpost) = (winning_at.len(), wpost_at.len());
         eprintln!(
-            "5/5 mix: idle deadline latencies ({n_winning} WinningPoSt, {n_wpost} WindowPoSt)"
+            "5/6 mix: idle deadline latencies ({n_winning} WinningPoSt, {n_wpost} WindowPoSt)"
         );
         let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
         let idle = runtime.block_on(async {
@@ -352,7 +360,7 @@ pub fn report(o: Options) -> Result<()> {
         d.stop()?;
         let mut runs = Vec::new();
         for preempt in ["true", "false"] {
-            eprintln!("5/5 mix: {:?} with preempt = {preempt}", o.mix_duration);
+            eprintln!("5/6 mix: {:?} with preempt = {preempt}", o.mix_duration);
             let mut env = base_env("auto".into());
             env.push(("SNARKD_SCHEDULER_PREEMPT", preempt.into()));
             let d = Daemon::start(&snarkd, &env)?;
@@ -393,6 +401,45 @@ pub fn report(o: Options) -> Result<()> {
             ),
             ratio: rate_on / rate_off,
             target: (">= 0.90 (at most 10 % lost)", rate_on >= 0.9 * rate_off),
+        });
+    }
+
+    if o.runs(Part::Precompiled) {
+        let snap = fixtures.request(ProofKind::SnapDealsUpdate);
+        let dir = o.out.join("precompiled");
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut sides = Vec::new();
+        for on in [false, true] {
+            eprintln!(
+                "6/6 pre-compiled synthesis {}: {} PoRep and {} SnapDeals jobs at once",
+                if on { "on" } else { "off" },
+                o.precompiled_count,
+                o.precompiled_count
+            );
+            sides.push(precompiled::side(
+                &runtime,
+                &snarkd,
+                &base_env("auto".into()),
+                (&porep, snap),
+                o.precompiled_count,
+                on,
+                &dir,
+            )?);
+        }
+        let (off, on) = (&sides[0], &sides[1]);
+        let what = |name: &str, s: &precompiled::Side| {
+            format!(
+                "{name}: synthesis {:.0} ms a PoRep partition, {:.0} ms a SnapDeals one",
+                s.synthesis_ms.0, s.synthesis_ms.1
+            )
+        };
+        let ratio = on.proofs_per_min / off.proofs_per_min;
+        rows.push(Row {
+            name: "PoRep + SnapDeals batch throughput (proofs/min)".into(),
+            baseline: (what("plain synthesis", off), off.proofs_per_min),
+            snarkd: (what("pre-compiled synthesis", on), on.proofs_per_min),
+            ratio,
+            target: ("> 1.0", ratio > 1.0),
         });
     }
 

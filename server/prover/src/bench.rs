@@ -3,11 +3,14 @@
 //! time (FFT / MSM split), the synthesized partition's size, peak RSS, and stock bellperson's
 //! `create_random_proof` on the same circuit, split into its synthesis (timed around the
 //! circuit's `synthesize` call) and the rest, its proving phase. Both proofs are verified.
+//! [`bench_synthesis`] times synthesis alone three ways on a pool of a chosen size: stock
+//! bellperson's, our recording constraint system's and the pre-compiled path's.
 
 use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::filecoin::{CircuitId, PreparedJob, ProofKind};
+use crate::synthesis::precompiled::CircuitMatrices;
 use crate::groth16::Randomness;
 use crate::{DeviceBackend, LoadedParams};
 
@@ -161,4 +164,96 @@ pub fn bench_device_phase(
         out.push(r);
     }
     Ok(out)
+}
+
+/// Synthesis of every partition of a job, three ways, on a pool of `threads` threads: the
+/// median of the runs of each (`runs` each, interleaved so drift hits all three alike).
+#[derive(Clone, Debug)]
+pub struct SynthesisBench {
+    pub circuit: CircuitId,
+    pub partitions: usize,
+    pub threads: usize,
+    /// Stock bellperson: the time inside the circuit's `synthesize` under
+    /// `create_random_proof` (its `ProvingAssignment` evaluates every linear combination).
+    pub bellperson: Duration,
+    /// Our recording constraint system (the plain path).
+    pub recording: Duration,
+    /// The witness pass and the sparse products from `matrices`.
+    pub precompiled: Duration,
+}
+
+impl SynthesisBench {
+    /// Pre-compiled over stock bellperson.
+    pub fn precompiled_ratio(&self) -> f64 {
+        self.precompiled.as_secs_f64() / self.bellperson.as_secs_f64().max(1e-9)
+    }
+
+    /// Our recording path over stock bellperson.
+    pub fn recording_ratio(&self) -> f64 {
+        self.recording.as_secs_f64() / self.bellperson.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Times the synthesis of `job`'s partitions on a fresh pool of `threads` threads; the
+/// partitions from both of our paths are compared (the same witness and a/b/c, or an error).
+pub fn bench_synthesis(
+    job: &PreparedJob,
+    params: &LoadedParams,
+    matrices: &CircuitMatrices,
+    threads: usize,
+    runs: usize,
+) -> Result<SynthesisBench> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .thread_name(|i| format!("snarkd-bench-synth-{i}"))
+        .build()
+        .map_err(|e| crate::ProverError::Device {
+            backend: "bench".into(),
+            reason: e.to_string(),
+        })?;
+    let (mut bp, mut rec, mut pre) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..runs.max(1) {
+        let (mut b, mut r, mut p) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        for i in 0..job.num_partitions() {
+            b += pool.install(|| job.prove_with_bellperson(i, params))?.synthesis;
+            let t = Instant::now();
+            let mut recorded = pool.install(|| job.synthesize(i))?;
+            r += t.elapsed();
+            let t = Instant::now();
+            let mut fast = pool.install(|| job.synthesize_with(i, Some(matrices)))?;
+            p += t.elapsed();
+            if fast.witness() != recorded.witness()
+                || fast.densities() != recorded.densities()
+                || !same_abc(fast.take_abc(), recorded.take_abc())
+            {
+                return Err(crate::ProverError::Precompiled(format!(
+                    "{} partition {i}: the pre-compiled partition differs from the recorded one",
+                    job.circuit_id()
+                )));
+            }
+        }
+        bp.push(b);
+        rec.push(r);
+        pre.push(p);
+    }
+    Ok(SynthesisBench {
+        circuit: job.circuit_id(),
+        partitions: job.num_partitions(),
+        threads,
+        bellperson: median(bp),
+        recording: median(rec),
+        precompiled: median(pre),
+    })
+}
+
+fn same_abc(x: Option<crate::synthesis::Abc>, y: Option<crate::synthesis::Abc>) -> bool {
+    match (x, y) {
+        (Some(x), Some(y)) => x.a == y.a && x.b == y.b && x.c == y.c,
+        _ => false,
+    }
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
 }

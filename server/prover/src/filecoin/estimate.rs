@@ -100,18 +100,20 @@ pub fn shape(kind: ProofKind, sector_size: u64) -> CircuitShape {
 }
 
 /// Bytes of the pre-compiled matrices of `circuit` in memory (about their file's size), before
-/// they are recorded: the row offsets of A, B and C and 8 bytes per term, at the terms per
-/// constraint measured at 2 KiB (`tests/precompiled.rs` fails when this falls below the
-/// recorded size or exceeds it by more than a quarter).
+/// they are recorded: the row offsets of A and B and the density bits (8.5 bytes a constraint),
+/// 8 bytes a term at the terms per constraint measured at 2 KiB, and the coefficient table
+/// (`tests/filecoin/precompiled.rs` fails when this falls below the recorded size or exceeds it
+/// by more than a quarter).
 pub fn precompiled_bytes(circuit: crate::filecoin::CircuitId) -> u64 {
     let s = shape(circuit.kind(), circuit.sector_size());
-    // Terms of A, B and C together per constraint (2 KiB, filecoin-proofs 19.1).
+    // Terms of A and B together per constraint (2 KiB, filecoin-proofs 19.1: 3.39, 3.37, 7.88,
+    // 7.86), rounded up.
     let terms_per_constraint = match circuit.kind() {
-        ProofKind::PorepSealCommit => 10.0,
-        ProofKind::SnapDealsUpdate => 10.0,
-        ProofKind::WindowPost => 10.0,
-        ProofKind::WinningPost => 10.0,
+        ProofKind::PorepSealCommit => 3.45,
+        ProofKind::SnapDealsUpdate => 3.42,
+        ProofKind::WindowPost => 7.95,
+        ProofKind::WinningPost => 7.92,
     };
     let rows = s.constraints as f64;
-    (rows * 12.0 + rows * terms_per_constraint * 8.0) as u64
+    (rows * (8.5 + 8.0 * terms_per_constraint)) as u64 + (64 << 10)
 }

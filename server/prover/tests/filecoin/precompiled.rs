@@ -16,6 +16,7 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
     let fx = &env().fixtures;
     let dir = tempfile::tempdir().unwrap();
     let backend = CpuBackend::new();
+    let mut off_estimates = Vec::new();
     for kind in ProofKind::ALL {
         params(kind); // generated when missing
         let job = prepare(fx.request(kind)).unwrap();
@@ -34,11 +35,13 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
             m.size_bytes()
         );
         let estimated = estimate::precompiled_bytes(circuit);
-        assert!(
-            estimated >= m.size_bytes() && estimated as f64 <= 1.25 * m.size_bytes() as f64,
-            "{circuit}: estimated {estimated} bytes of matrices, recorded {}",
-            m.size_bytes()
-        );
+        if estimated < m.size_bytes() || estimated as f64 > 1.25 * m.size_bytes() as f64 {
+            off_estimates.push(format!(
+                "{circuit}: estimated {estimated} bytes of matrices, recorded {} ({:.3} terms a constraint)",
+                m.size_bytes(),
+                m.num_terms() as f64 / m.num_constraints() as f64
+            ));
+        }
         let plain_params = load_params(&env().params_dir, circuit).unwrap();
         assert_eq!(
             loaded.size_bytes(),
@@ -64,6 +67,10 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
         job.finalize(&proofs, &loaded)
             .unwrap_or_else(|e| panic!("{circuit}: the proof verifies: {e}"));
     }
+    assert!(
+        off_estimates.is_empty(),
+        "the estimate before recording must cover the matrices, by at most a quarter more: {off_estimates:#?}"
+    );
 }
 
 #[test]

@@ -2,9 +2,9 @@
 //!
 //! ```text
 //! magic "SNKDR1CS" · format version u32 · identity (u32 length, UTF-8)
-//! inputs, aux, rows, coefficients, A terms, B terms, C terms: u64 each
+//! inputs, aux, rows, coefficients, A terms, B terms: u64 each
 //! coefficients: 32 bytes each (canonical little-endian field elements)
-//! A, B, C: row offsets (rows + 1 u32), then terms (variable u32, coefficient u32)
+//! A, B: row offsets (rows + 1 u32), then terms (variable u32, coefficient u32)
 //! SHA-256 of everything above
 //! ```
 //!
@@ -29,7 +29,7 @@ use crate::error::{ProverError, Result};
 const MAGIC: &[u8; 8] = b"SNKDR1CS";
 /// Bumped whenever the layout above changes.
 pub const FORMAT_VERSION: u32 = 1;
-const COUNTS: usize = 7;
+const COUNTS: usize = 6;
 const DIGEST: usize = 32;
 /// Longest identity string accepted.
 const MAX_IDENTITY: usize = 1024;
@@ -89,13 +89,13 @@ impl MatricesFile {
         for c in &mut counts {
             *c = r.u64().map_err(io)?;
         }
-        let [inputs, aux, rows, coeffs, a_terms, b_terms, c_terms] = counts;
+        let [inputs, aux, rows, coeffs, a_terms, b_terms] = counts;
         check_header(params, inputs, aux, rows).map_err(bad)?;
         let header = 8 + 4 + 4 + identity_len as u64 + 8 * COUNTS as u64;
         let expected = coeffs
             .checked_mul(32)
-            .and_then(|b| b.checked_add(3 * (rows + 1) * 4))
-            .and_then(|b| b.checked_add(a_terms.checked_add(b_terms)?.checked_add(c_terms)? * 8))
+            .and_then(|b| b.checked_add(2 * (rows + 1) * 4))
+            .and_then(|b| b.checked_add(a_terms.checked_add(b_terms)?.checked_mul(8)?))
             .and_then(|b| b.checked_add(header + DIGEST as u64));
         if expected != Some(len) {
             return Err(bad(format!(
@@ -123,7 +123,7 @@ impl MatricesFile {
                 .collect();
             Ok(SparseMatrix { starts, terms })
         };
-        let (a, b, c) = (matrix(a_terms)?, matrix(b_terms)?, matrix(c_terms)?);
+        let (a, b) = (matrix(a_terms)?, matrix(b_terms)?);
         let digest = r.finish();
         let mut stored = [0u8; DIGEST];
         r.inner
@@ -132,7 +132,7 @@ impl MatricesFile {
         if stored != digest {
             return Err(bad("its digest does not match its contents".into()));
         }
-        let m = CircuitMatrices::from_parts(inputs as usize, aux as usize, table, a, b, c)
+        let m = CircuitMatrices::from_parts(inputs as usize, aux as usize, table, a, b)
             .map_err(bad)?;
         m.check_against(params)
             .map_err(|e| bad(format!("not the circuit of these parameters: {e}")))?;
@@ -189,7 +189,6 @@ fn write_matrices(w: &mut BufWriter<File>, identity: &str, m: &CircuitMatrices) 
         m.coeffs.len(),
         m.a.terms.len(),
         m.b.terms.len(),
-        m.c.terms.len(),
     ];
     for c in counts {
         h.write_all(&(c as u64).to_le_bytes())?;
@@ -198,7 +197,7 @@ fn write_matrices(w: &mut BufWriter<File>, identity: &str, m: &CircuitMatrices) 
         h.write_all(&c.to_bytes_le())?;
     }
     let mut buf = Vec::with_capacity(1 << 16);
-    for matrix in [&m.a, &m.b, &m.c] {
+    for matrix in [&m.a, &m.b] {
         let words = matrix
             .starts
             .iter()

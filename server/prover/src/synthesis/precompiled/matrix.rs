@@ -1,8 +1,9 @@
-//! One R1CS matrix (A, B or C) in compressed sparse rows, and its product with a witness.
+//! One R1CS matrix (A or B) in compressed sparse rows, and its product with a witness.
 //!
 //! A term is 8 bytes: the variable (inputs and aux in one index space, told apart by the top
 //! bit) and the index of its coefficient in the circuit's interned coefficient table, whose
-//! first two entries are 1 and −1 (most terms), so the product needs no multiplication for them.
+//! first two entries are 1 and −1 (most terms), so the product needs no multiplication for them,
+//! nor for the bits of a decomposition (values 0 and 1), which most other terms multiply.
 
 use blstrs::Scalar as Fr;
 use ff::Field;
@@ -121,9 +122,25 @@ impl SparseMatrix {
             match t.coeff {
                 COEFF_ONE => acc += value,
                 COEFF_MINUS_ONE => acc -= value,
+                // Most other terms are bits of a decomposition: 0 or 1 times a power of two.
+                _ if value == Fr::ZERO => {}
+                c if value == Fr::ONE => acc += coeffs[c as usize],
                 c => acc += value * coeffs[c as usize],
             }
         }
         acc
     }
+}
+
+/// `a∘b`, element by element, in parallel.
+pub(crate) fn hadamard(a: &[Fr], b: &[Fr]) -> Vec<Fr> {
+    let mut out = vec![Fr::ZERO; a.len()];
+    out.par_chunks_mut(ROWS_PER_TASK)
+        .zip(a.par_chunks(ROWS_PER_TASK).zip(b.par_chunks(ROWS_PER_TASK)))
+        .for_each(|(out, (a, b))| {
+            for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
+                *o = *x * y;
+            }
+        });
+    out
 }

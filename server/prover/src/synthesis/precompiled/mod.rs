@@ -1,8 +1,16 @@
 //! Pre-compiled circuits: a circuit's R1CS matrices recorded once ([`CircuitMatrices::record`],
 //! from the blank circuit), so that each partition's synthesis is only a witness pass
-//! ([`synthesize_precompiled`]: the gadgets compute values and build no linear combinations)
-//! followed by the sparse products a = A·w, b = B·w, c = C·w, in parallel over rows. The same
-//! [`SynthesizedPartition`] comes out as from the recording constraint system, bit for bit.
+//! ([`synthesize_precompiled`]: `enforce` runs none of its closures, so no constraint's linear
+//! combinations are built) followed by the sparse products a = A·w and b = B·w, in parallel
+//! over rows, and c = a∘b. The same [`SynthesizedPartition`] comes out as from the recording
+//! constraint system, bit for bit.
+//!
+//! Why C is not kept: a witness satisfies the circuit exactly when (A·w)ᵢ·(B·w)ᵢ = (C·w)ᵢ for
+//! every row, so for every witness a valid request yields, c = a∘b *is* C·w; C's rows (the
+//! long bit-packing sums) would cost about a third of the memory and of the products for
+//! nothing. For a witness that does not satisfy the circuit the proof fails verification either
+//! way: the L query of the parameters carries the real C, so a proof made with c = a∘b verifies
+//! only if a∘b = C·w (Groth16's soundness), and every proof is verified before it is returned.
 //!
 //! Layout:
 //! - `mod.rs`: [`CircuitMatrices`], recording and the pre-compiled synthesis.
@@ -29,7 +37,7 @@ use witness::WitnessCs;
 use super::{caught, Abc, Density, SynthesizedPartition};
 use crate::error::{ProverError, Result};
 
-/// The A, B, C matrices of one circuit (with one `input_i * 0 = 0` row per public input, as
+/// The A and B matrices of one circuit (with one `input_i * 0 = 0` row per public input, as
 /// [`super::synthesize_circuit`] adds them), its interned coefficients and the A/B densities
 /// (which depend on the circuit alone, not on the witness).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +47,6 @@ pub struct CircuitMatrices {
     coeffs: Vec<Fr>,
     a: SparseMatrix,
     b: SparseMatrix,
-    c: SparseMatrix,
     a_aux_density: Density,
     b_input_density: Density,
     b_aux_density: Density,
@@ -73,15 +80,14 @@ impl CircuitMatrices {
                 mut coeffs,
                 mut a,
                 mut b,
-                mut c,
                 ..
             } = cs;
-            for m in [&mut a, &mut b, &mut c] {
+            for m in [&mut a, &mut b] {
                 m.starts.shrink_to_fit();
                 m.terms.shrink_to_fit();
             }
             coeffs.shrink_to_fit();
-            CircuitMatrices::from_parts(inputs, aux, coeffs, a, b, c)
+            CircuitMatrices::from_parts(inputs, aux, coeffs, a, b)
         };
         caught(run).map_err(|reason| ProverError::Precompiled(format!("recording: {reason}")))
     }
@@ -100,9 +106,9 @@ impl CircuitMatrices {
         self.num_aux
     }
 
-    /// Non-zero terms of A, B and C together.
+    /// Non-zero terms of A and B together.
     pub fn num_terms(&self) -> usize {
-        self.a.terms.len() + self.b.terms.len() + self.c.terms.len()
+        self.a.terms.len() + self.b.terms.len()
     }
 
     /// Distinct coefficients (1 and −1 included).
@@ -114,7 +120,6 @@ impl CircuitMatrices {
     pub fn size_bytes(&self) -> u64 {
         self.a.size_bytes()
             + self.b.size_bytes()
-            + self.c.size_bytes()
             + (self.coeffs.capacity() * std::mem::size_of::<Fr>()) as u64
             + self.a_aux_density.size_bytes()
             + self.b_input_density.size_bytes()
@@ -151,7 +156,6 @@ impl CircuitMatrices {
         coeffs: Vec<Fr>,
         a: SparseMatrix,
         b: SparseMatrix,
-        c: SparseMatrix,
     ) -> std::result::Result<CircuitMatrices, String> {
         let mut m = CircuitMatrices {
             num_inputs,
@@ -159,7 +163,6 @@ impl CircuitMatrices {
             coeffs,
             a,
             b,
-            c,
             a_aux_density: Density::with_len(num_aux),
             b_input_density: Density::with_len(num_inputs),
             b_aux_density: Density::with_len(num_aux),
@@ -182,14 +185,13 @@ impl CircuitMatrices {
 
     /// Checks every index a product will follow.
     fn check_indices(&self) -> std::result::Result<(), String> {
-        let rows = self.a.rows();
-        if self.b.rows() != rows || self.c.rows() != rows {
-            return Err("A, B and C have different row counts".into());
+        if self.b.rows() != self.a.rows() {
+            return Err("A and B have different row counts".into());
         }
         if self.coeffs.len() < 2 || self.coeffs[0] != Fr::ONE || self.coeffs[1] != -Fr::ONE {
             return Err("the coefficient table does not start with 1 and -1".into());
         }
-        for m in [&self.a, &self.b, &self.c] {
+        for m in [&self.a, &self.b] {
             m.check(self.num_inputs, self.num_aux, self.coeffs.len())?;
         }
         Ok(())
@@ -197,8 +199,8 @@ impl CircuitMatrices {
 }
 
 /// Synthesizes `circuit` as partition `index` with its pre-compiled `matrices`: the witness
-/// pass, then a/b/c as sparse products on the calling thread's pool
-/// ([`crate::threads::pool`], so at that thread's priority). A panic or error inside the circuit
+/// pass, then a and b as sparse products and c = a∘b, on the rayon pool the caller runs in, or
+/// else on the pool of the calling thread's priority ([`crate::threads::pool`]). A panic or error inside the circuit
 /// is [`ProverError::Synthesis`]; a witness of another size than the matrices' is
 /// [`ProverError::Precompiled`] (the matrices belong to another circuit).
 pub fn synthesize_precompiled<C: Circuit<Fr>>(
@@ -206,6 +208,7 @@ pub fn synthesize_precompiled<C: Circuit<Fr>>(
     circuit: C,
     matrices: &CircuitMatrices,
 ) -> Result<SynthesizedPartition> {
+    let started = std::time::Instant::now();
     let run = move || -> std::result::Result<WitnessCs, String> {
         let mut cs = WitnessCs::with_capacity(matrices.num_inputs, matrices.num_aux);
         cs.alloc_input(|| "ONE", || Ok(Fr::ONE))
@@ -226,18 +229,27 @@ pub fn synthesize_precompiled<C: Circuit<Fr>>(
             matrices.num_aux
         )));
     }
+    let witnessed = started.elapsed();
     let m = matrices;
-    let (a, (b, c)) = crate::threads::pool().install(|| {
-        rayon::join(
+    let products = || {
+        let (a, b) = rayon::join(
             || m.a.product(&m.coeffs, &inputs, &aux),
-            || {
-                rayon::join(
-                    || m.b.product(&m.coeffs, &inputs, &aux),
-                    || m.c.product(&m.coeffs, &inputs, &aux),
-                )
-            },
-        )
-    });
+            || m.b.product(&m.coeffs, &inputs, &aux),
+        );
+        let c = matrix::hadamard(&a, &b);
+        (a, (b, c))
+    };
+    // Inside a pool (a benchmark's, a circuit's own parallel part) the products stay there.
+    let (a, (b, c)) = match rayon::current_thread_index() {
+        Some(_) => products(),
+        None => crate::threads::pool().install(products),
+    };
+    tracing::debug!(
+        partition = index,
+        witness_ms = witnessed.as_millis() as u64,
+        products_ms = (started.elapsed() - witnessed).as_millis() as u64,
+        "pre-compiled synthesis"
+    );
     Ok(SynthesizedPartition {
         index,
         num_constraints: a.len(),

@@ -1,5 +1,5 @@
-//! `MatrixRecorder`: a `ConstraintSystem` that keeps a circuit's shape (its A, B, C matrices)
-//! and no values. It never runs the value closures, so it records a blank
+//! `MatrixRecorder`: a `ConstraintSystem` that keeps a circuit's shape (its A and B matrices;
+//! C is never needed, see [`super`]) and no values. It never runs the value closures, so it records a blank
 //! circuit, as the parameter generator does.
 
 use std::collections::HashMap;
@@ -17,7 +17,6 @@ pub(crate) struct MatrixRecorder {
     interned: HashMap<[u8; 32], u32>,
     pub(crate) a: SparseMatrix,
     pub(crate) b: SparseMatrix,
-    pub(crate) c: SparseMatrix,
     /// Set when a count outgrew the 31/32-bit indices of the layout.
     pub(crate) overflow: bool,
 }
@@ -46,7 +45,6 @@ impl MatrixRecorder {
             interned,
             a: matrix(),
             b: matrix(),
-            c: matrix(),
             overflow: false,
         }
     }
@@ -71,7 +69,6 @@ impl MatrixRecorder {
 enum Which {
     A,
     B,
-    C,
 }
 
 fn record(cs: &mut MatrixRecorder, which: Which, lc: &LinearCombination<Fr>) {
@@ -99,7 +96,6 @@ fn record(cs: &mut MatrixRecorder, which: Which, lc: &LinearCombination<Fr>) {
     let matrix = match which {
         Which::A => &mut cs.a,
         Which::B => &mut cs.b,
-        Which::C => &mut cs.c,
     };
     matrix.terms.extend_from_slice(&terms);
     if !matrix.end_row() {
@@ -136,7 +132,7 @@ impl ConstraintSystem<Fr> for MatrixRecorder {
         Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, _: LC)
     where
         A: FnOnce() -> AR,
         AR: Into<String>,
@@ -146,7 +142,6 @@ impl ConstraintSystem<Fr> for MatrixRecorder {
     {
         record(self, Which::A, &a(LinearCombination::zero()));
         record(self, Which::B, &b(LinearCombination::zero()));
-        record(self, Which::C, &c(LinearCombination::zero()));
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)

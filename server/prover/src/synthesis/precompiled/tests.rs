@@ -16,6 +16,8 @@ struct Mixed {
     seed: Option<u64>,
     /// Sub-systems joined with `extend` (when the constraint system is extensible).
     parts: usize,
+    /// A witness value off by one: the witness does not satisfy the circuit.
+    unsatisfied: bool,
 }
 
 fn value(v: Option<Fr>) -> Result<Fr, SynthesisError> {
@@ -23,7 +25,11 @@ fn value(v: Option<Fr>) -> Result<Fr, SynthesisError> {
 }
 
 /// One part: a chain of products with assorted coefficients; returns nothing, binds an input.
-fn part<CS: ConstraintSystem<Fr>>(cs: &mut CS, seed: Option<u64>) -> Result<(), SynthesisError> {
+fn part<CS: ConstraintSystem<Fr>>(
+    cs: &mut CS,
+    seed: Option<u64>,
+    unsatisfied: bool,
+) -> Result<(), SynthesisError> {
     let x_val = seed.map(|s| Fr::from(s + 3));
     let x = cs.alloc(|| "x", || value(x_val))?;
     let pub_val = x_val.map(|x| x.square() * Fr::from(5));
@@ -31,7 +37,8 @@ fn part<CS: ConstraintSystem<Fr>>(cs: &mut CS, seed: Option<u64>) -> Result<(), 
     let mut v_val = x_val;
     let mut v = x;
     for i in 0..20u64 {
-        let next_val = v_val.map(|v| v * v + Fr::from(i));
+        let wrong = if unsatisfied && i == 7 { Fr::ONE } else { Fr::ZERO };
+        let next_val = v_val.map(|v| v * v + Fr::from(i) + wrong);
         let next = cs.alloc(|| "next", || value(next_val))?;
         // v * v = next - i·ONE, with a zero term and a repeated variable thrown in.
         cs.enforce(
@@ -85,13 +92,13 @@ fn part<CS: ConstraintSystem<Fr>>(cs: &mut CS, seed: Option<u64>) -> Result<(), 
 
 impl Circuit<Fr> for Mixed {
     fn synthesize<CS: ConstraintSystem<Fr>>(self, cs: &mut CS) -> Result<(), SynthesisError> {
-        part(cs, self.seed)?;
+        part(cs, self.seed, self.unsatisfied)?;
         if CS::is_extensible() {
             let mut subs = Vec::new();
             for p in 0..self.parts {
                 let mut sub = CS::new();
                 sub.alloc_input(|| "temp ONE", || Ok(Fr::ONE))?;
-                part(&mut sub, self.seed.map(|s| s + 100 * (p as u64 + 1)))?;
+                part(&mut sub, self.seed.map(|s| s + 100 * (p as u64 + 1)), false)?;
                 subs.push(sub);
             }
             for sub in &subs {
@@ -99,7 +106,7 @@ impl Circuit<Fr> for Mixed {
             }
         } else {
             for p in 0..self.parts {
-                part(cs, self.seed.map(|s| s + 100 * (p as u64 + 1)))?;
+                part(cs, self.seed.map(|s| s + 100 * (p as u64 + 1)), false)?;
             }
         }
         Ok(())
@@ -110,6 +117,7 @@ fn circuit(seed: u64) -> Mixed {
     Mixed {
         seed: Some(seed),
         parts: 3,
+        unsatisfied: false,
     }
 }
 
@@ -117,6 +125,7 @@ fn blank() -> Mixed {
     Mixed {
         seed: None,
         parts: 3,
+        unsatisfied: false,
     }
 }
 
@@ -154,6 +163,7 @@ fn matrices_match_the_parameters_made_from_the_same_blank_circuit() {
         Mixed {
             seed: None,
             parts: 1,
+            unsatisfied: false,
         },
         &mut OsRng,
     )
@@ -168,6 +178,7 @@ fn a_witness_of_another_circuit_is_refused() {
     let smaller = Mixed {
         seed: Some(1),
         parts: 1,
+        unsatisfied: false,
     };
     let err = synthesize_precompiled(0, smaller, &matrices)
         .unwrap_err()
@@ -224,7 +235,7 @@ fn a_damaged_truncated_or_stale_file_is_refused() {
         f.read(&params).unwrap_err().to_string()
     };
 
-    // One bit flipped in the last matrix's terms: only the digest can tell.
+    // One bit flipped in the last matrix's terms (B's): only the digest can tell.
     let mut flipped = good.clone();
     let at = good.len() - 40;
     flipped[at] ^= 1;
@@ -252,6 +263,7 @@ fn a_damaged_truncated_or_stale_file_is_refused() {
         Mixed {
             seed: None,
             parts: 1,
+            unsatisfied: false,
         },
         &mut OsRng,
     )
@@ -263,9 +275,30 @@ fn a_damaged_truncated_or_stale_file_is_refused() {
 #[test]
 fn out_of_range_indices_are_refused() {
     let mut m = CircuitMatrices::record(blank(), 0).unwrap();
-    m.c.terms[0].var = (m.num_aux + 5) as u32;
+    m.b.terms[0].var = (m.num_aux + 5) as u32;
     assert!(m.check_indices().unwrap_err().contains("beyond the circuit"));
     let mut m = CircuitMatrices::record(blank(), 0).unwrap();
     m.b.starts[1] = u32::MAX;
     assert!(m.check_indices().is_err());
+}
+
+#[test]
+fn a_witness_that_does_not_satisfy_the_circuit_gives_no_proof() {
+    // c = a∘b stands in for C·w; for an unsatisfying witness the proof must still fail.
+    let params = crate::LoadedParams::from_parameters(
+        crate::CircuitId::parse("wpost-2k").unwrap(),
+        params(),
+    );
+    let matrices = CircuitMatrices::record(blank(), 0).unwrap();
+    let prove = |circuit: Mixed| {
+        let p = synthesize_precompiled(0, circuit, &matrices).unwrap();
+        crate::groth16::prove_partition(p, &params, crate::groth16::Randomness::random(), &mut |_| {})
+    };
+    assert!(prove(circuit(3)).is_ok(), "a satisfying witness proves");
+    let bad = Mixed {
+        unsatisfied: true,
+        ..circuit(3)
+    };
+    let err = prove(bad).unwrap_err().to_string();
+    assert!(err.contains("does not verify"), "{err}");
 }
