@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 use snarkd_prover::bench::{bench_job, bench_synthesis};
-use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
 use snarkd_prover::filecoin::blank::record_matrices;
+use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
 use snarkd_prover::params::precompiled::matrices_file;
 use snarkd_prover::{load_params, prepare, CircuitId, CpuBackend, ProofKind};
 
@@ -122,15 +122,29 @@ pub fn bench(
 
 /// The synthesis table: per kind and thread count, the median over `runs` of each path's
 /// synthesis of all partitions, per partition; and the matrices' record time and sizes.
-fn synthesis(fixtures: &Fixtures, params_dir: &Path, kinds: &[ProofKind], runs: usize) -> Result<()> {
+fn synthesis(
+    fixtures: &Fixtures,
+    params_dir: &Path,
+    kinds: &[ProofKind],
+    runs: usize,
+) -> Result<()> {
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut threads = vec![1, all];
     threads.dedup();
     let scratch = tempfile::tempdir()?;
     println!(
         "{:<10} {:>9} {:>9} {:>10} {:>8} {:>10} {:>10} {:>7} {:>8} {:>10} {:>10}",
-        "circuit", "constr", "terms", "record_s", "ramMiB", "diskMiB", "threads", "bp_s", "ours_s",
-        "precomp_s", "pre/bp"
+        "circuit",
+        "constr",
+        "terms",
+        "record_s",
+        "ramMiB",
+        "diskMiB",
+        "threads",
+        "bp_s",
+        "ours_s",
+        "precomp_s",
+        "pre/bp"
     );
     for &kind in kinds {
         let job = prepare(fixtures.request(kind))?;

@@ -195,7 +195,9 @@ fn main() -> ExitCode {
             kinds,
             synthesis_runs,
             synthesis_only,
-        } => local::bench(fixtures, params_dir, kinds, synthesis_runs, synthesis_only).map(|()| true),
+        } => {
+            local::bench(fixtures, params_dir, kinds, synthesis_runs, synthesis_only).map(|()| true)
+        }
         Cmd::Report(options) => report::report(options).map(|()| true),
         Cmd::Flood(options) => flood::flood(options).map(|()| true),
         Cmd::Durability(options) => durability::durability(options).map(|()| true),

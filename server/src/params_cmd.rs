@@ -26,7 +26,10 @@ pub fn generate(args: CircuitsArgs) -> anyhow::Result<()> {
     for circuit in circuits {
         let (params_path, _) = snarkd_prover::params::params_paths(&dir, circuit);
         if params_path.exists() {
-            println!("{circuit} parameters already present: {}", params_path.display());
+            println!(
+                "{circuit} parameters already present: {}",
+                params_path.display()
+            );
         } else {
             let started = Instant::now();
             let shown = format!("{circuit}: Groth16 setup");
@@ -34,7 +37,11 @@ pub fn generate(args: CircuitsArgs) -> anyhow::Result<()> {
                 snarkd_prover::generate_params(&dir, circuit.sector_size(), &[circuit.kind()])
             })?;
             for p in made {
-                let what = if p.generated { "generated" } else { "already present" };
+                let what = if p.generated {
+                    "generated"
+                } else {
+                    "already present"
+                };
                 println!(
                     "{} parameters {what} in {:.1}s: {}",
                     p.circuit,

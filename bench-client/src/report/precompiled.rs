@@ -34,7 +34,10 @@ pub(super) fn side(
 ) -> Result<Side> {
     let mut env = env.to_vec();
     env.push(("SNARKD_SYNTHESIS_PRECOMPILED", on.to_string()));
-    env.push(("SNARKD_SYNTHESIS_PRECOMPILED_DIR", dir.display().to_string()));
+    env.push((
+        "SNARKD_SYNTHESIS_PRECOMPILED_DIR",
+        dir.display().to_string(),
+    ));
     let d = Daemon::start(snarkd, &env)?;
     let result = runtime.block_on(async {
         let client = d.client().await?;
@@ -42,7 +45,14 @@ pub(super) fn side(
         preload(client.clone(), "snap-2k").await?;
         let started = Instant::now();
         let (p, s) = futures::future::join(
-            run_batch(client.clone(), porep, count, count, pb::Priority::Unspecified, false),
+            run_batch(
+                client.clone(),
+                porep,
+                count,
+                count,
+                pb::Priority::Unspecified,
+                false,
+            ),
             run_batch(client, snap, count, count, pb::Priority::Unspecified, false),
         )
         .await;

@@ -116,7 +116,10 @@ fn execute(
             reservation,
         } => spawn("snarkd-synth", move || {
             os_priority::apply(priority, background_nice);
-            let result = guarded(|| plan.synthesize(index, params.as_ref()), StepError::Retryable);
+            let result = guarded(
+                || plan.synthesize(index, params.as_ref()),
+                StepError::Retryable,
+            );
             let _ = tx.send(Input::SynthDone {
                 job,
                 index,

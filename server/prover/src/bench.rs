@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::filecoin::{CircuitId, PreparedJob, ProofKind};
-use crate::synthesis::precompiled::CircuitMatrices;
 use crate::groth16::Randomness;
+use crate::synthesis::precompiled::CircuitMatrices;
 use crate::{DeviceBackend, LoadedParams};
 
 /// Figures for one job (all partitions).
@@ -215,7 +215,9 @@ pub fn bench_synthesis(
     for _ in 0..runs.max(1) {
         let (mut b, mut r, mut p) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
         for i in 0..job.num_partitions() {
-            b += pool.install(|| job.prove_with_bellperson(i, params))?.synthesis;
+            b += pool
+                .install(|| job.prove_with_bellperson(i, params))?
+                .synthesis;
             let t = Instant::now();
             let mut recorded = pool.install(|| job.synthesize(i))?;
             r += t.elapsed();

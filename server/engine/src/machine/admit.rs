@@ -108,7 +108,10 @@ impl Machine {
             return false;
         }
         let j = &self.jobs[&seq];
-        let params = self.params.get(&circuit_id).and_then(|e| e.ready().cloned());
+        let params = self
+            .params
+            .get(&circuit_id)
+            .and_then(|e| e.ready().cloned());
         self.synth_active += 1;
         self.effects.push(Effect::Synthesize {
             job: seq,

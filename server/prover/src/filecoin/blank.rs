@@ -30,7 +30,7 @@ enum Use {
 
 enum Made {
     Params(Box<Parameters<Bls12>>),
-    Matrices(CircuitMatrices),
+    Matrices(Box<CircuitMatrices>),
 }
 
 /// Runs a local Groth16 setup (random toxic waste) on the blank circuit: test parameters.
@@ -46,7 +46,7 @@ pub(crate) fn setup(circuit: CircuitId) -> Result<Parameters<Bls12>> {
 pub fn record_matrices(circuit: CircuitId) -> Result<CircuitMatrices> {
     let rows = estimate::shape(circuit.kind(), circuit.sector_size()).constraints;
     match with_blank(circuit, Use::Record { rows })? {
-        Made::Matrices(m) => Ok(m),
+        Made::Matrices(m) => Ok(*m),
         Made::Params(_) => unreachable!("a recording makes matrices"),
     }
 }
@@ -61,7 +61,9 @@ fn apply<C: Circuit<Fr>>(circuit: C, what: Use) -> Result<Made> {
         Use::Setup => generate_random_parameters::<Bls12, _, _>(circuit, &mut OsRng)
             .map(|p| Made::Params(Box::new(p)))
             .map_err(ProverError::filecoin),
-        Use::Record { rows } => CircuitMatrices::record(circuit, rows).map(Made::Matrices),
+        Use::Record { rows } => {
+            CircuitMatrices::record(circuit, rows).map(|m| Made::Matrices(Box::new(m)))
+        }
     }
 }
 
@@ -74,9 +76,10 @@ fn blank<Tree: 'static + MerkleTreeTrait<Hasher = filecoin_proofs::TreeRHasher>>
         ProofKind::PorepSealCommit => {
             let config = representative_seal(sector_size)?.as_v1_config();
             let pp = public_params::<Tree>(&config).map_err(ProverError::filecoin)?;
-            let c = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(
-                &pp,
-            );
+            let c =
+                <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::blank_circuit(
+                    &pp,
+                );
             apply(c, what)
         }
         ProofKind::SnapDealsUpdate => {

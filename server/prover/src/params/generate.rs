@@ -8,7 +8,6 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
@@ -92,7 +91,10 @@ pub(crate) fn write_atomically(
     path: &Path,
     f: impl FnOnce(&mut BufWriter<fs::File>) -> std::io::Result<()>,
 ) -> Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    // Unique per call, so that two threads writing the same file never share a temporary one.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = path.with_extension(format!("tmp-{}-{call}", std::process::id()));
     let file = fs::File::create(&tmp).map_err(|e| ProverError::io(&tmp, e))?;
     let mut w = BufWriter::with_capacity(1 << 20, file);
     f(&mut w)

@@ -107,7 +107,9 @@ impl LoadedParams {
 
     /// Bytes of the pre-compiled matrices (0 without them); part of [`LoadedParams::size_bytes`].
     pub fn precompiled_bytes(&self) -> u64 {
-        self.precompiled.as_ref().map_or(0, CircuitMatrices::size_bytes)
+        self.precompiled
+            .as_ref()
+            .map_or(0, CircuitMatrices::size_bytes)
     }
 
     /// The circuit these parameters belong to.

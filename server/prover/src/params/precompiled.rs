@@ -31,7 +31,10 @@ pub enum MatricesSource {
     /// Read from a valid file.
     Read,
     /// Recorded now; `saved` when the file was written (else kept in memory only).
-    Recorded { saved: bool, replaced: Option<String> },
+    Recorded {
+        saved: bool,
+        replaced: Option<String>,
+    },
 }
 
 /// The matrices of `circuit` for `params`: read from `dir`, or recorded (and saved there) when

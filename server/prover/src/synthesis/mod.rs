@@ -58,6 +58,26 @@ pub struct SynthesizedPartition {
 }
 
 impl SynthesizedPartition {
+    /// Partition `index` of a job, from its witness, a/b/c evaluations and the A aux, B input
+    /// and B aux densities.
+    pub(crate) fn new(
+        index: usize,
+        (inputs, aux): (Vec<Fr>, Vec<Fr>),
+        abc: Abc,
+        [a_aux_density, b_input_density, b_aux_density]: [Density; 3],
+    ) -> SynthesizedPartition {
+        SynthesizedPartition {
+            index,
+            num_constraints: abc.a.len(),
+            inputs,
+            aux,
+            abc: Some(abc),
+            a_aux_density,
+            b_input_density,
+            b_aux_density,
+        }
+    }
+
     /// Partition index within its job.
     pub fn index(&self) -> usize {
         self.index
@@ -150,19 +170,7 @@ pub fn synthesize_circuit<C: Circuit<Fr>>(
 ) -> Result<SynthesizedPartition> {
     let run = move || -> std::result::Result<SynthesizedPartition, String> {
         let mut cs = RecordingCs::with_shape(shape);
-        cs.alloc_input(|| "ONE", || Ok(Fr::ONE))
-            .map_err(|e| e.to_string())?;
-        circuit.synthesize(&mut cs).map_err(|e| e.to_string())?;
-        // One `input_i * 0 = 0` constraint per input, so that every input occurs in A and the
-        // inputs are bound by the proof (bellperson and the parameter generator do the same).
-        for i in 0..cs.inputs.len() {
-            cs.enforce(
-                || "",
-                |lc| lc + Variable::new_unchecked(Index::Input(i)),
-                |lc| lc,
-                |lc| lc,
-            );
-        }
+        synthesize_bound(&mut cs, circuit, |cs| cs.inputs.len()).map_err(|e| e.to_string())?;
         let RecordingCs {
             inputs,
             aux,
@@ -173,21 +181,38 @@ pub fn synthesize_circuit<C: Circuit<Fr>>(
             b_input_density,
             b_aux_density,
         } = cs;
-        Ok(SynthesizedPartition {
+        Ok(SynthesizedPartition::new(
             index,
-            num_constraints: a.len(),
-            inputs,
-            aux,
-            abc: Some(Abc { a, b, c }),
-            a_aux_density,
-            b_input_density,
-            b_aux_density,
-        })
+            (inputs, aux),
+            Abc { a, b, c },
+            [a_aux_density, b_input_density, b_aux_density],
+        ))
     };
     caught(run).map_err(|reason| ProverError::Synthesis {
         partition: index,
         reason,
     })
+}
+
+/// Runs `circuit` on `cs` as the Groth16 prover does: ONE first, then the circuit, then one
+/// `input_i * 0 = 0` constraint for each of the `inputs(cs)` inputs, so that every input occurs
+/// in A and is bound by the proof (bellperson and the parameter generator do the same).
+pub(crate) fn synthesize_bound<CS: ConstraintSystem<Fr>, C: Circuit<Fr>>(
+    cs: &mut CS,
+    circuit: C,
+    inputs: impl Fn(&CS) -> usize,
+) -> std::result::Result<(), bellperson::SynthesisError> {
+    cs.alloc_input(|| "ONE", || Ok(Fr::ONE))?;
+    circuit.synthesize(cs)?;
+    for i in 0..inputs(cs) {
+        cs.enforce(
+            || "",
+            |lc| lc + Variable::new_unchecked(Index::Input(i)),
+            |lc| lc,
+            |lc| lc,
+        );
+    }
+    Ok(())
 }
 
 /// Runs `run`, turning a panic into its message (`circuit panicked: …`).

@@ -22,8 +22,13 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
         let job = prepare(fx.request(kind)).unwrap();
         let circuit = job.circuit_id();
         let loaded = load_params_with(&env().params_dir, circuit, Some(dir.path())).unwrap();
-        let m = loaded.precompiled().expect("matrices recorded on first load");
-        assert!(matrices_file(dir.path(), circuit).path.exists(), "{circuit}: saved");
+        let m = loaded
+            .precompiled()
+            .expect("matrices recorded on first load");
+        assert!(
+            matrices_file(dir.path(), circuit).path.exists(),
+            "{circuit}: saved"
+        );
         let on_disk = std::fs::metadata(matrices_file(dir.path(), circuit).path)
             .unwrap()
             .len();
@@ -54,10 +59,17 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
         for i in 0..job.num_partitions() {
             let mut want = job.synthesize(i).unwrap();
             let mut got = job.synthesize_with(i, Some(m)).unwrap();
-            assert_eq!(got.witness(), want.witness(), "{circuit} partition {i}: witness");
+            assert_eq!(
+                got.witness(),
+                want.witness(),
+                "{circuit} partition {i}: witness"
+            );
             assert_eq!(got.densities(), want.densities(), "{circuit} partition {i}");
             let (wa, ga) = (want.take_abc().unwrap(), got.take_abc().unwrap());
-            assert!(ga.a == wa.a && ga.b == wa.b && ga.c == wa.c, "{circuit} {i}: a/b/c");
+            assert!(
+                ga.a == wa.a && ga.b == wa.b && ga.c == wa.c,
+                "{circuit} {i}: a/b/c"
+            );
             let fresh = job.synthesize_with(i, Some(m)).unwrap();
             let (proof, _) = backend
                 .prove(fresh, &loaded, Randomness::random(), &mut |_| {})
@@ -77,7 +89,9 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
 fn a_damaged_or_stale_file_is_recorded_again_and_a_valid_one_is_read() {
     let fx = &env().fixtures;
     params(ProofKind::WindowPost);
-    let circuit = prepare(fx.request(ProofKind::WindowPost)).unwrap().circuit_id();
+    let circuit = prepare(fx.request(ProofKind::WindowPost))
+        .unwrap()
+        .circuit_id();
     let dir = tempfile::tempdir().unwrap();
     let file = matrices_file(dir.path(), circuit);
     let load = || load_params_with(&env().params_dir, circuit, Some(dir.path())).unwrap();
@@ -85,7 +99,11 @@ fn a_damaged_or_stale_file_is_recorded_again_and_a_valid_one_is_read() {
     let first = load();
     let good = std::fs::read(&file.path).unwrap();
     let reread = load();
-    assert_eq!(reread.precompiled(), first.precompiled(), "read back as recorded");
+    assert_eq!(
+        reread.precompiled(),
+        first.precompiled(),
+        "read back as recorded"
+    );
 
     let mut damaged = good.clone();
     let middle = damaged.len() / 2;
@@ -101,7 +119,11 @@ fn a_damaged_or_stale_file_is_recorded_again_and_a_valid_one_is_read() {
     stale.write(first.precompiled().unwrap()).unwrap();
     assert_ne!(std::fs::read(&file.path).unwrap(), good);
     assert_eq!(load().precompiled(), first.precompiled());
-    assert_eq!(std::fs::read(&file.path).unwrap(), good, "stale file replaced");
+    assert_eq!(
+        std::fs::read(&file.path).unwrap(),
+        good,
+        "stale file replaced"
+    );
 
     // Pre-compilation off: parameters alone.
     let plain = load_params(&env().params_dir, circuit).unwrap();

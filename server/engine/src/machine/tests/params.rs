@@ -203,13 +203,13 @@ fn synthesis_gets_the_params_once_they_are_loaded_and_the_snapshot_shows_their_p
         .job_id;
     let seq = h.machine.job_ids[&id];
     let circuit = h.machine.jobs[&seq].circuit_id.clone();
-    let synth_params = |h: &Harness| match &h.pending[h.find(|e| matches!(e, Effect::Synthesize { .. }))]
-    {
-        Effect::Synthesize { params, .. } => params
-            .as_ref()
-            .map(|p| p.downcast_ref::<String>().cloned().unwrap()),
-        _ => unreachable!(),
-    };
+    let synth_params =
+        |h: &Harness| match &h.pending[h.find(|e| matches!(e, Effect::Synthesize { .. }))] {
+            Effect::Synthesize { params, .. } => params
+                .as_ref()
+                .map(|p| p.downcast_ref::<String>().cloned().unwrap()),
+            _ => unreachable!(),
+        };
     // The first partition is admitted together with the load: it synthesizes without them.
     assert_eq!(synth_params(&h), None);
     let load = h.find(|e| matches!(e, Effect::LoadParams { .. }));
@@ -217,11 +217,19 @@ fn synthesis_gets_the_params_once_they_are_loaded_and_the_snapshot_shows_their_p
     assert_eq!(shown_loading, 0, "nothing is known of a set still loading");
     h.complete(load, false);
     let p = &h.machine.snapshot().params[0];
-    assert_eq!((p.bytes, p.precompiled_bytes), (PARAMS_BYTES, PRECOMPILED_BYTES));
+    assert_eq!(
+        (p.bytes, p.precompiled_bytes),
+        (PARAMS_BYTES, PRECOMPILED_BYTES)
+    );
     // The next partition is admitted after the load: it gets them.
     let first = h.find(|e| matches!(e, Effect::Synthesize { .. }));
     h.complete(first, false);
-    assert_eq!(synth_params(&h), Some(circuit));
+    assert_eq!(synth_params(&h), Some(circuit.clone()));
     finish(&mut h, &id);
     assert!(matches!(h.outcome(&id), Some(JobEnd::Completed(_))));
+    // Charged and evicted as one: the budget gives back all of it, matrices included.
+    assert_eq!(h.machine.snapshot().memory.params_bytes, PARAMS_BYTES);
+    evict(&mut h, &circuit).unwrap();
+    assert_eq!(h.machine.snapshot().memory.params_bytes, 0);
+    assert!(h.machine.snapshot().params.is_empty());
 }

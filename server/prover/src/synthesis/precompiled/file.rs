@@ -132,8 +132,8 @@ impl MatricesFile {
         if stored != digest {
             return Err(bad("its digest does not match its contents".into()));
         }
-        let m = CircuitMatrices::from_parts(inputs as usize, aux as usize, table, a, b)
-            .map_err(bad)?;
+        let m =
+            CircuitMatrices::from_parts(inputs as usize, aux as usize, table, a, b).map_err(bad)?;
         m.check_against(params)
             .map_err(|e| bad(format!("not the circuit of these parameters: {e}")))?;
         Ok(Some(m))
@@ -176,7 +176,11 @@ fn check_header(
     Ok(())
 }
 
-fn write_matrices(w: &mut BufWriter<File>, identity: &str, m: &CircuitMatrices) -> std::io::Result<()> {
+fn write_matrices(
+    w: &mut BufWriter<File>,
+    identity: &str,
+    m: &CircuitMatrices,
+) -> std::io::Result<()> {
     let mut h = Hashing::new(w);
     h.write_all(MAGIC)?;
     h.write_all(&FORMAT_VERSION.to_le_bytes())?;

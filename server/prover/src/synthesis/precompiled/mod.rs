@@ -25,7 +25,7 @@ mod recorder;
 mod witness;
 
 use bellperson::groth16::Parameters;
-use bellperson::{Circuit, ConstraintSystem, Index, Variable};
+use bellperson::{Circuit, ConstraintSystem};
 use blstrs::{Bls12, Scalar as Fr};
 use ff::Field;
 
@@ -34,7 +34,7 @@ use matrix::{SparseMatrix, INPUT_BIT};
 use recorder::MatrixRecorder;
 use witness::WitnessCs;
 
-use super::{caught, Abc, Density, SynthesizedPartition};
+use super::{caught, synthesize_bound, Abc, Density, SynthesizedPartition};
 use crate::error::{ProverError, Result};
 
 /// The A and B matrices of one circuit (with one `input_i * 0 = 0` row per public input, as
@@ -58,21 +58,13 @@ impl CircuitMatrices {
     pub fn record<C: Circuit<Fr>>(circuit: C, rows: usize) -> Result<CircuitMatrices> {
         let run = move || -> std::result::Result<CircuitMatrices, String> {
             let mut cs = MatrixRecorder::with_rows(rows);
-            cs.alloc_input(|| "ONE", || Ok(Fr::ONE))
-                .map_err(|e| e.to_string())?;
-            circuit.synthesize(&mut cs).map_err(|e| e.to_string())?;
-            for i in 0..cs.inputs {
-                cs.enforce(
-                    || "",
-                    |lc| lc + Variable::new_unchecked(Index::Input(i)),
-                    |lc| lc,
-                    |lc| lc,
-                );
-            }
+            synthesize_bound(&mut cs, circuit, |cs| cs.inputs).map_err(|e| e.to_string())?;
             if cs.overflow {
-                return Err("the circuit has more variables or terms than the pre-compiled \
+                return Err(
+                    "the circuit has more variables or terms than the pre-compiled \
                             layout indexes (2^31 variables, 2^32 terms per matrix)"
-                    .into());
+                        .into(),
+                );
             }
             let MatrixRecorder {
                 inputs,
@@ -250,16 +242,16 @@ pub fn synthesize_precompiled<C: Circuit<Fr>>(
         products_ms = (started.elapsed() - witnessed).as_millis() as u64,
         "pre-compiled synthesis"
     );
-    Ok(SynthesizedPartition {
+    Ok(SynthesizedPartition::new(
         index,
-        num_constraints: a.len(),
-        inputs,
-        aux,
-        abc: Some(Abc { a, b, c }),
-        a_aux_density: m.a_aux_density.clone(),
-        b_input_density: m.b_input_density.clone(),
-        b_aux_density: m.b_aux_density.clone(),
-    })
+        (inputs, aux),
+        Abc { a, b, c },
+        [
+            m.a_aux_density.clone(),
+            m.b_input_density.clone(),
+            m.b_aux_density.clone(),
+        ],
+    ))
 }
 
 #[cfg(test)]

@@ -37,7 +37,11 @@ fn part<CS: ConstraintSystem<Fr>>(
     let mut v_val = x_val;
     let mut v = x;
     for i in 0..20u64 {
-        let wrong = if unsatisfied && i == 7 { Fr::ONE } else { Fr::ZERO };
+        let wrong = if unsatisfied && i == 7 {
+            Fr::ONE
+        } else {
+            Fr::ZERO
+        };
         let next_val = v_val.map(|v| v * v + Fr::from(i) + wrong);
         let next = cs.alloc(|| "next", || value(next_val))?;
         // v * v = next - i·ONE, with a zero term and a repeated variable thrown in.
@@ -65,7 +69,9 @@ fn part<CS: ConstraintSystem<Fr>>(
         |lc| lc - (-Fr::ONE, out),
     );
     // Values handed over in bulk, as neptune's witness path does, then constrained.
-    let bulk: Vec<Fr> = (0..4).map(|k| x_val.unwrap_or(Fr::ZERO) + Fr::from(k)).collect();
+    let bulk: Vec<Fr> = (0..4)
+        .map(|k| x_val.unwrap_or(Fr::ZERO) + Fr::from(k))
+        .collect();
     let vars: Vec<Variable> = if cs.is_witness_generator() {
         cs.extend_aux(&bulk);
         let end = cs.aux_slice().len();
@@ -133,6 +139,16 @@ fn params() -> Parameters<Bls12> {
     generate_random_parameters::<Bls12, _, _>(blank(), &mut OsRng).unwrap()
 }
 
+/// Parameters of a smaller circuit of the same kind.
+fn other_params() -> Parameters<Bls12> {
+    let smaller = Mixed {
+        seed: None,
+        parts: 1,
+        unsatisfied: false,
+    };
+    generate_random_parameters::<Bls12, _, _>(smaller, &mut OsRng).unwrap()
+}
+
 fn abc(p: &SynthesizedPartition) -> &Abc {
     p.abc.as_ref().unwrap()
 }
@@ -140,7 +156,10 @@ fn abc(p: &SynthesizedPartition) -> &Abc {
 #[test]
 fn the_precompiled_partition_is_the_recorded_one_bit_for_bit() {
     let matrices = CircuitMatrices::record(blank(), 0).unwrap();
-    assert!(matrices.num_coefficients() > 2, "the circuit has coefficients other than ±1");
+    assert!(
+        matrices.num_coefficients() > 2,
+        "the circuit has coefficients other than ±1"
+    );
     for seed in [1, 7] {
         let want = synthesize_circuit(4, circuit(seed), CircuitShape::default()).unwrap();
         let got = synthesize_precompiled(4, circuit(seed), &matrices).unwrap();
@@ -159,15 +178,7 @@ fn the_precompiled_partition_is_the_recorded_one_bit_for_bit() {
 fn matrices_match_the_parameters_made_from_the_same_blank_circuit() {
     let matrices = CircuitMatrices::record(blank(), 0).unwrap();
     matrices.check_against(&params()).unwrap();
-    let other = generate_random_parameters::<Bls12, _, _>(
-        Mixed {
-            seed: None,
-            parts: 1,
-            unsatisfied: false,
-        },
-        &mut OsRng,
-    )
-    .unwrap();
+    let other = other_params();
     let err = matrices.check_against(&other).unwrap_err().to_string();
     assert!(err.contains("bases"), "{err}");
 }
@@ -259,15 +270,7 @@ fn a_damaged_truncated_or_stale_file_is_refused() {
 
     // Parameters of another circuit.
     std::fs::write(&f.path, &good).unwrap();
-    let other = generate_random_parameters::<Bls12, _, _>(
-        Mixed {
-            seed: None,
-            parts: 1,
-            unsatisfied: false,
-        },
-        &mut OsRng,
-    )
-    .unwrap();
+    let other = other_params();
     assert!(f.read(&other).is_err());
     assert_eq!(f.read(&params).unwrap().unwrap(), matrices);
 }
@@ -276,7 +279,10 @@ fn a_damaged_truncated_or_stale_file_is_refused() {
 fn out_of_range_indices_are_refused() {
     let mut m = CircuitMatrices::record(blank(), 0).unwrap();
     m.b.terms[0].var = (m.num_aux + 5) as u32;
-    assert!(m.check_indices().unwrap_err().contains("beyond the circuit"));
+    assert!(m
+        .check_indices()
+        .unwrap_err()
+        .contains("beyond the circuit"));
     let mut m = CircuitMatrices::record(blank(), 0).unwrap();
     m.b.starts[1] = u32::MAX;
     assert!(m.check_indices().is_err());
@@ -292,7 +298,12 @@ fn a_witness_that_does_not_satisfy_the_circuit_gives_no_proof() {
     let matrices = CircuitMatrices::record(blank(), 0).unwrap();
     let prove = |circuit: Mixed| {
         let p = synthesize_precompiled(0, circuit, &matrices).unwrap();
-        crate::groth16::prove_partition(p, &params, crate::groth16::Randomness::random(), &mut |_| {})
+        crate::groth16::prove_partition(
+            p,
+            &params,
+            crate::groth16::Randomness::random(),
+            &mut |_| {},
+        )
     };
     assert!(prove(circuit(3)).is_ok(), "a satisfying witness proves");
     let bad = Mixed {
