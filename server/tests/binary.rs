@@ -105,10 +105,20 @@ fn params_generate_says_the_files_are_local_test_params() {
         stderr.contains("LOCAL TEST parameters") && stderr.contains("never on chain"),
         "{stderr}"
     );
+    let lines: Vec<&str> = stdout.lines().collect();
     assert!(
-        stdout.starts_with("winning-2k ")
-            && stdout.contains("v28-proof-of-spacetime-fallback-")
-            && stdout.trim_end().ends_with(".params"),
+        lines.len() == 2
+            && lines[0].starts_with("winning-2k ")
+            && lines[0].contains("v28-proof-of-spacetime-fallback-")
+            && lines[0].ends_with(".params"),
+        "{stdout}"
+    );
+    // Then the circuit's pre-compiled matrices, saved beside the parameters.
+    let r1cs = lines[1].rsplit(' ').next().unwrap();
+    assert!(
+        lines[1].starts_with("winning-2k pre-compiled circuit ready")
+            && r1cs.ends_with(".snarkd-r1cs")
+            && std::path::Path::new(r1cs).exists(),
         "{stdout}"
     );
 
