@@ -222,5 +222,5 @@ fn a_params_row_names_the_pre_compiled_part_of_its_size() {
         .iter()
         .map(|r| (r.bytes.as_str(), r.precompiled.as_str()))
         .collect();
-    assert_eq!(seen, [("45.00 GiB", "9.00 GiB"), ("1.00 GiB", "—")]);
+    assert_eq!(seen, [("45.0 GiB", "9.00 GiB"), ("1.00 GiB", "—")]);
 }
