@@ -153,7 +153,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
                 .filter(|p| p.tier != ParamsTier::Cold)
                 .map(|p| Allocation {
                     circuit_id: p.circuit_id.clone(),
-                    bytes: p.bytes - p.precompiled_bytes,
+                    bytes: p.bytes.saturating_sub(p.precompiled_bytes),
                     last_used_secs_ago: p.last_used_secs_ago(now_ms),
                     evictable: p.ref_count == 0,
                 })

@@ -162,9 +162,10 @@ impl Machine {
                 }
                 entry.bytes =
                     bytes.min(entry.reservation.as_ref().map_or(bytes, Reservation::bytes));
+                // Part of what the budget counts (the estimate, when that was less).
                 entry.slot = ParamsSlot::Ready {
                     params,
-                    precompiled_bytes,
+                    precompiled_bytes: precompiled_bytes.min(entry.bytes),
                 };
                 entry.load_time = elapsed;
                 entry.last_used = Moment::now();
