@@ -93,13 +93,6 @@ impl LoadedParams {
         }
     }
 
-    /// These parameters with the circuit's pre-compiled matrices (checked against them).
-    pub fn with_precompiled(mut self, matrices: CircuitMatrices) -> Result<Self> {
-        matrices.check_against(&self.params)?;
-        self.precompiled = Some(matrices);
-        Ok(self)
-    }
-
     /// The circuit's pre-compiled matrices, when loaded with the parameters.
     pub fn precompiled(&self) -> Option<&CircuitMatrices> {
         self.precompiled.as_ref()
