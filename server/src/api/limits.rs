@@ -29,12 +29,14 @@ pub fn limited<T: ProvingEngine>(
     service: T,
     decoding_requests: usize,
 ) -> MessageLimit<ProvingEngineServer<T>> {
-    MessageLimit::new(
-        ProvingEngineServer::new(service)
-            .max_decoding_message_size(MAX_MESSAGE_BYTES)
-            .max_encoding_message_size(MAX_MESSAGE_BYTES),
-        decoding_requests,
-    )
+    MessageLimit::new(sized(service), decoding_requests)
+}
+
+/// The generated server for `service`, taking and sending messages of up to [`MAX_MESSAGE_BYTES`].
+pub fn sized<T: ProvingEngine>(service: T) -> ProvingEngineServer<T> {
+    ProvingEngineServer::new(service)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
 }
 
 /// The methods whose requests carry proof inputs.

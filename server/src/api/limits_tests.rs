@@ -87,7 +87,7 @@ impl ProvingEngine for MetricsOfLength {
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
         none()
     }
-    type StreamStatusStream = super::super::stream::StatusStream;
+    type StreamStatusStream = futures::stream::Empty<Result<pb::StatusSnapshot, Status>>;
     async fn stream_status(
         &self,
         _: Request<pb::StreamStatusRequest>,

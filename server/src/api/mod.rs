@@ -10,6 +10,8 @@
 //! - `refusal`: a request refused at submit → an entry of the engine's failure log.
 //! - `status`: engine snapshots → GetStatus and StatusSnapshot.
 //! - `stream`: StreamStatus's coalescing, heartbeat and end.
+//! - `encoded`: StreamStatus messages encoded once per snapshot and second for every stream.
+//! - `stream_route`: the route answering StreamStatus with those encodings.
 //! - `summary`: per-kind summary, jobs ended per minute and worker busy share, as of a message.
 //! - `error`: engine error → gRPC status, in one place.
 //! - `limits`: the 256 MiB message limit and its RESOURCE_EXHAUSTED answer, and the decoding
@@ -17,6 +19,7 @@
 //! - `wire_scan`: counting `vanilla_proofs` entries on the wire before prost decodes them.
 
 pub mod client_request;
+pub mod encoded;
 pub mod error;
 pub mod limits;
 pub mod outcome;
@@ -24,6 +27,7 @@ pub mod refusal;
 pub mod request;
 pub mod status;
 pub mod stream;
+pub mod stream_route;
 pub mod summary;
 pub mod wire_scan;
 
@@ -40,6 +44,7 @@ use tonic::{Request, Response, Status};
 use crate::config::{LimitsSection, SchedulerSection};
 use error::status_of;
 use limits::{DecodeSlot, MessageLimit};
+use stream_route::StatusRoute;
 
 /// `cuzk.v1.ProvingEngine` on top of an [`Engine`].
 #[derive(Clone)]
@@ -49,6 +54,8 @@ pub struct ProvingService {
     limits: LimitsSection,
     /// One permit per StreamStatus stream that may be open (`[limits] status_streams`).
     streams: Arc<Semaphore>,
+    /// The messages of every stream, encoded once.
+    encodings: Arc<encoded::Encodings>,
     metrics: PrometheusHandle,
     closing: watch::Receiver<bool>,
 }
@@ -66,16 +73,19 @@ impl ProvingService {
             engine,
             scheduler,
             streams: Arc::new(Semaphore::new(limits.status_streams)),
+            encodings: Arc::default(),
             limits,
             metrics,
             closing,
         }
     }
 
-    /// The tonic service with snarkd's message limits, ready to add to a server.
-    pub fn into_server(self) -> MessageLimit<ProvingEngineServer<ProvingService>> {
+    /// The tonic service with snarkd's message limits and its StreamStatus route, ready to add
+    /// to a server.
+    pub fn into_server(self) -> MessageLimit<StatusRoute<ProvingEngineServer<ProvingService>>> {
         let decoding = self.limits.decoding_requests;
-        limits::limited(self, decoding)
+        let route = StatusRoute::new(limits::sized(self.clone()), self);
+        MessageLimit::new(route, decoding)
     }
 
     /// Submits a converted request, giving it its kind's usual priority when it has none and
@@ -145,10 +155,13 @@ impl ProvingService {
                 self.limits.status_streams
             ))
         })?;
-        Ok(
-            stream::status_stream(self.engine.subscribe(), options, self.closing.clone())
-                .holding(slot),
+        Ok(stream::status_stream(
+            self.engine.subscribe(),
+            self.encodings.clone(),
+            options,
+            self.closing.clone(),
         )
+        .holding(slot))
     }
 }
 
@@ -280,13 +293,17 @@ impl ProvingEngine for ProvingService {
         observe("EvictSRS", result)
     }
 
-    type StreamStatusStream = stream::StatusStream;
+    type StreamStatusStream = futures::stream::Empty<Result<pb::StatusSnapshot, Status>>;
 
+    /// Never called: [`StatusRoute`] answers StreamStatus before the generated server sees it,
+    /// with messages encoded once for every stream (see [`ProvingService::open_stream`]).
     async fn stream_status(
         &self,
-        request: Request<pb::StreamStatusRequest>,
+        _request: Request<pb::StreamStatusRequest>,
     ) -> Result<Response<Self::StreamStatusStream>, Status> {
-        let result = self.open_stream(request.into_inner());
-        observe("StreamStatus", result)
+        Err(Status::internal(
+            "StreamStatus reached the generated server instead of snarkd's status route: this is \
+             a bug in how the daemon builds its services",
+        ))
     }
 }

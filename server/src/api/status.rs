@@ -95,15 +95,22 @@ fn queues(s: &StatusSnapshot) -> Vec<pb::QueueStatus> {
 
 /// The StreamStatus message for a snapshot as of `now_ms` (its `taken_at_unix_ms`, and the
 /// moment its uptime, busy times and params ages are reckoned at); with `job_ids`, only those
-/// jobs are listed.
+/// jobs are listed. Streams send the same message encoded once ([`super::encoded`]).
 pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::StatusSnapshot {
-    let jobs = s
-        .jobs
-        .iter()
-        .filter(|j| job_ids.is_empty() || job_ids.contains(&j.job_id))
-        .map(job)
-        .collect();
-    let reckoned = summary::Reckoned::of(s, now_ms);
+    pb::StatusSnapshot {
+        jobs: s
+            .jobs
+            .iter()
+            .filter(|j| job_ids.is_empty() || job_ids.contains(&j.job_id))
+            .map(job)
+            .collect(),
+        ..without_jobs(s, now_ms)
+    }
+}
+
+/// The StreamStatus message for a snapshot as of `now_ms`, `jobs` left empty.
+pub fn without_jobs(s: &StatusSnapshot, now_ms: u64) -> pb::StatusSnapshot {
+    let reckoned = summary::Reckoned::at(s, now_ms);
     pb::StatusSnapshot {
         daemon: Some(pb::DaemonInfo {
             version: s.daemon.version.clone(),
@@ -135,7 +142,7 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
             max_allowed_now: s.synthesis.max_allowed_now,
             max_configured: s.synthesis.max_configured,
         }),
-        jobs,
+        jobs: Vec::new(),
         workers: s.workers.iter().map(|w| worker(w, now_ms)).collect(),
         params: s
             .params
@@ -161,8 +168,8 @@ pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::Stat
         sequence: s.sequence,
         taken_at_unix_ms: now_ms,
         failures: s.failures.iter().map(failure).collect(),
-        summary: reckoned.kinds.clone(),
-        history: reckoned.minutes.clone(),
+        summary: reckoned.kinds,
+        history: reckoned.minutes,
         worker_busy_share_5m: reckoned.busy_shares.0,
         worker_busy_share_1h: reckoned.busy_shares.1,
     }
@@ -180,7 +187,8 @@ fn failure(f: &Failure) -> pb::Failure {
     }
 }
 
-fn job(j: &st::JobStatus) -> pb::JobStatus {
+/// One entry of `jobs`.
+pub fn job(j: &st::JobStatus) -> pb::JobStatus {
     pb::JobStatus {
         job_id: j.job_id.clone(),
         request_id: j.request_id.clone(),

@@ -15,7 +15,8 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::Stream;
 use tonic::Status;
 
-use super::status::{now_unix_ms, snapshot};
+use super::encoded::{EncodedSnapshot, Encodings};
+use super::status::now_unix_ms;
 
 /// Least time between two messages when the request leaves `min_interval_ms` at 0.
 pub const DEFAULT_MIN_INTERVAL: Duration = Duration::from_millis(250);
@@ -25,7 +26,7 @@ pub const HEARTBEAT: Duration = Duration::from_secs(5);
 /// The stream's items, holding one of the `[limits] status_streams` slots (when it was given
 /// one) until the client goes away and tonic drops it.
 pub struct StatusStream {
-    inner: ReceiverStream<Result<pb::StatusSnapshot, Status>>,
+    inner: ReceiverStream<Result<EncodedSnapshot, Status>>,
     _slot: Option<OwnedSemaphorePermit>,
 }
 
@@ -40,7 +41,7 @@ impl StatusStream {
 }
 
 impl Stream for StatusStream {
-    type Item = Result<pb::StatusSnapshot, Status>;
+    type Item = Result<EncodedSnapshot, Status>;
 
     fn poll_next(
         mut self: std::pin::Pin<&mut Self>,
@@ -94,15 +95,17 @@ impl StreamOptions {
     }
 }
 
-/// Starts feeding a stream from `snapshots`; it stops when `closing` turns true.
+/// Starts feeding a stream from `snapshots`, its messages taken from `encodings`; it stops when
+/// `closing` turns true.
 pub fn status_stream(
     snapshots: watch::Receiver<Arc<StatusSnapshot>>,
+    encodings: Arc<Encodings>,
     options: StreamOptions,
     closing: watch::Receiver<bool>,
 ) -> StatusStream {
     // One slot: a slow client holds the feeder back, and it then sends the newest snapshot.
     let (tx, rx) = mpsc::channel(1);
-    tokio::spawn(feed(snapshots, options, closing, tx));
+    tokio::spawn(feed(snapshots, encodings, options, closing, tx));
     StatusStream {
         inner: ReceiverStream::new(rx),
         _slot: None,
@@ -111,14 +114,19 @@ pub fn status_stream(
 
 async fn feed(
     mut snapshots: watch::Receiver<Arc<StatusSnapshot>>,
+    encodings: Arc<Encodings>,
     options: StreamOptions,
     mut closing: watch::Receiver<bool>,
-    tx: mpsc::Sender<Result<pb::StatusSnapshot, Status>>,
+    tx: mpsc::Sender<Result<EncodedSnapshot, Status>>,
 ) {
     loop {
         let latest = snapshots.borrow_and_update().clone();
         if tx
-            .send(Ok(snapshot(&latest, &options.job_ids, now_unix_ms())))
+            .send(Ok(encodings.message(
+                &latest,
+                &options.job_ids,
+                now_unix_ms(),
+            )))
             .await
             .is_err()
         {
@@ -159,7 +167,7 @@ async fn shut_down(closing: &mut watch::Receiver<bool>) {
     let _ = closing.wait_for(|c| *c).await;
 }
 
-async fn end(tx: &mpsc::Sender<Result<pb::StatusSnapshot, Status>>) {
+async fn end(tx: &mpsc::Sender<Result<EncodedSnapshot, Status>>) {
     let _ = tx
         .send(Err(Status::unavailable(
             "snarkd is shutting down: reconnect to the restarted daemon to follow its status",

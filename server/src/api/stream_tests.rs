@@ -22,6 +22,8 @@ async fn next_seq(stream: &mut StatusStream) -> u64 {
         .await
         .expect("stream ended")
         .expect("stream failed")
+        .decode()
+        .expect("a message decodes")
         .sequence
 }
 
@@ -30,7 +32,7 @@ async fn first_message_at_once_then_changes_coalesced_to_the_interval() {
     let (tx, rx) = watch::channel(snap(1));
     let (_closing_tx, closing) = watch::channel(false);
     let start = Instant::now();
-    let mut stream = status_stream(rx, options(250), closing);
+    let mut stream = status_stream(rx, Default::default(), options(250), closing);
 
     assert_eq!(next_seq(&mut stream).await, 1);
     assert_eq!(start.elapsed(), Duration::ZERO);
@@ -55,7 +57,7 @@ async fn first_message_at_once_then_changes_coalesced_to_the_interval() {
 async fn heartbeat_repeats_the_latest_snapshot_every_five_seconds() {
     let (_tx, rx) = watch::channel(snap(9));
     let (_closing_tx, closing) = watch::channel(false);
-    let mut stream = status_stream(rx, options(250), closing);
+    let mut stream = status_stream(rx, Default::default(), options(250), closing);
     assert_eq!(next_seq(&mut stream).await, 9);
     let start = Instant::now();
     for beat in 1..=3 {
@@ -71,7 +73,7 @@ async fn a_default_request_coalesces_to_250_ms_and_beats_every_5_s() {
     let (tx, rx) = watch::channel(snap(1));
     let (_closing_tx, closing) = watch::channel(false);
     let defaults = StreamOptions::from_request(1024, pb::StreamStatusRequest::default()).unwrap();
-    let mut stream = status_stream(rx, defaults, closing);
+    let mut stream = status_stream(rx, Default::default(), defaults, closing);
     assert_eq!(next_seq(&mut stream).await, 1);
     let first_at = Instant::now();
 
@@ -88,7 +90,7 @@ async fn a_default_request_coalesces_to_250_ms_and_beats_every_5_s() {
 async fn a_dropped_client_ends_the_feed() {
     let (tx, rx) = watch::channel(snap(1));
     let (_closing_tx, closing) = watch::channel(false);
-    let mut stream = status_stream(rx, options(250), closing);
+    let mut stream = status_stream(rx, Default::default(), options(250), closing);
     assert_eq!(next_seq(&mut stream).await, 1);
     assert_eq!(tx.receiver_count(), 1);
     drop(stream);
@@ -101,7 +103,7 @@ async fn a_dropped_client_ends_the_feed() {
 async fn shutdown_ends_the_stream_with_unavailable() {
     let (_tx, rx) = watch::channel(snap(1));
     let (closing_tx, closing) = watch::channel(false);
-    let mut stream = status_stream(rx, options(250), closing);
+    let mut stream = status_stream(rx, Default::default(), options(250), closing);
     assert_eq!(next_seq(&mut stream).await, 1);
     closing_tx.send(true).unwrap();
     let err = stream.next().await.unwrap().unwrap_err();
@@ -117,6 +119,7 @@ async fn the_job_filter_applies_to_every_message() {
     let only = vec![crate::fixture::DONE_JOB.to_string()];
     let mut stream = status_stream(
         rx,
+        Default::default(),
         StreamOptions {
             job_ids: only.clone(),
             ..options(250)
@@ -124,7 +127,7 @@ async fn the_job_filter_applies_to_every_message() {
         closing,
     );
     for seq in 1..=2 {
-        let msg = stream.next().await.unwrap().unwrap();
+        let msg = stream.next().await.unwrap().unwrap().decode().unwrap();
         let ids: Vec<_> = msg.jobs.iter().map(|j| j.job_id.clone()).collect();
         assert_eq!(ids, only);
         tx.send(snap(seq + 1)).unwrap();

@@ -1,11 +1,8 @@
 //! The summary and history parts of a StatusSnapshot message, reckoned as of the message's own
 //! time (to the second) from the engine snapshot's jobs and its last hour of history: per kind,
 //! where the partitions of unfinished jobs are and what ended over 5 minutes and an hour; jobs
-//! ended per minute; the workers' busy share. Every stream sends the same part for a snapshot
-//! within a second, so it is worked out once and shared ([`Reckoned::of`]).
-
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+//! ended per minute; the workers' busy share. Streams share it through the message encoded once
+//! per snapshot and second (`encoded.rs`).
 
 use snarkd_engine::history::HISTORY_MS;
 use snarkd_engine::state::PartitionState;
@@ -27,31 +24,14 @@ pub struct Reckoned {
 }
 
 impl Reckoned {
-    /// The parts for `s` as of `now_ms`, computed once per snapshot and second however many
-    /// streams ask (the last few are kept; a snapshot is told apart by its sequence and its
-    /// history's address, so two engines in one process never share an entry).
-    pub fn of(s: &StatusSnapshot, now_ms: u64) -> Arc<Reckoned> {
-        type Key = (u64, usize, u64);
-        const KEPT: usize = 8;
-        static RECENT: Mutex<VecDeque<(Key, Arc<Reckoned>)>> = Mutex::new(VecDeque::new());
-        let key = (s.sequence, Arc::as_ptr(&s.history) as usize, now_ms / 1000);
-        let mut recent = RECENT
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((_, reckoned)) = recent.iter().find(|(k, _)| *k == key) {
-            return reckoned.clone();
-        }
-        let at = key.2 * 1000;
-        let reckoned = Arc::new(Reckoned {
+    /// The parts for `s` as of the second `now_ms` is in.
+    pub fn at(s: &StatusSnapshot, now_ms: u64) -> Reckoned {
+        let at = now_ms / 1000 * 1000;
+        Reckoned {
             kinds: kinds(s, at),
             minutes: minutes(s, at),
             busy_shares: busy_shares(s, at),
-        });
-        if recent.len() == KEPT {
-            recent.pop_front();
         }
-        recent.push_back((key, reckoned.clone()));
-        reckoned
     }
 }
 
@@ -120,21 +100,4 @@ fn busy_shares(s: &StatusSnapshot, now_ms: u64) -> (f64, f64) {
             .busy_share(s.workers.len(), &running, now_ms, window)
     };
     (share(FIVE_MINUTES_MS), share(HISTORY_MS))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::fixture;
-
-    #[test]
-    fn streams_asking_within_a_second_share_one_reckoning() {
-        let s = fixture::busy();
-        let first = Reckoned::of(&s, fixture::TAKEN_MS + 100);
-        let same_second = Reckoned::of(&s, fixture::TAKEN_MS + 900);
-        assert!(Arc::ptr_eq(&first, &same_second), "worked out once");
-        let next_second = Reckoned::of(&s, fixture::TAKEN_MS + 1_000);
-        assert!(!Arc::ptr_eq(&first, &next_second));
-        assert_eq!(next_second.kinds, first.kinds, "nothing ended in between");
-    }
 }

@@ -1,0 +1,201 @@
+//! StreamStatus messages encoded once for every stream. A message is the concatenation of two
+//! protobuf encodings (a decoder sees one message: fields may come in any order and repeated
+//! entries append): everything but `jobs`, which depends on the message's time (to the second:
+//! uptime, ages, the summary), and the `jobs` entries, which depend only on the snapshot. Both
+//! are worked out once per snapshot and second however many streams send it; a stream that
+//! follows some jobs sends the slices of those jobs' entries. What a stream puts on the wire is
+//! then a copy of shared bytes, so a thousand streams cost a thousand copies, not a thousand
+//! encodings.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use bytes::{BufMut, Bytes};
+use prost::Message;
+use snarkd_engine::StatusSnapshot;
+use snarkd_proto::v1 as pb;
+use tonic::codec::{Codec, EncodeBuf, Encoder};
+use tonic::Status;
+use tonic_prost::ProstCodec;
+
+use super::status;
+
+/// `StatusSnapshot.jobs`.
+const JOBS_FIELD: u32 = 4;
+/// Snapshots (with their seconds) whose encodings are kept: streams send the newest one, so a
+/// few cover every stream; a miss only costs an encoding.
+const KEPT: usize = 8;
+
+/// One StreamStatus message, as bytes on the wire.
+#[derive(Debug, Clone)]
+pub struct EncodedSnapshot {
+    common: Bytes,
+    jobs: Vec<Bytes>,
+}
+
+/// The encodings of the last few messages, shared by every stream of one daemon.
+#[derive(Default)]
+pub struct Encodings {
+    recent: Mutex<VecDeque<Entry>>,
+}
+
+impl Encodings {
+    /// The message for `s` as of `now_ms`, listing only `job_ids` when there are any.
+    pub fn message(
+        &self,
+        s: &Arc<StatusSnapshot>,
+        job_ids: &[String],
+        now_ms: u64,
+    ) -> EncodedSnapshot {
+        let shared = self.shared(s, now_ms);
+        let jobs = if job_ids.is_empty() {
+            vec![shared.jobs.all.clone()]
+        } else {
+            s.jobs
+                .iter()
+                .zip(&shared.jobs.spans)
+                .filter(|(j, _)| job_ids.contains(&j.job_id))
+                .map(|(_, span)| shared.jobs.all.slice(span.clone()))
+                .collect()
+        };
+        EncodedSnapshot {
+            common: shared.common,
+            jobs,
+        }
+    }
+
+    /// Encoded once per snapshot and second: the first stream to ask encodes (as of its own
+    /// `now_ms`), those asking meanwhile wait for it, the rest copy; the `jobs` entries are
+    /// encoded once per snapshot. A snapshot is known by its address; an entry holds the
+    /// snapshot, so the address cannot be reused while the entry is kept.
+    fn shared(&self, s: &Arc<StatusSnapshot>, now_ms: u64) -> Shared {
+        let second = now_ms / 1000;
+        let (cell, jobs) = {
+            let mut recent = self
+                .recent
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let same = |kept: &Arc<StatusSnapshot>| Arc::ptr_eq(kept, s);
+            let jobs = recent
+                .iter()
+                .filter(|(kept, _, _)| same(kept))
+                .find_map(|(_, _, cell)| cell.get().map(|shared| shared.jobs.clone()));
+            let found = recent
+                .iter()
+                .find(|(kept, at, _)| same(kept) && *at == second)
+                .map(|(_, _, cell)| cell.clone());
+            let cell = found.unwrap_or_else(|| {
+                if recent.len() == KEPT {
+                    recent.pop_front();
+                }
+                let cell = Arc::new(OnceLock::new());
+                recent.push_back((s.clone(), second, cell.clone()));
+                cell
+            });
+            (cell, jobs)
+        };
+        let shared = cell.get_or_init(|| Shared {
+            common: status::without_jobs(s, now_ms).encode_to_vec().into(),
+            jobs: jobs.unwrap_or_else(|| Arc::new(Jobs::of(s))),
+        });
+        Shared {
+            common: shared.common.clone(),
+            jobs: shared.jobs.clone(),
+        }
+    }
+}
+
+impl EncodedSnapshot {
+    /// Bytes of the message.
+    pub fn len(&self) -> usize {
+        self.common.len() + self.jobs.iter().map(Bytes::len).sum::<usize>()
+    }
+
+    /// The message decoded, as a client sees it.
+    pub fn decode(&self) -> Result<pb::StatusSnapshot, prost::DecodeError> {
+        let mut bytes = Vec::with_capacity(self.len());
+        self.write(&mut bytes);
+        pb::StatusSnapshot::decode(bytes.as_slice())
+    }
+
+    fn write(&self, dst: &mut impl BufMut) {
+        dst.put_slice(&self.common);
+        for part in &self.jobs {
+            dst.put_slice(part);
+        }
+    }
+}
+
+/// What every stream sending one snapshot within one second shares.
+struct Shared {
+    common: Bytes,
+    jobs: Arc<Jobs>,
+}
+
+/// The `jobs` entries of a snapshot, each as its own field encoding, back to back.
+struct Jobs {
+    all: Bytes,
+    /// Where each job's entry is in `all`, in the snapshot's order.
+    spans: Vec<Range<usize>>,
+}
+
+impl Jobs {
+    fn of(s: &StatusSnapshot) -> Jobs {
+        let mut all = Vec::new();
+        let spans = s
+            .jobs
+            .iter()
+            .map(|j| {
+                let start = all.len();
+                prost::encoding::message::encode(JOBS_FIELD, &status::job(j), &mut all);
+                start..all.len()
+            })
+            .collect();
+        Jobs {
+            all: all.into(),
+            spans,
+        }
+    }
+}
+
+/// A kept snapshot, the second its message is of, and its encodings (set by the first asker).
+type Entry = (Arc<StatusSnapshot>, u64, Arc<OnceLock<Shared>>);
+
+/// StreamStatus's codec: requests decoded by prost, messages sent as they were encoded.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EncodedCodec;
+
+impl Codec for EncodedCodec {
+    type Encode = EncodedSnapshot;
+    type Decode = pb::StreamStatusRequest;
+    type Encoder = EncodedEncoder;
+    type Decoder = <ProstCodec<pb::StatusSnapshot, pb::StreamStatusRequest> as Codec>::Decoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        EncodedEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        ProstCodec::<pb::StatusSnapshot, pb::StreamStatusRequest>::default().decoder()
+    }
+}
+
+/// Copies an [`EncodedSnapshot`] into the frame.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EncodedEncoder;
+
+impl Encoder for EncodedEncoder {
+    type Item = EncodedSnapshot;
+    type Error = Status;
+
+    fn encode(&mut self, item: EncodedSnapshot, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        dst.reserve(item.len());
+        item.write(dst);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[path = "encoded_tests.rs"]
+mod tests;
