@@ -100,6 +100,11 @@ impl Daemon {
         connect(&self.addr).await
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// The most resident memory the process has had (VmHWM), in bytes.
     pub fn peak_rss(&self) -> Result<u64> {
         self.proc_status("VmHWM:")

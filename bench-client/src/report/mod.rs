@@ -12,16 +12,19 @@
 //! 5. A realistic mix (PoRep and SnapDeals continuously, WindowPoSt and WinningPoSt arriving):
 //!    deadline latencies against idle, and PoRep throughput with preemption over without.
 //! 6. Throughput of a PoRep + SnapDeals batch with pre-compiled synthesis over without.
+//! 7. StreamStatus with a thousand subscribers while hundreds of jobs are queued, against one
+//!    subscriber: first message and change-to-client p99, unseen jobs, daemon CPU and RSS.
 //!
 //! Layout: `mod.rs` runs them and writes the report, `daemon.rs` the snarkd child processes,
 //! `baseline.rs` the filecoin-proofs-api baseline, `latency.rs` and `mix.rs` the deadline runs,
-//! `precompiled.rs` the pre-compiled synthesis run.
+//! `precompiled.rs` the pre-compiled synthesis run, `subscribers.rs` the status stream run.
 
 mod baseline;
 pub(crate) mod daemon;
 mod latency;
 mod mix;
 mod precompiled;
+mod subscribers;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -78,6 +81,18 @@ pub struct Options {
     /// PoRep and SnapDeals jobs each in the pre-compiled synthesis run (all at once).
     #[arg(long, default_value_t = 4)]
     pub precompiled_count: usize,
+    /// StreamStatus subscribers in the subscribers run.
+    #[arg(long, default_value_t = 1000)]
+    pub subscribers: usize,
+    /// WindowPoSt jobs queued while they subscribe.
+    #[arg(long, default_value_t = 500)]
+    pub subscribers_queued: usize,
+    /// Jobs submitted one by one (500 ms apart) while they stream, whose arrival is timed.
+    #[arg(long, default_value_t = 20)]
+    pub subscribers_markers: usize,
+    /// The subscribers' `min_interval_ms` (the monitor asks for 250).
+    #[arg(long, default_value_t = 100)]
+    pub subscribers_interval_ms: u32,
     /// The snarkd binary [default: beside snarkd-bench].
     #[arg(long)]
     pub snarkd: Option<PathBuf>,
@@ -99,6 +114,8 @@ pub enum Part {
     Mix,
     /// A PoRep + SnapDeals batch with pre-compiled synthesis, against plain synthesis.
     Precompiled,
+    /// StreamStatus with many subscribers and many queued jobs, against one subscriber.
+    Subscribers,
 }
 
 impl Options {
@@ -113,8 +130,8 @@ struct Row {
     baseline: (String, f64),
     snarkd: (String, f64),
     ratio: f64,
-    /// The target as text and whether the ratio meets it.
-    target: (&'static str, bool),
+    /// The target as text and whether the ratio meets it; none for a figure only reported.
+    target: Option<(&'static str, bool)>,
 }
 
 impl Row {
@@ -124,8 +141,8 @@ impl Row {
             "baseline": { "what": self.baseline.0, "value": self.baseline.1 },
             "snarkd": { "what": self.snarkd.0, "value": self.snarkd.1 },
             "ratio": self.ratio,
-            "target": self.target.0,
-            "met": self.target.1,
+            "target": self.target.map(|t| t.0),
+            "met": self.target.map(|t| t.1),
         })
     }
 }
@@ -156,13 +173,13 @@ pub fn report(o: Options) -> Result<()> {
 
     if o.runs(Part::Throughput) {
         eprintln!(
-            "1/6 throughput: baseline, {} WindowPoSt proofs one after another",
+            "1/7 throughput: baseline, {} WindowPoSt proofs one after another",
             o.count
         );
         let base_wall = baseline::sequential(&wpost, o.count)?;
         let base_rate = o.count as f64 * 60.0 / base_wall.as_secs_f64();
         eprintln!(
-            "1/6 throughput: snarkd, the same {} proofs at concurrency {}",
+            "1/7 throughput: snarkd, the same {} proofs at concurrency {}",
             o.count, o.concurrency
         );
         let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
@@ -193,7 +210,7 @@ pub fn report(o: Options) -> Result<()> {
             baseline: ("filecoin-proofs-api, sequential".into(), base_rate),
             snarkd: (format!("snarkd, concurrency {}", o.concurrency), rate),
             ratio: rate / base_rate,
-            target: (">= 1.25x", rate / base_rate >= 1.25),
+            target: Some((">= 1.25x", rate / base_rate >= 1.25)),
         });
 
         let usage = summary
@@ -220,7 +237,7 @@ pub fn report(o: Options) -> Result<()> {
                 queued_share,
             ),
             ratio: queued_share / monolithic_share,
-            target: (">= 95 % busy", queued_share >= 0.95),
+            target: Some((">= 95 % busy", queued_share >= 0.95)),
         });
     }
 
@@ -236,7 +253,7 @@ pub fn report(o: Options) -> Result<()> {
         for (what, requests) in bursts {
             let each = (o.burst / requests.len()).max(1);
             eprintln!(
-                "3/6 memory: a burst of {what}, {each} jobs each, budget automatic then bounded"
+                "3/7 memory: a burst of {what}, {each} jobs each, budget automatic then bounded"
             );
             // (idle RSS, peak RSS) of the burst under `budget`.
             let burst = |budget: String| -> Result<(u64, u64)> {
@@ -290,7 +307,7 @@ pub fn report(o: Options) -> Result<()> {
                     bounded as f64 / budget,
                 ),
                 ratio: bounded as f64 / budget,
-                target: ("<= 1.05 (budget + 5 %)", bounded as f64 <= budget * 1.05),
+                target: Some(("<= 1.05 (budget + 5 %)", bounded as f64 <= budget * 1.05)),
             });
         }
     }
@@ -301,7 +318,7 @@ pub fn report(o: Options) -> Result<()> {
             ("WindowPoSt", &wpost, "wpost-2k"),
         ];
         for (name, request, circuit) in deadlines {
-            eprintln!("4/6 latency: {name} idle, then while PoRep runs");
+            eprintln!("4/7 latency: {name} idle, then while PoRep runs");
             let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
             let (idle, loaded) = runtime.block_on(latency::idle_and_loaded(
                 &d,
@@ -337,7 +354,7 @@ pub fn report(o: Options) -> Result<()> {
         let (wpost_at, winning_at) = shape.arrivals();
         let (n_winning, n_wpost) = (winning_at.len(), wpost_at.len());
         eprintln!(
-            "5/6 mix: idle deadline latencies ({n_winning} WinningPoSt, {n_wpost} WindowPoSt)"
+            "5/7 mix: idle deadline latencies ({n_winning} WinningPoSt, {n_wpost} WindowPoSt)"
         );
         let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
         let idle = runtime.block_on(async {
@@ -360,7 +377,7 @@ pub fn report(o: Options) -> Result<()> {
         d.stop()?;
         let mut runs = Vec::new();
         for preempt in ["true", "false"] {
-            eprintln!("5/6 mix: {:?} with preempt = {preempt}", o.mix_duration);
+            eprintln!("5/7 mix: {:?} with preempt = {preempt}", o.mix_duration);
             let mut env = base_env("auto".into());
             env.push(("SNARKD_SCHEDULER_PREEMPT", preempt.into()));
             let d = Daemon::start(&snarkd, &env)?;
@@ -400,7 +417,7 @@ pub fn report(o: Options) -> Result<()> {
                 rate_on,
             ),
             ratio: rate_on / rate_off,
-            target: (">= 0.90 (at most 10 % lost)", rate_on >= 0.9 * rate_off),
+            target: Some((">= 0.90 (at most 10 % lost)", rate_on >= 0.9 * rate_off)),
         });
     }
 
@@ -411,7 +428,7 @@ pub fn report(o: Options) -> Result<()> {
         let mut sides = Vec::new();
         for on in [false, true] {
             eprintln!(
-                "6/6 pre-compiled synthesis {}: {} PoRep and {} SnapDeals jobs at once",
+                "6/7 pre-compiled synthesis {}: {} PoRep and {} SnapDeals jobs at once",
                 if on { "on" } else { "off" },
                 o.precompiled_count,
                 o.precompiled_count
@@ -439,11 +456,112 @@ pub fn report(o: Options) -> Result<()> {
             baseline: (what("plain synthesis", off), off.proofs_per_min),
             snarkd: (what("pre-compiled synthesis", on), on.proofs_per_min),
             ratio,
-            target: ("> 1.0", ratio > 1.0),
+            target: Some(("> 1.0", ratio > 1.0)),
         });
     }
 
+    if o.runs(Part::Subscribers) {
+        let shape = subscribers::Shape {
+            subscribers: o.subscribers,
+            queued: o.subscribers_queued,
+            connections: o.subscribers.div_ceil(20),
+            markers: o.subscribers_markers,
+            min_interval_ms: o.subscribers_interval_ms,
+        };
+        let mut env = base_env("auto".into());
+        env.push((
+            "SNARKD_LIMITS_STATUS_STREAMS",
+            (o.subscribers + 1).to_string(),
+        ));
+        env.push((
+            "SNARKD_LIMITS_QUEUED_JOBS",
+            (o.subscribers_queued + 4 * o.subscribers_markers).to_string(),
+        ));
+        let d = Daemon::start(&snarkd, &env)?;
+        let sides = runtime.block_on(subscribers::run(&d, &wpost, shape))?;
+        // Hundreds of queued proofs would take minutes to drain.
+        d.kill()?;
+        rows.extend(subscriber_rows(&sides, shape));
+    }
+
     write(&o.out, &rows)
+}
+
+/// The subscribers run's rows: each figure with one subscriber beside it with many.
+fn subscriber_rows(sides: &[subscribers::Side; 2], shape: subscribers::Shape) -> Vec<Row> {
+    let [one, many] = sides;
+    let label = |s: &subscribers::Side| {
+        format!(
+            "{} subscriber{}, {} jobs queued, {} ms interval",
+            s.subscribers,
+            if s.subscribers == 1 { "" } else { "s" },
+            shape.queued,
+            shape.min_interval_ms
+        )
+    };
+    let p99 = |v: &[Duration]| {
+        let mut v = v.to_vec();
+        v.sort();
+        crate::summary::percentile_of(&v, 99.0).map_or(f64::NAN, |d| ms(*d))
+    };
+    let row = |name: &str, (a, b): (f64, f64), target| Row {
+        name: name.into(),
+        baseline: (label(one), a),
+        snarkd: (label(many), b),
+        ratio: b / a,
+        target,
+    };
+    let unseen = |s: &subscribers::Side| s.unseen as f64 / s.pairs.max(1) as f64;
+    let (first, change) = (
+        (p99(&one.first), p99(&many.first)),
+        (p99(&one.change), p99(&many.change)),
+    );
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    vec![
+        row(
+            "StreamStatus: first message p99 (ms)",
+            first,
+            Some(("< 1000 ms", first.1 < 1000.0)),
+        ),
+        row(
+            "StreamStatus: change to client p99 (ms)",
+            change,
+            Some(("< 250 ms", change.1 < 250.0)),
+        ),
+        row(
+            "StreamStatus: (subscriber, job) pairs never seen, share",
+            (unseen(one), unseen(many)),
+            Some(("0", many.unseen == 0)),
+        ),
+        row(
+            "daemon CPU while streaming (cores: whole process)",
+            (one.cpu.0, many.cpu.0),
+            None,
+        ),
+        row(
+            "daemon CPU while streaming (cores: async runtime threads)",
+            (one.cpu.1, many.cpu.1),
+            None,
+        ),
+        row(
+            "StreamStatus: messages received per second, all subscribers",
+            (one.messages_per_s, many.messages_per_s),
+            None,
+        ),
+        row(
+            "StreamStatus: MiB received per second, all subscribers",
+            (
+                one.bytes_per_s / (1 << 20) as f64,
+                many.bytes_per_s / (1 << 20) as f64,
+            ),
+            None,
+        ),
+        row(
+            "daemon RSS with the streams open (MiB)",
+            (mib(one.rss), mib(many.rss)),
+            None,
+        ),
+    ]
 }
 
 /// p50 and p99 rows of a deadline kind's latencies against its idle ones, each side labelled
@@ -461,7 +579,7 @@ fn deadline_rows(name: &str, idle: (&[Outcome], &str), loaded: (&[Outcome], &str
                 baseline: (label(idle), base_ms),
                 snarkd: (format!("{} ({})", label(loaded), phases(under)), under_ms),
                 ratio: under_ms / base_ms,
-                target: ("<= 1.5x", under_ms / base_ms <= 1.5),
+                target: Some(("<= 1.5x", under_ms / base_ms <= 1.5)),
             }
         })
         .collect()
@@ -534,8 +652,12 @@ fn write(out: &Path, rows: &[Row]) -> Result<()> {
             r.snarkd.0,
             r.snarkd.1,
             r.ratio,
-            r.target.0,
-            if r.target.1 { "yes" } else { "**no**" }
+            r.target.map_or("—", |t| t.0),
+            match r.target {
+                Some((_, true)) => "yes",
+                Some((_, false)) => "**no**",
+                None => "—",
+            }
         ));
     }
     std::fs::write(out.join("report.md"), &md)?;
