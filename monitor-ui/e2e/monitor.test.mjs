@@ -105,6 +105,15 @@ test("shows real proofs: full job ids, a proving worker on a gpu partition, part
     assert.deepEqual(strip.map((r) => r.kind).sort(), ["WindowPoSt", "WinningPoSt"]);
     assert.equal(strip.reduce((n, r) => n + r.waiting, 0), open);
     for (const r of strip) assert.match(r.text, /\d+(\.\d)? (ms|s) \/ \d+(\.\d)? (ms|s)/, "p50 / p99 shown");
+    // The load charts drew the batch: memory in use and partitions over the hour, each a line
+    // with a point per 10 s column since the daemon started, partitions having run at some point.
+    const lines = await page.evaluate(() => Object.fromEntries(["memory", "waiting", "running"].map((c) => {
+      const points = document.querySelector(`.chart .${c}`).getAttribute("points").trim();
+      return [c, points ? points.split(" ").map((p) => Number(p.split(",")[1])) : []];
+    })));
+    for (const [c, ys] of Object.entries(lines)) assert.ok(ys.length >= 1, `the ${c} line has points`);
+    assert.ok(lines.running.some((y) => y < 40), "some partitions ran during the batch");
+    assert.ok(lines.memory.every((y) => y < 40), "memory was in use throughout");
     await page.screenshot({ path: join(ARTIFACTS, "monitor.png"), fullPage: true });
 
     // The copy button puts the whole id on the clipboard.

@@ -1,7 +1,7 @@
 //! The summary strip at the top of a panel: a row per active proof kind (where its partitions
-//! are, proofs per minute, latency, failures), the workers' busy share, and a bar per minute of
-//! the last hour drawn as plain boxes (60 bars need no charting library, and the page stays
-//! small).
+//! are, proofs per minute, latency, failures), the workers' busy share, a bar per minute of the
+//! last hour drawn as plain boxes, and memory and partitions over the hour as SVG polylines
+//! (neither needs a charting library, and the page stays small).
 
 use leptos::prelude::*;
 use snarkd_monitor_model::Dashboard;
@@ -50,21 +50,40 @@ pub fn SummaryStrip(dash: Memo<Option<Dashboard>>) -> impl IntoView {
             </table>
             <div class="summary-side">
                 <p>"workers busy " <b class="busy-5m">{move || sum().busy_5m}</b> " (5 min) · "
-                    <b>{move || sum().busy_1h}</b> " (1 h)"</p>
-                <div class="minutes" title="jobs ended per minute, last hour">
-                    {move || {
-                        sum().minutes
-                            .into_iter()
-                            .map(|m| view! {
-                                <span class="minute" title=m.title data-completed=m.completed data-failed=m.failed>
-                                    <i class="ok" style:height=m.completed_height></i>
-                                    <i class="bad" style:height=m.failed_height></i>
-                                </span>
-                            })
-                            .collect_view()
-                    }}
+                    <b>{move || sum().busy_1h}</b> " (1 h) · charts: the last hour"</p>
+                <div class="charts">
+                    <div>
+                        <div class="minutes" title="jobs ended per minute, last hour">
+                            {move || {
+                                sum().minutes
+                                    .into_iter()
+                                    .map(|m| view! {
+                                        <span class="minute" title=m.title data-completed=m.completed data-failed=m.failed>
+                                            <i class="ok" style:height=m.completed_height></i>
+                                            <i class="bad" style:height=m.failed_height></i>
+                                        </span>
+                                    })
+                                    .collect_view()
+                            }}
+                        </div>
+                        <p class="dim">"jobs ended a minute · most " {move || sum().busiest}</p>
+                    </div>
+                    <div title="memory budget in use, last hour">
+                        <svg class="chart load-memory" viewBox="0 0 360 40" preserveAspectRatio="none">
+                            <polyline class="memory" points=move || sum().load.memory></polyline>
+                        </svg>
+                        <p class="dim">"memory · " {move || sum().load.memory_label}</p>
+                    </div>
+                    <div title="partitions waiting (for admission or a worker) and running (synthesizing or on a worker), last hour">
+                        <svg class="chart load-queue" viewBox="0 0 360 40" preserveAspectRatio="none">
+                            <polyline class="waiting" points=move || sum().load.waiting></polyline>
+                            <polyline class="running" points=move || sum().load.running></polyline>
+                        </svg>
+                        <p class="dim"><span class="key-waiting">"waiting"</span> " · "
+                            <span class="key-running">"running"</span> " · most "
+                            {move || sum().load.busiest}</p>
+                    </div>
                 </div>
-                <p class="dim">"jobs ended per minute, last hour · busiest " {move || sum().busiest}</p>
             </div>
         </div>
     }

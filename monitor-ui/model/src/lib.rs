@@ -11,6 +11,7 @@
 //! - `failures`: the failure log's rows (failed jobs and refused requests; they never fade).
 //! - `summary`: the strip at the top (per kind: where work is, rates, latency; busy share; a
 //!   bar per minute of the last hour).
+//! - `load`: the strip's charts of memory in use and partitions waiting and running over the hour.
 //! - `dashboard`: the whole page for one daemon, built from a snapshot.
 //! - `connection`: the stream's connection state, the reconnect backoff and what the page says
 //!   about the link (never reached or lost, countdown, stale mark).
@@ -24,6 +25,7 @@ pub mod failures;
 pub mod format;
 pub mod jobs;
 pub mod labels;
+pub mod load;
 pub mod summary;
 pub mod title;
 

@@ -6,6 +6,7 @@
 
 use snarkd_proto::v1::{HistoryBucket, KindSummary, ProofKind, StatusSnapshot};
 
+use crate::load::LoadCharts;
 use crate::{format, labels};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -19,6 +20,8 @@ pub struct Summary {
     pub minutes: Vec<MinuteBar>,
     /// Jobs ended in the busiest minute (the chart's scale).
     pub busiest: u32,
+    /// Memory and partitions over the hour.
+    pub load: LoadCharts,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -61,6 +64,7 @@ pub fn summary(s: &StatusSnapshot) -> Summary {
         busy_1h: percent(s.worker_busy_share_1h),
         minutes: s.history.iter().map(|b| bar(b, busiest, newest)).collect(),
         busiest,
+        load: crate::load::charts(s),
     }
 }
 

@@ -54,6 +54,7 @@ pub(crate) async fn run(
         for effect in machine.apply(input) {
             execute(effect, &workers, &prover, &journal, &sender, nice);
         }
+        machine.note_load(crate::machine::unix_ms());
         let snapshot = machine.snapshot();
         record_gauges(&snapshot);
         publish_if_changed(&status, snapshot);

@@ -1,5 +1,6 @@
 //! What the engine remembers of the last hour: every job that ended (when, its kind, how long it
-//! took, whether it failed) and every stint a device worker was busy. Snapshots share it (an
+//! took, whether it failed), every stint a device worker was busy, and its load (memory in use and
+//! partitions in each place) at 10-second resolution. Snapshots share it (an
 //! `Arc`, copied only when it grows while a reader holds the old one); readers reckon rates,
 //! latency percentiles and worker utilisation over a window as of the moment they show them, so
 //! the snapshot itself holds no time that moves by itself.
@@ -12,6 +13,41 @@ use crate::domain::ProofKind;
 pub const HISTORY_MS: u64 = 60 * 60 * 1000;
 /// At most this many ended jobs are kept (the oldest go first), whatever their age.
 pub const MAX_ENDED: usize = 50_000;
+
+/// Resolution of the load series.
+pub const LOAD_BUCKET_MS: u64 = 10_000;
+
+/// The engine's load: memory in use and where the partitions of unfinished jobs are.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Load {
+    pub memory_used_bytes: u64,
+    pub waiting_for_admission: u32,
+    pub synthesizing: u32,
+    pub waiting_for_worker: u32,
+    pub on_worker: u32,
+}
+
+impl Load {
+    /// Each figure the larger of the two.
+    fn max(self, other: Load) -> Load {
+        Load {
+            memory_used_bytes: self.memory_used_bytes.max(other.memory_used_bytes),
+            waiting_for_admission: self.waiting_for_admission.max(other.waiting_for_admission),
+            synthesizing: self.synthesizing.max(other.synthesizing),
+            waiting_for_worker: self.waiting_for_worker.max(other.waiting_for_worker),
+            on_worker: self.on_worker.max(other.on_worker),
+        }
+    }
+}
+
+/// The most load seen in a 10-second bucket, from its start until the next kept bucket (a
+/// bucket is kept only when the load differs from the one before, so an idle daemon's history
+/// stops changing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct LoadBucket {
+    pub start_unix_ms: u64,
+    pub peak: Load,
+}
 
 /// A job that completed or failed (cancelled jobs are not counted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -37,6 +73,7 @@ pub struct Stint {
 pub struct History {
     ended: VecDeque<Ended>,
     stints: VecDeque<Stint>,
+    load: VecDeque<LoadBucket>,
 }
 
 /// One bucket of [`History::buckets`]: its start and, for each kind with anything ended in it,
@@ -71,6 +108,43 @@ impl History {
         while self.stints.front().is_some_and(|s| s.to_unix_ms < cutoff) {
             self.stints.pop_front();
         }
+    }
+
+    /// Whether noting `load` at `now_ms` would change the history (callers check first, so an
+    /// unchanged history is never copied).
+    pub fn load_changes(&self, now_ms: u64, load: Load) -> bool {
+        let start = now_ms / LOAD_BUCKET_MS * LOAD_BUCKET_MS;
+        match self.load.back() {
+            Some(last) if last.start_unix_ms == start => last.peak.max(load) != last.peak,
+            Some(last) => last.peak != load,
+            None => true,
+        }
+    }
+
+    /// Notes the load at `now_ms`: the bucket's peak grows, or a new bucket starts when the load
+    /// differs from the last bucket's. Buckets older than the hour go, but for the last of them,
+    /// which says what the load was when the hour began.
+    pub fn note_load(&mut self, now_ms: u64, load: Load) {
+        if !self.load_changes(now_ms, load) {
+            return;
+        }
+        let start = now_ms / LOAD_BUCKET_MS * LOAD_BUCKET_MS;
+        match self.load.back_mut() {
+            Some(last) if last.start_unix_ms == start => last.peak = last.peak.max(load),
+            _ => self.load.push_back(LoadBucket {
+                start_unix_ms: start,
+                peak: load,
+            }),
+        }
+        let cutoff = now_ms.saturating_sub(HISTORY_MS);
+        while self.load.get(1).is_some_and(|b| b.start_unix_ms <= cutoff) {
+            self.load.pop_front();
+        }
+    }
+
+    /// The load series, oldest first.
+    pub fn load(&self) -> impl Iterator<Item = &LoadBucket> {
+        self.load.iter()
     }
 
     /// The jobs of `kind` that ended in the `window_ms` before `now_ms`.
@@ -220,6 +294,35 @@ mod tests {
         assert_eq!(b[0], (HISTORY_MS, vec![(ProofKind::WindowPost, 1, 1)]));
         assert_eq!(b[1].1, vec![(ProofKind::WinningPost, 1, 0)]);
         assert!(b[2].1.is_empty());
+    }
+
+    #[test]
+    fn the_load_series_keeps_each_buckets_peak_and_only_changes() {
+        let load = |synthesizing| Load {
+            memory_used_bytes: 100 * u64::from(synthesizing),
+            synthesizing,
+            ..Load::default()
+        };
+        let mut h = History::default();
+        h.note_load(1_000, load(1));
+        h.note_load(5_000, load(3));
+        assert!(!h.load_changes(9_000, load(2)), "below the bucket's peak");
+        h.note_load(9_000, load(2));
+        let peaks: Vec<_> = h.load().map(|b| (b.start_unix_ms, b.peak)).collect();
+        assert_eq!(peaks, vec![(0, load(3))]);
+
+        // The same load in the next buckets changes nothing: an idle daemon's history stays.
+        assert!(!h.load_changes(12_000, load(3)));
+        assert!(h.load_changes(25_000, load(0)));
+        h.note_load(25_000, load(0));
+        assert!(!h.load_changes(3_000_000, load(0)));
+        let starts: Vec<_> = h.load().map(|b| b.start_unix_ms).collect();
+        assert_eq!(starts, vec![0, 20_000]);
+
+        // An hour on, only the last bucket before the hour is kept, as the starting level.
+        h.note_load(HISTORY_MS + 30_000, load(4));
+        let starts: Vec<_> = h.load().map(|b| b.start_unix_ms).collect();
+        assert_eq!(starts, vec![20_000, HISTORY_MS + 30_000]);
     }
 
     #[test]

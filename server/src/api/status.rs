@@ -172,6 +172,18 @@ pub fn without_jobs(s: &StatusSnapshot, now_ms: u64) -> pb::StatusSnapshot {
         history: reckoned.minutes,
         worker_busy_share_5m: reckoned.busy_shares.0,
         worker_busy_share_1h: reckoned.busy_shares.1,
+        load: s
+            .history
+            .load()
+            .map(|b| pb::LoadSample {
+                start_unix_ms: b.start_unix_ms,
+                memory_used_bytes: b.peak.memory_used_bytes,
+                waiting_for_admission: b.peak.waiting_for_admission,
+                synthesizing: b.peak.synthesizing,
+                waiting_for_worker: b.peak.waiting_for_worker,
+                on_worker: b.peak.on_worker,
+            })
+            .collect(),
     }
 }
 

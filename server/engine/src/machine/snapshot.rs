@@ -4,11 +4,34 @@ use super::types::{ParamsSlot, Tally};
 use super::Machine;
 use crate::budget::Holder;
 use crate::domain::ProofKind;
+use crate::history::Load;
 use crate::schedule::{lookahead_allows, synthesis_allowed_now};
 use crate::state::PartitionState;
 use crate::status::*;
 
 impl Machine {
+    /// Notes the current load in the history's series (the history changes, and a snapshot with
+    /// it, only when the load does: see [`crate::history::History::note_load`]).
+    pub(crate) fn note_load(&mut self, now_ms: u64) {
+        let mut load = Load {
+            memory_used_bytes: self.budget.used(),
+            ..Load::default()
+        };
+        let unfinished = self.jobs.values().filter(|j| !j.state.is_finished());
+        for p in unfinished.flat_map(|j| &j.parts) {
+            match p.state() {
+                PartitionState::Pending => load.waiting_for_admission += 1,
+                PartitionState::Synthesizing => load.synthesizing += 1,
+                PartitionState::SynthDone => load.waiting_for_worker += 1,
+                PartitionState::Gpu => load.on_worker += 1,
+                _ => {}
+            }
+        }
+        if self.history.load_changes(now_ms, load) {
+            std::sync::Arc::make_mut(&mut self.history).note_load(now_ms, load);
+        }
+    }
+
     /// The state as of now. Nothing in it moves with the clock alone (times are instants, not
     /// ages), so two snapshots of the same state are equal.
     pub(crate) fn snapshot(&self) -> StatusSnapshot {
