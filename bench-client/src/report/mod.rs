@@ -481,87 +481,10 @@ pub fn report(o: Options) -> Result<()> {
         let sides = runtime.block_on(subscribers::run(&d, &wpost, shape))?;
         // Hundreds of queued proofs would take minutes to drain.
         d.kill()?;
-        rows.extend(subscriber_rows(&sides, shape));
+        rows.extend(subscribers::rows(&sides, shape));
     }
 
     write(&o.out, &rows)
-}
-
-/// The subscribers run's rows: each figure with one subscriber beside it with many.
-fn subscriber_rows(sides: &[subscribers::Side; 2], shape: subscribers::Shape) -> Vec<Row> {
-    let [one, many] = sides;
-    let label = |s: &subscribers::Side| {
-        format!(
-            "{} subscriber{}, {} jobs queued, {} ms interval",
-            s.subscribers,
-            if s.subscribers == 1 { "" } else { "s" },
-            shape.queued,
-            shape.min_interval_ms
-        )
-    };
-    let p99 = |v: &[Duration]| {
-        let mut v = v.to_vec();
-        v.sort();
-        crate::summary::percentile_of(&v, 99.0).map_or(f64::NAN, |d| ms(*d))
-    };
-    let row = |name: &str, (a, b): (f64, f64), target| Row {
-        name: name.into(),
-        baseline: (label(one), a),
-        snarkd: (label(many), b),
-        ratio: b / a,
-        target,
-    };
-    let unseen = |s: &subscribers::Side| s.unseen as f64 / s.pairs.max(1) as f64;
-    let (first, change) = (
-        (p99(&one.first), p99(&many.first)),
-        (p99(&one.change), p99(&many.change)),
-    );
-    let mib = |b: u64| b as f64 / (1 << 20) as f64;
-    vec![
-        row(
-            "StreamStatus: first message p99 (ms)",
-            first,
-            Some(("< 1000 ms", first.1 < 1000.0)),
-        ),
-        row(
-            "StreamStatus: change to client p99 (ms)",
-            change,
-            Some(("< 250 ms", change.1 < 250.0)),
-        ),
-        row(
-            "StreamStatus: (subscriber, job) pairs never seen, share",
-            (unseen(one), unseen(many)),
-            Some(("0", many.unseen == 0)),
-        ),
-        row(
-            "daemon CPU while streaming (cores: whole process)",
-            (one.cpu.0, many.cpu.0),
-            None,
-        ),
-        row(
-            "daemon CPU while streaming (cores: async runtime threads)",
-            (one.cpu.1, many.cpu.1),
-            None,
-        ),
-        row(
-            "StreamStatus: messages received per second, all subscribers",
-            (one.messages_per_s, many.messages_per_s),
-            None,
-        ),
-        row(
-            "StreamStatus: MiB received per second, all subscribers",
-            (
-                one.bytes_per_s / (1 << 20) as f64,
-                many.bytes_per_s / (1 << 20) as f64,
-            ),
-            None,
-        ),
-        row(
-            "daemon RSS with the streams open (MiB)",
-            (mib(one.rss), mib(many.rss)),
-            None,
-        ),
-    ]
 }
 
 /// p50 and p99 rows of a deadline kind's latencies against its idle ones, each side labelled

@@ -28,7 +28,7 @@ use tonic::Status;
 use tonic_prost::ProstCodec;
 
 use super::daemon::Daemon;
-use super::preload;
+use super::{ms, preload, Row};
 use crate::client::Client;
 use crate::remote::request_id;
 use crate::request::to_wire;
@@ -151,6 +151,83 @@ async fn side(
             / elapsed.as_secs_f64(),
         bytes_per_s: seen.iter().map(|r| r.bytes).sum::<usize>() as f64 / elapsed.as_secs_f64(),
     })
+}
+
+/// The subscribers run's rows: each figure with one subscriber beside it with many.
+pub(super) fn rows(sides: &[Side; 2], shape: Shape) -> Vec<Row> {
+    let [one, many] = sides;
+    let label = |s: &Side| {
+        format!(
+            "{} subscriber{}, {} jobs queued, {} ms interval",
+            s.subscribers,
+            if s.subscribers == 1 { "" } else { "s" },
+            shape.queued,
+            shape.min_interval_ms
+        )
+    };
+    let p99 = |v: &[Duration]| {
+        let mut v = v.to_vec();
+        v.sort();
+        crate::summary::percentile_of(&v, 99.0).map_or(f64::NAN, |d| ms(*d))
+    };
+    let row = |name: &str, (a, b): (f64, f64), target| Row {
+        name: name.into(),
+        baseline: (label(one), a),
+        snarkd: (label(many), b),
+        ratio: b / a,
+        target,
+    };
+    let unseen = |s: &Side| s.unseen as f64 / s.pairs.max(1) as f64;
+    let (first, change) = (
+        (p99(&one.first), p99(&many.first)),
+        (p99(&one.change), p99(&many.change)),
+    );
+    let mib = |b: u64| b as f64 / (1 << 20) as f64;
+    vec![
+        row(
+            "StreamStatus: first message p99 (ms)",
+            first,
+            Some(("< 1000 ms", first.1 < 1000.0)),
+        ),
+        row(
+            "StreamStatus: change to client p99 (ms)",
+            change,
+            Some(("< 250 ms", change.1 < 250.0)),
+        ),
+        row(
+            "StreamStatus: (subscriber, job) pairs never seen, share",
+            (unseen(one), unseen(many)),
+            Some(("0", many.unseen == 0)),
+        ),
+        row(
+            "daemon CPU while streaming (cores: whole process)",
+            (one.cpu.0, many.cpu.0),
+            None,
+        ),
+        row(
+            "daemon CPU while streaming (cores: async runtime threads)",
+            (one.cpu.1, many.cpu.1),
+            None,
+        ),
+        row(
+            "StreamStatus: messages received per second, all subscribers",
+            (one.messages_per_s, many.messages_per_s),
+            None,
+        ),
+        row(
+            "StreamStatus: MiB received per second, all subscribers",
+            (
+                one.bytes_per_s / (1 << 20) as f64,
+                many.bytes_per_s / (1 << 20) as f64,
+            ),
+            None,
+        ),
+        row(
+            "daemon RSS with the streams open (MiB)",
+            (mib(one.rss), mib(many.rss)),
+            None,
+        ),
+    ]
 }
 
 /// A WindowPoSt job submitted (not awaited) as NORMAL work, so that its proving threads run
