@@ -302,7 +302,7 @@ async fn subscribe(
             }
             let submitted = submitted_at(&job)?;
             if submitted > newest_known {
-                let id = job.slice(job_id(&job)?);
+                let id = job_id(&job)?;
                 new.entry(id)
                     .or_insert_with(|| Duration::from_millis(now.saturating_sub(submitted)));
             }
@@ -328,9 +328,9 @@ struct Received {
     bytes: usize,
 }
 
-/// Fields of a protobuf message as (field number, wire type, value): a length-delimited field's
-/// bytes, or nothing for the others.
-fn fields(message: &Bytes) -> Result<Vec<(u32, WireType, Field)>> {
+/// Fields of a protobuf message as (field number, value): a length-delimited field's bytes, or
+/// nothing for the others.
+fn fields(message: &Bytes) -> Result<Vec<(u32, Field)>> {
     let mut rest = &message[..];
     let mut out = Vec::new();
     while !rest.is_empty() {
@@ -363,7 +363,7 @@ fn fields(message: &Bytes) -> Result<Vec<(u32, WireType, Field)>> {
             }
             other => bail!("unexpected wire type {other:?}"),
         };
-        out.push((tag, wire, field));
+        out.push((tag, field));
     }
     Ok(out)
 }
@@ -377,31 +377,31 @@ enum Field {
 fn listed_jobs(message: &Bytes) -> Result<Vec<Bytes>> {
     Ok(fields(message)?
         .into_iter()
-        .filter_map(|(tag, _, f)| match (tag, f) {
+        .filter_map(|(tag, f)| match (tag, f) {
             (4, Field::Bytes(job)) => Some(job),
             _ => None,
         })
         .collect())
 }
 
-/// Where a JobStatus's `job_id` (field 1) is in it. prost writes fields in order, so it is the
-/// first; anything else is parsed the long way.
-fn job_id(job: &Bytes) -> Result<std::ops::Range<usize>> {
+/// A JobStatus's `job_id` (field 1), as a slice of it. prost writes fields in order, so it is
+/// the first; anything else is parsed the long way.
+fn job_id(job: &Bytes) -> Result<Bytes> {
     if job.first() == Some(&0x0a) {
         let mut rest = &job[1..];
         let len = decode_varint(&mut rest)? as usize;
         let start = job.len() - rest.len();
         if start + len <= job.len() {
-            return Ok(start..start + len);
+            return Ok(job.slice(start..start + len));
         }
     }
-    for (tag, _, f) in fields(job)? {
-        if let (1, Field::Bytes(id)) = (tag, f) {
-            let start = id.as_ptr() as usize - job.as_ptr() as usize;
-            return Ok(start..start + id.len());
-        }
-    }
-    bail!("a listed job has no job_id")
+    fields(job)?
+        .into_iter()
+        .find_map(|(tag, f)| match (tag, f) {
+            (1, Field::Bytes(id)) => Some(id),
+            _ => None,
+        })
+        .context("a listed job has no job_id")
 }
 
 /// A JobStatus's `submitted_at_unix_ms` (field 5), read up to where it is (prost writes fields

@@ -7,7 +7,7 @@
 //! then a copy of shared bytes, so a thousand streams cost a thousand copies, not a thousand
 //! encodings.
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::ops::Range;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -41,11 +41,12 @@ pub struct Encodings {
 }
 
 impl Encodings {
-    /// The message for `s` as of `now_ms`, listing only `job_ids` when there are any.
+    /// The message for `s` as of `now_ms`, listing only `job_ids` when there are any (a set: a
+    /// stream may follow up to `[limits] stream_job_ids` of them, looked up once per job).
     pub fn message(
         &self,
         s: &Arc<StatusSnapshot>,
-        job_ids: &[String],
+        job_ids: &HashSet<String>,
         now_ms: u64,
     ) -> EncodedSnapshot {
         let shared = self.shared(s, now_ms);
@@ -113,6 +114,7 @@ impl EncodedSnapshot {
     }
 
     /// The message decoded, as a client sees it.
+    #[cfg(test)]
     pub fn decode(&self) -> Result<pb::StatusSnapshot, prost::DecodeError> {
         let mut bytes = Vec::with_capacity(self.len());
         self.write(&mut bytes);

@@ -1,3 +1,5 @@
+use std::collections::HashSet;
+
 use super::*;
 use crate::fixture;
 
@@ -11,12 +13,12 @@ fn a_message_decodes_to_what_prost_would_have_sent() {
     let encodings = Encodings::default();
     assert!(s.jobs.len() >= 2, "the fixture lists several jobs");
     let at = fixture::TAKEN_MS + 250;
-    let every = encodings.message(&s, &[], at);
+    let every = encodings.message(&s, &HashSet::new(), at);
     assert_eq!(every.decode().unwrap(), status::snapshot(&s, &[], at));
     assert_eq!(every.len(), status::snapshot(&s, &[], at).encoded_len());
 
     let only = vec![fixture::DONE_JOB.to_string(), "no-such-job".to_string()];
-    let some = encodings.message(&s, &only, at);
+    let some = encodings.message(&s, &only.iter().cloned().collect(), at);
     let decoded = some.decode().unwrap();
     assert_eq!(decoded, status::snapshot(&s, &only, at));
     assert_eq!(decoded.jobs.len(), 1);
@@ -27,8 +29,8 @@ fn a_message_decodes_to_what_prost_would_have_sent() {
 fn streams_sending_one_snapshot_within_a_second_share_one_encoding() {
     let s = busy();
     let encodings = Encodings::default();
-    let first = encodings.message(&s, &[], fixture::TAKEN_MS + 100);
-    let same_second = encodings.message(&s, &[], fixture::TAKEN_MS + 900);
+    let first = encodings.message(&s, &HashSet::new(), fixture::TAKEN_MS + 100);
+    let same_second = encodings.message(&s, &HashSet::new(), fixture::TAKEN_MS + 900);
     assert_eq!(
         first.common.as_ptr(),
         same_second.common.as_ptr(),
@@ -42,7 +44,7 @@ fn streams_sending_one_snapshot_within_a_second_share_one_encoding() {
     );
 
     // The next second is a message of its own, with the same jobs' bytes.
-    let next_second = encodings.message(&s, &[], fixture::TAKEN_MS + 1_000);
+    let next_second = encodings.message(&s, &HashSet::new(), fixture::TAKEN_MS + 1_000);
     assert_ne!(first.common.as_ptr(), next_second.common.as_ptr());
     assert_eq!(first.jobs[0].as_ptr(), next_second.jobs[0].as_ptr());
     assert_eq!(
@@ -53,7 +55,7 @@ fn streams_sending_one_snapshot_within_a_second_share_one_encoding() {
     // A stream following one job sends a slice of the same bytes.
     let one = encodings.message(
         &s,
-        &[fixture::DONE_JOB.to_string()],
+        &HashSet::from([fixture::DONE_JOB.to_string()]),
         fixture::TAKEN_MS + 500,
     );
     assert_eq!(one.common.as_ptr(), first.common.as_ptr());
@@ -66,8 +68,8 @@ fn an_equal_snapshot_published_anew_is_encoded_for_itself() {
     let (a, b) = (busy(), busy());
     let encodings = Encodings::default();
     let at = fixture::TAKEN_MS + 2_000;
-    let from_a = encodings.message(&a, &[], at);
-    let from_b = encodings.message(&b, &[], at);
+    let from_a = encodings.message(&a, &HashSet::new(), at);
+    let from_b = encodings.message(&b, &HashSet::new(), at);
     assert_ne!(from_a.common.as_ptr(), from_b.common.as_ptr());
     assert_eq!(from_a.decode().unwrap(), from_b.decode().unwrap());
 }

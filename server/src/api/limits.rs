@@ -22,17 +22,10 @@ use tonic::{Code, Status};
 
 pub use snarkd_proto::MAX_MESSAGE_BYTES;
 
-/// `service` as a tonic service taking and sending messages of up to [`MAX_MESSAGE_BYTES`] (tonic's
-/// defaults are 4 MiB in and unlimited out), an oversized request answered RESOURCE_EXHAUSTED.
-/// At most `decoding_requests` SubmitProof and Prove requests are read and decoded at once.
-pub fn limited<T: ProvingEngine>(
-    service: T,
-    decoding_requests: usize,
-) -> MessageLimit<ProvingEngineServer<T>> {
-    MessageLimit::new(sized(service), decoding_requests)
-}
-
-/// The generated server for `service`, taking and sending messages of up to [`MAX_MESSAGE_BYTES`].
+/// The generated server for `service`, taking and sending messages of up to [`MAX_MESSAGE_BYTES`]
+/// (tonic's defaults are 4 MiB in and unlimited out). Wrapped in [`MessageLimit`], an oversized
+/// request is answered RESOURCE_EXHAUSTED and at most `decoding_requests` SubmitProof and Prove
+/// requests are read and decoded at once.
 pub fn sized<T: ProvingEngine>(service: T) -> ProvingEngineServer<T> {
     ProvingEngineServer::new(service)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)

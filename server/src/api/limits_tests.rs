@@ -1,8 +1,8 @@
 //! The response side of the limit and the decoding slots, through a real server and client: no
 //! RPC of the real service can be made to answer 256 MiB, or to stay inside a SubmitProof, on
 //! demand, so a stand-in service whose GetMetrics text has a chosen length and whose SubmitProof
-//! waits for a permit is served by [`limited`], the same wrapping `ProvingService::into_server`
-//! uses.
+//! waits for a permit is served in [`MessageLimit`] around [`sized`], the wrapping
+//! `ProvingService::into_server` puts around its status route and the generated server.
 
 use std::net::SocketAddr;
 
@@ -96,7 +96,7 @@ impl ProvingEngine for MetricsOfLength {
     }
 }
 
-/// Serves `service` through [`limited`] on 127.0.0.1:0 and returns a client that accepts any size.
+/// Serves `service` through [`MessageLimit`] on 127.0.0.1:0 and returns a client that accepts any size.
 async fn serve(service: MetricsOfLength) -> ProvingEngineClient<tonic::transport::Channel> {
     serve_with(service, 16).await
 }
@@ -112,7 +112,7 @@ async fn serve_with(
     let addr = listener.local_addr().unwrap();
     tokio::spawn(
         tonic::transport::Server::builder()
-            .add_service(limited(service, decoding_requests))
+            .add_service(MessageLimit::new(sized(service), decoding_requests))
             .serve_with_incoming(TcpListenerStream::new(listener)),
     );
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))

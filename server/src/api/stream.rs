@@ -4,6 +4,7 @@
 //! change a heartbeat repeats the latest snapshot every `HEARTBEAT`. The stream ends when the
 //! client goes away, when the engine stops, or when the daemon shuts down.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,7 +56,8 @@ impl Stream for StatusStream {
 #[derive(Debug, Clone, PartialEq)]
 pub struct StreamOptions {
     pub min_interval: Duration,
-    pub job_ids: Vec<String>,
+    /// The jobs to list (all when empty).
+    pub job_ids: HashSet<String>,
 }
 
 impl StreamOptions {
@@ -90,7 +92,7 @@ impl StreamOptions {
         }
         Ok(StreamOptions {
             min_interval,
-            job_ids: req.job_ids,
+            job_ids: req.job_ids.into_iter().collect(),
         })
     }
 }

@@ -1,3 +1,5 @@
+use std::collections::HashSet;
+
 use tokio_stream::StreamExt;
 
 use super::*;
@@ -12,7 +14,7 @@ fn snap(sequence: u64) -> Arc<StatusSnapshot> {
 fn options(min_interval_ms: u64) -> StreamOptions {
     StreamOptions {
         min_interval: Duration::from_millis(min_interval_ms),
-        job_ids: Vec::new(),
+        job_ids: HashSet::new(),
     }
 }
 
@@ -121,7 +123,7 @@ async fn the_job_filter_applies_to_every_message() {
         rx,
         Default::default(),
         StreamOptions {
-            job_ids: only.clone(),
+            job_ids: only.iter().cloned().collect(),
             ..options(250)
         },
         closing,
