@@ -268,7 +268,6 @@ impl Config {
         Ok(())
     }
 
-    /// Partition syntheses allowed at once on this machine.
     /// Where the pre-compiled circuits are kept, or `None` when `[synthesis] precompiled` is off.
     pub fn precompiled_dir(&self) -> Option<PathBuf> {
         self.synthesis.precompiled.then(|| {
@@ -279,6 +278,7 @@ impl Config {
         })
     }
 
+    /// Partition syntheses allowed at once on this machine.
     pub fn synthesis_threads(&self) -> usize {
         match self.synthesis.threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),

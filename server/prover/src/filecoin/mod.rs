@@ -240,7 +240,7 @@ impl PreparedJob {
     }
 
     /// [`PreparedJob::synthesize`], from the circuit's pre-compiled `matrices` when given: a
-    /// witness pass and three sparse products, the same partition several times faster. Matrices
+    /// witness pass, two sparse products (a and b) and c = a∘b: the same partition, faster. Matrices
     /// that turn out not to fit the witness are logged and the recording path is taken instead.
     pub fn synthesize_with(
         &self,

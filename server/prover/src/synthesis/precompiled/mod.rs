@@ -229,10 +229,10 @@ pub fn synthesize_precompiled<C: Circuit<Fr>>(
             || m.b.product(&m.coeffs, &inputs, &aux),
         );
         let c = matrix::hadamard(&a, &b);
-        (a, (b, c))
+        (a, b, c)
     };
     // Inside a pool (a benchmark's, a circuit's own parallel part) the products stay there.
-    let (a, (b, c)) = match rayon::current_thread_index() {
+    let (a, b, c) = match rayon::current_thread_index() {
         Some(_) => products(),
         None => crate::threads::pool().install(products),
     };
