@@ -3,6 +3,8 @@
 #   1. lists the devices snarkd sees (`snarkd devices`),
 #   2. proves each kind once through a daemon on the OpenCL device and once through a daemon on
 #      the CPU (real 2 KiB proofs, verified before they are returned),
+#      and records what the devices report (NVML's utilisation, memory, temperature, power and
+#      snarkd's pool: /status and /metrics; an NVIDIA device without NVML readings fails),
 #   3. times the device phase on the OpenCL device and on the CPU for the same partitions
 #      (`device_bench`), and our whole prover against stock bellperson (`snarkd-bench bench`;
 #      stock bellperson runs on the CPU: it is built without its GPU features),
@@ -111,8 +113,30 @@ prove_through_daemon() {
     printf '| %s | %s | %d.%03d |\n' "$k" "$result" $(( ($(date +%s%N) - start) / 1000000000 )) \
       $(( ($(date +%s%N) - start) / 1000000 % 1000 )) >>"$report"
   done
+  [ "$backend" = opencl ] && device_readings "$(ready_field "$ready" http)"
   kill -TERM "$daemon" && wait "$daemon" || true
   daemon=""
+}
+
+# What the devices report (NVML and snarkd's pool) in /status and /metrics; on NVIDIA's driver,
+# NVML's readings must be there.
+device_readings() {
+  local http="$1" status metrics
+  status="$(python3 -c 'import json,sys,urllib.request; print(json.dumps(json.load(urllib.request.urlopen(sys.argv[1])).get("devices", [])))' "http://$http/status")"
+  metrics="$(python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' "http://$http/metrics" | grep '^snarkd_device_' || true)"
+  {
+    echo
+    echo "## Device readings (backend \`opencl\`)"
+    echo
+    echo '```'
+    echo "$status"
+    echo "$metrics"
+    echo '```'
+  } >>"$report"
+  if "$bin/snarkd" devices 2>/dev/null | grep -q 'NVIDIA' && ! grep -q '"utilization_percent"' <<<"$status"; then
+    echo "| device readings | FAILED: an NVIDIA device but no NVML readings in /status | |" >>"$report"
+    failures=$((failures + 1))
+  fi
 }
 
 failures=0

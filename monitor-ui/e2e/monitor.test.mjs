@@ -265,6 +265,30 @@ test("a daemon never reached collapses beside a live one and says so", STEP, asy
   }
 });
 
+test("a worker chip shows what its device reports and leaves out what it does not", STEP, async () => {
+  // PoCL's CPU device (an OpenCL device without NVIDIA's driver): snarkd's pool, no NVML.
+  const daemon = await startDaemon({
+    env: { SNARKD_GPUS_BACKEND: "opencl", SNARKD_GPUS_TELEMETRY_INTERVAL: "200ms" },
+  });
+  try {
+    const page = await browser.page(`${daemon.httpUrl}/`);
+    await waitLive(page);
+    const shown = await (await page.waitForFunction(() => {
+      const spans = [...document.querySelectorAll(".chip [data-reading]")];
+      return spans.length ? spans.map((s) => [s.dataset.reading, s.innerText]) : null;
+    }, null, { timeout: 60_000 })).jsonValue();
+    const [device] = (await status(daemon)).devices;
+    assert.deepEqual(Object.keys(device).sort(), ["ordinal", "pool_limit_bytes", "pool_used_bytes"],
+      "/status lists the pool and leaves out what NVML would read");
+    assert.deepEqual(shown.map(([what]) => what), ["pool"], "the chip shows the pool alone");
+    assert.match(shown[0][1], /^pool 0 B of \d+(\.\d+)? [KMG]iB$/);
+    await page.screenshot({ path: join(ARTIFACTS, "monitor-device-readings.png") });
+    await page.close();
+  } finally {
+    await daemon.stop();
+  }
+});
+
 test("a failed job and a refused request stay in the failure log after their rows fade", STEP, async () => {
   // Parameter files that are there but garbage: a WindowPoSt is accepted (its files exist),
   // then fails when its parameters cannot be loaded.

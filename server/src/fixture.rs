@@ -159,6 +159,7 @@ pub fn busy() -> StatusSnapshot {
         }]
         .into(),
         history: std::sync::Arc::new(history()),
+        devices: Vec::new(),
         sequence: 77,
     }
 }

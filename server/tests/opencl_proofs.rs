@@ -127,6 +127,89 @@ async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted(
     d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn the_device_pool_is_read_while_a_proof_runs_and_nvml_readings_only_where_nvidia_has_a_driver(
+) {
+    let _one = ONE_DAEMON.lock().await;
+    let mut config = real_config(1);
+    config.gpus.backend = Backend::Opencl;
+    config.gpus.telemetry_interval = std::time::Duration::from_millis(20);
+    let prover = snarkd::proving::from_config(&config).expect("an OpenCL device (PoCL in CI)");
+    let mut d = start_with(&[ProofKind::WindowPost], &config, prover).await;
+    let mut stream = d
+        .grpc
+        .clone()
+        .stream_status(pb::StreamStatusRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    // Every reading the stream carries while the proof runs.
+    let seen = tokio::spawn(async move {
+        let mut seen: Vec<pb::DeviceTelemetry> = Vec::new();
+        while let Ok(Some(message)) = stream.message().await {
+            seen.extend(message.devices);
+        }
+        seen
+    });
+    prove_and_check(&mut d, ProofKind::WindowPost).await;
+    // The proof is done: the pool reads empty again.
+    let mut after = d
+        .grpc
+        .stream_status(pb::StreamStatusRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    tokio::time::timeout(std::time::Duration::from_secs(30), async {
+        while let Some(m) = after.message().await.unwrap() {
+            if m.devices.iter().any(|t| t.pool_used_bytes == Some(0)) {
+                return;
+            }
+        }
+    })
+    .await
+    .expect("a reading of the empty pool after the proof");
+    let text = metrics(&mut d).await;
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
+    let seen = seen.await.unwrap();
+
+    let device = list_devices().into_iter().next().unwrap();
+    assert!(!seen.is_empty(), "no device readings were streamed");
+    assert!(seen.iter().all(|t| t.device_ordinal == device.info.ordinal));
+    let limit = seen[0].pool_limit_bytes.expect("the pool's limit");
+    assert!(limit > 0 && limit <= device.info.memory_bytes, "{limit}");
+    let most = seen.iter().filter_map(|t| t.pool_used_bytes).max().unwrap();
+    assert!(
+        most > 0 && most <= limit,
+        "the pool held device buffers while the proof ran: {most} of {limit}"
+    );
+    let name = format!("opencl:{}", device.info.ordinal);
+    let gauge = |metric: &str| {
+        let prefix = format!("{metric}{{device=\"{name}\"}} ");
+        text.lines()
+            .find_map(|l| l.strip_prefix(&prefix))
+            .map(str::to_string)
+    };
+    assert_eq!(
+        gauge("snarkd_device_pool_limit_bytes").map(|v| v.parse::<f64>().unwrap()),
+        Some(limit as f64)
+    );
+    // NVML is NVIDIA's: its readings are there for a GPU on NVIDIA's driver and absent (not
+    // zero) for any other device, such as PoCL's CPU device in CI.
+    let nvidia = device.info.platform.contains("NVIDIA") && device.info.pci.is_some();
+    for t in &seen {
+        assert_eq!(t.memory_total_bytes.is_some(), nvidia, "{t:?}");
+        assert_eq!(t.utilization_percent.is_some(), nvidia, "{t:?}");
+        assert_eq!(t.temperature_celsius.is_some(), nvidia, "{t:?}");
+    }
+    for metric in [
+        "snarkd_device_utilization_ratio",
+        "snarkd_device_memory_total_bytes",
+        "snarkd_device_temperature_celsius",
+    ] {
+        assert_eq!(gauge(metric).is_some(), nvidia, "{metric} in:\n{text}");
+    }
+}
+
 #[test]
 fn snarkd_devices_lists_every_opencl_device_and_the_cpu() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_snarkd"))

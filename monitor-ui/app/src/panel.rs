@@ -236,6 +236,13 @@ fn Workers(dash: Memo<Option<Dashboard>>) -> impl IntoView {
                             {(!w.paused.is_empty()).then(|| view! {
                                 <div class="chip-paused dim mono">"pausing " {w.paused.clone()}</div>
                             })}
+                            {(!w.readings.is_empty()).then(|| view! {
+                                <div class="chip-readings dim">
+                                    {w.readings.iter().map(|r| view! {
+                                        <span data-reading=r.what>{r.text.clone()}</span>
+                                    }).collect_view()}
+                                </div>
+                            })}
                         </div>
                     }
                 }

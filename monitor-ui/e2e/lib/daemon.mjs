@@ -12,8 +12,8 @@ const portOf = (addr) => Number(addr.slice(addr.lastIndexOf(":") + 1));
 
 /** Starts snarkd (CPU backend, the built monitor, a job journal of its own) on ports it picks
  * itself, and waits for its ready file (`snarkd run --ready-file`) and then /healthz. Pass an
- * earlier daemon's ports and jobsDir to restart it in the same place, and paramsDir to give it
- * other parameters. */
+ * earlier daemon's ports and jobsDir to restart it in the same place, paramsDir to give it
+ * other parameters, and env for settings of its own (SNARKD_<SECTION>_<KEY>). */
 export async function startDaemon(previous = {}) {
   const jobsDir = previous.jobsDir ?? mkdtempSync(join(tmpdir(), "snarkd-e2e-jobs-"));
   const readyFile = join(mkdtempSync(join(tmpdir(), "snarkd-e2e-ready-")), "ready.json");
@@ -31,6 +31,7 @@ export async function startDaemon(previous = {}) {
         SNARKD_DAEMON_DRAIN_TIMEOUT: "2s",
         // Keep finished jobs on the page until every one of a batch has been checked.
         SNARKD_DAEMON_RETENTION: "10m",
+        ...previous.env,
       },
       stdio: ["ignore", "ignore", "pipe"],
     },

@@ -3,6 +3,7 @@
 
 use snarkd_proto::v1::{ProofKind, StatusSnapshot, WorkerState};
 
+use crate::devices::{readings, Reading};
 use crate::failures::{failure_rows, FailureRow};
 use crate::jobs::{job_rows, JobRow};
 use crate::summary::{summary, Summary};
@@ -80,6 +81,8 @@ pub struct WorkerChip {
     /// "<kind> <job id> partition N" while the partition proved preempted that one; empty
     /// otherwise.
     pub paused: String,
+    /// What its device reports (shared by the device's workers); empty when it reports nothing.
+    pub readings: Vec<Reading>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -282,6 +285,10 @@ fn workers(s: &StatusSnapshot, since_snapshot_ms: u64) -> Vec<WorkerChip> {
                             .map_or("", |j| labels::kind(j.proof_kind()));
                         format!("{kind} {} partition {}", p.job_id, p.partition)
                     })
+                    .unwrap_or_default(),
+                readings: (s.devices.iter())
+                    .find(|d| d.device_ordinal == w.device_ordinal)
+                    .map(readings)
                     .unwrap_or_default(),
             }
         })

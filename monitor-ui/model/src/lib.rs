@@ -13,6 +13,7 @@
 //!   bar per minute of the last hour).
 //! - `load`: the strip's charts of memory in use and partitions waiting and running over the hour.
 //! - `dashboard`: the whole page for one daemon, built from a snapshot.
+//! - `devices`: a device's readings (NVML, snarkd's device-memory pool) on its workers' chips.
 //! - `connection`: the stream's connection state, the reconnect backoff and what the page says
 //!   about the link (never reached or lost, countdown, stale mark).
 //! - `daemons`: which daemons the page watches (`?daemon=URL&daemon=URL`).
@@ -21,6 +22,7 @@
 pub mod connection;
 pub mod daemons;
 pub mod dashboard;
+pub mod devices;
 pub mod failures;
 pub mod format;
 pub mod jobs;

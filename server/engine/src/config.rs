@@ -33,6 +33,8 @@ pub struct EngineConfig {
     /// once (the running phase pauses at its next step boundary); false makes it wait for a
     /// worker to be free.
     pub preempt: bool,
+    /// How often the devices are asked for their readings (`Prover::read_devices`); zero never.
+    pub device_telemetry_interval: Duration,
     pub version: String,
     pub build_id: String,
 }
@@ -50,6 +52,7 @@ impl Default for EngineConfig {
             limits: IntakeLimits::default(),
             background_nice: 19,
             preempt: true,
+            device_telemetry_interval: Duration::from_secs(5),
             version: String::new(),
             build_id: String::new(),
         }

@@ -75,6 +75,7 @@ impl Engine {
         let budget = Budget::new(config.memory_budget_bytes, move || {
             let _ = wake.send(Input::MemoryFreed);
         });
+        let config_interval = config.device_telemetry_interval;
         let mut machine = Machine::new(config, prover.clone(), budget);
         let (reader, records) = match journal {
             Some((reader, thread)) => {
@@ -94,6 +95,7 @@ impl Engine {
         for (job, plan) in restored.jobs {
             machine.restore(job, plan);
         }
+        start_device_readings(prover.clone(), config_interval, tx.clone());
         let (status_tx, status_rx) = watch::channel(Arc::new(machine.snapshot()));
         let panic_hook = Arc::new(Notify::new());
         let writer = tokio::spawn(crate::driver::run(
@@ -384,4 +386,30 @@ fn recover(mut journal: Journal, prover: &dyn Prover) -> Result<(Journal, Restor
         }
     }
     Ok((journal, restored))
+}
+
+/// Asks the prover for its devices' readings every `interval` on a thread of its own (a driver
+/// call may block), until the engine is gone; not at all for a zero interval or a prover whose
+/// first answer is empty.
+fn start_device_readings(
+    prover: Arc<dyn Prover>,
+    interval: Duration,
+    engine: mpsc::UnboundedSender<Input>,
+) {
+    if interval.is_zero() {
+        return;
+    }
+    std::thread::Builder::new()
+        .name("snarkd-devices".into())
+        .spawn(move || {
+            let mut readings = prover.read_devices();
+            if readings.is_empty() {
+                return;
+            }
+            while engine.send(Input::Devices(readings)).is_ok() {
+                std::thread::sleep(interval);
+                readings = prover.read_devices();
+            }
+        })
+        .expect("the OS refused to start a thread");
 }

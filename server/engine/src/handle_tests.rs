@@ -475,3 +475,23 @@ async fn an_idle_engine_publishes_no_snapshot_until_its_state_changes() {
     assert!(status.has_changed().unwrap(), "a submit was not published");
     assert!(status.borrow_and_update().sequence > idle.sequence);
 }
+
+#[tokio::test]
+async fn device_readings_reach_the_snapshots_as_they_change() {
+    let prover = TestProver::new(1);
+    let reading = |used| crate::prover::DeviceTelemetry {
+        ordinal: 0,
+        utilization_percent: Some(40),
+        pool_used_bytes: Some(used),
+        ..Default::default()
+    };
+    *prover.readings.lock() = vec![reading(1)];
+    let config = EngineConfig {
+        device_telemetry_interval: Duration::from_millis(10),
+        ..Default::default()
+    };
+    let engine = Engine::start(config, prover.clone());
+    snapshot_where(&engine, |s| s.devices == [reading(1)]).await;
+    *prover.readings.lock() = vec![reading(2)];
+    snapshot_where(&engine, |s| s.devices == [reading(2)]).await;
+}

@@ -51,6 +51,30 @@ pub struct DeviceInfo {
     pub memory_bytes: u64,
 }
 
+/// One device's readings. Each is `None` where the device cannot give it (no NVIDIA driver, a
+/// device NVML does not know, the CPU backend), never a zero standing for "unknown".
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DeviceTelemetry {
+    /// The device's ordinal, as in [`DeviceInfo`].
+    pub ordinal: u32,
+    /// Share of the last sample period the device ran a kernel, 0–100.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub utilization_percent: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_used_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory_total_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature_celsius: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_milliwatts: Option<u32>,
+    /// The backend's device-memory pool: reserved by device phases now, and its limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_used_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pool_limit_bytes: Option<u64>,
+}
+
 /// Memory one partition needs, estimated before synthesis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionMemory {
@@ -85,6 +109,14 @@ pub trait Prover: Send + Sync + 'static {
         params: &Params,
         hooks: &mut dyn DeviceHooks,
     ) -> Result<Vec<u8>, StepError>;
+    /// What the devices report of themselves now (utilisation, memory, temperature, power, the
+    /// backend's memory pool), one entry per device that reports anything. Called every
+    /// `EngineConfig::device_telemetry_interval` on a thread of its own (it may block on a
+    /// driver); a first answer that is empty means this prover has nothing to report, and the
+    /// engine stops asking.
+    fn read_devices(&self) -> Vec<DeviceTelemetry> {
+        Vec::new()
+    }
 }
 
 /// What a device phase tells the engine on the way.

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::domain::{Priority, ProofKind};
 use crate::failures::Failure;
 use crate::history::History;
+pub use crate::prover::DeviceTelemetry;
 use crate::state::{PartitionState, WorkerState};
 
 /// Everything a dashboard draws. It holds no time that moves by itself, so two snapshots of one
@@ -30,6 +31,8 @@ pub struct StatusSnapshot {
     /// Jobs ended and worker stints of the last hour, for rates, percentiles and utilisation
     /// over a window (reckoned by readers as of when they show them).
     pub history: Arc<History>,
+    /// The devices' latest readings, by ordinal; devices that report nothing are absent.
+    pub devices: Vec<DeviceTelemetry>,
     /// Increases with every change; equal sequences mean equal state.
     pub sequence: u64,
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
 use crate::prover::{
-    DeviceHooks, DeviceInfo, JobPlan, LoadedParams, Params, PartitionMemory, Prover, StepError,
-    Synthesized,
+    DeviceHooks, DeviceInfo, DeviceTelemetry, JobPlan, LoadedParams, Params, PartitionMemory,
+    Prover, StepError, Synthesized,
 };
 
 pub(crate) const PARAMS_BYTES: u64 = 100;
@@ -39,6 +39,8 @@ pub(crate) struct TestProver {
     pub proved: std::sync::atomic::AtomicU32,
     /// (step, the job's circuit or device, the thread's nice value) of every step run.
     pub nice_seen: NiceLog,
+    /// What `read_devices` answers (nothing by default, as the CPU backend).
+    pub readings: parking_lot::Mutex<Vec<DeviceTelemetry>>,
 }
 
 impl TestProver {
@@ -56,6 +58,7 @@ impl TestProver {
             in_mid_step: AtomicBool::new(false),
             proved: Default::default(),
             nice_seen: Default::default(),
+            readings: Default::default(),
         })
     }
 }
@@ -85,6 +88,9 @@ pub(crate) struct TestPlan {
 impl Prover for TestProver {
     fn backend_name(&self) -> String {
         "test".into()
+    }
+    fn read_devices(&self) -> Vec<DeviceTelemetry> {
+        self.readings.lock().clone()
     }
     fn devices(&self) -> Vec<DeviceInfo> {
         (0..self.devices)

@@ -35,7 +35,7 @@ pub mod params;
 pub mod synthesis;
 pub mod threads;
 
-pub use backend::{CpuBackend, DeviceBackend};
+pub use backend::{CpuBackend, DeviceBackend, PciAddress, PoolUse};
 #[cfg(feature = "opencl")]
 pub use backend::{OpenClBackend, OpenClOptions};
 pub use error::{ProverError, Result};

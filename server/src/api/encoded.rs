@@ -108,15 +108,15 @@ impl Encodings {
 }
 
 impl EncodedSnapshot {
-    /// Bytes of the message.
-    pub fn len(&self) -> usize {
+    /// Bytes of the message (never empty: it always carries the daemon's info).
+    pub fn encoded_len(&self) -> usize {
         self.common.len() + self.jobs.iter().map(Bytes::len).sum::<usize>()
     }
 
     /// The message decoded, as a client sees it.
     #[cfg(test)]
     pub fn decode(&self) -> Result<pb::StatusSnapshot, prost::DecodeError> {
-        let mut bytes = Vec::with_capacity(self.len());
+        let mut bytes = Vec::with_capacity(self.encoded_len());
         self.write(&mut bytes);
         pb::StatusSnapshot::decode(bytes.as_slice())
     }
@@ -192,7 +192,7 @@ impl Encoder for EncodedEncoder {
     type Error = Status;
 
     fn encode(&mut self, item: EncodedSnapshot, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.reserve(item.len());
+        dst.reserve(item.encoded_len());
         item.write(dst);
         Ok(())
     }

@@ -45,7 +45,8 @@ pub fn get_status(s: &StatusSnapshot, now_ms: u64) -> pb::GetStatusResponse {
 
 /// One entry per device (workers of a device share it); the current job is the first proving
 /// worker's. The CPU backend's device memory is the memory budget: its total, and what is free
-/// of it now (what a scheduler asking for free device memory wants to know).
+/// of it now (what a scheduler asking for free device memory wants to know). A GPU's free memory
+/// is NVML's reading where there is one (0 otherwise: unknown).
 fn gpus(s: &StatusSnapshot) -> Vec<pb::GpuStatus> {
     let on_cpu = s.daemon.backend == "cpu";
     let kinds: BTreeMap<&str, ProofKind> =
@@ -65,7 +66,7 @@ fn gpus(s: &StatusSnapshot) -> Vec<pb::GpuStatus> {
                 vram_free_bytes: if on_cpu {
                     s.memory.available_bytes()
                 } else {
-                    0
+                    nvml_free_bytes(s, w.device_ordinal).unwrap_or(0)
                 },
                 ..Default::default()
             });
@@ -80,6 +81,11 @@ fn gpus(s: &StatusSnapshot) -> Vec<pb::GpuStatus> {
         }
     }
     devices.into_values().collect()
+}
+
+fn nvml_free_bytes(s: &StatusSnapshot, ordinal: u32) -> Option<u64> {
+    let d = s.devices.iter().find(|d| d.ordinal == ordinal)?;
+    Some(d.memory_total_bytes?.saturating_sub(d.memory_used_bytes?))
 }
 
 fn queues(s: &StatusSnapshot) -> Vec<pb::QueueStatus> {
@@ -186,6 +192,20 @@ pub fn without_jobs(s: &StatusSnapshot, now_ms: u64) -> pb::StatusSnapshot {
                 on_worker: b.peak.on_worker,
             })
             .collect(),
+        devices: s.devices.iter().map(device).collect(),
+    }
+}
+
+fn device(d: &st::DeviceTelemetry) -> pb::DeviceTelemetry {
+    pb::DeviceTelemetry {
+        device_ordinal: d.ordinal,
+        utilization_percent: d.utilization_percent,
+        memory_used_bytes: d.memory_used_bytes,
+        memory_total_bytes: d.memory_total_bytes,
+        temperature_celsius: d.temperature_celsius,
+        power_milliwatts: d.power_milliwatts,
+        pool_used_bytes: d.pool_used_bytes,
+        pool_limit_bytes: d.pool_limit_bytes,
     }
 }
 

@@ -242,3 +242,35 @@ fn kind_row(s: &pb::StatusSnapshot, kind: pb::ProofKind) -> &pb::KindSummary {
         .find(|k| k.proof_kind == kind as i32)
         .unwrap_or_else(|| panic!("no summary row for {kind:?}"))
 }
+
+#[test]
+fn device_readings_are_sent_as_read_and_nvml_gives_a_gpus_free_memory() {
+    let mut s = fixture::busy();
+    s.daemon.backend = "opencl".into();
+    let t = |device_memory: Option<u64>| snarkd_engine::status::DeviceTelemetry {
+        ordinal: 0,
+        utilization_percent: Some(0),
+        memory_used_bytes: device_memory.map(|_| 30 << 30),
+        memory_total_bytes: device_memory,
+        pool_used_bytes: Some(1 << 30),
+        pool_limit_bytes: Some(70 << 30),
+        ..Default::default()
+    };
+    // Without NVML's memory, a GPU's free memory is unknown: 0, as Curio's contract has it.
+    s.devices = vec![t(None)];
+    assert_eq!(get_status(&s, STARTED_MS).gpus[0].vram_free_bytes, 0);
+    let sent = &without_jobs(&s, STARTED_MS).devices;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(
+        (sent[0].utilization_percent, sent[0].pool_used_bytes),
+        (Some(0), Some(1 << 30)),
+        "a zero reading is sent as zero"
+    );
+    assert_eq!(
+        (sent[0].memory_used_bytes, sent[0].temperature_celsius),
+        (None, None),
+        "an absent reading is sent as absent"
+    );
+    s.devices = vec![t(Some(80 << 30))];
+    assert_eq!(get_status(&s, STARTED_MS).gpus[0].vram_free_bytes, 50 << 30);
+}

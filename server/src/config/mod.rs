@@ -142,6 +142,9 @@ pub struct GpusSection {
     pub device_attempts: u32,
     /// Failed device steps in a row after which a device is marked unhealthy and skipped.
     pub unhealthy_after: u32,
+    /// How often devices are read (NVML, the memory pool); zero never.
+    #[serde(with = "humantime_serde")]
+    pub telemetry_interval: Duration,
 }
 
 impl Default for GpusSection {
@@ -153,6 +156,7 @@ impl Default for GpusSection {
             max_chunk_terms: 0,
             device_attempts: 2,
             unhealthy_after: 3,
+            telemetry_interval: Duration::from_secs(5),
         }
     }
 }
@@ -332,6 +336,7 @@ impl Config {
             limits: self.limits.intake(),
             background_nice: self.scheduler.background_nice,
             preempt: self.scheduler.preempt,
+            device_telemetry_interval: self.gpus.telemetry_interval,
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
         })

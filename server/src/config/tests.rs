@@ -103,6 +103,7 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "max_chunk_terms",
         "device_attempts",
         "unhealthy_after",
+        "telemetry_interval",
         "porep_priority",
         "snap_priority",
         "wpost_priority",

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 use snarkd_engine::state::{PartitionState, WorkerState};
-use snarkd_engine::status::ParamsTier;
+use snarkd_engine::status::{DeviceTelemetry, ParamsTier};
 use snarkd_engine::{ProofKind, StatusSnapshot};
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -18,6 +18,9 @@ pub struct StatusJson {
     pub gpu_workers: Vec<GpuWorker>,
     pub allocations: Allocations,
     pub counters: Counters,
+    /// The devices' readings (snarkd's addition; left out when no device reports anything).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<DeviceTelemetry>,
 }
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -178,6 +181,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
             failed_by_kind: by_kind(&s.counters.failed_by_kind),
             queue_depth: s.counters.queue_depth,
         },
+        devices: s.devices.clone(),
     }
 }
 
@@ -261,5 +265,22 @@ mod tests {
             serde_json::json!({"porep": 1})
         );
         assert_eq!(json["counters"]["queue_depth"], 4);
+    }
+
+    #[test]
+    fn device_readings_are_listed_with_the_absent_ones_left_out() {
+        let mut s = fixture::busy();
+        assert!(serde_json::to_value(status_json(&s, STARTED_MS)).unwrap()["devices"].is_null());
+        s.devices = vec![snarkd_engine::status::DeviceTelemetry {
+            ordinal: 0,
+            pool_used_bytes: Some(5),
+            pool_limit_bytes: Some(10),
+            ..Default::default()
+        }];
+        let json = serde_json::to_value(status_json(&s, STARTED_MS)).unwrap();
+        assert_eq!(
+            json["devices"],
+            serde_json::json!([{"ordinal": 0, "pool_used_bytes": 5, "pool_limit_bytes": 10}])
+        );
     }
 }

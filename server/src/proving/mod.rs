@@ -6,16 +6,18 @@
 //! - `mod.rs`: [`FilecoinProver`] and the per-job [`FilecoinPlan`].
 //! - `convert.rs`: engine request and kind → prover request and kind.
 //! - `devices.rs`: `[gpus]` → one backend per selected device; `snarkd devices`.
+//! - `readings.rs`: what the devices report of themselves (NVML, the backends' memory pools).
 
 mod convert;
 pub mod devices;
+mod readings;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use snarkd_engine::prover::{
-    DeviceHooks, DeviceInfo, JobPlan, LoadedParams as EngineParams, Params, PartitionMemory,
-    Prover, StepError, Synthesized,
+    DeviceHooks, DeviceInfo, DeviceTelemetry, JobPlan, LoadedParams as EngineParams, Params,
+    PartitionMemory, Prover, StepError, Synthesized,
 };
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::{PhaseHooks, Randomness};
@@ -40,6 +42,7 @@ pub struct FilecoinProver {
     /// Where the circuits' pre-compiled matrices are kept; `None`: synthesis the plain way.
     precompiled_dir: Option<PathBuf>,
     backends: Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>,
+    readings: readings::DeviceReader,
 }
 
 impl FilecoinProver {
@@ -52,6 +55,7 @@ impl FilecoinProver {
         FilecoinProver {
             params_dir,
             precompiled_dir: None,
+            readings: readings::DeviceReader::new(&backends),
             backends,
         }
     }
@@ -85,6 +89,10 @@ impl Prover for FilecoinProver {
 
     fn devices(&self) -> Vec<DeviceInfo> {
         self.backends.iter().map(|(d, _)| d.clone()).collect()
+    }
+
+    fn read_devices(&self) -> Vec<DeviceTelemetry> {
+        self.readings.read()
     }
 
     fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {

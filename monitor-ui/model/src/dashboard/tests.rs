@@ -99,6 +99,33 @@ fn a_proving_worker_shows_the_full_job_id_and_partition_and_an_idle_one_shows_no
         "an idle worker's busy time stands still"
     );
     assert_eq!(chips[0].paused, "", "nothing paused under it");
+    assert!(chips[0].readings.is_empty(), "the device reports nothing");
+}
+
+#[test]
+fn every_worker_of_a_device_shows_that_devices_readings() {
+    let on = |id: u32, ordinal: u32| WorkerStatus {
+        device_ordinal: ordinal,
+        ..worker(id, WorkerState::Idle, "", None)
+    };
+    let s = StatusSnapshot {
+        workers: vec![on(0, 0), on(1, 0), on(2, 1)],
+        devices: vec![snarkd_proto::v1::DeviceTelemetry {
+            device_ordinal: 0,
+            temperature_celsius: Some(51),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let chips = Dashboard::from_snapshot(&s, 0).workers;
+    let temps: Vec<Vec<String>> = chips
+        .iter()
+        .map(|c| c.readings.iter().map(|r| r.text.clone()).collect())
+        .collect();
+    assert_eq!(
+        temps,
+        [vec!["51 °C".to_string()], vec!["51 °C".to_string()], vec![]]
+    );
 }
 
 #[test]

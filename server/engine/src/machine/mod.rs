@@ -56,6 +56,8 @@ pub(crate) struct Machine {
     failures: crate::failures::FailureLog,
     /// Jobs ended and worker stints of the last hour, shared with the snapshots.
     history: Arc<crate::history::History>,
+    /// The devices' latest readings, by ordinal.
+    devices: Vec<crate::prover::DeviceTelemetry>,
     /// Bumped by every change a reader could see.
     sequence: u64,
     /// Effects requested while applying the current input.
@@ -98,6 +100,7 @@ impl Machine {
             counters: types::Tally::default(),
             failures: Default::default(),
             history: Default::default(),
+            devices: Vec::new(),
             sequence: 0,
             effects: Vec::new(),
             #[cfg(test)]
@@ -192,12 +195,24 @@ impl Machine {
                 self.failures.push(failure);
                 self.changed();
             }
+            Input::Devices(readings) => self.note_devices(readings),
             Input::FlushJournal { reply } => self.effects.push(Effect::FlushJournal(reply)),
             Input::MemoryFreed => {}
             Input::Tick => self.expire_finished(),
         }
         self.schedule();
         std::mem::take(&mut self.effects)
+    }
+
+    /// Keeps the readings of this machine's devices; equal readings change nothing.
+    fn note_devices(&mut self, mut readings: Vec<crate::prover::DeviceTelemetry>) {
+        readings.retain(|r| self.workers.iter().any(|w| w.device.ordinal == r.ordinal));
+        readings.sort_by_key(|r| r.ordinal);
+        readings.dedup_by_key(|r| r.ordinal);
+        if readings != self.devices {
+            self.devices = readings;
+            self.changed();
+        }
     }
 
     fn changed(&mut self) {

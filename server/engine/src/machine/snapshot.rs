@@ -172,6 +172,7 @@ impl Machine {
             queues,
             failures: self.failures.newest_first(),
             history: self.history.clone(),
+            devices: self.devices.clone(),
             sequence: self.sequence,
         }
     }

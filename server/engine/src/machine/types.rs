@@ -24,6 +24,8 @@ use crate::status::JobState;
 pub(crate) enum Input {
     /// A request the API refused at submit, for the failure log.
     Refused(crate::failures::Failure),
+    /// The devices' latest readings (from the telemetry thread).
+    Devices(Vec<crate::prover::DeviceTelemetry>),
     FindRequest {
         key: RequestKey,
         reply: oneshot::Sender<Option<Submitted>>,

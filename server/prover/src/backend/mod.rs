@@ -23,6 +23,30 @@ use crate::groth16::{DeviceTimings, PhaseHooks, Randomness};
 use crate::params::LoadedParams;
 use crate::synthesis::SynthesizedPartition;
 
+/// A PCI function's address. The domain is `None` where the driver does not report it (NVIDIA's
+/// OpenCL extension before `cl_khr_pci_bus_info`); it then matches any domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PciAddress {
+    pub domain: Option<u32>,
+    pub bus: u32,
+    pub device: u32,
+    pub function: u32,
+}
+
+impl PciAddress {
+    /// Whether `other` (a full address, as NVML reports one) is this device.
+    pub fn matches(&self, domain: u32, bus: u32, device: u32) -> bool {
+        self.domain.is_none_or(|d| d == domain) && self.bus == bus && self.device == device
+    }
+}
+
+/// A backend's device-memory pool: reserved now, and the most it hands out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolUse {
+    pub used_bytes: u64,
+    pub limit_bytes: u64,
+}
+
 /// A device that turns a synthesized partition into a Groth16 proof.
 pub trait DeviceBackend: Send + Sync {
     /// Stable name for logs and status (`cpu`, `opencl:0`, …).
@@ -31,6 +55,16 @@ pub trait DeviceBackend: Send + Sync {
     /// False once the device failed too often and the backend runs its steps on the CPU.
     fn is_healthy(&self) -> bool {
         true
+    }
+
+    /// Where the device sits on the PCI bus, where its driver says (to find it in NVML).
+    fn pci_address(&self) -> Option<PciAddress> {
+        None
+    }
+
+    /// The backend's own device-memory pool, for backends that keep one.
+    fn pool(&self) -> Option<PoolUse> {
+        None
     }
 
     /// Proves one partition with `params` (which must belong to the partition's circuit; the

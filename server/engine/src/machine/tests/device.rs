@@ -134,3 +134,36 @@ fn a_device_error_the_input_causes_fails_the_job_without_a_retry() {
     assert_eq!(h.budget.used(), PARAMS_BYTES);
     h.check_invariants();
 }
+
+#[test]
+fn device_readings_are_kept_per_device_and_equal_readings_change_nothing() {
+    let mut h = Harness::new(1_000_000, 2, 1);
+    let reading = |ordinal, used| crate::prover::DeviceTelemetry {
+        ordinal,
+        pool_used_bytes: Some(used),
+        pool_limit_bytes: Some(1000),
+        ..Default::default()
+    };
+    // Out of order, with a device this machine has no worker on: kept sorted, the stranger gone.
+    h.apply(Input::Devices(vec![
+        reading(1, 5),
+        reading(7, 1),
+        reading(0, 0),
+    ]));
+    let first = h.machine.snapshot();
+    assert_eq!(first.devices, vec![reading(0, 0), reading(1, 5)]);
+    assert_eq!(
+        first.devices[0].utilization_percent, None,
+        "unread stays absent"
+    );
+    h.apply(Input::Devices(vec![reading(0, 0), reading(1, 5)]));
+    assert_eq!(
+        h.machine.snapshot().sequence,
+        first.sequence,
+        "the same readings again are no change a watcher must wake for"
+    );
+    h.apply(Input::Devices(vec![reading(0, 0), reading(1, 6)]));
+    let next = h.machine.snapshot();
+    assert!(next.sequence > first.sequence);
+    assert_eq!(next.devices[1].pool_used_bytes, Some(6));
+}

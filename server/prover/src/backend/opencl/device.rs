@@ -12,6 +12,7 @@ use opencl3::device::{
 };
 use opencl3::platform::get_platforms;
 
+use crate::backend::PciAddress;
 use crate::error::{ProverError, Result};
 
 /// What `snarkd devices` prints and status reports for one OpenCL device.
@@ -28,6 +29,8 @@ pub struct OpenClDeviceInfo {
     /// The largest single buffer the device allows.
     pub max_alloc_bytes: u64,
     pub compute_units: u32,
+    /// Where it sits on the PCI bus, where the driver says (`None` for PoCL's CPU device).
+    pub pci: Option<PciAddress>,
 }
 
 /// One discovered device: its description and its OpenCL handle.
@@ -86,11 +89,44 @@ fn discover() -> Vec<OpenClDevice> {
                 memory_bytes: device.global_mem_size().unwrap_or(0),
                 max_alloc_bytes: device.max_mem_alloc_size().unwrap_or(0),
                 compute_units: device.max_compute_units().unwrap_or(1),
+                pci: pci_address(&device),
             };
             out.push(OpenClDevice { info, device });
         }
     }
     out
+}
+
+/// The device's PCI address from `cl_khr_pci_bus_info` (NVIDIA since R510, Intel, recent AMD)
+/// or NVIDIA's own extension (bus and slot; the slot is `device << 3 | function`). Devices
+/// without either (PoCL's CPU device, older AMD drivers) have none.
+fn pci_address(device: &Device) -> Option<PciAddress> {
+    let has = |extension: &str| {
+        (device.extensions())
+            .map(|all| all.split_whitespace().any(|e| e == extension))
+            .unwrap_or(false)
+    };
+    if has("cl_khr_pci_bus_info") {
+        if let Ok(info) = device.pcibusinfokhr_intel() {
+            return Some(PciAddress {
+                domain: Some(info.pci_domain),
+                bus: info.pci_bus,
+                device: info.pci_device,
+                function: info.pci_function,
+            });
+        }
+    }
+    if has("cl_nv_device_attribute_query") {
+        if let (Ok(bus), Ok(slot)) = (device.pci_bus_id_nv(), device.pci_slot_id_nv()) {
+            return Some(PciAddress {
+                domain: None,
+                bus,
+                device: (slot >> 3) & 0x1f,
+                function: slot & 0x7,
+            });
+        }
+    }
+    None
 }
 
 /// The devices `selectors` name, each an ordinal (`"1"`) or a case-insensitive substring of the

@@ -33,7 +33,7 @@ use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr
 pub use device::{list_devices, select_devices, DeviceMemory, OpenClDevice, OpenClDeviceInfo};
 pub use queue::DeviceQueue;
 
-use super::DeviceBackend;
+use super::{DeviceBackend, PciAddress, PoolUse};
 use crate::error::{ProverError, Result};
 use crate::groth16::Scalars;
 use crate::groth16::{
@@ -303,6 +303,17 @@ impl DeviceBackend for OpenClBackend {
     /// Whether the device still runs steps (false once it failed too often).
     fn is_healthy(&self) -> bool {
         !self.health.unhealthy.load(Ordering::Relaxed)
+    }
+
+    fn pci_address(&self) -> Option<PciAddress> {
+        self.device.info.pci
+    }
+
+    fn pool(&self) -> Option<PoolUse> {
+        Some(PoolUse {
+            used_bytes: self.memory.used(),
+            limit_bytes: self.memory.limit(),
+        })
     }
 
     fn prove(
