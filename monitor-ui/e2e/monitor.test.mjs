@@ -128,11 +128,13 @@ test("shows real proofs: full job ids, a proving worker on a gpu partition, part
   assert.deepEqual(browser.errors, []);
 });
 
-test("recovers when the daemon restarts", STEP, async () => {
+test("recovers when the daemon restarts, with the last hour's history", STEP, async () => {
   let daemon = await startDaemon();
   try {
     const page = await browser.page(`${daemon.httpUrl}/`);
     await waitLive(page);
+    const before = await jobIdsDuring(daemon, prove(daemon, "wpost", 2));
+    for (const id of before.ids) await waitJobDone(page, id);
     await daemon.stop();
     // The stream's end is an event, not a timeout: the page marks what it shows as stale at once.
     await page.locator(".stale-mark").waitFor({ timeout: 1_000 });
@@ -142,11 +144,21 @@ test("recovers when the daemon restarts", STEP, async () => {
     assert.match(await page.title(), /^snarkd · disconnected/);
     await page.screenshot({ path: join(ARTIFACTS, "monitor-disconnected.png") });
 
-    daemon = await startDaemon({ grpcPort: daemon.grpcPort, httpPort: daemon.httpPort });
+    daemon = await startDaemon({ grpcPort: daemon.grpcPort, httpPort: daemon.httpPort, jobsDir: daemon.jobsDir });
     // Retry now instead of waiting out the backoff.
     await page.locator(".retry").click();
     await waitLive(page, 0, 60_000);
     assert.equal(await page.locator(".stale-mark").count(), 0, "live again: no stale mark");
+    // The restarted daemon's history still holds the jobs, the worker's busy time and the load
+    // from before it (read back from its journal).
+    assert.notEqual(await page.locator(".busy-1h").innerText(), "0 %", "the worker was busy before the restart");
+    assert.match(daemon.log(), /job journal recovered.*\bjobs=0\b/, "both jobs ended before the restart: none resumes");
+    const completedInBars = () =>
+      [...document.querySelectorAll(".minute")].reduce((n, b) => n + Number(b.dataset.completed), 0);
+    await page.waitForFunction(`(${completedInBars})() === ${before.ids.size}`, null, { timeout: 10_000 })
+      .catch(async () => assert.fail(`the minute bars count ${await page.evaluate(completedInBars)} ` +
+        `jobs, not the ${before.ids.size} that ended before the restart`));
+    assert.match(await page.locator(".load-queue + p").innerText(), /most [1-9]/, "the partitions that ran are in the chart");
     const { ids } = await jobIdsDuring(daemon, prove(daemon, "winning", 1));
     assert.equal(ids.size, 1);
     await waitJobDone(page, [...ids][0]);

@@ -47,8 +47,10 @@ pub fn init_logging(logging: &LoggingSection) {
         .filter(|v| !v.trim().is_empty())
         .and_then(|v| EnvFilter::try_new(v).ok())
         .unwrap_or_else(|| EnvFilter::new(log_filter(&logging.level)));
+    // Colour only for a person at a terminal: journald, log files and pipes get plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     let _ = match logging.format {
         LogFormat::Text => builder.try_init(),

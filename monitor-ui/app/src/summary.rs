@@ -50,7 +50,7 @@ pub fn SummaryStrip(dash: Memo<Option<Dashboard>>) -> impl IntoView {
             </table>
             <div class="summary-side">
                 <p>"workers busy " <b class="busy-5m">{move || sum().busy_5m}</b> " (5 min) · "
-                    <b>{move || sum().busy_1h}</b> " (1 h) · charts: the last hour"</p>
+                    <b class="busy-1h">{move || sum().busy_1h}</b> " (1 h) · charts: the last hour"</p>
                 <div class="charts">
                     <div>
                         <div class="minutes" title="jobs ended per minute, last hour">

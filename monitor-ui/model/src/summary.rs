@@ -102,6 +102,10 @@ fn percent(share: f64) -> String {
     } else {
         0.0
     };
+    if share > 0.0 && share < 0.005 {
+        // Busy at all is not "0 %".
+        return "<1 %".to_string();
+    }
     format!("{:.0} %", share * 100.0)
 }
 
@@ -210,6 +214,11 @@ mod tests {
             ("37 %", "100 %")
         );
         assert_eq!(sum.busiest, 4);
+        assert_eq!(
+            [0.0, 0.001, 0.006].map(percent),
+            ["0 %", "<1 %", "1 %"],
+            "a worker busy at all is never shown 0 % busy"
+        );
         assert_eq!(sum.minutes[0].completed_height, "75.0%");
         assert_eq!(sum.minutes[0].title, "1 min ago: WindowPoSt 3 (+1 failed)");
         assert_eq!(sum.minutes[1].title, "this minute: nothing ended");

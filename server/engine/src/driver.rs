@@ -54,7 +54,9 @@ pub(crate) async fn run(
         for effect in machine.apply(input) {
             execute(effect, &workers, &prover, &journal, &sender, nice);
         }
-        machine.note_load(crate::machine::unix_ms());
+        if let Some(effect) = machine.note_load(crate::machine::unix_ms()) {
+            execute(effect, &workers, &prover, &journal, &sender, nice);
+        }
         let snapshot = machine.snapshot();
         record_gauges(&snapshot);
         publish_if_changed(&status, snapshot);

@@ -91,7 +91,7 @@ impl Engine {
             }
             None => (None, None),
         };
-        machine.remember(restored.ended);
+        machine.remember(restored.past);
         for (job, plan) in restored.jobs {
             machine.restore(job, plan);
         }
@@ -361,8 +361,8 @@ struct Restored {
     jobs: Vec<(RecoveredJob, Arc<dyn JobPlan>)>,
     failed: usize,
     next_seq: u64,
-    /// The jobs that ended in the last hour, for the history.
-    ended: Vec<crate::history::Ended>,
+    /// What the journal recorded of the last hour, for the history.
+    past: crate::history::Past,
 }
 
 /// Reads the unfinished jobs back and plans each again, on every core. A job that no longer
@@ -373,7 +373,7 @@ fn recover(mut journal: Journal, prover: &dyn Prover) -> Result<(Journal, Restor
         jobs: Vec::with_capacity(jobs.len()),
         failed: 0,
         next_seq,
-        ended: journal.recent_ends(crate::machine::unix_ms())?,
+        past: journal.recent_past(crate::machine::unix_ms())?,
     };
     for (job, plan) in crate::journal::plan_all(prover, jobs) {
         match plan {

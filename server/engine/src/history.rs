@@ -67,6 +67,15 @@ pub struct Stint {
     pub to_unix_ms: u64,
 }
 
+/// What a journal recorded of the last hour, oldest first: where a restarted engine's history
+/// starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Past {
+    pub ended: Vec<Ended>,
+    pub stints: Vec<Stint>,
+    pub load: Vec<LoadBucket>,
+}
+
 /// Ended jobs and finished stints of the last hour, oldest first. (`Eq` lets `Arc` compare two
 /// snapshots' histories by address first.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -123,10 +132,11 @@ impl History {
 
     /// Notes the load at `now_ms`: the bucket's peak grows, or a new bucket starts when the load
     /// differs from the last bucket's. Buckets older than the hour go, but for the last of them,
-    /// which says what the load was when the hour began.
-    pub fn note_load(&mut self, now_ms: u64, load: Load) {
+    /// which says what the load was when the hour began. Returns the bucket as it now stands,
+    /// when it changed.
+    pub fn note_load(&mut self, now_ms: u64, load: Load) -> Option<LoadBucket> {
         if !self.load_changes(now_ms, load) {
-            return;
+            return None;
         }
         let start = now_ms / LOAD_BUCKET_MS * LOAD_BUCKET_MS;
         match self.load.back_mut() {
@@ -140,6 +150,19 @@ impl History {
         while self.load.get(1).is_some_and(|b| b.start_unix_ms <= cutoff) {
             self.load.pop_front();
         }
+        self.load.back().copied()
+    }
+
+    /// Adds what a journal recorded before a restart (each part oldest first, all older than
+    /// anything noted since).
+    pub fn restore(&mut self, past: Past) {
+        for e in past.ended {
+            self.job_ended(e);
+        }
+        for s in past.stints {
+            self.stint_ended(s);
+        }
+        self.load.extend(past.load);
     }
 
     /// The load series, oldest first.

@@ -15,7 +15,10 @@ fn a_message_decodes_to_what_prost_would_have_sent() {
     let at = fixture::TAKEN_MS + 250;
     let every = encodings.message(&s, &HashSet::new(), at);
     assert_eq!(every.decode().unwrap(), status::snapshot(&s, &[], at));
-    assert_eq!(every.encoded_len(), status::snapshot(&s, &[], at).encoded_len());
+    assert_eq!(
+        every.encoded_len(),
+        status::snapshot(&s, &[], at).encoded_len()
+    );
 
     let only = vec![fixture::DONE_JOB.to_string(), "no-such-job".to_string()];
     let some = encodings.message(&s, &only.iter().cloned().collect(), at);

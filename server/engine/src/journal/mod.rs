@@ -19,6 +19,7 @@
 //! Layout: `store` (schema and statements), `input` (input files and digests), `record` (what
 //! the machine sends), `writer` (the journal thread).
 
+mod activity;
 mod input;
 pub(crate) mod record;
 mod store;
@@ -114,14 +115,19 @@ impl Journal {
         })
     }
 
-    /// The jobs that completed or failed in the last hour before `now_unix_ms`, oldest first:
-    /// what the engine's history starts from after a restart.
-    pub(crate) fn recent_ends(
-        &self,
-        now_unix_ms: u64,
-    ) -> Result<Vec<crate::history::Ended>, String> {
+    /// The hour before `now_unix_ms` as recorded: the jobs that completed or failed, the
+    /// workers' stints and the load series, oldest first. What the engine's history starts from
+    /// after a restart.
+    pub(crate) fn recent_past(&self, now_unix_ms: u64) -> Result<crate::history::Past, String> {
         let since = now_unix_ms.saturating_sub(crate::history::HISTORY_MS);
-        store::ended_since(&self.conn, since).map_err(|e| e.to_string())
+        let read = || {
+            Ok(crate::history::Past {
+                ended: store::ended_since(&self.conn, since)?,
+                stints: activity::stints_since(&self.conn, since)?,
+                load: activity::load_since(&self.conn, since)?,
+            })
+        };
+        read().map_err(|e: rusqlite::Error| e.to_string())
     }
 
     /// Reads every unfinished job back, in submit order, moving unreadable ones to quarantine.

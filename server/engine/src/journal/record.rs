@@ -24,6 +24,10 @@ pub(crate) enum Record {
         timings: Timings,
         finished_unix_ms: u64,
     },
+    /// A worker's stint of device phases ended (for the busy share after a restart).
+    Stint(crate::history::Stint),
+    /// A load bucket started or its peak grew (for the load series after a restart).
+    Load(crate::history::LoadBucket),
 }
 
 /// The facts of an accepted job that recovery needs besides its input.

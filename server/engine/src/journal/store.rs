@@ -72,6 +72,7 @@ pub(crate) fn open(path: &Path) -> Result<Connection, String> {
         return Err(format!("integrity check: {integrity}"));
     }
     conn.execute_batch(SCHEMA).map_err(text)?;
+    conn.execute_batch(super::activity::SCHEMA).map_err(text)?;
     let version: Option<String> = conn
         .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
             r.get(0)

@@ -352,27 +352,47 @@ fn one_daemon_per_journal() {
 #[test]
 fn the_history_of_the_last_hour_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
     for id in ["wdpost-a", "wdpost-b"] {
+        // Device phases held a moment, so the worker's stints last.
+        let held = prover.device_gate.lock();
         let job = life
             .run(
                 life.engine
                     .submit(with_id(id, request(ProofKind::WindowPost, 1, 1000))),
             )
             .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        drop(held);
         completed(&life, &job.job_id);
     }
+    // The second flush also covers the load bucket noted after the first one's input.
     life.run(life.engine.flush_journal());
+    life.run(life.engine.flush_journal());
+    let before = life.engine.snapshot().history.clone();
     life.kill();
 
     let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
     let now = crate::machine::unix_ms();
-    let window = life.engine.snapshot().history.window(
-        ProofKind::WindowPost,
-        now,
-        crate::history::HISTORY_MS,
-    );
+    let hour = crate::history::HISTORY_MS;
+    let after = life.engine.snapshot().history.clone();
+    let window = after.window(ProofKind::WindowPost, now, hour);
     assert_eq!((window.completed, window.failed), (2, 0));
     assert!(window.p50_ms.is_some());
+    // The worker's stints: the same busy share as before the kill, reckoned at the same moment.
+    let busy = before.busy_share(1, &[], now, hour);
+    assert!(busy > 0.0);
+    assert_eq!(after.busy_share(1, &[], now, hour), busy);
+    // The load series, bucket for bucket (the restarted engine's own load, below the jobs'
+    // peak, may only follow it).
+    let (old, new): (Vec<_>, Vec<_>) = (before.load().collect(), after.load().collect());
+    assert!(new.len() >= old.len(), "{new:?}");
+    assert_eq!(old[..], new[..old.len()]);
+    assert!(
+        old.iter()
+            .any(|b| b.peak.on_worker > 0 || b.peak.synthesizing > 0),
+        "the series saw the jobs run: {old:?}"
+    );
     life.kill();
 }

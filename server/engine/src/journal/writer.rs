@@ -112,6 +112,7 @@ impl JournalThread {
                 self.inputs.remove(job_id);
                 tracing::debug!(job_id = %job_id, "job end recorded")
             }
+            Record::Stint(_) | Record::Load(_) => {}
         }
     }
 
@@ -121,6 +122,10 @@ impl JournalThread {
             Ok(0) => {}
             Ok(n) => tracing::debug!(jobs = n, "finished jobs pruned from the journal"),
             Err(e) => tracing::warn!(error = %e, "pruning the job journal failed"),
+        }
+        let hour_ago = unix_ms().saturating_sub(crate::history::HISTORY_MS);
+        if let Err(e) = super::activity::prune(&self.conn, hour_ago) {
+            tracing::warn!(error = %e, "pruning the journal's stints and load failed");
         }
     }
 }
@@ -139,5 +144,7 @@ fn apply(tx: &rusqlite::Transaction, record: &Record) -> rusqlite::Result<()> {
             timings,
             finished_unix_ms,
         } => store::finish(tx, job_id, end, timings, *finished_unix_ms),
+        Record::Stint(stint) => super::activity::insert_stint(tx, stint),
+        Record::Load(bucket) => super::activity::put_load(tx, bucket),
     }
 }

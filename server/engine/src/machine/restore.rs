@@ -54,12 +54,9 @@ impl Machine {
         self.next_seq = self.next_seq.max(seq + 1);
     }
 
-    /// Starts the history from the jobs that ended before a restart (oldest first).
-    pub(crate) fn remember(&mut self, ended: Vec<crate::history::Ended>) {
-        let history = Arc::make_mut(&mut self.history);
-        for e in ended {
-            history.job_ended(e);
-        }
+    /// Starts the history from what the journal recorded of the hour before a restart.
+    pub(crate) fn remember(&mut self, past: crate::history::Past) {
+        Arc::make_mut(&mut self.history).restore(past);
     }
 
     /// The journal has the job's acceptance on disk: it may be admitted now.

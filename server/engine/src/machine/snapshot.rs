@@ -1,18 +1,20 @@
 //! Builds the read-only [`StatusSnapshot`] from the machine's records.
 
-use super::types::{ParamsSlot, Tally};
+use super::types::{Effect, ParamsSlot, Tally};
 use super::Machine;
 use crate::budget::Holder;
 use crate::domain::ProofKind;
 use crate::history::Load;
+use crate::journal::record::Record;
 use crate::schedule::{lookahead_allows, synthesis_allowed_now};
 use crate::state::PartitionState;
 use crate::status::*;
 
 impl Machine {
     /// Notes the current load in the history's series (the history changes, and a snapshot with
-    /// it, only when the load does: see [`crate::history::History::note_load`]).
-    pub(crate) fn note_load(&mut self, now_ms: u64) {
+    /// it, only when the load does: see [`crate::history::History::note_load`]). A changed
+    /// bucket comes back as the record that keeps it in the journal.
+    pub(crate) fn note_load(&mut self, now_ms: u64) -> Option<Effect> {
         let mut load = Load {
             memory_used_bytes: self.budget.used(),
             ..Load::default()
@@ -27,9 +29,11 @@ impl Machine {
                 _ => {}
             }
         }
-        if self.history.load_changes(now_ms, load) {
-            std::sync::Arc::make_mut(&mut self.history).note_load(now_ms, load);
+        if !self.history.load_changes(now_ms, load) {
+            return None;
         }
+        let bucket = std::sync::Arc::make_mut(&mut self.history).note_load(now_ms, load)?;
+        Some(Effect::Record(Record::Load(bucket), None))
     }
 
     /// The state as of now. Nothing in it moves with the clock alone (times are instants, not

@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::types::{Moment, Stage};
+use super::types::{Effect, Moment, Stage};
 use super::Machine;
 use crate::budget::{Meter, Reservation};
 use crate::history::Stint;
+use crate::journal::record::Record;
 use crate::prover::Synthesized;
 use crate::state::{
     next_job_state, next_partition_state, JobEvent, PartitionEvent, PartitionState, WorkerState,
@@ -243,6 +244,7 @@ impl Machine {
                 to_unix_ms: since.unix_ms + (now - since.at).as_millis() as u64,
             };
             Arc::make_mut(&mut self.history).stint_ended(stint);
+            (self.effects).push(Effect::Record(Record::Stint(stint), None));
         }
         w.state = WorkerState::Idle;
         w.job_seq = None;
