@@ -20,6 +20,18 @@ before(async () => {
 });
 after(async () => browser?.close());
 
+/** The page as it is now, at the two window sizes the monitor is built for (1400×900, a laptop;
+ * 1920×1080, a desktop): `target/monitor-e2e/monitor-<state>-<width>x<height>.png`. */
+async function screenshots(page, state) {
+  const was = page.viewportSize();
+  for (const [width, height] of [[1400, 900], [1920, 1080]]) {
+    await page.setViewportSize({ width, height });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await page.screenshot({ path: join(ARTIFACTS, `monitor-${state}-${width}x${height}.png`) });
+  }
+  await page.setViewportSize(was);
+}
+
 /** Every job id the daemon reports while `work` runs (the daemon's own /status JSON). */
 async function jobIdsDuring(daemon, work) {
   const ids = new Set();
@@ -58,6 +70,7 @@ test("shows real proofs: full job ids, a proving worker on a gpu partition, part
     const page = await browser.page(`${daemon.httpUrl}/`);
     await waitLive(page);
     assert.match(await page.locator(".header").innerText(), /backend\s+cpu/);
+    await screenshots(page, "idle");
 
     // Several jobs at once keep the one worker busy long enough to catch it on the device.
     const work = Promise.all([prove(daemon, "wpost", 4), prove(daemon, "winning", 4)]);
@@ -75,7 +88,9 @@ test("shows real proofs: full job ids, a proving worker on a gpu partition, part
     }, null, { polling: "raf", timeout: 180_000 });
     const caught = onDevice.then(async (handle) => {
       await page.screenshot({ path: join(ARTIFACTS, "monitor-proving.png"), fullPage: true });
-      return handle.jsonValue();
+      const seen = await handle.jsonValue();
+      await screenshots(page, "loaded");
+      return seen;
     });
     const [seen, { ids }] = await Promise.all([caught, jobIdsDuring(daemon, work)]);
 
@@ -143,6 +158,7 @@ test("recovers when the daemon restarts, with the last hour's history", STEP, as
     assert.match(await page.locator(".conn").innerText(), /^connection lost: .*; retrying (in \d+ s|now)$/);
     assert.match(await page.title(), /^snarkd · disconnected/);
     await page.screenshot({ path: join(ARTIFACTS, "monitor-disconnected.png") });
+    await screenshots(page, "disconnected");
 
     daemon = await startDaemon({ grpcPort: daemon.grpcPort, httpPort: daemon.httpPort, jobsDir: daemon.jobsDir });
     // Retry now instead of waiting out the backoff.
@@ -337,6 +353,7 @@ test("a failed job and a refused request stay in the failure log after their row
     assert.equal(await failures.count(), 2, "both failures are still listed");
     assert.equal(await page.locator(`.job[data-job-id="${failedJob}"] .cell[data-state="failed"], .job[data-job-id="${failedJob}"] .cell[data-state="cancelled"]`).count(), 1);
     await page.screenshot({ path: join(ARTIFACTS, "monitor-failures.png"), fullPage: true });
+    await screenshots(page, "failure");
     await page.close();
   } finally {
     await daemon.stop();
