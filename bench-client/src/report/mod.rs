@@ -93,6 +93,10 @@ pub struct Options {
     /// The subscribers' `min_interval_ms` (the monitor asks for 250).
     #[arg(long, default_value_t = 100)]
     pub subscribers_interval_ms: u32,
+    /// Each subscriber's HTTP/2 receive window in KiB (its connection's is 20 times that);
+    /// 0 keeps tonic's (hyper's) defaults, 2 MiB a stream and 5 MiB a connection.
+    #[arg(long, default_value_t = 0)]
+    pub subscribers_window_kib: u32,
     /// The snarkd binary [default: beside snarkd-bench].
     #[arg(long)]
     pub snarkd: Option<PathBuf>,
@@ -467,6 +471,7 @@ pub fn report(o: Options) -> Result<()> {
             connections: o.subscribers.div_ceil(20),
             markers: o.subscribers_markers,
             min_interval_ms: o.subscribers_interval_ms,
+            window_kib: o.subscribers_window_kib,
         };
         let mut env = base_env("auto".into());
         env.push((

@@ -43,6 +43,8 @@ pub(super) struct Shape {
     pub connections: usize,
     pub markers: usize,
     pub min_interval_ms: u32,
+    /// Each stream's HTTP/2 receive window (KiB; 0: tonic's default).
+    pub window_kib: u32,
 }
 
 /// What one side measured.
@@ -72,7 +74,7 @@ pub(super) async fn run(d: &Daemon, wpost: &ProofRequest, shape: Shape) -> Resul
         submit(&mut client, wpost).await?;
     }
     eprintln!("7/7 subscribers: {} jobs queued", shape.queued);
-    let channels = connect(&d.addr, shape.connections).await?;
+    let channels = connect(&d.addr, shape.connections, shape.window_kib).await?;
     let one = side(d, &mut client, wpost, &channels, 1, shape).await?;
     let many = side(d, &mut client, wpost, &channels, shape.subscribers, shape).await?;
     Ok([one, many])
@@ -158,11 +160,15 @@ pub(super) fn rows(sides: &[Side; 2], shape: Shape) -> Vec<Row> {
     let [one, many] = sides;
     let label = |s: &Side| {
         format!(
-            "{} subscriber{}, {} jobs queued, {} ms interval",
+            "{} subscriber{}, {} jobs queued, {} ms interval{}",
             s.subscribers,
             if s.subscribers == 1 { "" } else { "s" },
             shape.queued,
-            shape.min_interval_ms
+            shape.min_interval_ms,
+            match shape.window_kib {
+                0 => String::new(),
+                kib => format!(", {kib} KiB windows"),
+            }
         )
     };
     let p99 = |v: &[Duration]| {
@@ -243,12 +249,18 @@ async fn submit(client: &mut Client, wpost: &ProofRequest) -> Result<String> {
         .job_id)
 }
 
-/// `n` HTTP/2 connections with tonic's (hyper's) default flow-control windows.
-async fn connect(addr: &str, n: usize) -> Result<Vec<Channel>> {
+/// `n` HTTP/2 connections, with receive windows of `window_kib` a stream and 20 times that a
+/// connection (0: tonic's, that is hyper's, defaults). A window is what a client lets the daemon
+/// send ahead of its reading: a subscriber slower than the messages reads that much old data
+/// before the new.
+async fn connect(addr: &str, n: usize, window_kib: u32) -> Result<Vec<Channel>> {
     let mut channels = Vec::with_capacity(n);
+    let window = (window_kib > 0).then(|| window_kib * 1024);
     for _ in 0..n {
         channels.push(
             Endpoint::from_shared(addr.to_string())?
+                .initial_stream_window_size(window)
+                .initial_connection_window_size(window.map(|w| w * 20))
                 .connect()
                 .await
                 .with_context(|| format!("connecting to {addr}"))?,
