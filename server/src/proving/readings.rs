@@ -92,13 +92,28 @@ impl DeviceReader {
     }
 }
 
-/// The NVML device at the backend's PCI address.
+/// The NVML device at the backend's PCI address: the one that matches, or none when none or
+/// several do (readings of the wrong GPU would be worse than none).
 fn nvml_index(nvml: &Nvml, backend: &dyn DeviceBackend) -> Option<u32> {
     let pci = backend.pci_address()?;
-    (0..nvml.device_count().ok()?).find(|&index| {
-        (nvml.device_by_index(index).and_then(|d| d.pci_info()))
-            .is_ok_and(|p| pci.matches(p.domain, p.bus, p.device))
-    })
+    let matching: Vec<u32> = (0..nvml.device_count().ok()?)
+        .filter(|&index| {
+            (nvml.device_by_index(index).and_then(|d| d.pci_info()))
+                .is_ok_and(|p| pci.matches(p.domain, p.bus, p.device))
+        })
+        .collect();
+    match matching[..] {
+        [index] => Some(index),
+        [] => None,
+        _ => {
+            tracing::warn!(
+                device = backend.name(),
+                ?pci,
+                "several NVML devices match this device's PCI address: no NVML readings for it"
+            );
+            None
+        }
+    }
 }
 
 fn read_nvml(nvml: &Nvml, index: u32, reading: &mut DeviceTelemetry) {

@@ -23,20 +23,23 @@ use crate::groth16::{DeviceTimings, PhaseHooks, Randomness};
 use crate::params::LoadedParams;
 use crate::synthesis::SynthesizedPartition;
 
-/// A PCI function's address. The domain is `None` where the driver does not report it (NVIDIA's
-/// OpenCL extension before `cl_khr_pci_bus_info`); it then matches any domain.
+/// Where a device sits on the PCI bus, as far as its driver says. A part it does not say, or
+/// says in an encoding drivers disagree on, is `None` and matches anything: NVIDIA's own OpenCL
+/// query gives no domain, and a slot that is the device number on some drivers and
+/// `device << 3 | function` on others. A GPU has a bus of its own, so the bus alone finds it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PciAddress {
     pub domain: Option<u32>,
     pub bus: u32,
-    pub device: u32,
-    pub function: u32,
+    pub device: Option<u32>,
 }
 
 impl PciAddress {
-    /// Whether `other` (a full address, as NVML reports one) is this device.
+    /// Whether a full address (as NVML reports one) may be this device.
     pub fn matches(&self, domain: u32, bus: u32, device: u32) -> bool {
-        self.domain.is_none_or(|d| d == domain) && self.bus == bus && self.device == device
+        self.domain.is_none_or(|d| d == domain)
+            && self.bus == bus
+            && self.device.is_none_or(|d| d == device)
     }
 }
 
@@ -78,4 +81,30 @@ pub trait DeviceBackend: Send + Sync {
         randomness: Randomness,
         hooks: &mut dyn PhaseHooks,
     ) -> Result<(Proof<Bls12>, DeviceTimings)>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PciAddress;
+
+    #[test]
+    fn a_pci_address_matches_on_what_its_driver_said() {
+        let full = PciAddress {
+            domain: Some(0),
+            bus: 0x41,
+            device: Some(0),
+        };
+        assert!(full.matches(0, 0x41, 0));
+        assert!(!full.matches(1, 0x41, 0), "another domain");
+        assert!(!full.matches(0, 0x42, 0), "another bus");
+        assert!(!full.matches(0, 0x41, 1), "another device");
+        // NVIDIA's own query: the bus alone.
+        let bus_only = PciAddress {
+            domain: None,
+            bus: 0x41,
+            device: None,
+        };
+        assert!(bus_only.matches(3, 0x41, 7));
+        assert!(!bus_only.matches(0, 0x42, 0));
+    }
 }

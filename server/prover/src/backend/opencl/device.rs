@@ -98,8 +98,8 @@ fn discover() -> Vec<OpenClDevice> {
 }
 
 /// The device's PCI address from `cl_khr_pci_bus_info` (NVIDIA since R510, Intel, recent AMD)
-/// or NVIDIA's own extension (bus and slot; the slot is `device << 3 | function`). Devices
-/// without either (PoCL's CPU device, older AMD drivers) have none.
+/// or NVIDIA's own attribute query (its bus only: see [`PciAddress`]). Devices without either
+/// (PoCL's CPU device, older AMD drivers) have none.
 fn pci_address(device: &Device) -> Option<PciAddress> {
     let has = |extension: &str| {
         (device.extensions())
@@ -111,18 +111,16 @@ fn pci_address(device: &Device) -> Option<PciAddress> {
             return Some(PciAddress {
                 domain: Some(info.pci_domain),
                 bus: info.pci_bus,
-                device: info.pci_device,
-                function: info.pci_function,
+                device: Some(info.pci_device),
             });
         }
     }
     if has("cl_nv_device_attribute_query") {
-        if let (Ok(bus), Ok(slot)) = (device.pci_bus_id_nv(), device.pci_slot_id_nv()) {
+        if let Ok(bus) = device.pci_bus_id_nv() {
             return Some(PciAddress {
                 domain: None,
                 bus,
-                device: (slot >> 3) & 0x1f,
-                function: slot & 0x7,
+                device: None,
             });
         }
     }
