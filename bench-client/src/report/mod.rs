@@ -465,24 +465,8 @@ pub fn report(o: Options) -> Result<()> {
     }
 
     if o.runs(Part::Subscribers) {
-        let shape = subscribers::Shape {
-            subscribers: o.subscribers,
-            queued: o.subscribers_queued,
-            connections: o.subscribers.div_ceil(20),
-            markers: o.subscribers_markers,
-            min_interval_ms: o.subscribers_interval_ms,
-            window_kib: o.subscribers_window_kib,
-        };
-        let mut env = base_env("auto".into());
-        env.push((
-            "SNARKD_LIMITS_STATUS_STREAMS",
-            (o.subscribers + 1).to_string(),
-        ));
-        env.push((
-            "SNARKD_LIMITS_QUEUED_JOBS",
-            (o.subscribers_queued + 4 * o.subscribers_markers).to_string(),
-        ));
-        let d = Daemon::start(&snarkd, &env)?;
+        let shape = subscribers::Shape::of(&o);
+        let d = Daemon::start(&snarkd, &shape.daemon_env(base_env("auto".into())))?;
         let sides = runtime.block_on(subscribers::run(&d, &wpost, shape))?;
         // Hundreds of queued proofs would take minutes to drain.
         d.kill()?;

@@ -47,6 +47,33 @@ pub(super) struct Shape {
     pub window_kib: u32,
 }
 
+impl Shape {
+    /// The run `o` asks for: 20 streams a connection.
+    pub fn of(o: &super::Options) -> Shape {
+        Shape {
+            subscribers: o.subscribers,
+            queued: o.subscribers_queued,
+            connections: o.subscribers.div_ceil(20),
+            markers: o.subscribers_markers,
+            min_interval_ms: o.subscribers_interval_ms,
+            window_kib: o.subscribers_window_kib,
+        }
+    }
+
+    /// `env` with limits that let every subscriber stream and every job queue.
+    pub fn daemon_env(&self, mut env: Vec<(&'static str, String)>) -> Vec<(&'static str, String)> {
+        env.push((
+            "SNARKD_LIMITS_STATUS_STREAMS",
+            (self.subscribers + 1).to_string(),
+        ));
+        env.push((
+            "SNARKD_LIMITS_QUEUED_JOBS",
+            (self.queued + 4 * self.markers).to_string(),
+        ));
+        env
+    }
+}
+
 /// What one side measured.
 pub(super) struct Side {
     pub subscribers: usize,
