@@ -75,6 +75,17 @@ pub struct DeviceTelemetry {
     pub pool_limit_bytes: Option<u64>,
 }
 
+impl DeviceTelemetry {
+    /// Whether the device reported nothing at all.
+    pub fn is_empty(&self) -> bool {
+        *self
+            == DeviceTelemetry {
+                ordinal: self.ordinal,
+                ..Default::default()
+            }
+    }
+}
+
 /// Memory one partition needs, estimated before synthesis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PartitionMemory {

@@ -78,12 +78,7 @@ impl DeviceReader {
             if let (Some(nvml), Some(index)) = (&self.nvml, source.nvml_index) {
                 read_nvml(nvml, index, &mut reading);
             }
-            if reading
-                != (DeviceTelemetry {
-                    ordinal: source.ordinal,
-                    ..Default::default()
-                })
-            {
+            if !reading.is_empty() {
                 set_gauges(&source.label, &reading);
                 out.push(reading);
             }
