@@ -11,11 +11,7 @@ use clap::Parser;
 use snarkd::cli::{Cli, Command, ConfigCommand, ParamsCommand, RunArgs};
 use snarkd::config::{Config, DEFAULT_TOML};
 use snarkd::{serve, telemetry, Daemon};
-use snarkd_engine::prover::Prover;
 use snarkd_engine::Engine;
-
-/// Test hook: when this variable is set, the engine's writer task panics right after startup.
-const PANIC_ENGINE_HOOK: &str = "SNARKD_TEST_PANIC_ENGINE";
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -78,10 +74,7 @@ async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow
         }
         .write(path)?;
     }
-    if std::env::var_os(PANIC_ENGINE_HOOK).is_some() {
-        tracing::warn!("{PANIC_ENGINE_HOOK} is set: making the engine's writer task panic");
-        daemon.engine().panic_writer_for_test();
-    }
+    daemon.engine().follow_test_hooks();
 
     let signal = tokio::select! {
         signal = signals.recv() => signal,
@@ -119,6 +112,6 @@ async fn start_engine(config: &Config) -> anyhow::Result<Engine> {
 }
 
 /// The prover the engine runs: real Filecoin circuits on the configured backend.
-fn prover(config: &Config) -> anyhow::Result<Arc<dyn Prover>> {
+fn prover(config: &Config) -> anyhow::Result<Arc<snarkd::proving::FilecoinProver>> {
     snarkd::proving::from_config(config)
 }

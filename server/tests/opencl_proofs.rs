@@ -14,7 +14,7 @@ use real::{prove_and_check, real_config, start_with};
 use snarkd::config::Backend;
 use snarkd::proving::devices::device_info;
 use snarkd::proving::FilecoinProver;
-use snarkd_engine::prover::DeviceInfo;
+use snarkd_engine::prover::{DeviceInfo, Prover};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::backend::opencl::list_devices;
 use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions, ProofKind};

@@ -156,15 +156,13 @@ pub struct Submitted {
     pub existing: bool,
 }
 
-/// How a job ended, or that the wait for it ran out.
+/// How a job ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum JobEnd {
     /// The verified proof: 192 bytes per partition, in partition order.
     Completed(Vec<u8>),
     Failed(String),
     Cancelled,
-    /// The wait ran out; the job goes on.
-    TimedOut,
 }
 
 /// Where a job's time went. Partition steps are summed over partitions.

@@ -23,17 +23,17 @@ const TICK: Duration = Duration::from_secs(1);
 
 /// The writer loop; ends when every sender of `inputs` is gone. `panic_hook` is a test hook: a
 /// notification makes the writer panic, as a bug in it would.
-pub(crate) async fn run(
-    mut machine: Machine,
-    mut inputs: UnboundedReceiver<Input>,
-    sender: UnboundedSender<Input>,
+pub(crate) async fn run<P: Prover>(
+    mut machine: Machine<P>,
+    mut inputs: UnboundedReceiver<Input<P>>,
+    sender: UnboundedSender<Input<P>>,
     status: watch::Sender<Arc<StatusSnapshot>>,
-    prover: Arc<dyn Prover>,
+    prover: Arc<P>,
     journal: Option<mpsc::Sender<ToJournal>>,
     panic_hook: Arc<Notify>,
 ) {
     let nice = machine.background_nice();
-    let workers: Vec<worker::WorkerHandle> = machine
+    let workers: Vec<worker::WorkerHandle<P>> = machine
         .worker_devices()
         .into_iter()
         .enumerate()
@@ -54,7 +54,7 @@ pub(crate) async fn run(
         for effect in machine.apply(input) {
             execute(effect, &workers, &prover, &journal, &sender, nice);
         }
-        if let Some(effect) = machine.note_load(crate::machine::unix_ms()) {
+        if let Some(effect) = machine.note_load(crate::clock::unix_ms()) {
             execute(effect, &workers, &prover, &journal, &sender, nice);
         }
         let snapshot = machine.snapshot();
@@ -75,12 +75,12 @@ fn publish_if_changed(status: &watch::Sender<Arc<StatusSnapshot>>, snapshot: Sta
     });
 }
 
-fn execute(
-    effect: Effect,
-    workers: &[worker::WorkerHandle],
-    prover: &Arc<dyn Prover>,
+fn execute<P: Prover>(
+    effect: Effect<P>,
+    workers: &[worker::WorkerHandle<P>],
+    prover: &Arc<P>,
     journal: &Option<mpsc::Sender<ToJournal>>,
-    tx: &UnboundedSender<Input>,
+    tx: &UnboundedSender<Input<P>>,
     background_nice: i32,
 ) {
     let tx = tx.clone();
@@ -117,19 +117,22 @@ fn execute(
             plan,
             params,
             reservation,
-        } => spawn("snarkd-synth", move || {
-            os_priority::apply(priority, background_nice);
-            let result = guarded(
-                || plan.synthesize(index, params.as_ref()),
-                StepError::Retryable,
-            );
-            let _ = tx.send(Input::SynthDone {
-                job,
-                index,
-                result,
-                reservation,
-            });
-        }),
+        } => {
+            let prover = prover.clone();
+            spawn("snarkd-synth", move || {
+                os_priority::apply(priority, background_nice);
+                let result = guarded(
+                    || prover.synthesize(&plan, index, params.as_deref()),
+                    StepError::Panicked,
+                );
+                let _ = tx.send(Input::SynthDone {
+                    job,
+                    index,
+                    result,
+                    reservation,
+                });
+            })
+        }
         Effect::Prove { worker, task } => {
             if !workers[worker as usize].send(task) {
                 tracing::error!(worker, "device worker thread is gone");
@@ -138,7 +141,10 @@ fn execute(
         Effect::LoadParams { circuit_id } => {
             let prover = prover.clone();
             spawn("snarkd-params", move || {
-                let result = guarded(|| prover.load_params(&circuit_id), |m| m);
+                let result = guarded(
+                    || prover.load_params(&circuit_id),
+                    |m| EngineError::Internal(format!("loading params {circuit_id} panicked: {m}")),
+                );
                 let _ = tx.send(Input::ParamsLoaded { circuit_id, result });
             })
         }
@@ -147,15 +153,21 @@ fn execute(
             plan,
             proofs,
             params,
-        } => spawn("snarkd-finalize", move || {
-            let started = Instant::now();
-            let result = guarded(|| plan.finalize(proofs, &params), StepError::Retryable);
-            let _ = tx.send(Input::Finalized {
-                job,
-                result,
-                elapsed: started.elapsed(),
-            });
-        }),
+        } => {
+            let prover = prover.clone();
+            spawn("snarkd-finalize", move || {
+                let started = Instant::now();
+                let result = guarded(
+                    || prover.finalize(&plan, proofs, &params),
+                    StepError::Panicked,
+                );
+                let _ = tx.send(Input::Finalized {
+                    job,
+                    result,
+                    elapsed: started.elapsed(),
+                });
+            })
+        }
     }
 }
 
@@ -171,7 +183,7 @@ fn record_gauges(s: &StatusSnapshot) {
         metrics::gauge!("snarkd_jobs_in_progress", "kind" => q.kind.as_str())
             .set(q.in_progress as f64);
     }
-    let now_ms = crate::machine::unix_ms();
+    let now_ms = crate::clock::unix_ms();
     for w in &s.workers {
         metrics::gauge!("snarkd_worker_busy_seconds", "worker" => w.worker_id.to_string())
             .set(w.busy_secs(now_ms));
@@ -185,17 +197,14 @@ pub(crate) fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
         .expect("the OS refused to start a thread");
 }
 
-/// Runs a step, turning a panic into the error `panicked` makes of its message.
+/// Runs a step, turning a panic into the error `panicked` makes of the panic's message.
 pub(crate) fn guarded<T, E>(
     step: impl FnOnce() -> Result<T, E>,
     panicked: impl FnOnce(String) -> E,
 ) -> Result<T, E> {
     match catch_unwind(AssertUnwindSafe(step)) {
         Ok(result) => result,
-        Err(panic) => Err(panicked(format!(
-            "internal error (panic): {}",
-            panic_message(&*panic)
-        ))),
+        Err(panic) => Err(panicked(panic_message(&*panic))),
     }
 }
 

@@ -1,4 +1,20 @@
-//! The engine's errors. The API layer maps each variant to exactly one gRPC code.
+//! The engine's errors. Each variant has one [`ErrorClass`] (whose fault it is) and the API layer
+//! maps each to exactly one gRPC code (`server/src/api/error.rs`, table-tested).
+
+/// Whose fault an error is, which says who must act and whether the same call can succeed later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The request is wrong: the client must change it; sending it again fails the same way.
+    Client,
+    /// This machine is set up wrong (a parameter file missing or unreadable): the operator
+    /// must fix what the message names; the same request then succeeds.
+    Operator,
+    /// Not now: memory, an intake limit, the journal's disk or a shutdown; the message says
+    /// what to wait for or raise.
+    Resource,
+    /// A bug in snarkd (a panic, a broken invariant): logged with its context.
+    Bug,
+}
 
 /// What can go wrong when asking the engine for something.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,7 +57,30 @@ pub enum EngineError {
     /// The job journal could not be written or read, so the job cannot be made durable.
     #[error("the job journal failed: {0}; check the disk under [jobs] dir, then retry")]
     Journal(String),
-    /// Parameters could not be loaded or another prover-side failure outside a job.
+    /// This machine cannot serve the request as it is set up: a parameter file is missing or
+    /// unreadable. The message names the file and how to get it.
     #[error("{0}")]
-    Prover(String),
+    Setup(String),
+    /// A bug: a panic while planning or loading, or a broken invariant. The message says where.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl EngineError {
+    /// Whose fault it is.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            EngineError::InvalidRequest(_)
+            | EngineError::UnknownJob(_)
+            | EngineError::UnknownCircuit(_) => ErrorClass::Client,
+            EngineError::Setup(_) => ErrorClass::Operator,
+            EngineError::TooLarge { .. }
+            | EngineError::ParamsInUse(_)
+            | EngineError::NoRoom { .. }
+            | EngineError::LimitReached { .. }
+            | EngineError::ShuttingDown
+            | EngineError::Journal(_) => ErrorClass::Resource,
+            EngineError::Internal(_) => ErrorClass::Bug,
+        }
+    }
 }

@@ -10,21 +10,22 @@ use tokio::sync::{mpsc, oneshot, watch, Notify};
 
 use crate::budget::Budget;
 use crate::config::EngineConfig;
-use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, ProofRequest, Submitted, Timings};
+use crate::domain::{Evicted, JobOutcome, Preloaded, ProofRequest, Submitted};
 use crate::error::EngineError;
 use crate::journal::{
     encode_input, InputDigest, Journal, JournalReader, JournalThread, RecoveredJob,
     INLINE_INPUT_BYTES,
 };
-use crate::machine::{Input, JobOrigin, Machine, RequestKey};
-use crate::prover::{JobPlan, Prover};
+use crate::machine::{Input, JobOrigin, Machine, Request, RequestKey};
+use crate::prover::{Planned, Prover};
 use crate::status::StatusSnapshot;
 
+/// The engine as the API layer holds it, whatever its prover: the prover's types stay behind
+/// [`Writer`].
 #[derive(Clone)]
 pub struct Engine {
-    inputs: mpsc::UnboundedSender<Input>,
+    writer: Arc<dyn Writer>,
     status: watch::Receiver<Arc<StatusSnapshot>>,
-    prover: Arc<dyn Prover>,
     /// Results of finished jobs and the input files (when the engine runs on a journal).
     journal: Option<Arc<JournalReader>>,
     /// `Some(reason)` once the writer task has ended.
@@ -32,20 +33,67 @@ pub struct Engine {
     panic_hook: Arc<Notify>,
 }
 
+/// The single writer as the handle sees it.
+trait Writer: Send + Sync {
+    /// Hands `request` to the writer; false once it has stopped.
+    fn send(&self, request: Request) -> bool;
+    /// Decodes `request` with the prover (on the calling thread, a blocking one).
+    fn plan(&self, request: ProofRequest) -> Result<PlannedJob, EngineError>;
+}
+
+/// A planned request, ready to become a job: it holds the prover's plan, typed, and hands it to
+/// the writer with the job's id and facts; false once the writer has stopped.
+struct PlannedJob(Box<dyn FnOnce(NewJob) -> bool + Send>);
+
+/// What a submit adds to a plan to make it a job.
+struct NewJob {
+    job_id: String,
+    origin: JobOrigin,
+    inline_input: Option<Vec<u8>>,
+    reply: oneshot::Sender<Result<Submitted, EngineError>>,
+}
+
+/// [`Writer`] for a prover `P`: its input channel, and the prover that plans.
+struct Inbox<P: Prover> {
+    inputs: mpsc::UnboundedSender<Input<P>>,
+    prover: Arc<P>,
+}
+
+impl<P: Prover> Writer for Inbox<P> {
+    fn send(&self, request: Request) -> bool {
+        self.inputs.send(Input::Api(request)).is_ok()
+    }
+
+    fn plan(&self, request: ProofRequest) -> Result<PlannedJob, EngineError> {
+        let plan = self.prover.plan(request)?;
+        let inputs = self.inputs.clone();
+        Ok(PlannedJob(Box::new(move |job: NewJob| {
+            let submit = Input::Submit {
+                job_id: job.job_id,
+                origin: job.origin,
+                plan,
+                inline_input: job.inline_input,
+                reply: job.reply,
+            };
+            inputs.send(submit).is_ok()
+        })))
+    }
+}
+
 impl Engine {
     /// Starts the engine's writer task and device worker threads, with no journal: jobs live in
     /// memory only. Must be called inside a tokio runtime; the engine runs until the runtime
     /// shuts down.
-    pub fn start(config: EngineConfig, prover: Arc<dyn Prover>) -> Engine {
+    pub fn start<P: Prover>(config: EngineConfig, prover: Arc<P>) -> Engine {
         Engine::launch(config, prover, None, Restored::default())
     }
 
     /// Starts the engine on a job journal: unfinished jobs recorded in it are planned again and
     /// re-admitted (with their ids, priorities and order, and without proving the partitions it
     /// has proofs for) before this returns; every job accepted from now on is recorded in it.
-    pub async fn open(
+    pub async fn open<P: Prover>(
         config: EngineConfig,
-        prover: Arc<dyn Prover>,
+        prover: Arc<P>,
         journal: Journal,
     ) -> Result<Engine, String> {
         let started = std::time::Instant::now();
@@ -64,11 +112,11 @@ impl Engine {
         Ok(engine)
     }
 
-    fn launch(
+    fn launch<P: Prover>(
         config: EngineConfig,
-        prover: Arc<dyn Prover>,
+        prover: Arc<P>,
         journal: Option<(Arc<JournalReader>, JournalThread)>,
-        restored: Restored,
+        restored: Restored<P::Plan>,
     ) -> Engine {
         let (tx, rx) = mpsc::unbounded_channel();
         let wake = tx.clone();
@@ -83,9 +131,12 @@ impl Engine {
                 machine.use_journal();
                 let (records, incoming) = std::sync::mpsc::channel();
                 let engine = tx.clone();
+                let report = move |acceptance| {
+                    let _ = engine.send(Input::Journal(acceptance));
+                };
                 std::thread::Builder::new()
                     .name("snarkd-journal".into())
-                    .spawn(move || thread.run(incoming, engine))
+                    .spawn(move || thread.run(incoming, report))
                     .expect("the OS refused to start a thread");
                 (Some(reader), Some(records))
             }
@@ -122,9 +173,8 @@ impl Engine {
             let _ = stopped_tx.send(Some(reason));
         });
         Engine {
-            inputs: tx,
+            writer: Arc::new(Inbox { inputs: tx, prover }),
             status: status_rx,
-            prover,
             journal: reader,
             stopped,
             panic_hook,
@@ -147,8 +197,20 @@ impl Engine {
     }
 
     /// Test hook: makes the writer task panic, as a bug in it would.
+    #[cfg(feature = "test-hooks")]
     pub fn panic_writer_for_test(&self) {
         self.panic_hook.notify_one();
+    }
+
+    /// With the `test-hooks` feature (the daemon's integration tests), `SNARKD_TEST_PANIC_ENGINE`
+    /// set makes the writer task panic now; without it (every build that ships) this does
+    /// nothing and the binary reads no such variable.
+    pub fn follow_test_hooks(&self) {
+        #[cfg(feature = "test-hooks")]
+        if std::env::var_os("SNARKD_TEST_PANIC_ENGINE").is_some() {
+            tracing::warn!("SNARKD_TEST_PANIC_ENGINE is set: making the engine's writer task panic");
+            self.panic_writer_for_test();
+        }
     }
 
     /// Queues a proof. Returns the live job of the same `request_id`, kind and input when there
@@ -175,7 +237,7 @@ impl Engine {
             return Ok(existing);
         }
         let job_id = uuid::Uuid::new_v4().to_string();
-        let prover = self.prover.clone();
+        let writer = self.writer.clone();
         let journal = self.journal.clone();
         let id = job_id.clone();
         let (plan, inline_input, input) = blocking(move || {
@@ -193,20 +255,22 @@ impl Engine {
                 }
                 None => (None, None),
             };
-            let plan = prover.plan(request)?;
+            let plan = writer.plan(request)?;
             let input = pending.map(|p| p.commit()).transpose().map_err(unwritten)?;
             Ok((plan, inline, input))
         })
         .await?;
-        let submitted = self
-            .ask(|reply| Input::Submit {
-                job_id,
-                origin,
-                plan,
-                inline_input,
-                reply,
-            })
-            .await??;
+        let (reply, answer) = oneshot::channel();
+        let job = NewJob {
+            job_id,
+            origin,
+            inline_input,
+            reply,
+        };
+        if !(plan.0)(job) {
+            return Err(EngineError::ShuttingDown);
+        }
+        let submitted = answer.await.map_err(|_| EngineError::ShuttingDown)??;
         if let (false, Some(input)) = (submitted.existing, input) {
             input.keep();
         }
@@ -219,7 +283,7 @@ impl Engine {
             return Ok(None);
         }
         let (request_id, kind, digest) = (key.request_id.clone(), key.kind, key.digest);
-        if let Some(existing) = self.ask(|reply| Input::FindRequest { key, reply }).await? {
+        if let Some(existing) = self.ask(|reply| Request::FindRequest { key, reply }).await? {
             return Ok(Some(existing));
         }
         let Some(journal) = self.journal.clone() else {
@@ -233,32 +297,39 @@ impl Engine {
         }))
     }
 
-    /// Waits for a job to end, at most `timeout` (`None` waits until it ends). A wait that runs
-    /// out returns `JobEnd::TimedOut`; the job goes on.
-    pub async fn await_job(
+    /// Waits for a job to end.
+    pub async fn await_job(&self, job_id: &str) -> Result<JobOutcome, EngineError> {
+        let outcome = self.await_job_within(job_id, None).await?;
+        Ok(outcome.expect("a wait without a limit ends only with the job"))
+    }
+
+    /// Waits for a job to end, at most `limit` (`None`: until it ends). `None` back means the
+    /// wait ran out; the job goes on.
+    pub async fn await_job_within(
         &self,
         job_id: &str,
-        timeout: Option<Duration>,
-    ) -> Result<JobOutcome, EngineError> {
+        limit: Option<Duration>,
+    ) -> Result<Option<JobOutcome>, EngineError> {
         let id = job_id.to_string();
-        let Some(mut outcome) = self.ask(|reply| Input::Watch { job_id: id, reply }).await? else {
-            return self.stored_result(job_id).await;
+        let watched = self.ask(|reply| Request::Watch { job_id: id, reply }).await?;
+        let Some(mut outcome) = watched else {
+            return self.stored_result(job_id).await.map(Some);
         };
         let ended = async {
             match outcome.wait_for(Option::is_some).await {
                 Ok(done) => done.clone(),
+                // The writer dropped the job's channel: it stopped.
                 Err(_) => None,
             }
         };
-        let result = match timeout {
-            Some(limit) => tokio::time::timeout(limit, ended).await.ok().flatten(),
+        let ended = match limit {
+            Some(limit) => match tokio::time::timeout(limit, ended).await {
+                Ok(ended) => ended,
+                Err(_) => return Ok(None),
+            },
             None => ended.await,
         };
-        Ok(result.unwrap_or_else(|| JobOutcome {
-            job_id: job_id.to_string(),
-            end: JobEnd::TimedOut,
-            timings: Timings::default(),
-        }))
+        ended.map(Some).ok_or(EngineError::ShuttingDown)
     }
 
     /// A finished job's outcome from the journal, for a job no longer in memory.
@@ -275,13 +346,13 @@ impl Engine {
 
     /// Resolves once everything recorded so far is on disk (at once without a journal).
     pub async fn flush_journal(&self) {
-        let _ = self.ask(|reply| Input::FlushJournal { reply }).await;
+        let _ = self.ask(|reply| Request::FlushJournal { reply }).await;
     }
 
     /// Cancels a job and frees what it holds; returns whether any partition had started.
     pub async fn cancel(&self, job_id: &str) -> Result<bool, EngineError> {
         let job_id = job_id.to_string();
-        self.ask(|reply| Input::Cancel { job_id, reply }).await?
+        self.ask(|reply| Request::Cancel { job_id, reply }).await?
     }
 
     /// The latest state.
@@ -297,32 +368,32 @@ impl Engine {
     /// Loads a circuit's params ahead of use; resolves when they are loaded.
     pub async fn preload_params(&self, circuit_id: &str) -> Result<Preloaded, EngineError> {
         let circuit_id = circuit_id.to_string();
-        self.ask(|reply| Input::Preload { circuit_id, reply })
+        self.ask(|reply| Request::Preload { circuit_id, reply })
             .await?
     }
 
     /// Drops a circuit's params if no job holds them.
     pub async fn evict_params(&self, circuit_id: &str) -> Result<Evicted, EngineError> {
         let circuit_id = circuit_id.to_string();
-        self.ask(|reply| Input::Evict { circuit_id, reply }).await?
+        self.ask(|reply| Request::Evict { circuit_id, reply }).await?
     }
 
     /// Logs a request the API refused at submit (it never became a job), so that snapshots show
     /// it in their failure log.
     pub fn note_refusal(&self, failure: crate::failures::Failure) {
-        let _ = self.inputs.send(Input::Refused(failure));
+        self.writer.send(Request::Refused(failure));
     }
 
     /// Stops intake: later submits fail with `ShuttingDown`; queued and running jobs go on.
     pub fn begin_drain(&self) {
-        let _ = self.inputs.send(Input::Drain);
+        self.writer.send(Request::Drain);
     }
 
     /// Resolves when no job is queued or running.
     pub async fn idle(&self) {
         let mut changes = self.subscribe();
         loop {
-            match self.ask(|reply| Input::Idle { reply }).await {
+            match self.ask(|reply| Request::Idle { reply }).await {
                 Ok(true) | Err(_) => return,
                 Ok(false) => {
                     if changes.changed().await.is_err() {
@@ -335,12 +406,12 @@ impl Engine {
 
     async fn ask<T>(
         &self,
-        input: impl FnOnce(oneshot::Sender<T>) -> Input,
+        request: impl FnOnce(oneshot::Sender<T>) -> Request,
     ) -> Result<T, EngineError> {
         let (reply, answer) = oneshot::channel();
-        self.inputs
-            .send(input(reply))
-            .map_err(|_| EngineError::ShuttingDown)?;
+        if !self.writer.send(request(reply)) {
+            return Err(EngineError::ShuttingDown);
+        }
         answer.await.map_err(|_| EngineError::ShuttingDown)
     }
 }
@@ -351,29 +422,42 @@ async fn blocking<T: Send + 'static>(
 ) -> Result<T, EngineError> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| EngineError::Prover(format!("internal error on a blocking thread: {e}")))?
+        .map_err(|e| EngineError::Internal(format!("a blocking step of the intake failed: {e}")))?
 }
 
 /// What recovery hands the engine: the jobs planned again, how many failed to, and the next
 /// free submit sequence number.
-#[derive(Default)]
-struct Restored {
-    jobs: Vec<(RecoveredJob, Arc<dyn JobPlan>)>,
+struct Restored<T> {
+    jobs: Vec<(RecoveredJob, Planned<T>)>,
     failed: usize,
     next_seq: u64,
     /// What the journal recorded of the last hour, for the history.
     past: crate::history::Past,
 }
 
+impl<T> Default for Restored<T> {
+    fn default() -> Restored<T> {
+        Restored {
+            jobs: Vec::new(),
+            failed: 0,
+            next_seq: 0,
+            past: Default::default(),
+        }
+    }
+}
+
 /// Reads the unfinished jobs back and plans each again, on every core. A job that no longer
 /// plans (its params are gone, say) is recorded as failed; a retry of it makes a new attempt.
-fn recover(mut journal: Journal, prover: &dyn Prover) -> Result<(Journal, Restored), String> {
+fn recover<P: Prover>(
+    mut journal: Journal,
+    prover: &P,
+) -> Result<(Journal, Restored<P::Plan>), String> {
     let (jobs, next_seq) = journal.recover()?;
     let mut restored = Restored {
         jobs: Vec::with_capacity(jobs.len()),
         failed: 0,
         next_seq,
-        past: journal.recent_past(crate::machine::unix_ms())?,
+        past: journal.recent_past(crate::clock::unix_ms())?,
     };
     for (job, plan) in crate::journal::plan_all(prover, jobs) {
         match plan {
@@ -391,10 +475,10 @@ fn recover(mut journal: Journal, prover: &dyn Prover) -> Result<(Journal, Restor
 /// Asks the prover for its devices' readings every `interval` on a thread of its own (a driver
 /// call may block), until the engine is gone; not at all for a zero interval or a prover whose
 /// first answer is empty.
-fn start_device_readings(
-    prover: Arc<dyn Prover>,
+fn start_device_readings<P: Prover>(
+    prover: Arc<P>,
     interval: Duration,
-    engine: mpsc::UnboundedSender<Input>,
+    engine: mpsc::UnboundedSender<Input<P>>,
 ) {
     if interval.is_zero() {
         return;

@@ -29,12 +29,12 @@ async fn await_times_out_while_the_job_goes_on_then_completes() {
         .await
         .unwrap();
     let waited = engine
-        .await_job(&job.job_id, Some(Duration::from_secs(10)))
+        .await_job_within(&job.job_id, Some(Duration::from_secs(10)))
         .await
         .unwrap();
-    assert_eq!(waited.end, JobEnd::TimedOut);
+    assert_eq!(waited, None, "the wait runs out while the job goes on");
     drop(gate);
-    let done = engine.await_job(&job.job_id, None).await.unwrap();
+    let done = engine.await_job(&job.job_id).await.unwrap();
     assert_eq!(done.end, JobEnd::Completed(vec![0; 4]));
     assert!(
         done.timings.total >= Duration::from_secs(10),
@@ -52,23 +52,24 @@ async fn finished_jobs_stay_visible_for_the_retention_then_go() {
         .unwrap()
         .job_id;
     assert!(matches!(
-        engine.await_job(&job, None).await.unwrap().end,
+        engine.await_job(&job).await.unwrap().end,
         JobEnd::Completed(_)
     ));
     tokio::time::sleep(Duration::from_secs(25)).await;
     assert!(engine.snapshot().jobs.iter().any(|j| j.job_id == job));
     assert!(matches!(
         engine
-            .await_job(&job, Some(Duration::ZERO))
+            .await_job_within(&job, Some(Duration::ZERO))
             .await
             .unwrap()
+            .expect("ended")
             .end,
         JobEnd::Completed(_)
     ));
     tokio::time::sleep(Duration::from_secs(7)).await;
     assert!(engine.snapshot().jobs.iter().all(|j| j.job_id != job));
     assert_eq!(
-        engine.await_job(&job, None).await.unwrap_err(),
+        engine.await_job(&job).await.unwrap_err(),
         EngineError::UnknownJob(job)
     );
 }
@@ -86,14 +87,14 @@ async fn a_panic_fails_only_its_job(
     let engine = engine(prover.clone());
     flag(&prover).store(true, Ordering::SeqCst);
     let bad = engine.submit(request(kind, 2, 1000)).await.unwrap().job_id;
-    let JobEnd::Failed(error) = engine.await_job(&bad, None).await.unwrap().end else {
+    let JobEnd::Failed(error) = engine.await_job(&bad).await.unwrap().end else {
         panic!("must fail")
     };
     assert!(error.contains(message), "{error}");
     flag(&prover).store(false, Ordering::SeqCst);
     let good = engine.submit(request(kind, 2, 1000)).await.unwrap().job_id;
     assert!(matches!(
-        engine.await_job(&good, None).await.unwrap().end,
+        engine.await_job(&good).await.unwrap().end,
         JobEnd::Completed(_)
     ));
     let snap = engine.snapshot();
@@ -177,9 +178,10 @@ async fn draining_refuses_new_work_and_finishes_the_rest() {
     engine.idle().await;
     assert!(matches!(
         engine
-            .await_job(&job, Some(Duration::ZERO))
+            .await_job_within(&job, Some(Duration::ZERO))
             .await
             .unwrap()
+            .expect("ended")
             .end,
         JobEnd::Completed(_)
     ));
@@ -268,7 +270,7 @@ async fn the_driver_returns_the_abc_share_while_the_device_phase_runs() {
     .await;
     drop(gate);
     assert!(matches!(
-        engine.await_job(&job, None).await.unwrap().end,
+        engine.await_job(&job).await.unwrap().end,
         JobEnd::Completed(_)
     ));
     snapshot_where(&engine, |s| s.memory.used_bytes == PARAMS_BYTES).await;
@@ -290,7 +292,7 @@ async fn evict_params_is_refused_while_a_job_uses_them() {
         Err(EngineError::ParamsInUse("snap-test".into()))
     );
     drop(gate);
-    engine.await_job(&job, None).await.unwrap();
+    engine.await_job(&job).await.unwrap();
     let evicted = engine.evict_params("snap-test").await.unwrap();
     assert!(evicted.was_loaded);
     assert_eq!(evicted.freed_bytes, PARAMS_BYTES);
@@ -322,8 +324,8 @@ async fn timings_add_up_and_show_the_wait_for_a_thread() {
         .job_id;
     tokio::time::sleep(Duration::from_secs(10)).await;
     drop(gate);
-    let first = engine.await_job(&first, None).await.unwrap().timings;
-    let second = engine.await_job(&second, None).await.unwrap().timings;
+    let first = engine.await_job(&first).await.unwrap().timings;
+    let second = engine.await_job(&second).await.unwrap().timings;
     assert_eq!(first.queue_wait, Duration::ZERO, "{first:?}");
     assert!(first.synthesis >= Duration::from_secs(10), "{first:?}");
     assert!(second.queue_wait >= Duration::from_secs(10), "{second:?}");
@@ -347,7 +349,7 @@ async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
     ] {
         prover.nice_seen.lock().clear();
         let job = engine.submit(request(kind, 2, 1000)).await.unwrap();
-        let done = engine.await_job(&job.job_id, None).await.unwrap();
+        let done = engine.await_job(&job.job_id).await.unwrap();
         assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
         let seen = prover.nice_seen.lock().clone();
         assert_eq!(
@@ -403,7 +405,7 @@ async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_fo
     })
     .await;
     drop(gate);
-    let done = engine.await_job(&winning, None).await.unwrap();
+    let done = engine.await_job(&winning).await.unwrap();
     assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
     // The WinningPoSt's phase ran at the process's priority, not at the paused PoRep's.
     let device_nice: Vec<i32> = (prover.nice_seen.lock().iter())
@@ -426,7 +428,7 @@ async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_fo
         .await
         .unwrap()
         .job_id;
-    let done = engine.await_job(&wpost, None).await.unwrap();
+    let done = engine.await_job(&wpost).await.unwrap();
     assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
     assert!(
         prover.in_mid_step.load(Ordering::SeqCst),
@@ -450,7 +452,7 @@ async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_fo
 
     prover.device_steps_held.store(false, Ordering::SeqCst);
     for id in [&porep, &snap] {
-        let done = engine.await_job(id, None).await.unwrap();
+        let done = engine.await_job(id).await.unwrap();
         assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
     }
     assert_eq!(prover.proved.load(Ordering::SeqCst), 4);

@@ -11,6 +11,7 @@
 //! - `failures`: the log of failed jobs and refused requests that snapshots carry.
 //! - `history`: jobs ended and worker stints of the last hour (rates, percentiles, utilisation).
 //! - `budget`: the memory budget and its RAII reservations.
+//! - `clock`: wall-clock milliseconds for what people read.
 //! - `os_priority`: lower OS thread priority for work that has no deadline.
 //! - `schedule`: the scheduling order and the synthesis allowance, as pure functions.
 //! - `machine`: the engine's state and its single writer (inputs in, effects out).
@@ -22,6 +23,7 @@
 //! - `journal`: the job journal (SQLite + input files) that makes accepted jobs durable.
 
 pub mod budget;
+mod clock;
 pub mod domain;
 mod driver;
 pub mod error;

@@ -3,19 +3,19 @@
 //!
 //! Heavy methods (`plan`, `load_params`, `synthesize`, `prove`, `finalize`) are always called on
 //! the engine's own threads, never on the async runtime.
+//!
+//! What a prover makes on the way (a decoded job, loaded parameters, a synthesized partition) is
+//! one of its associated types: the engine carries them from step to step without looking
+//! inside, and the compiler checks that each step gets what the previous one made.
 
-use std::any::Any;
 use std::sync::Arc;
 
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
 
-/// A synthesized partition, opaque to the engine (the prover downcasts it).
-pub type Synthesized = Box<dyn Any + Send>;
-/// Loaded parameters, opaque to the engine, shared by every job of the circuit.
-pub type Params = Arc<dyn Any + Send + Sync>;
-
 /// Why a step (synthesis, device phase, finalize) failed, typed by what running it again can do.
+/// Only a device phase is ever run again (from synthesis, see `[engine] device_retries`);
+/// synthesis and finalize run on the CPU from the request alone, so what fails there fails again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
     /// The same input fails the same way every time (a witness the circuit rejects, a final
@@ -23,20 +23,26 @@ pub enum StepError {
     #[error("{0}")]
     Fatal(String),
     /// The device or the machine failed (an OpenCL error, a device fault, a partition proof
-    /// that fails its own check, a panic): running the step again may succeed.
+    /// that fails its own check): running the step again may succeed.
     #[error("{0}")]
     Retryable(String),
+    /// The step panicked: a bug in the prover. The message is the panic's. A device phase that
+    /// panics is retried like a device fault (a driver can panic on a transient error); other
+    /// steps are not.
+    #[error("internal error (panic): {0}")]
+    Panicked(String),
 }
 
 impl StepError {
+    /// Whether running the device phase again may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, StepError::Retryable(_))
+        matches!(self, StepError::Retryable(_) | StepError::Panicked(_))
     }
 }
 
 /// A circuit's parameters as a prover loaded them.
-pub struct LoadedParams {
-    pub params: Params,
+pub struct LoadedParams<T> {
+    pub params: Arc<T>,
     /// Bytes they hold in memory, every part included.
     pub bytes: u64,
     /// The part of `bytes` that is the circuit's pre-compiled matrices (0: none loaded).
@@ -95,30 +101,66 @@ pub struct PartitionMemory {
     pub abc_bytes: u64,
 }
 
-/// Makes proofs: parses requests, loads parameters, runs the device phase.
+/// One decoded request: what the engine needs to schedule it, and the prover's own plan.
+pub struct Planned<T> {
+    /// The parameters it needs, e.g. `porep-32g`.
+    pub circuit_id: String,
+    pub partitions: u32,
+    pub memory: PartitionMemory,
+    /// What the prover decoded, handed back to its `synthesize` and `finalize`.
+    pub plan: T,
+}
+
+/// Makes proofs: parses requests, loads parameters, synthesizes partitions, runs the device
+/// phase and assembles the proof.
 pub trait Prover: Send + Sync + 'static {
+    /// One decoded request, shared by the job's synthesis threads and its finalize.
+    type Plan: Send + Sync + 'static;
+    /// A circuit's loaded parameters, shared by every job of the circuit.
+    type Params: Send + Sync + 'static;
+    /// One synthesized partition, on its way from synthesis to the device phase.
+    type Partition: Send + 'static;
+
     /// The device-phase backend, e.g. `cpu`.
     fn backend_name(&self) -> String;
     /// The devices to run workers on.
     fn devices(&self) -> Vec<DeviceInfo>;
-    /// Decodes and checks a request once; errors are the caller's fault (`InvalidRequest`).
-    /// The request is moved in so its bytes are dropped as soon as they are decoded.
-    fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError>;
+    /// Decodes and checks a request once: a malformed one is `InvalidRequest`, one this machine
+    /// cannot serve (its parameters are missing) `Setup`. The request is moved in so its bytes
+    /// are dropped as soon as they are decoded.
+    fn plan(&self, request: ProofRequest) -> Result<Planned<Self::Plan>, EngineError>;
     /// Whether the circuit id names parameters this prover knows.
     fn knows_circuit(&self, circuit_id: &str) -> bool;
     /// Bytes the circuit's parameters take in memory, estimated before loading.
     fn params_size_estimate(&self, circuit_id: &str) -> u64;
-    /// Loads a circuit's parameters (with whatever the prover keeps beside them).
-    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams, String>;
+    /// Loads a circuit's parameters (with whatever the prover keeps beside them). A file that
+    /// is missing or unreadable is `Setup`.
+    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams<Self::Params>, EngineError>;
+    /// CPU synthesis of one partition. `params` are the job's parameters when they are already
+    /// loaded (a prover may synthesize faster with what they hold: a pre-compiled circuit),
+    /// `None` while they are still loading; the partition must come out the same either way.
+    fn synthesize(
+        &self,
+        plan: &Self::Plan,
+        index: u32,
+        params: Option<&Self::Params>,
+    ) -> Result<Self::Partition, StepError>;
     /// The device phase of one partition on one device, telling `hooks` when the a/b/c
     /// evaluations are dropped (the engine returns that memory early) and when each step ends
     /// (where a deadline partition may run first).
     fn prove(
         &self,
         device: &DeviceInfo,
-        partition: Synthesized,
-        params: &Params,
+        partition: Self::Partition,
+        params: &Self::Params,
         hooks: &mut dyn DeviceHooks,
+    ) -> Result<Vec<u8>, StepError>;
+    /// Assembles the partition proofs (in partition order) and verifies the whole proof.
+    fn finalize(
+        &self,
+        plan: &Self::Plan,
+        partition_proofs: Vec<Vec<u8>>,
+        params: &Self::Params,
     ) -> Result<Vec<u8>, StepError>;
     /// What the devices report of themselves now (utilisation, memory, temperature, power, the
     /// backend's memory pool), one entry per device that reports anything. Called every
@@ -137,22 +179,4 @@ pub trait DeviceHooks {
     /// One step of the phase ended (a preemption point): while a deadline partition sent to
     /// this worker runs, this phase waits here, and goes on afterwards with its buffers intact.
     fn step_done(&mut self);
-}
-
-/// One parsed job: its partitions and how to finish it.
-pub trait JobPlan: Send + Sync {
-    /// The parameters it needs, e.g. `porep-32g`.
-    fn circuit_id(&self) -> String;
-    fn partitions(&self) -> u32;
-    fn partition_memory(&self) -> PartitionMemory;
-    /// CPU synthesis of one partition. `params` are the job's parameters when they are already
-    /// loaded (a prover may synthesize faster with what they hold: a pre-compiled circuit),
-    /// `None` while they are still loading; the partition must come out the same either way.
-    fn synthesize(&self, index: u32, params: Option<&Params>) -> Result<Synthesized, StepError>;
-    /// Assembles the partition proofs (in partition order) and verifies the whole proof.
-    fn finalize(
-        &self,
-        partition_proofs: Vec<Vec<u8>>,
-        params: &Params,
-    ) -> Result<Vec<u8>, StepError>;
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
 use crate::prover::{
-    DeviceHooks, DeviceInfo, DeviceTelemetry, JobPlan, LoadedParams, Params, PartitionMemory,
-    Prover, StepError, Synthesized,
+    DeviceHooks, DeviceInfo, DeviceTelemetry, LoadedParams, PartitionMemory, Planned, Prover,
+    StepError,
 };
 
 pub(crate) const PARAMS_BYTES: u64 = 100;
@@ -78,14 +78,18 @@ pub(crate) type NiceLog = Arc<parking_lot::Mutex<Vec<(&'static str, String, i32)
 
 pub(crate) struct TestPlan {
     pub circuit: String,
-    pub partitions: u32,
-    pub bytes: u64,
     pub panic: bool,
     pub gate: Arc<parking_lot::Mutex<()>>,
     pub nice_seen: NiceLog,
 }
 
 impl Prover for TestProver {
+    type Plan = TestPlan;
+    /// The circuit id.
+    type Params = String;
+    /// The partition's index.
+    type Partition = u32;
+
     fn backend_name(&self) -> String {
         "test".into()
     }
@@ -101,19 +105,26 @@ impl Prover for TestProver {
             })
             .collect()
     }
-    fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
+    fn plan(&self, request: ProofRequest) -> Result<Planned<TestPlan>, EngineError> {
         let kind = request.kind.expect("tests set a kind");
         if request.partition_index == 0 {
             return Err(EngineError::InvalidRequest("no partitions".into()));
         }
-        Ok(Arc::new(TestPlan {
-            circuit: format!("{kind}-test"),
+        let circuit = format!("{kind}-test");
+        Ok(Planned {
+            circuit_id: circuit.clone(),
             partitions: request.partition_index,
-            bytes: request.sector_size,
-            panic: self.panic_in_synthesis.load(Ordering::SeqCst),
-            gate: self.gate.clone(),
-            nice_seen: self.nice_seen.clone(),
-        }))
+            memory: PartitionMemory {
+                total_bytes: request.sector_size,
+                abc_bytes: request.sector_size / 2,
+            },
+            plan: TestPlan {
+                circuit,
+                panic: self.panic_in_synthesis.load(Ordering::SeqCst),
+                gate: self.gate.clone(),
+                nice_seen: self.nice_seen.clone(),
+            },
+        })
     }
     fn knows_circuit(&self, circuit_id: &str) -> bool {
         circuit_id.ends_with("-test")
@@ -121,7 +132,7 @@ impl Prover for TestProver {
     fn params_size_estimate(&self, _: &str) -> u64 {
         PARAMS_BYTES
     }
-    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams, String> {
+    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams<String>, EngineError> {
         Ok(LoadedParams {
             params: Arc::new(circuit_id.to_string()),
             bytes: PARAMS_BYTES,
@@ -131,13 +142,10 @@ impl Prover for TestProver {
     fn prove(
         &self,
         _: &DeviceInfo,
-        partition: Synthesized,
-        params: &Params,
+        index: u32,
+        circuit: &String,
         hooks: &mut dyn DeviceHooks,
     ) -> Result<Vec<u8>, StepError> {
-        let index = *partition
-            .downcast::<u32>()
-            .map_err(|_| StepError::Fatal("not a test partition".into()))?;
         if self.panic_in_device.load(Ordering::SeqCst) {
             panic!("synthetic device exploded in partition {index}");
         }
@@ -152,7 +160,6 @@ impl Prover for TestProver {
         drop(self.device_gate.lock());
         // While a test holds it, a phase without a deadline (the one a deadline partition
         // preempts) goes on step after step, each step a preemption point.
-        let circuit = params.downcast_ref::<String>().map_or("", |c| c.as_str());
         let deadline = circuit.starts_with("winning") || circuit.starts_with("wpost");
         while !deadline && self.device_steps_held.load(Ordering::SeqCst) {
             self.in_mid_step.store(true, Ordering::SeqCst);
@@ -168,33 +175,18 @@ impl Prover for TestProver {
             .push(("device", format!("partition {index}"), nice));
         Ok(vec![index as u8; 4])
     }
-}
-
-impl JobPlan for TestPlan {
-    fn circuit_id(&self) -> String {
-        self.circuit.clone()
-    }
-    fn partitions(&self) -> u32 {
-        self.partitions
-    }
-    fn partition_memory(&self) -> PartitionMemory {
-        PartitionMemory {
-            total_bytes: self.bytes,
-            abc_bytes: self.bytes / 2,
-        }
-    }
-    fn synthesize(&self, index: u32, _: Option<&Params>) -> Result<Synthesized, StepError> {
-        drop(self.gate.lock());
+    fn synthesize(&self, plan: &TestPlan, index: u32, _: Option<&String>) -> Result<u32, StepError> {
+        drop(plan.gate.lock());
         let nice = crate::os_priority::current_nice();
-        self.nice_seen
+        plan.nice_seen
             .lock()
-            .push(("synthesis", self.circuit.clone(), nice));
-        if self.panic {
+            .push(("synthesis", plan.circuit.clone(), nice));
+        if plan.panic {
             panic!("synthetic circuit exploded in partition {index}");
         }
-        Ok(Box::new(index))
+        Ok(index)
     }
-    fn finalize(&self, proofs: Vec<Vec<u8>>, _: &Params) -> Result<Vec<u8>, StepError> {
+    fn finalize(&self, _: &TestPlan, proofs: Vec<Vec<u8>>, _: &String) -> Result<Vec<u8>, StepError> {
         for (i, p) in proofs.iter().enumerate() {
             if p != &vec![i as u8; 4] {
                 return Err(StepError::Fatal(format!(

@@ -19,23 +19,23 @@ use crate::os_priority;
 use crate::prover::{DeviceHooks, DeviceInfo, Prover, StepError};
 
 /// How the machine hands a worker partitions.
-pub(crate) struct WorkerHandle(Sender<DeviceTask>);
+pub(crate) struct WorkerHandle<P: Prover>(Sender<DeviceTask<P>>);
 
-impl WorkerHandle {
+impl<P: Prover> WorkerHandle<P> {
     /// Sends `task`; false when the worker's thread is gone.
-    pub(crate) fn send(&self, task: DeviceTask) -> bool {
+    pub(crate) fn send(&self, task: DeviceTask<P>) -> bool {
         self.0.send(task).is_ok()
     }
 }
 
 /// Starts worker `id`'s thread.
-pub(crate) fn start(
+pub(crate) fn start<P: Prover>(
     id: u32,
     device: DeviceInfo,
-    prover: Arc<dyn Prover>,
-    report: UnboundedSender<Input>,
+    prover: Arc<P>,
+    report: UnboundedSender<Input<P>>,
     background_nice: i32,
-) -> WorkerHandle {
+) -> WorkerHandle<P> {
     let (tasks, incoming) = crossbeam_channel::unbounded();
     let worker = Worker {
         id,
@@ -48,11 +48,11 @@ pub(crate) fn start(
     WorkerHandle(tasks)
 }
 
-struct Worker {
+struct Worker<P: Prover> {
     id: u32,
     device: DeviceInfo,
-    prover: Arc<dyn Prover>,
-    report: UnboundedSender<Input>,
+    prover: Arc<P>,
+    report: UnboundedSender<Input<P>>,
     background_nice: i32,
 }
 
@@ -62,11 +62,11 @@ struct Phase {
     gate: Arc<Gate>,
 }
 
-impl Worker {
+impl<P: Prover> Worker<P> {
     /// Until the machine drops its handle and no phase runs: starts each partition sent, pausing
     /// the newest running phase first, and reports each phase's result as it ends.
-    fn run(self, incoming: Receiver<DeviceTask>) {
-        let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Input)>();
+    fn run(self, incoming: Receiver<DeviceTask<P>>) {
+        let (done_tx, done_rx) = crossbeam_channel::unbounded::<(u64, Input<P>)>();
         // Running phases, oldest first; all but the newest wait at (or walk to) a step boundary.
         let mut running: Vec<Phase> = Vec::new();
         let mut serial = 0u64;
@@ -106,10 +106,10 @@ impl Worker {
     /// phase thread must not descend from a background one.
     fn start_phase(
         &self,
-        task: DeviceTask,
+        task: DeviceTask<P>,
         serial: u64,
         gate: Arc<Gate>,
-        done: Sender<(u64, Input)>,
+        done: Sender<(u64, Input<P>)>,
     ) {
         let (worker, device, prover, report) = (
             self.id,
@@ -165,14 +165,14 @@ impl Gate {
 /// goes back to the budget (and `AbcReleased` to `report`) as soon as the prover has consumed
 /// it, `between_steps` runs at every step boundary, and the rest of the reservation travels back
 /// in the returned `DeviceDone`. A panic in the prover becomes the partition's error.
-pub(crate) fn device_phase(
-    prover: &dyn Prover,
+pub(crate) fn device_phase<P: Prover>(
+    prover: &P,
     worker: u32,
     device: &DeviceInfo,
-    task: DeviceTask,
-    report: &mut dyn FnMut(Input),
+    task: DeviceTask<P>,
+    report: &mut dyn FnMut(Input<P>),
     between_steps: &mut dyn FnMut(),
-) -> Input {
+) -> Input<P> {
     let DeviceTask {
         job,
         index,
@@ -193,7 +193,7 @@ pub(crate) fn device_phase(
     };
     let result = guarded(
         || prover.prove(device, partition, &params, &mut hooks),
-        StepError::Retryable,
+        StepError::Panicked,
     );
     Input::DeviceDone {
         worker,
@@ -204,17 +204,17 @@ pub(crate) fn device_phase(
     }
 }
 
-struct Hooks<'a> {
+struct Hooks<'a, P: Prover> {
     job: u64,
     index: u32,
     abc_bytes: u64,
     released: bool,
     reservation: &'a mut crate::budget::Reservation,
-    report: &'a mut dyn FnMut(Input),
+    report: &'a mut dyn FnMut(Input<P>),
     between_steps: &'a mut dyn FnMut(),
 }
 
-impl DeviceHooks for Hooks<'_> {
+impl<P: Prover> DeviceHooks for Hooks<'_, P> {
     fn abc_released(&mut self) {
         if !std::mem::replace(&mut self.released, true) {
             self.reservation.shrink(self.abc_bytes);

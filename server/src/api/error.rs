@@ -1,6 +1,10 @@
 //! The one place an engine error becomes a gRPC status: each variant has exactly one code, and
-//! the message is the error's own text (what is wrong and what to do).
+//! the message is the error's own text (what is wrong and what to do). By class: a client's
+//! fault is INVALID_ARGUMENT or NOT_FOUND (never worth a retry), an operator's FAILED_PRECONDITION
+//! (the message names what to fix), a resource's RESOURCE_EXHAUSTED, UNAVAILABLE or
+//! FAILED_PRECONDITION (the message says what to wait for or raise), a bug INTERNAL (and logged).
 
+use snarkd_engine::error::ErrorClass;
 use snarkd_engine::EngineError;
 use tonic::{Code, Status};
 
@@ -21,14 +25,18 @@ pub fn code_of(err: &EngineError) -> Code {
         EngineError::ShuttingDown => Code::Unavailable,
         // The disk under [jobs] dir failed; the request itself was fine.
         EngineError::Journal(_) => Code::Unavailable,
-        // Outside a job, prover failures are about this machine's state (params missing or
-        // unreadable): the operator fixes them, the same call then succeeds.
-        EngineError::Prover(_) => Code::FailedPrecondition,
+        // This machine's state (params missing or unreadable): the operator fixes it, the
+        // same call then succeeds.
+        EngineError::Setup(_) => Code::FailedPrecondition,
+        EngineError::Internal(_) => Code::Internal,
     }
 }
 
-/// The gRPC status of an engine error.
+/// The gRPC status of an engine error; a bug is logged with its message.
 pub fn status_of(err: EngineError) -> Status {
+    if err.class() == ErrorClass::Bug {
+        tracing::error!(error = %err, "a request failed on a bug in snarkd");
+    }
     Status::new(code_of(&err), err.to_string())
 }
 
@@ -37,16 +45,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_engine_error_has_its_code_and_keeps_its_message() {
+    fn each_engine_error_has_its_code_and_class_and_keeps_its_message() {
+        use ErrorClass::*;
         let table = [
             (
                 EngineError::InvalidRequest("randomness is 3 bytes".into()),
                 Code::InvalidArgument,
+                Client,
             ),
-            (EngineError::UnknownJob("j1".into()), Code::NotFound),
+            (EngineError::UnknownJob("j1".into()), Code::NotFound, Client),
             (
                 EngineError::UnknownCircuit("porep-99g".into()),
                 Code::InvalidArgument,
+                Client,
             ),
             (
                 EngineError::TooLarge {
@@ -54,10 +65,12 @@ mod tests {
                     budget: "8 GiB".into(),
                 },
                 Code::ResourceExhausted,
+                Resource,
             ),
             (
                 EngineError::ParamsInUse("porep-2k".into()),
                 Code::FailedPrecondition,
+                Resource,
             ),
             (
                 EngineError::NoRoom {
@@ -66,6 +79,7 @@ mod tests {
                     free: "3 GiB".into(),
                 },
                 Code::ResourceExhausted,
+                Resource,
             ),
             (
                 EngineError::LimitReached {
@@ -74,16 +88,28 @@ mod tests {
                     detail: "256 LOW jobs are queued or running".into(),
                 },
                 Code::ResourceExhausted,
+                Resource,
             ),
-            (EngineError::ShuttingDown, Code::Unavailable),
-            (EngineError::Journal("disk full".into()), Code::Unavailable),
+            (EngineError::ShuttingDown, Code::Unavailable, Resource),
             (
-                EngineError::Prover("params file missing".into()),
+                EngineError::Journal("disk full".into()),
+                Code::Unavailable,
+                Resource,
+            ),
+            (
+                EngineError::Setup("parameter file v28-x.params is missing".into()),
                 Code::FailedPrecondition,
+                Operator,
+            ),
+            (
+                EngineError::Internal("the planner panicked".into()),
+                Code::Internal,
+                Bug,
             ),
         ];
-        for (err, code) in table {
+        for (err, code, class) in table {
             let text = err.to_string();
+            assert_eq!(err.class(), class, "{text}");
             let status = status_of(err);
             assert_eq!(status.code(), code, "{text}");
             assert_eq!(status.message(), text);

@@ -137,10 +137,10 @@ impl ProvingService {
         let job_id = request::job_id(job_id).map_err(status_of)?;
         let outcome = self
             .engine
-            .await_job(job_id, timeout)
+            .await_job_within(job_id, timeout)
             .await
             .map_err(status_of)?;
-        Ok(outcome::awaited(outcome))
+        Ok(outcome::awaited(job_id, outcome))
     }
 }
 

@@ -16,7 +16,16 @@ pub fn submitted(s: Submitted) -> pb::SubmitProofResponse {
     }
 }
 
-pub fn awaited(outcome: JobOutcome) -> pb::AwaitProofResponse {
+/// The answer to AwaitProof: how the job ended, or (`None`) that the wait ran out.
+pub fn awaited(job_id: &str, outcome: Option<JobOutcome>) -> pb::AwaitProofResponse {
+    let Some(outcome) = outcome else {
+        return pb::AwaitProofResponse {
+            job_id: job_id.to_string(),
+            status: AwaitStatus::Timeout as i32,
+            error_message: "the wait ran out; the job goes on: call AwaitProof again".into(),
+            ..Default::default()
+        };
+    };
     let t = outcome.timings;
     let (status, proof, error_message) = match outcome.end {
         JobEnd::Completed(proof) => (AwaitStatus::Completed, proof, String::new()),
@@ -25,11 +34,6 @@ pub fn awaited(outcome: JobOutcome) -> pb::AwaitProofResponse {
             AwaitStatus::Cancelled,
             Vec::new(),
             "the job was cancelled".into(),
-        ),
-        JobEnd::TimedOut => (
-            AwaitStatus::Timeout,
-            Vec::new(),
-            "the wait ran out; the job goes on: call AwaitProof again".into(),
         ),
     };
     pb::AwaitProofResponse {
@@ -95,19 +99,16 @@ mod tests {
                 "proof did not verify",
             ),
             (JobEnd::Cancelled, AwaitStatus::Cancelled, 0, "cancelled"),
-            (
-                JobEnd::TimedOut,
-                AwaitStatus::Timeout,
-                0,
-                "AwaitProof again",
-            ),
         ];
         for (end, status, proof_len, msg) in table {
-            let r = awaited(JobOutcome {
-                job_id: "j".into(),
-                end,
-                timings,
-            });
+            let r = awaited(
+                "j",
+                Some(JobOutcome {
+                    job_id: "j".into(),
+                    end,
+                    timings,
+                }),
+            );
             assert_eq!(r.status, status as i32);
             assert_eq!(r.proof.len(), proof_len);
             assert!(r.error_message.contains(msg), "{}", r.error_message);
@@ -122,5 +123,13 @@ mod tests {
                 (5, 6, 7, 8, 30)
             );
         }
+    }
+
+    #[test]
+    fn a_wait_that_runs_out_is_timeout_and_names_the_job() {
+        let r = awaited("j", None);
+        assert_eq!(r.status, AwaitStatus::Timeout as i32);
+        assert_eq!(r.job_id, "j");
+        assert!(r.error_message.contains("AwaitProof again"), "{}", r.error_message);
     }
 }

@@ -3,7 +3,8 @@
 //! on a [`DeviceBackend`] and every final proof is verified before the engine reports it.
 //!
 //! Layout:
-//! - `mod.rs`: [`FilecoinProver`] and the per-job [`FilecoinPlan`].
+//! - `mod.rs`: [`FilecoinProver`], the engine's prover: a job's plan is the prover crate's
+//!   [`PreparedJob`], its params [`LoadedParams`], a synthesized partition [`SynthesizedPartition`].
 //! - `convert.rs`: engine request and kind → prover request and kind.
 //! - `devices.rs`: `[gpus]` → one backend per selected device; `snarkd devices`.
 //! - `readings.rs`: what the devices report of themselves (NVML, the backends' memory pools).
@@ -16,8 +17,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use snarkd_engine::prover::{
-    DeviceHooks, DeviceInfo, DeviceTelemetry, JobPlan, LoadedParams as EngineParams, Params,
-    PartitionMemory, Prover, StepError, Synthesized,
+    DeviceHooks, DeviceInfo, DeviceTelemetry, LoadedParams as EngineParams, PartitionMemory,
+    Planned, Prover, StepError,
 };
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::{PhaseHooks, Randomness};
@@ -28,7 +29,7 @@ use snarkd_prover::{
 use crate::config::Config;
 
 /// The prover the config asks for: its backend on each selected device.
-pub fn from_config(config: &Config) -> anyhow::Result<Arc<dyn Prover>> {
+pub fn from_config(config: &Config) -> anyhow::Result<Arc<FilecoinProver>> {
     let backends = devices::backends(config)?;
     Ok(Arc::new(
         FilecoinProver::new(config.params.dir.clone(), backends)
@@ -67,16 +68,25 @@ impl FilecoinProver {
         self
     }
 
-    fn backend(&self, device: &DeviceInfo) -> Result<&Arc<dyn DeviceBackend>, String> {
+    fn backend(&self, device: &DeviceInfo) -> Result<&Arc<dyn DeviceBackend>, StepError> {
         self.backends
             .iter()
             .find(|(d, _)| d.ordinal == device.ordinal)
             .map(|(_, b)| b)
-            .ok_or_else(|| format!("internal error: no backend for device {}", device.ordinal))
+            .ok_or_else(|| {
+                StepError::Fatal(format!(
+                    "internal error: no backend for device {}",
+                    device.ordinal
+                ))
+            })
     }
 }
 
 impl Prover for FilecoinProver {
+    type Plan = PreparedJob;
+    type Params = LoadedParams;
+    type Partition = SynthesizedPartition;
+
     fn backend_name(&self) -> String {
         let mut names: Vec<&str> = self
             .backends
@@ -95,7 +105,7 @@ impl Prover for FilecoinProver {
         self.readings.read()
     }
 
-    fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
+    fn plan(&self, request: ProofRequest) -> Result<Planned<PreparedJob>, EngineError> {
         let request = convert::request(request)?;
         let job = snarkd_prover::prepare(&request)
             .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
@@ -103,8 +113,19 @@ impl Prover for FilecoinProver {
         // Missing parameters are this machine's state, not the request's fault: the operator
         // fetches them and the same request then succeeds (FAILED_PRECONDITION, Prove included).
         snarkd_prover::params::ensure_params_present(&self.params_dir, job.circuit_id())
-            .map_err(|e| EngineError::Prover(e.to_string()))?;
-        Ok(Arc::new(FilecoinPlan { job }))
+            .map_err(setup_error)?;
+        let estimate = job.partition_memory_estimate();
+        Ok(Planned {
+            circuit_id: job.circuit_id().to_string(),
+            partitions: job.num_partitions() as u32,
+            // The engine reserves for the device phase's peak and gives back, when H is done,
+            // what the rest of the proof does not need.
+            memory: PartitionMemory {
+                total_bytes: estimate.reserve_bytes(),
+                abc_bytes: estimate.released_after_h_bytes(),
+            },
+            plan: job,
+        })
     }
 
     fn knows_circuit(&self, circuit_id: &str) -> bool {
@@ -126,14 +147,15 @@ impl Prover for FilecoinProver {
         params.unwrap_or(0) + matrices
     }
 
-    fn load_params(&self, circuit_id: &str) -> Result<EngineParams, String> {
-        let circuit = CircuitId::parse(circuit_id).map_err(|e| e.to_string())?;
+    fn load_params(&self, circuit_id: &str) -> Result<EngineParams<LoadedParams>, EngineError> {
+        let circuit = CircuitId::parse(circuit_id)
+            .map_err(|_| EngineError::UnknownCircuit(circuit_id.to_string()))?;
         let params = snarkd_prover::load_params_with(
             &self.params_dir,
             circuit,
             self.precompiled_dir.as_deref(),
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(setup_error)?;
         Ok(EngineParams {
             bytes: params.size_bytes(),
             precompiled_bytes: params.precompiled_bytes(),
@@ -141,22 +163,30 @@ impl Prover for FilecoinProver {
         })
     }
 
+    fn synthesize(
+        &self,
+        job: &PreparedJob,
+        index: u32,
+        params: Option<&LoadedParams>,
+    ) -> Result<SynthesizedPartition, StepError> {
+        let matrices = params.and_then(LoadedParams::precompiled);
+        // The witness comes from the request alone: what fails once fails again.
+        job.synthesize_with(index as usize, matrices)
+            .map_err(|e| StepError::Fatal(e.to_string()))
+    }
+
     fn prove(
         &self,
         device: &DeviceInfo,
-        partition: Synthesized,
-        params: &Params,
+        partition: SynthesizedPartition,
+        params: &LoadedParams,
         hooks: &mut dyn DeviceHooks,
     ) -> Result<Vec<u8>, StepError> {
-        let partition = partition.downcast::<SynthesizedPartition>().map_err(|_| {
-            StepError::Fatal("internal error: not a synthesized Filecoin partition".into())
-        })?;
-        let params = loaded(params)?;
-        let backend = self.backend(device).map_err(StepError::Fatal)?;
+        let backend = self.backend(device)?;
         // A device fault, or a partition proof that fails its own check (a wrong result from
         // the device): the partition is worth synthesizing and proving again.
         let (proof, timings) = backend
-            .prove(*partition, params, Randomness::random(), &mut Hooks(hooks))
+            .prove(partition, params, Randomness::random(), &mut Hooks(hooks))
             .map_err(|e| StepError::Retryable(e.to_string()))?;
         let name = backend.name().to_string();
         if timings.faults > 0 {
@@ -171,6 +201,27 @@ impl Prover for FilecoinProver {
             .map_err(|e| StepError::Fatal(format!("serializing the partition proof: {e}")))?;
         Ok(bytes)
     }
+
+    fn finalize(
+        &self,
+        job: &PreparedJob,
+        partition_proofs: Vec<Vec<u8>>,
+        params: &LoadedParams,
+    ) -> Result<Vec<u8>, StepError> {
+        let proofs = snarkd_prover::filecoin::parse_proofs(
+            &partition_proofs.concat(),
+            partition_proofs.len(),
+        )
+        .map_err(|e| StepError::Fatal(e.to_string()))?;
+        job.finalize(&proofs, params)
+            .map_err(|e: ProverError| StepError::Fatal(e.to_string()))
+    }
+}
+
+/// A prover error outside a job's steps (parameters missing, unreadable or wrong): this
+/// machine's setup, for the operator to fix.
+fn setup_error(err: ProverError) -> EngineError {
+    EngineError::Setup(err.to_string())
 }
 
 /// The engine's hooks as the prover's.
@@ -185,60 +236,3 @@ impl PhaseHooks for Hooks<'_> {
     }
 }
 
-/// One decoded Filecoin request.
-struct FilecoinPlan {
-    job: PreparedJob,
-}
-
-impl JobPlan for FilecoinPlan {
-    fn circuit_id(&self) -> String {
-        self.job.circuit_id().to_string()
-    }
-
-    fn partitions(&self) -> u32 {
-        self.job.num_partitions() as u32
-    }
-
-    fn partition_memory(&self) -> PartitionMemory {
-        let estimate = self.job.partition_memory_estimate();
-        // The engine reserves for the device phase's peak and gives back, when H is done, what
-        // the rest of the proof does not need.
-        PartitionMemory {
-            total_bytes: estimate.reserve_bytes(),
-            abc_bytes: estimate.released_after_h_bytes(),
-        }
-    }
-
-    fn synthesize(&self, index: u32, params: Option<&Params>) -> Result<Synthesized, StepError> {
-        let matrices = params
-            .and_then(|p| p.downcast_ref::<LoadedParams>())
-            .and_then(LoadedParams::precompiled);
-        // The witness comes from the request alone: what fails once fails again.
-        let partition = self
-            .job
-            .synthesize_with(index as usize, matrices)
-            .map_err(|e| StepError::Fatal(e.to_string()))?;
-        Ok(Box::new(partition))
-    }
-
-    fn finalize(
-        &self,
-        partition_proofs: Vec<Vec<u8>>,
-        params: &Params,
-    ) -> Result<Vec<u8>, StepError> {
-        let proofs = snarkd_prover::filecoin::parse_proofs(
-            &partition_proofs.concat(),
-            partition_proofs.len(),
-        )
-        .map_err(|e| StepError::Fatal(e.to_string()))?;
-        self.job
-            .finalize(&proofs, loaded(params)?)
-            .map_err(|e: ProverError| StepError::Fatal(e.to_string()))
-    }
-}
-
-fn loaded(params: &Params) -> Result<&LoadedParams, StepError> {
-    params.downcast_ref::<LoadedParams>().ok_or_else(|| {
-        StepError::Fatal("internal error: params are not Filecoin Groth16 parameters".into())
-    })
-}

@@ -7,8 +7,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 
 use snarkd_engine::prover::{
-    DeviceHooks, DeviceInfo, JobPlan, LoadedParams, Params, PartitionMemory, Prover, StepError,
-    Synthesized,
+    DeviceHooks, DeviceInfo, LoadedParams, PartitionMemory, Planned, Prover, StepError,
 };
 use snarkd_engine::{EngineError, ProofKind, ProofRequest};
 
@@ -62,12 +61,17 @@ impl StandInProver {
     }
 }
 
-struct Plan {
-    circuit: String,
+pub struct Plan {
     inputs: Vec<u32>,
 }
 
 impl Prover for StandInProver {
+    type Plan = Plan;
+    /// The circuit id.
+    type Params = String;
+    /// The partition's input.
+    type Partition = u32;
+
     fn backend_name(&self) -> String {
         "cpu".into()
     }
@@ -80,7 +84,7 @@ impl Prover for StandInProver {
         }]
     }
 
-    fn plan(&self, request: ProofRequest) -> Result<Arc<dyn JobPlan>, EngineError> {
+    fn plan(&self, request: ProofRequest) -> Result<Planned<Plan>, EngineError> {
         let kind = request.kind.expect("the API layer sets the kind");
         let encoded: Vec<&[u8]> = match kind {
             ProofKind::PorepSealCommit => vec![&request.vanilla_proof],
@@ -101,10 +105,15 @@ impl Prover for StandInProver {
                     })
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Arc::new(Plan {
-            circuit: format!("{}-2k", kind.as_str()),
-            inputs,
-        }))
+        Ok(Planned {
+            circuit_id: format!("{}-2k", kind.as_str()),
+            partitions: inputs.len() as u32,
+            memory: PartitionMemory {
+                total_bytes: 1 << 20,
+                abc_bytes: 1 << 19,
+            },
+            plan: Plan { inputs },
+        })
     }
 
     fn knows_circuit(&self, circuit_id: &str) -> bool {
@@ -115,7 +124,7 @@ impl Prover for StandInProver {
         PARAMS_BYTES
     }
 
-    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams, String> {
+    fn load_params(&self, circuit_id: &str) -> Result<LoadedParams<String>, EngineError> {
         Ok(LoadedParams {
             params: Arc::new(circuit_id.to_string()),
             bytes: PARAMS_BYTES,
@@ -126,17 +135,13 @@ impl Prover for StandInProver {
     fn prove(
         &self,
         _device: &DeviceInfo,
-        partition: Synthesized,
-        params: &Params,
+        input: u32,
+        circuit: &String,
         hooks: &mut dyn DeviceHooks,
     ) -> Result<Vec<u8>, StepError> {
-        let input = *partition
-            .downcast::<u32>()
-            .map_err(|_| StepError::Fatal("not a stand-in partition".into()))?;
         // While the gate is closed a held phase goes on step after step, each a preemption
         // point.
         let (open, opened) = &*self.gate;
-        let circuit = params.downcast_ref::<String>().map_or("", String::as_str);
         let held = circuit.starts_with("porep")
             || circuit.starts_with("snap")
             || !self
@@ -152,37 +157,21 @@ impl Prover for StandInProver {
         hooks.abc_released();
         Ok(vec![input as u8; PROOF_BYTES])
     }
-}
 
-impl JobPlan for Plan {
-    fn circuit_id(&self) -> String {
-        self.circuit.clone()
-    }
-
-    fn partitions(&self) -> u32 {
-        self.inputs.len() as u32
-    }
-
-    fn partition_memory(&self) -> PartitionMemory {
-        PartitionMemory {
-            total_bytes: 1 << 20,
-            abc_bytes: 1 << 19,
-        }
-    }
-
-    fn synthesize(&self, index: u32, _: Option<&Params>) -> Result<Synthesized, StepError> {
-        match self.inputs[index as usize] {
+    fn synthesize(&self, plan: &Plan, index: u32, _: Option<&String>) -> Result<u32, StepError> {
+        match plan.inputs[index as usize] {
             FAILING_INPUT => Err(StepError::Fatal(
                 "the stand-in circuit rejects this witness".into(),
             )),
-            input => Ok(Box::new(input)),
+            input => Ok(input),
         }
     }
 
     fn finalize(
         &self,
+        _plan: &Plan,
         partition_proofs: Vec<Vec<u8>>,
-        _params: &Params,
+        _params: &String,
     ) -> Result<Vec<u8>, StepError> {
         Ok(partition_proofs.concat())
     }

@@ -72,10 +72,10 @@ pub async fn start(kinds: &[ProofKind], synthesis_threads: usize) -> RealDaemon 
 }
 
 /// A daemon proving `kinds` (params made if missing) with `prover`.
-pub async fn start_with(
+pub async fn start_with<P: Prover>(
     kinds: &[ProofKind],
     config: &snarkd::config::Config,
-    prover: Arc<dyn Prover>,
+    prover: Arc<P>,
 ) -> RealDaemon {
     ensure_params(kinds);
     snarkd::telemetry::prometheus();

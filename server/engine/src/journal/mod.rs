@@ -42,7 +42,8 @@ pub(crate) use writer::JournalThread;
 
 use crate::domain::{JobOutcome, ProofKind, ProofRequest};
 use crate::error::EngineError;
-use crate::machine::unix_ms;
+use crate::clock::unix_ms;
+use crate::prover::{Planned, Prover};
 use record::Accepted;
 
 /// Where the journal lives and how long it keeps results.
@@ -289,17 +290,11 @@ pub fn journal_counts(dir: &Path) -> Result<(u64, u64, u64), String> {
 }
 
 /// A recovered job with its plan, or why it could not be planned again.
-pub(crate) type Replanned = (
-    RecoveredJob,
-    Result<Arc<dyn crate::prover::JobPlan>, EngineError>,
-);
+pub(crate) type Replanned<T> = (RecoveredJob, Result<Planned<T>, EngineError>);
 
 /// Plans recovered jobs again, on up to one thread per core, in their order. The request bytes
 /// are moved into the planner (and dropped once decoded).
-pub(crate) fn plan_all(
-    prover: &dyn crate::prover::Prover,
-    jobs: Vec<RecoveredJob>,
-) -> Vec<Replanned> {
+pub(crate) fn plan_all<P: Prover>(prover: &P, jobs: Vec<RecoveredJob>) -> Vec<Replanned<P::Plan>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(jobs.len())
@@ -317,7 +312,7 @@ pub(crate) fn plan_all(
                 let plan =
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prover.plan(request)))
                         .unwrap_or_else(|_| {
-                            Err(EngineError::Prover(
+                            Err(EngineError::Internal(
                                 "the prover panicked while planning".into(),
                             ))
                         });

@@ -30,6 +30,15 @@ pub(crate) enum Record {
     Load(crate::history::LoadBucket),
 }
 
+/// Whether a job's acceptance reached the disk, as the journal thread tells the engine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Acceptance {
+    /// On disk: the job may start.
+    Recorded { job_id: String },
+    /// The write failed: the job fails (its submit got the error).
+    Failed { job_id: String, message: String },
+}
+
 /// The facts of an accepted job that recovery needs besides its input.
 #[derive(Debug, Clone)]
 pub(crate) struct Accepted {

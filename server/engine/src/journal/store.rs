@@ -148,7 +148,7 @@ pub(crate) fn finish(
     let (outcome, proof, error) = match end {
         JobEnd::Completed(proof) => ("completed", Some(proof.as_slice()), None),
         JobEnd::Failed(message) => ("failed", None, Some(message.as_str())),
-        JobEnd::Cancelled | JobEnd::TimedOut => ("cancelled", None, None),
+        JobEnd::Cancelled => ("cancelled", None, None),
     };
     let ms = |d: Duration| d.as_millis() as i64;
     tx.execute(

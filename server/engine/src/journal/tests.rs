@@ -73,7 +73,7 @@ fn with_id(id: &str, request: ProofRequest) -> ProofRequest {
 }
 
 fn completed(life: &Life, job_id: &str) -> Vec<u8> {
-    match life.run(life.engine.await_job(job_id, None)).unwrap().end {
+    match life.run(life.engine.await_job(job_id)).unwrap().end {
         JobEnd::Completed(proof) => proof,
         other => panic!("job {job_id} ended {other:?}"),
     }
@@ -154,7 +154,7 @@ fn results_outlive_memory_retention_until_the_journal_prunes_them() {
     let req = with_id("wdpost-[0 1]", request(ProofKind::WindowPost, 1, 1000));
     let job = runtime.block_on(engine.submit(req.clone())).unwrap();
     runtime
-        .block_on(engine.await_job(&job.job_id, None))
+        .block_on(engine.await_job(&job.job_id))
         .unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
@@ -162,7 +162,7 @@ fn results_outlive_memory_retention_until_the_journal_prunes_them() {
         "gone from memory after 200 ms"
     );
     let stored = runtime
-        .block_on(engine.await_job(&job.job_id, None))
+        .block_on(engine.await_job(&job.job_id))
         .unwrap();
     assert_eq!(
         stored.end,
@@ -181,7 +181,7 @@ fn results_outlive_memory_retention_until_the_journal_prunes_them() {
     });
     assert!(pruned, "{:?}", journal_counts(dir.path()));
     let err = runtime
-        .block_on(engine.await_job(&job.job_id, None))
+        .block_on(engine.await_job(&job.job_id))
         .unwrap_err();
     assert!(matches!(err, EngineError::UnknownJob(_)), "{err:?}");
     assert_eq!(
@@ -228,7 +228,7 @@ fn same_id_and_input_is_one_job_other_input_or_a_failed_attempt_is_a_new_one() {
     let b = with_id("porep-1000-8", request(ProofKind::PorepSealCommit, 1, 1000));
     let failed = submit(b.clone());
     let end = life
-        .run(life.engine.await_job(&failed.job_id, None))
+        .run(life.engine.await_job(&failed.job_id))
         .unwrap()
         .end;
     assert!(matches!(end, JobEnd::Failed(_)), "{end:?}");
@@ -374,7 +374,7 @@ fn the_history_of_the_last_hour_survives_a_restart() {
     life.kill();
 
     let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
-    let now = crate::machine::unix_ms();
+    let now = crate::clock::unix_ms();
     let hour = crate::history::HISTORY_MS;
     let after = life.engine.snapshot().history.clone();
     let window = after.window(ProofKind::WindowPost, now, hour);

@@ -6,13 +6,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
-use tokio::sync::mpsc::UnboundedSender;
 
 use super::input::InputStore;
-use super::record::{Record, ToJournal};
+use super::record::{Acceptance, Record, ToJournal};
 use super::{store, JournalSettings};
+use crate::clock::unix_ms;
 use crate::error::EngineError;
-use crate::machine::{unix_ms, Input};
 
 /// Most records committed in one transaction.
 const BATCH: usize = 1024;
@@ -26,7 +25,9 @@ pub(crate) struct JournalThread {
 }
 
 impl JournalThread {
-    pub fn run(mut self, records: Receiver<ToJournal>, engine: UnboundedSender<Input>) {
+    /// Records until every sender of `records` is gone, telling `engine` whether each job's
+    /// acceptance is on disk.
+    pub fn run(mut self, records: Receiver<ToJournal>, engine: impl Fn(Acceptance)) {
         let prune_every = (self.settings.result_retention / 2)
             .clamp(Duration::from_secs(1), Duration::from_secs(60));
         let mut next_prune = Instant::now();
@@ -50,7 +51,7 @@ impl JournalThread {
         let _ = &self.lock;
     }
 
-    fn commit(&mut self, batch: Vec<ToJournal>, engine: &UnboundedSender<Input>) {
+    fn commit(&mut self, batch: Vec<ToJournal>, engine: &impl Fn(Acceptance)) {
         let written = (|| {
             let tx = self.conn.transaction()?;
             for message in &batch {
@@ -79,12 +80,12 @@ impl JournalThread {
                             self.recorded(&record);
                             if let Record::Accepted(job) = &record {
                                 let job_id = job.job_id.clone();
-                                let _ = engine.send(Input::Recorded { job_id });
+                                engine(Acceptance::Recorded { job_id });
                             }
                         }
                         Some(err) => {
                             if let Record::Accepted(job) = &record {
-                                let _ = engine.send(Input::JournalFailed {
+                                engine(Acceptance::Failed {
                                     job_id: job.job_id.clone(),
                                     message: err.to_string(),
                                 });

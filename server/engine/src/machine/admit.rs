@@ -5,12 +5,13 @@
 use super::transition::Change;
 use super::types::{DeviceTask, Effect, Stage};
 use super::Machine;
+use crate::prover::Prover;
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
 use crate::schedule::{lookahead_allows, order_key, OrderKey};
 use crate::state::{PartitionState, WorkerState};
 
-impl Machine {
+impl<P: Prover> Machine<P> {
     pub(super) fn schedule(&mut self) {
         self.finalize_ready_jobs();
         self.admit();

@@ -17,12 +17,12 @@ use crate::error::EngineError;
 use crate::failures::{Failure, FailureStage};
 use crate::history::Ended;
 use crate::journal::record::{Accepted, Ack, Record};
-use crate::prover::JobPlan;
+use crate::prover::{Planned, Prover};
 use crate::schedule::order_key;
 use crate::state::JobEvent;
 use crate::status::JobState;
 
-impl Machine {
+impl<P: Prover> Machine<P> {
     /// The live job of this request id, kind and input: queued, running or completed. A failed
     /// or cancelled one is not returned, so a retry makes a new attempt.
     pub(super) fn find_request(&self, key: &RequestKey) -> Option<Submitted> {
@@ -46,7 +46,7 @@ impl Machine {
         &mut self,
         job_id: String,
         origin: JobOrigin,
-        plan: Arc<dyn JobPlan>,
+        plan: Planned<P::Plan>,
         inline_input: Option<Vec<u8>>,
         reply: oneshot::Sender<Result<Submitted, EngineError>>,
     ) {
@@ -68,7 +68,7 @@ impl Machine {
         &mut self,
         id: String,
         origin: JobOrigin,
-        plan: Arc<dyn JobPlan>,
+        plan: Planned<P::Plan>,
         inline_input: Option<Vec<u8>>,
     ) -> Result<(Submitted, Option<Accepted>), EngineError> {
         if self.draining {
@@ -78,9 +78,8 @@ impl Machine {
             return Ok((existing, None));
         }
         self.check_intake_limits(&origin)?;
-        let memory = plan.partition_memory();
-        let circuit_id = plan.circuit_id();
-        let params_bytes = self.params_bytes(&circuit_id);
+        let (memory, circuit_id) = (plan.memory, plan.circuit_id.as_str());
+        let params_bytes = self.params_bytes(circuit_id);
         // The most a job can ever have: the budget less the daemon's own memory.
         let (total, baseline) = (self.budget.total(), self.budget.held_by(Holder::Baseline));
         if memory.total_bytes + params_bytes > total.saturating_sub(baseline) {
@@ -100,7 +99,7 @@ impl Machine {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        tracing::info!(job_id = %id, kind = %origin.kind, priority = ?origin.priority, partitions = plan.partitions(), %circuit_id, "job queued");
+        tracing::info!(job_id = %id, kind = %origin.kind, priority = ?origin.priority, partitions = plan.partitions, %circuit_id, "job queued");
         let submitted_unix_ms = unix_ms();
         let record = Accepted {
             seq,
@@ -110,11 +109,11 @@ impl Machine {
             priority: origin.priority,
             digest: origin.digest,
             input_bytes: origin.input_bytes,
-            partitions: plan.partitions(),
+            partitions: plan.partitions,
             submitted_unix_ms,
             inline_input,
         };
-        let parts = (0..plan.partitions()).map(|_| Part::pending()).collect();
+        let parts = (0..plan.partitions).map(|_| Part::pending()).collect();
         self.insert_job(
             seq,
             id.clone(),
@@ -141,8 +140,8 @@ impl Machine {
         seq: u64,
         id: String,
         origin: JobOrigin,
-        plan: Arc<dyn JobPlan>,
-        parts: Vec<Part>,
+        plan: Planned<P::Plan>,
+        parts: Vec<Part<P>>,
         submitted: Instant,
         submitted_unix_ms: u64,
     ) {
@@ -150,8 +149,12 @@ impl Machine {
             self.request_ids.insert(origin.key(), seq);
         }
         self.job_ids.insert(id.clone(), seq);
-        let memory = plan.partition_memory();
-        let circuit_id = plan.circuit_id();
+        let Planned {
+            circuit_id,
+            memory,
+            plan,
+            ..
+        } = plan;
         let input = Some(self.budget.charge_held(Holder::Inputs, origin.input_bytes));
         self.jobs.insert(
             seq,
@@ -159,7 +162,7 @@ impl Machine {
                 seq,
                 id,
                 origin,
-                plan,
+                plan: Arc::new(plan),
                 circuit_id,
                 memory,
                 submitted,
@@ -267,7 +270,7 @@ impl Machine {
         let event = match &end {
             JobEnd::Completed(_) => JobEvent::Complete,
             JobEnd::Failed(_) => JobEvent::Fail,
-            JobEnd::Cancelled | JobEnd::TimedOut => JobEvent::Cancel,
+            JobEnd::Cancelled => JobEvent::Cancel,
         };
         if !self.job_event(seq, event) {
             return false;
@@ -301,7 +304,7 @@ impl Machine {
                     .increment(1);
                 tracing::warn!(job_id = %job.id, error = %message, "job failed");
             }
-            JobEnd::Cancelled | JobEnd::TimedOut => {
+            JobEnd::Cancelled => {
                 self.counters.cancelled += 1;
                 metrics::counter!("snarkd_proofs_cancelled_total", "kind" => kind.as_str())
                     .increment(1);
@@ -400,7 +403,6 @@ impl Machine {
                 bytes: needed,
                 reservation: Some(reservation),
                 last_used: Moment::now(),
-                load_time: Duration::ZERO,
             },
         );
         self.effects.push(Effect::LoadParams {

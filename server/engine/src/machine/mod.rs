@@ -25,28 +25,29 @@ use std::sync::Arc;
 
 use crate::budget::Budget;
 use crate::config::EngineConfig;
+use crate::journal::record::Acceptance;
 use crate::prover::{DeviceInfo, Prover};
 use crate::state::WorkerState;
 
-pub(crate) use types::{DeviceTask, Effect, Input, JobOrigin, RequestKey};
+pub(crate) use types::{DeviceTask, Effect, Input, JobOrigin, Request, RequestKey};
 use types::{Job, ParamsEntry, Worker};
 
 /// The whole mutable state of the engine, owned by one writer.
-pub(crate) struct Machine {
+pub(crate) struct Machine<P: Prover> {
     config: EngineConfig,
-    prover: Arc<dyn Prover>,
+    prover: Arc<P>,
     budget: Budget,
     /// The daemon's own memory, charged to the budget for the machine's life.
     _baseline: crate::budget::Reservation,
     started_unix_ms: u64,
     /// Jobs by submit sequence number (which is also their age order).
-    jobs: BTreeMap<u64, Job>,
+    jobs: BTreeMap<u64, Job<P>>,
     job_ids: HashMap<String, u64>,
     /// The live (not failed or cancelled) job of each request id, kind and input.
     request_ids: HashMap<RequestKey, u64>,
     next_seq: u64,
     workers: Vec<Worker>,
-    params: HashMap<String, ParamsEntry>,
+    params: HashMap<String, ParamsEntry<P>>,
     synth_active: usize,
     draining: bool,
     /// Jobs are recorded in a journal: they start once their acceptance is on disk.
@@ -61,7 +62,7 @@ pub(crate) struct Machine {
     /// Bumped by every change a reader could see.
     sequence: u64,
     /// Effects requested while applying the current input.
-    effects: Vec<Effect>,
+    effects: Vec<Effect<P>>,
     /// Every partition edge taken, for the invariant tests.
     #[cfg(test)]
     edges: Vec<(
@@ -72,8 +73,8 @@ pub(crate) struct Machine {
     )>,
 }
 
-impl Machine {
-    pub(crate) fn new(config: EngineConfig, prover: Arc<dyn Prover>, budget: Budget) -> Machine {
+impl<P: Prover> Machine<P> {
+    pub(crate) fn new(config: EngineConfig, prover: Arc<P>, budget: Budget) -> Machine<P> {
         let mut workers = Vec::new();
         for device in prover.devices() {
             for _ in 0..config.workers_per_device.max(1) {
@@ -135,11 +136,9 @@ impl Machine {
     }
 
     /// Applies one input and returns what must be started.
-    pub(crate) fn apply(&mut self, input: Input) -> Vec<Effect> {
+    pub(crate) fn apply(&mut self, input: Input<P>) -> Vec<Effect<P>> {
         match input {
-            Input::FindRequest { key, reply } => {
-                let _ = reply.send(self.find_request(&key));
-            }
+            Input::Api(request) => self.request(request),
             Input::Submit {
                 job_id,
                 origin,
@@ -147,28 +146,6 @@ impl Machine {
                 inline_input,
                 reply,
             } => self.submit(job_id, origin, plan, inline_input, reply),
-            Input::Watch { job_id, reply } => {
-                let rx = self
-                    .job_ids
-                    .get(&job_id)
-                    .and_then(|s| self.jobs.get(s))
-                    .map(|j| j.outcome.subscribe());
-                let _ = reply.send(rx);
-            }
-            Input::Cancel { job_id, reply } => {
-                let _ = reply.send(self.cancel(&job_id));
-            }
-            Input::Preload { circuit_id, reply } => self.preload(circuit_id, reply),
-            Input::Evict { circuit_id, reply } => {
-                let _ = reply.send(self.evict(&circuit_id));
-            }
-            Input::Drain => {
-                self.draining = true;
-                self.changed();
-            }
-            Input::Idle { reply } => {
-                let _ = reply.send(self.jobs.values().all(|j| j.state.is_finished()));
-            }
             Input::SynthDone {
                 job,
                 index,
@@ -189,19 +166,51 @@ impl Machine {
                 result,
                 elapsed,
             } => self.finalized(job, result, elapsed),
-            Input::JournalFailed { job_id, message } => self.journal_failed(&job_id, &message),
-            Input::Recorded { job_id } => self.recorded(&job_id),
-            Input::Refused(failure) => {
-                self.failures.push(failure);
-                self.changed();
+            Input::Journal(Acceptance::Failed { job_id, message }) => {
+                self.journal_failed(&job_id, &message)
             }
+            Input::Journal(Acceptance::Recorded { job_id }) => self.recorded(&job_id),
             Input::Devices(readings) => self.note_devices(readings),
-            Input::FlushJournal { reply } => self.effects.push(Effect::FlushJournal(reply)),
             Input::MemoryFreed => {}
             Input::Tick => self.expire_finished(),
         }
         self.schedule();
         std::mem::take(&mut self.effects)
+    }
+
+    fn request(&mut self, request: Request) {
+        match request {
+            Request::FindRequest { key, reply } => {
+                let _ = reply.send(self.find_request(&key));
+            }
+            Request::Watch { job_id, reply } => {
+                let rx = self
+                    .job_ids
+                    .get(&job_id)
+                    .and_then(|s| self.jobs.get(s))
+                    .map(|j| j.outcome.subscribe());
+                let _ = reply.send(rx);
+            }
+            Request::Cancel { job_id, reply } => {
+                let _ = reply.send(self.cancel(&job_id));
+            }
+            Request::Preload { circuit_id, reply } => self.preload(circuit_id, reply),
+            Request::Evict { circuit_id, reply } => {
+                let _ = reply.send(self.evict(&circuit_id));
+            }
+            Request::Drain => {
+                self.draining = true;
+                self.changed();
+            }
+            Request::Idle { reply } => {
+                let _ = reply.send(self.jobs.values().all(|j| j.state.is_finished()));
+            }
+            Request::Refused(failure) => {
+                self.failures.push(failure);
+                self.changed();
+            }
+            Request::FlushJournal { reply } => self.effects.push(Effect::FlushJournal(reply)),
+        }
     }
 
     /// Keeps the readings of this machine's devices; equal readings change nothing.
@@ -224,12 +233,7 @@ impl Machine {
     }
 }
 
-/// Milliseconds since the Unix epoch, for wall-clock times shown to people.
-pub(crate) fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
+pub(crate) use crate::clock::unix_ms;
 
 #[cfg(test)]
 mod tests;

@@ -14,16 +14,16 @@ use crate::domain::{JobEnd, Preloaded};
 use crate::error::EngineError;
 use crate::failures::FailureStage;
 use crate::journal::record::Record;
-use crate::prover::{LoadedParams, StepError, Synthesized};
+use crate::prover::{LoadedParams, Prover, StepError};
 use crate::state::PartitionState;
 use crate::status::JobState;
 
-impl Machine {
+impl<P: Prover> Machine<P> {
     pub(super) fn synth_done(
         &mut self,
         job: u64,
         index: u32,
-        result: Result<Synthesized, StepError>,
+        result: Result<P::Partition, StepError>,
         reservation: Reservation,
     ) {
         self.synth_active -= 1;
@@ -137,7 +137,7 @@ impl Machine {
     pub(super) fn params_loaded(
         &mut self,
         circuit_id: String,
-        result: Result<LoadedParams, String>,
+        result: Result<LoadedParams<P::Params>, EngineError>,
     ) {
         let Some(entry) = self.params.get_mut(&circuit_id) else {
             return;
@@ -167,7 +167,6 @@ impl Machine {
                     params,
                     precompiled_bytes: precompiled_bytes.min(entry.bytes),
                 };
-                entry.load_time = elapsed;
                 entry.last_used = Moment::now();
                 tracing::info!(%circuit_id, bytes, precompiled_bytes, ms = elapsed.as_millis() as u64, "params loaded");
                 for waiter in waiters {
@@ -184,11 +183,11 @@ impl Machine {
                     j.timings.params_load = elapsed;
                 }
             }
-            Err(message) => {
+            Err(error) => {
                 self.params.remove(&circuit_id);
-                tracing::error!(%circuit_id, error = %message, "params load failed");
+                tracing::error!(%circuit_id, %error, "params load failed");
                 for waiter in waiters {
-                    let _ = waiter.send(Err(EngineError::Prover(message.clone())));
+                    let _ = waiter.send(Err(error.clone()));
                 }
                 let users: Vec<u64> = self
                     .jobs
@@ -200,7 +199,7 @@ impl Machine {
                     self.fail_job(
                         seq,
                         FailureStage::Params,
-                        format!("params {circuit_id} failed to load: {message}"),
+                        format!("params {circuit_id} failed to load: {error}"),
                     );
                 }
             }
@@ -241,7 +240,7 @@ impl Machine {
     }
 
     /// Partition `index` of job `job`, if both still exist.
-    fn part(&self, job: u64, index: u32) -> Option<&Part> {
+    fn part(&self, job: u64, index: u32) -> Option<&Part<P>> {
         self.jobs.get(&job)?.parts.get(index as usize)
     }
 

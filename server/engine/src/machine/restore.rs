@@ -9,13 +9,13 @@ use super::types::{JobOrigin, Part};
 use super::{unix_ms, Machine};
 use crate::failures::FailureStage;
 use crate::journal::RecoveredJob;
-use crate::prover::JobPlan;
+use crate::prover::{Planned, Prover};
 use crate::state::JobEvent;
 
-impl Machine {
+impl<P: Prover> Machine<P> {
     /// Re-admits a recovered job under its original id, priority and sequence number. Its
     /// recorded partition proofs make those partitions `done`: only the others are proved.
-    pub(crate) fn restore(&mut self, recovered: RecoveredJob, plan: Arc<dyn JobPlan>) {
+    pub(crate) fn restore(&mut self, recovered: RecoveredJob, plan: Planned<P::Plan>) {
         let RecoveredJob { job, proofs, .. } = recovered;
         let origin = JobOrigin {
             request_id: job.request_id,
@@ -24,7 +24,7 @@ impl Machine {
             digest: job.digest,
             input_bytes: job.input_bytes,
         };
-        let mut parts: Vec<Part> = (0..plan.partitions()).map(|_| Part::pending()).collect();
+        let mut parts: Vec<Part<P>> = (0..plan.partitions).map(|_| Part::pending()).collect();
         let mut proved = 0u32;
         for (index, proof) in proofs {
             if let Some(part) = parts.get_mut(index as usize) {

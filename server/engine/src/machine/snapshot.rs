@@ -2,6 +2,7 @@
 
 use super::types::{Effect, ParamsSlot, Tally};
 use super::Machine;
+use crate::prover::Prover;
 use crate::budget::Holder;
 use crate::domain::ProofKind;
 use crate::history::Load;
@@ -10,11 +11,11 @@ use crate::schedule::{lookahead_allows, synthesis_allowed_now};
 use crate::state::PartitionState;
 use crate::status::*;
 
-impl Machine {
+impl<P: Prover> Machine<P> {
     /// Notes the current load in the history's series (the history changes, and a snapshot with
     /// it, only when the load does: see [`crate::history::History::note_load`]). A changed
     /// bucket comes back as the record that keeps it in the journal.
-    pub(crate) fn note_load(&mut self, now_ms: u64) -> Option<Effect> {
+    pub(crate) fn note_load(&mut self, now_ms: u64) -> Option<Effect<P>> {
         let mut load = Load {
             memory_used_bytes: self.budget.used(),
             ..Load::default()

@@ -16,11 +16,13 @@ use crate::state::{next_partition_state, PartitionState, WorkerState};
 use crate::status::JobState;
 use crate::test_prover::{request, TestProver, PARAMS_BYTES, PRECOMPILED_BYTES};
 
+type M = Machine<TestProver>;
+
 struct Harness {
-    machine: Machine,
+    machine: M,
     budget: Budget,
     prover: Arc<TestProver>,
-    pending: Vec<Effect>,
+    pending: Vec<Effect<TestProver>>,
     /// Every job id ever accepted, with its outcome channel.
     jobs: Vec<String>,
     /// Every record handed to the journal, in order.
@@ -49,7 +51,7 @@ impl Harness {
 
     /// Applies an input; journal records are kept (and submits acknowledged at once, as the
     /// driver does without a journal), other effects wait for the test to run them.
-    fn apply(&mut self, input: Input) {
+    fn apply(&mut self, input: Input<TestProver>) {
         for effect in self.machine.apply(input) {
             match effect {
                 Effect::Record(record, ack) => {
@@ -110,17 +112,17 @@ impl Harness {
 
     fn cancel(&mut self, job_id: &str) -> Result<bool, EngineError> {
         let (reply, mut answer) = oneshot::channel();
-        self.apply(Input::Cancel {
+        self.apply(Input::Api(Request::Cancel {
             job_id: job_id.to_string(),
             reply,
-        });
+        }));
         answer.try_recv().expect("answered at once")
     }
 
     /// Runs the pending effect at `i` (successfully unless `fail`) as the driver would, and
     /// returns the inputs it reports, in order, without applying them. Device phases run through
     /// the worker's own `device_phase`.
-    fn run(&mut self, i: usize, fail: bool) -> Vec<Input> {
+    fn run(&mut self, i: usize, fail: bool) -> Vec<Input<TestProver>> {
         let input = match self.pending.remove(i) {
             Effect::Synthesize {
                 job,
@@ -133,7 +135,7 @@ impl Harness {
                 let result = if fail {
                     Err(crate::prover::StepError::Fatal("synthetic failure".into()))
                 } else {
-                    plan.synthesize(index, params.as_ref())
+                    self.prover.synthesize(&plan, index, params.as_deref())
                 };
                 Input::SynthDone {
                     job,
@@ -160,7 +162,7 @@ impl Harness {
             }
             Effect::LoadParams { circuit_id } => {
                 let result = if fail {
-                    Err("params file damaged".into())
+                    Err(EngineError::Setup("params file damaged".into()))
                 } else {
                     self.prover.load_params(&circuit_id)
                 };
@@ -173,7 +175,7 @@ impl Harness {
                 params,
             } => Input::Finalized {
                 job,
-                result: plan.finalize(proofs, &params),
+                result: self.prover.finalize(&plan, proofs, &params),
                 elapsed: Duration::ZERO,
             },
             Effect::Record(..) | Effect::FlushJournal(_) => unreachable!("kept by apply"),
@@ -189,7 +191,7 @@ impl Harness {
     }
 
     /// The index of the first pending effect `matches` accepts.
-    fn find(&self, matches: impl Fn(&Effect) -> bool) -> usize {
+    fn find(&self, matches: impl Fn(&Effect<TestProver>) -> bool) -> usize {
         self.pending
             .iter()
             .position(matches)
@@ -507,10 +509,10 @@ fn cancellation_returns_the_memory() {
     assert_eq!(h.outcome(&job), Some(JobEnd::Cancelled));
     assert_eq!(h.budget.used(), PARAMS_BYTES);
     let (reply, mut answer) = oneshot::channel();
-    h.apply(Input::Evict {
+    h.apply(Input::Api(Request::Evict {
         circuit_id: "porep-test".into(),
         reply,
-    });
+    }));
     assert_eq!(
         answer.try_recv().unwrap().unwrap().freed_bytes,
         PARAMS_BYTES

@@ -15,7 +15,7 @@ use super::Machine;
 use crate::budget::{Meter, Reservation};
 use crate::history::Stint;
 use crate::journal::record::Record;
-use crate::prover::Synthesized;
+use crate::prover::Prover;
 use crate::state::{
     next_job_state, next_partition_state, JobEvent, PartitionEvent, PartitionState, WorkerState,
 };
@@ -23,13 +23,13 @@ use crate::status::JobState;
 
 /// A change to one partition (and, for device steps, to its worker), with the data its next
 /// stage holds.
-pub(crate) enum Change {
+pub(crate) enum Change<P: Prover> {
     /// Memory reserved (the synthesis thread holds it), synthesis started.
     Admit {
         reserved: Meter,
     },
     Synthesized {
-        synthesized: Synthesized,
+        synthesized: P::Partition,
         reservation: Reservation,
     },
     /// To `worker`: idle, or (`preempt`) busy with a partition that pauses under this one.
@@ -50,7 +50,7 @@ pub(crate) enum Change {
     Cancel,
 }
 
-impl Change {
+impl<P: Prover> Change<P> {
     fn event(&self) -> PartitionEvent {
         match self {
             Change::Admit { .. } => PartitionEvent::Admit,
@@ -64,7 +64,7 @@ impl Change {
     }
 }
 
-impl std::fmt::Debug for Change {
+impl<P: Prover> std::fmt::Debug for Change<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Change::Dispatch { worker, .. } | Change::DeviceRetry { worker } => {
@@ -78,12 +78,17 @@ impl std::fmt::Debug for Change {
     }
 }
 
-impl Machine {
+impl<P: Prover> Machine<P> {
     /// Applies `change` to partition `index` of job `job` and returns the stage it left; `None`
     /// when the change is illegal in the current state, leaving everything as it was (and
     /// dropping what the change carried). An illegal edge is logged at warn, except a late
     /// result for a cancelled partition, which is routine.
-    pub(super) fn transition(&mut self, job: u64, index: u32, change: Change) -> Option<Stage> {
+    pub(super) fn transition(
+        &mut self,
+        job: u64,
+        index: u32,
+        change: Change<P>,
+    ) -> Option<Stage<P>> {
         let now = Instant::now();
         match change {
             Change::DeviceReturned { worker, .. } | Change::DeviceRetry { worker } => {

@@ -10,34 +10,72 @@ use tokio::time::Instant;
 use crate::budget::{Meter, Reservation};
 use crate::domain::{Evicted, JobOutcome, Preloaded, Priority, ProofKind, Submitted, Timings};
 use crate::error::EngineError;
-use crate::journal::record::{Ack, Record};
+use crate::journal::record::{Acceptance, Ack, Record};
 use crate::journal::InputDigest;
-use crate::prover::{
-    DeviceInfo, JobPlan, LoadedParams, Params, PartitionMemory, StepError, Synthesized,
-};
+use crate::prover::{DeviceInfo, LoadedParams, PartitionMemory, Planned, Prover, StepError};
 use crate::state::{PartitionState, WorkerState};
 use crate::status::JobState;
 
 /// Something that happened: a request from the API, or a step finished on a worker thread.
 /// Steps carry no durations: the machine times them from its own clock, from the input that
 /// started them to the one that reports them, so a job's timings all share one clock.
-pub(crate) enum Input {
-    /// A request the API refused at submit, for the failure log.
-    Refused(crate::failures::Failure),
+pub(crate) enum Input<P: Prover> {
+    /// A request from the API that carries nothing of the prover's.
+    Api(Request),
     /// The devices' latest readings (from the telemetry thread).
     Devices(Vec<crate::prover::DeviceTelemetry>),
-    FindRequest {
-        key: RequestKey,
-        reply: oneshot::Sender<Option<Submitted>>,
-    },
     Submit {
         /// Chosen by the handle, which has already written the input file under this id.
         job_id: String,
         origin: JobOrigin,
-        plan: Arc<dyn JobPlan>,
+        plan: Planned<P::Plan>,
         /// The encoded input, for the journal row, when it is not a file.
         inline_input: Option<Vec<u8>>,
         reply: oneshot::Sender<Result<Submitted, EngineError>>,
+    },
+    SynthDone {
+        job: u64,
+        index: u32,
+        result: Result<P::Partition, StepError>,
+        reservation: Reservation,
+    },
+    /// The device phase returned the a/b/c share of the partition's reservation.
+    AbcReleased {
+        job: u64,
+        index: u32,
+    },
+    DeviceDone {
+        worker: u32,
+        job: u64,
+        index: u32,
+        result: Result<Vec<u8>, StepError>,
+        reservation: Reservation,
+    },
+    ParamsLoaded {
+        circuit_id: String,
+        result: Result<LoadedParams<P::Params>, EngineError>,
+    },
+    Finalized {
+        job: u64,
+        result: Result<Vec<u8>, StepError>,
+        elapsed: Duration,
+    },
+    /// Whether the journal has the job's acceptance on disk (it may start) or could not write
+    /// it (it fails: its submit was refused).
+    Journal(Acceptance),
+    /// A reservation was returned somewhere; admission may proceed.
+    MemoryFreed,
+    /// Housekeeping: retention of finished jobs.
+    Tick,
+}
+
+/// What the API asks of the writer, apart from submits (which carry the prover's plan).
+pub(crate) enum Request {
+    /// A request the API refused at submit, for the failure log.
+    Refused(crate::failures::Failure),
+    FindRequest {
+        key: RequestKey,
+        reply: oneshot::Sender<Option<Submitted>>,
     },
     Watch {
         job_id: String,
@@ -59,76 +97,36 @@ pub(crate) enum Input {
     Idle {
         reply: oneshot::Sender<bool>,
     },
-    SynthDone {
-        job: u64,
-        index: u32,
-        result: Result<Synthesized, StepError>,
-        reservation: Reservation,
-    },
-    /// The device phase returned the a/b/c share of the partition's reservation.
-    AbcReleased {
-        job: u64,
-        index: u32,
-    },
-    DeviceDone {
-        worker: u32,
-        job: u64,
-        index: u32,
-        result: Result<Vec<u8>, StepError>,
-        reservation: Reservation,
-    },
-    ParamsLoaded {
-        circuit_id: String,
-        result: Result<LoadedParams, String>,
-    },
-    Finalized {
-        job: u64,
-        result: Result<Vec<u8>, StepError>,
-        elapsed: Duration,
-    },
-    /// The journal could not record the job's acceptance: it fails (its submit was refused).
-    JournalFailed {
-        job_id: String,
-        message: String,
-    },
-    /// The journal has the job's acceptance on disk: it may start.
-    Recorded {
-        job_id: String,
-    },
     /// Answered once the journal has everything recorded so far on disk.
     FlushJournal {
         reply: oneshot::Sender<()>,
     },
-    /// A reservation was returned somewhere; admission may proceed.
-    MemoryFreed,
-    /// Housekeeping: retention of finished jobs.
-    Tick,
 }
 
 /// Work the driver must start on its own threads.
-pub(crate) enum Effect {
+pub(crate) enum Effect<P: Prover> {
     Synthesize {
         job: u64,
         index: u32,
         /// The job's priority: below HIGH the thread runs at a lower OS priority.
         priority: Priority,
-        plan: Arc<dyn JobPlan>,
+        plan: Arc<P::Plan>,
         /// The job's params if already loaded (they may still be loading).
-        params: Option<Params>,
+        params: Option<Arc<P::Params>>,
         reservation: Reservation,
     },
     Prove {
         worker: u32,
-        task: DeviceTask,
+        task: DeviceTask<P>,
     },
     LoadParams {
         circuit_id: String,
     },
     Finalize {
         job: u64,
-        plan: Arc<dyn JobPlan>,
+        plan: Arc<P::Plan>,
         proofs: Vec<Vec<u8>>,
-        params: Params,
+        params: Arc<P::Params>,
     },
     /// Hand a record to the journal (in order); `ack` answers a submit once it is on disk.
     Record(Record, Option<Ack>),
@@ -137,15 +135,15 @@ pub(crate) enum Effect {
 }
 
 /// One partition's device phase, handed to a worker.
-pub(crate) struct DeviceTask {
+pub(crate) struct DeviceTask<P: Prover> {
     pub job: u64,
     pub index: u32,
     /// The job's priority: below HIGH the device phase runs at a lower OS priority.
     pub priority: Priority,
     /// The a/b/c share of `reservation`, returned as soon as the prover has consumed it.
     pub abc_bytes: u64,
-    pub partition: Synthesized,
-    pub params: Params,
+    pub partition: P::Partition,
+    pub params: Arc<P::Params>,
     pub reservation: Reservation,
 }
 
@@ -180,11 +178,11 @@ pub(crate) struct RequestKey {
     pub digest: InputDigest,
 }
 
-pub(crate) struct Job {
+pub(crate) struct Job<P: Prover> {
     pub seq: u64,
     pub id: String,
     pub origin: JobOrigin,
-    pub plan: Arc<dyn JobPlan>,
+    pub plan: Arc<P::Plan>,
     pub circuit_id: String,
     pub memory: PartitionMemory,
     pub submitted: Instant,
@@ -195,7 +193,7 @@ pub(crate) struct Job {
     pub input: Option<Reservation>,
     pub state: JobState,
     pub error: Option<String>,
-    pub parts: Vec<Part>,
+    pub parts: Vec<Part<P>>,
     /// Its acceptance is on disk (at once without a journal): only then is it admitted, so no
     /// work starts for a job a crash could still lose.
     pub recorded: bool,
@@ -204,7 +202,7 @@ pub(crate) struct Job {
     pub outcome: watch::Sender<Option<JobOutcome>>,
 }
 
-impl Job {
+impl<P: Prover> Job<P> {
     /// True while the job needs its params loaded: from a partition's admission until it
     /// leaves the device, and while the job waits for or runs its finalization. A job whose
     /// partitions only wait for admission pins nothing, so idle params of queued jobs can always
@@ -227,7 +225,7 @@ impl Job {
 
 /// Where a partition is in the pipeline, with what it holds there: the synthesized partition
 /// and its memory travel with the stage that owns them, so no state can be without its data.
-pub(crate) enum Stage {
+pub(crate) enum Stage<P: Prover> {
     Pending,
     /// Synthesis runs on a thread, which holds the reservation.
     Synthesizing {
@@ -236,7 +234,7 @@ pub(crate) enum Stage {
     },
     /// Synthesized and waiting for a worker; the machine holds the partition and its memory.
     SynthDone {
-        synthesized: Synthesized,
+        synthesized: P::Partition,
         reservation: Reservation,
     },
     /// The device phase runs on the partition's worker, whose thread holds the reservation.
@@ -251,7 +249,7 @@ pub(crate) enum Stage {
     Cancelled,
 }
 
-impl Stage {
+impl<P: Prover> Stage<P> {
     pub fn state(&self) -> PartitionState {
         match self {
             Stage::Pending => PartitionState::Pending,
@@ -282,8 +280,8 @@ impl Stage {
     }
 }
 
-pub(crate) struct Part {
-    pub stage: Stage,
+pub(crate) struct Part<P: Prover> {
+    pub stage: Stage<P>,
     pub synth_ms: Option<u64>,
     pub gpu_ms: Option<u64>,
     /// The worker that runs (or ran) the partition's device phase.
@@ -292,8 +290,8 @@ pub(crate) struct Part {
     pub retries: u32,
 }
 
-impl Part {
-    pub fn pending() -> Part {
+impl<P: Prover> Part<P> {
+    pub fn pending() -> Part<P> {
         Part {
             stage: Stage::Pending,
             synth_ms: None,
@@ -304,7 +302,7 @@ impl Part {
     }
 
     /// A partition whose proof was recorded before a restart.
-    pub fn proved(proof: Vec<u8>) -> Part {
+    pub fn proved(proof: Vec<u8>) -> Part<P> {
         Part {
             stage: Stage::Done { proof },
             ..Part::pending()
@@ -367,33 +365,32 @@ impl Moment {
     pub fn now() -> Moment {
         Moment {
             at: Instant::now(),
-            unix_ms: super::unix_ms(),
+            unix_ms: crate::clock::unix_ms(),
         }
     }
 }
 
-pub(crate) enum ParamsSlot {
+pub(crate) enum ParamsSlot<P: Prover> {
     Loading {
         waiters: Vec<oneshot::Sender<Result<Preloaded, EngineError>>>,
         since: Instant,
     },
     Ready {
-        params: Params,
+        params: Arc<P::Params>,
         /// The part of the entry's bytes that is the circuit's pre-compiled matrices.
         precompiled_bytes: u64,
     },
 }
 
-pub(crate) struct ParamsEntry {
-    pub slot: ParamsSlot,
+pub(crate) struct ParamsEntry<P: Prover> {
+    pub slot: ParamsSlot<P>,
     pub bytes: u64,
     pub reservation: Option<Reservation>,
     pub last_used: Moment,
-    pub load_time: Duration,
 }
 
-impl ParamsEntry {
-    pub fn ready(&self) -> Option<&Params> {
+impl<P: Prover> ParamsEntry<P> {
+    pub fn ready(&self) -> Option<&Arc<P::Params>> {
         match &self.slot {
             ParamsSlot::Ready { params, .. } => Some(params),
             ParamsSlot::Loading { .. } => None,

@@ -65,7 +65,7 @@ fn timings(h: &Harness, id: &str) -> Timings {
 }
 
 /// Moves the paused clock on by `secs`, then completes the first pending effect `matches` takes.
-async fn after(h: &mut Harness, secs: u64, matches: impl Fn(&Effect) -> bool) {
+async fn after(h: &mut Harness, secs: u64, matches: impl Fn(&Effect<TestProver>) -> bool) {
     tokio::time::advance(Duration::from_secs(secs)).await;
     let i = h.find(matches);
     h.complete(i, false);
@@ -83,9 +83,9 @@ async fn timings_are_measured_between_the_events_on_the_machine_clock() {
         .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 1000)
         .unwrap()
         .job_id;
-    let synth = |e: &Effect| matches!(e, Effect::Synthesize { .. });
-    let prove = |e: &Effect| matches!(e, Effect::Prove { .. });
-    let finalize = |e: &Effect| matches!(e, Effect::Finalize { .. });
+    let synth = |e: &Effect<TestProver>| matches!(e, Effect::Synthesize { .. });
+    let prove = |e: &Effect<TestProver>| matches!(e, Effect::Prove { .. });
+    let finalize = |e: &Effect<TestProver>| matches!(e, Effect::Finalize { .. });
     after(&mut h, 2, |e| matches!(e, Effect::LoadParams { .. })).await; // t = 2
     after(&mut h, 1, synth).await; // t = 3: a to the worker, b admitted
     after(&mut h, 4, prove).await; // t = 7

@@ -12,10 +12,10 @@ use crate::status::ParamsTier;
 /// Loads `circuit` through a preload and completes the load.
 fn preload(h: &mut Harness, circuit: &str) {
     let (reply, mut answer) = oneshot::channel();
-    h.apply(Input::Preload {
+    h.apply(Input::Api(Request::Preload {
         circuit_id: circuit.into(),
         reply,
-    });
+    }));
     let i = h.find(|e| matches!(e, Effect::LoadParams { .. }));
     h.complete(i, false);
     assert!(answer.try_recv().unwrap().is_ok(), "{circuit} loaded");
@@ -23,10 +23,10 @@ fn preload(h: &mut Harness, circuit: &str) {
 
 fn evict(h: &mut Harness, circuit: &str) -> Result<Evicted, EngineError> {
     let (reply, mut answer) = oneshot::channel();
-    h.apply(Input::Evict {
+    h.apply(Input::Api(Request::Evict {
         circuit_id: circuit.into(),
         reply,
-    });
+    }));
     answer.try_recv().expect("answered at once")
 }
 
@@ -162,7 +162,7 @@ fn jobs_waiting_for_admission_pin_no_params_so_a_tight_budget_never_stalls() {
         .unwrap()
         .job_id;
     // The PoRep partition runs through the device; its job then waits for finalization.
-    let steps: [fn(&Effect) -> bool; 3] = [
+    let steps: [fn(&Effect<TestProver>) -> bool; 3] = [
         |e| matches!(e, Effect::LoadParams { .. }),
         |e| matches!(e, Effect::Synthesize { .. }),
         |e| matches!(e, Effect::Prove { .. }),
@@ -207,7 +207,7 @@ fn synthesis_gets_the_params_once_they_are_loaded_and_the_snapshot_shows_their_p
         |h: &Harness| match &h.pending[h.find(|e| matches!(e, Effect::Synthesize { .. }))] {
             Effect::Synthesize { params, .. } => params
                 .as_ref()
-                .map(|p| p.downcast_ref::<String>().cloned().unwrap()),
+                .map(|p| p.as_ref().clone()),
             _ => unreachable!(),
         };
     // The first partition is admitted together with the load: it synthesizes without them.

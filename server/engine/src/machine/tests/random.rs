@@ -61,7 +61,7 @@ proptest! {
                 Op::Cancel { .. } => {}
                 Op::Evict { kind } => {
                     let (reply, _answer) = oneshot::channel();
-                    h.apply(Input::Evict { circuit_id: format!("{}-test", ProofKind::ALL[kind]), reply });
+                    h.apply(Input::Api(Request::Evict { circuit_id: format!("{}-test", ProofKind::ALL[kind]), reply }));
                 }
             }
             h.check_invariants();
