@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{ProofKind, ProofRequest};
+use snarkd_prover::{ProofKind, ProofInput};
 use tokio::sync::Semaphore;
 
 use crate::remote::{request_id, run_batch};
@@ -136,7 +136,7 @@ fn on_off(journal: bool) -> &'static str {
 }
 
 /// Submit latency (every job cancelled once accepted), then the throughput of real proofs.
-async fn measure(daemon: &Daemon, request: &ProofRequest, o: &Options) -> Result<Run> {
+async fn measure(daemon: &Daemon, request: &ProofInput, o: &Options) -> Result<Run> {
     let client = daemon.client().await?;
     let mut latencies: Vec<f64> = submit_all(daemon, request, o.submits, o.concurrency, true)
         .await?
@@ -167,7 +167,7 @@ async fn measure(daemon: &Daemon, request: &ProofRequest, o: &Options) -> Result
 /// cancelling each once accepted when `cancel`; returns the job ids and SubmitProof latencies.
 async fn submit_all(
     daemon: &Daemon,
-    request: &ProofRequest,
+    request: &ProofInput,
     count: usize,
     concurrency: usize,
     cancel: bool,

@@ -55,7 +55,7 @@ pub fn bench(
     } else {
         kinds
             .iter()
-            .map(|k| ProofKind::from_circuit_prefix(k))
+            .map(|k| ProofKind::from_short(k))
             .collect::<Result<_, _>>()?
     };
     let size = fixtures.sector_size;

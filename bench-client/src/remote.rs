@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{ProofKind, ProofRequest};
+use snarkd_prover::{ProofKind, ProofInput};
 use tokio::sync::Semaphore;
 
 use crate::client::{connect, Client};
@@ -53,15 +53,15 @@ pub async fn single(addr: &str, kind: ProofKind, input: &Path, as_json: bool) ->
     }
     if as_json {
         let mut j = outcome.json();
-        j["kind"] = json!(kind.circuit_prefix());
+        j["kind"] = json!(kind.as_str());
         println!("{j}");
     } else {
-        println!("kind        {}\n{}", kind.circuit_prefix(), outcome.text());
+        println!("kind        {}\n{}", kind.as_str(), outcome.text());
     }
     if !outcome.completed() {
         eprintln!(
             "error: the {} proof ended {}: {}",
-            kind.circuit_prefix(),
+            kind.as_str(),
             outcome.status,
             outcome.error
         );
@@ -102,7 +102,7 @@ pub async fn batch(
 /// following the status stream for the workers' busy share.
 pub async fn run_batch(
     client: Client,
-    request: &ProofRequest,
+    request: &ProofInput,
     count: usize,
     concurrency: usize,
     priority: pb::Priority,
@@ -164,7 +164,7 @@ pub async fn run_batch(
         }
     };
     Ok(Summary {
-        kind: request.kind.circuit_prefix().to_string(),
+        kind: request.kind.as_str().to_string(),
         concurrency,
         wall,
         outcomes,

@@ -7,11 +7,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::fixtures::Fixtures;
-use snarkd_prover::{ProofKind, ProofRequest};
+use snarkd_prover::{ProofKind, ProofInput};
 
 /// Parses a kind as the CLI spells it: porep, snap, wpost or winning.
 pub fn parse_kind(s: &str) -> Result<ProofKind, String> {
-    ProofKind::from_circuit_prefix(s).map_err(|e| e.to_string())
+    ProofKind::from_short(s).map_err(|e| e.to_string())
 }
 
 /// Parses a priority: low, normal, high or critical.
@@ -28,7 +28,7 @@ pub fn parse_priority(s: &str) -> Result<pb::Priority, String> {
 }
 
 /// The fixture request of `kind` in `dir`.
-pub fn load(dir: &Path, kind: ProofKind) -> Result<ProofRequest> {
+pub fn load(dir: &Path, kind: ProofKind) -> Result<ProofInput> {
     let fixtures = Fixtures::read(dir).with_context(|| {
         format!(
             "reading fixtures in {} (write them with `snarkd-bench gen`)",

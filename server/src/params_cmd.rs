@@ -82,7 +82,7 @@ fn circuits(args: CircuitsArgs) -> anyhow::Result<(PathBuf, Vec<CircuitId>)> {
     } else {
         args.kinds
             .iter()
-            .map(|k| ProofKind::from_circuit_prefix(k))
+            .map(|k| ProofKind::from_short(k))
             .collect::<Result<_, _>>()?
     };
     let circuits = kinds

@@ -78,7 +78,7 @@ async fn a_priority_above_the_kinds_ceiling_is_lowered() {
 #[tokio::test]
 async fn a_raised_ceiling_lets_the_claim_through() {
     let mut config = common::test_config();
-    config.scheduler.snap_max_priority = snarkd::config::PriorityName::High;
+    config.scheduler.snap_max_priority = snarkd_engine::Priority::High;
     let mut d = common::start_with(config, common::StandInProver::new()).await;
     let snap = pb::SubmitProofRequest {
         priority: pb::Priority::High as i32,

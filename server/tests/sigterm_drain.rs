@@ -9,13 +9,13 @@ use std::path::Path;
 use common::process;
 use snarkd_proto::v1 as pb;
 use snarkd_prover::fixtures::generate_fixtures;
-use snarkd_prover::{test_params_dir, ProofKind, ProofRequest};
+use snarkd_prover::{test_params_dir, ProofInput, ProofKind};
 use tokio_stream::StreamExt;
 use tonic::Code;
 
 const SECTOR_2K: u64 = 2 << 10;
 
-fn winning_request() -> (ProofRequest, tempfile::TempDir) {
+fn winning_request() -> (ProofInput, tempfile::TempDir) {
     snarkd_prover::generate_params(&test_params_dir(), SECTOR_2K, &[ProofKind::WinningPost])
         .expect("generating 2 KiB WinningPoSt params");
     let work = tempfile::tempdir().unwrap();
@@ -23,7 +23,7 @@ fn winning_request() -> (ProofRequest, tempfile::TempDir) {
     (fixtures.winning, work)
 }
 
-fn submit(r: &ProofRequest, request_id: &str) -> pb::SubmitProofRequest {
+fn submit(r: &ProofInput, request_id: &str) -> pb::SubmitProofRequest {
     pb::SubmitProofRequest {
         request_id: request_id.to_string(),
         proof_kind: pb::ProofKind::WinningPost as i32,

@@ -9,10 +9,10 @@ use filecoin_proofs_api::post::{
 };
 use filecoin_proofs_api::RegisteredPoStProof;
 use snarkd_prover::filecoin::registered::post_proof;
-use snarkd_prover::{prover_id_from_miner_id, ProofKind, ProofRequest};
+use snarkd_prover::{prover_id_from_miner_id, ProofKind, ProofInput};
 
 /// Proves `request` once with filecoin-proofs-api; returns the time it took.
-fn prove_once(request: &ProofRequest) -> Result<Duration> {
+fn prove_once(request: &ProofInput) -> Result<Duration> {
     let registered: RegisteredPoStProof = post_proof(request.kind, request.registered_proof)?;
     let randomness: [u8; 32] = request.randomness.as_slice().try_into()?;
     let prover_id = prover_id_from_miner_id(request.miner_id);
@@ -42,7 +42,7 @@ fn prove_once(request: &ProofRequest) -> Result<Duration> {
 
 /// One untimed warm-up proof (it loads the parameters, as the daemon's preload does), then
 /// `count` proofs one after another: the wall time of those.
-pub fn sequential(request: &ProofRequest, count: usize) -> Result<Duration> {
+pub fn sequential(request: &ProofInput, count: usize) -> Result<Duration> {
     prove_once(request)?;
     let t = Instant::now();
     for _ in 0..count {

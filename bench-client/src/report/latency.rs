@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::ProofRequest;
+use snarkd_prover::{ProofInput, ProofKind};
 
 use super::daemon::Daemon;
 use super::preload;
@@ -18,8 +18,8 @@ use crate::summary::Outcome;
 /// PoRep jobs run.
 pub(super) async fn idle_and_loaded(
     d: &Daemon,
-    (deadline, circuit): (&ProofRequest, &str),
-    porep: &ProofRequest,
+    (deadline, circuit): (&ProofInput, &str),
+    porep: &ProofInput,
     samples: usize,
 ) -> Result<(Vec<Outcome>, Vec<Outcome>)> {
     let mut client = d.client().await?;
@@ -62,7 +62,7 @@ pub(super) async fn idle_and_loaded(
 /// latency and the daemon's account of where the time went.
 pub(super) async fn timed(
     mut client: Client,
-    request: &ProofRequest,
+    request: &ProofInput,
     circuit: &str,
     i: usize,
 ) -> Result<Outcome> {
@@ -77,7 +77,7 @@ pub(super) async fn timed(
 /// Submits PoRep jobs until `count` are unfinished, so every timed proof meets PoRep load.
 async fn keep_porep(
     client: &mut Client,
-    porep: &ProofRequest,
+    porep: &ProofInput,
     count: u32,
     jobs: &mut Vec<String>,
 ) -> Result<()> {
@@ -88,7 +88,7 @@ async fn keep_porep(
     let unfinished: u32 = s
         .queues
         .iter()
-        .filter(|q| q.proof_kind == "porep")
+        .filter(|q| q.proof_kind == ProofKind::PorepSealCommit.cuzk_name())
         .map(|q| q.pending + q.in_progress)
         .sum();
     for _ in unfinished..count {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use rand::{Rng, SeedableRng};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::ProofRequest;
+use snarkd_prover::ProofInput;
 use tokio::time::{sleep_until, timeout_at, Instant};
 
 use super::daemon::Daemon;
@@ -32,10 +32,10 @@ pub(super) struct Shape {
 
 /// The proofs a mix run uses.
 pub(super) struct Requests<'a> {
-    pub porep: &'a ProofRequest,
-    pub snap: &'a ProofRequest,
-    pub wpost: &'a ProofRequest,
-    pub winning: &'a ProofRequest,
+    pub porep: &'a ProofInput,
+    pub snap: &'a ProofInput,
+    pub wpost: &'a ProofInput,
+    pub winning: &'a ProofInput,
 }
 
 /// What one mix run measured.
@@ -111,7 +111,7 @@ pub(super) async fn run(d: &Daemon, r: &Requests<'_>, shape: Shape) -> Result<Ru
     }
 
     let (wpost_at, winning_at) = shape.arrivals();
-    let deadline = |at: Duration, request: &ProofRequest, circuit: &'static str, i: usize| {
+    let deadline = |at: Duration, request: &ProofInput, circuit: &'static str, i: usize| {
         let (client, request) = (client.clone(), request.clone());
         tokio::spawn(async move {
             sleep_until(start + at).await;

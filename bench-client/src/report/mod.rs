@@ -33,7 +33,7 @@ use anyhow::{bail, Context, Result};
 use bytesize::ByteSize;
 use serde_json::{json, Value};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{ProofKind, ProofRequest};
+use snarkd_prover::{ProofKind, ProofInput};
 
 use crate::remote::run_batch;
 use crate::summary::Outcome;
@@ -247,7 +247,7 @@ pub fn report(o: Options) -> Result<()> {
 
     if o.runs(Part::Memory) {
         let snap = fixtures.request(ProofKind::SnapDealsUpdate);
-        let bursts: [(&str, Vec<&ProofRequest>); 2] = [
+        let bursts: [(&str, Vec<&ProofInput>); 2] = [
             ("WindowPoSt", vec![&wpost]),
             (
                 "PoRep and SnapDeals (reservations dominate)",

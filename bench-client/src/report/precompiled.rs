@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Result};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::ProofRequest;
+use snarkd_prover::ProofInput;
 
 use super::daemon::Daemon;
 use super::preload;
@@ -27,7 +27,7 @@ pub(super) fn side(
     runtime: &tokio::runtime::Runtime,
     snarkd: &Path,
     env: &[(&str, String)],
-    (porep, snap): (&ProofRequest, &ProofRequest),
+    (porep, snap): (&ProofInput, &ProofInput),
     count: usize,
     on: bool,
     dir: &Path,
@@ -77,6 +77,6 @@ pub(super) fn side(
 }
 
 /// Partitions of a request's proof (the daemon's synthesis time is summed over them).
-fn partitions(request: &ProofRequest) -> f64 {
+fn partitions(request: &ProofInput) -> f64 {
     snarkd_prover::prepare(request).map_or(1, |j| j.num_partitions()) as f64
 }

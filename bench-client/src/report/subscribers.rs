@@ -20,7 +20,7 @@ use anyhow::{bail, Context, Result};
 use bytes::{Buf, Bytes};
 use prost::encoding::{decode_key, decode_varint, WireType};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::ProofRequest;
+use snarkd_prover::ProofInput;
 use tokio_stream::StreamExt;
 use tonic::codec::{Codec, DecodeBuf, Decoder};
 use tonic::transport::{Channel, Endpoint};
@@ -94,7 +94,7 @@ pub(super) struct Side {
 }
 
 /// Both sides on one daemon: one subscriber, then `shape.subscribers`.
-pub(super) async fn run(d: &Daemon, wpost: &ProofRequest, shape: Shape) -> Result<[Side; 2]> {
+pub(super) async fn run(d: &Daemon, wpost: &ProofInput, shape: Shape) -> Result<[Side; 2]> {
     let mut client = d.client().await?;
     preload(client.clone(), "wpost-2k").await?;
     for _ in 0..shape.queued {
@@ -110,7 +110,7 @@ pub(super) async fn run(d: &Daemon, wpost: &ProofRequest, shape: Shape) -> Resul
 async fn side(
     d: &Daemon,
     client: &mut Client,
-    wpost: &ProofRequest,
+    wpost: &ProofInput,
     channels: &[Channel],
     subscribers: usize,
     shape: Shape,
@@ -266,7 +266,7 @@ pub(super) fn rows(sides: &[Side; 2], shape: Shape) -> Vec<Row> {
 /// A WindowPoSt job submitted (not awaited) as NORMAL work, so that its proving threads run
 /// below the subscribers, which share the daemon's cores here (on a real box they are elsewhere);
 /// its job id.
-async fn submit(client: &mut Client, wpost: &ProofRequest) -> Result<String> {
+async fn submit(client: &mut Client, wpost: &ProofInput) -> Result<String> {
     let submit = to_wire(wpost, pb::Priority::Normal, request_id(0));
     Ok(client
         .submit_proof(submit)

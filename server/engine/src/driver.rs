@@ -17,6 +17,7 @@ use crate::os_priority;
 use crate::prover::{Prover, StepError};
 use crate::status::StatusSnapshot;
 use crate::worker;
+use snarkd_types::panic_message;
 
 /// How often finished jobs are checked for expiry and the gauges refreshed.
 const TICK: Duration = Duration::from_secs(1);
@@ -206,13 +207,4 @@ pub(crate) fn guarded<T, E>(
         Ok(result) => result,
         Err(panic) => Err(panicked(panic_message(&*panic))),
     }
-}
-
-/// The text of a panic's payload (`panic!` with a literal or a formatted message).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_string())
 }

@@ -30,6 +30,7 @@ pub struct Engine {
     journal: Option<Arc<JournalReader>>,
     /// `Some(reason)` once the writer task has ended.
     stopped: watch::Receiver<Option<Arc<str>>>,
+    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
     panic_hook: Arc<Notify>,
 }
 
@@ -164,7 +165,7 @@ impl Engine {
                 Ok(()) => "the writer task returned".into(),
                 Err(err) if err.is_panic() => format!(
                     "the writer task panicked: {}",
-                    crate::driver::panic_message(&*err.into_panic())
+                    snarkd_types::panic_message(&*err.into_panic())
                 )
                 .into(),
                 Err(_) => "the writer task was cancelled".into(),
@@ -218,9 +219,7 @@ impl Engine {
     /// request is hashed, written to the journal and decoded once, on blocking threads; decoding
     /// errors are `InvalidRequest`. With a journal, the answer comes once the job is on disk.
     pub async fn submit(&self, request: ProofRequest) -> Result<Submitted, EngineError> {
-        let kind = request
-            .kind
-            .ok_or_else(|| EngineError::InvalidRequest("proof_kind is required: set one of POREP_SEAL_COMMIT, SNAP_DEALS_UPDATE, WINDOW_POST_PARTITION, WINNING_POST".into()))?;
+        let kind = request.kind();
         let (request, digest) = blocking(move || {
             let digest = InputDigest::of(&request);
             Ok((request, digest))

@@ -22,21 +22,7 @@ pub fn apply(priority: Priority, background_nice: i32) {
     }
 }
 
-/// The calling thread's nice value.
-pub fn current_nice() -> i32 {
-    // SAFETY: as above; getpriority returns -1 both as a value and as an error, told apart by
-    // errno, and a failure leaves the default.
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        *libc::__errno_location() = 0;
-        let nice = libc::getpriority(libc::PRIO_PROCESS, tid);
-        if nice == -1 && *libc::__errno_location() != 0 {
-            0
-        } else {
-            nice
-        }
-    }
-}
+pub use snarkd_types::current_nice;
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
+pub use snarkd_types::PhaseHooks;
 
 /// Why a step (synthesis, device phase, finalize) failed, typed by what running it again can do.
 /// Only a device phase is ever run again (from synthesis, see `[engine] device_retries`);
@@ -153,7 +154,7 @@ pub trait Prover: Send + Sync + 'static {
         device: &DeviceInfo,
         partition: Self::Partition,
         params: &Self::Params,
-        hooks: &mut dyn DeviceHooks,
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<Vec<u8>, StepError>;
     /// Assembles the partition proofs (in partition order) and verifies the whole proof.
     fn finalize(
@@ -170,13 +171,4 @@ pub trait Prover: Send + Sync + 'static {
     fn read_devices(&self) -> Vec<DeviceTelemetry> {
         Vec::new()
     }
-}
-
-/// What a device phase tells the engine on the way.
-pub trait DeviceHooks {
-    /// The a/b/c evaluations are consumed and dropped: their share of the reservation goes back.
-    fn abc_released(&mut self);
-    /// One step of the phase ended (a preemption point): while a deadline partition sent to
-    /// this worker runs, this phase waits here, and goes on afterwards with its buffers intact.
-    fn step_done(&mut self);
 }

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
 use crate::prover::{
-    DeviceHooks, DeviceInfo, DeviceTelemetry, LoadedParams, PartitionMemory, Planned, Prover,
-    StepError,
+    DeviceInfo, DeviceTelemetry, LoadedParams, PartitionMemory, PhaseHooks, Planned,
+    Prover, StepError,
 };
 
 pub(crate) const PARAMS_BYTES: u64 = 100;
@@ -65,12 +65,10 @@ impl TestProver {
 
 /// A request for `partitions` partitions of `bytes` each (encoded in the request's fields).
 pub(crate) fn request(kind: crate::ProofKind, partitions: u32, bytes: u64) -> ProofRequest {
-    ProofRequest {
-        kind: Some(kind),
-        partition_index: partitions,
-        sector_size: bytes,
-        ..Default::default()
-    }
+    let mut input = crate::ProofInput::new(kind, 0);
+    input.partition_index = partitions;
+    input.sector_size = bytes;
+    ProofRequest::new(input)
 }
 
 /// (step, the job's circuit or device, the thread's nice value) of every step run.
@@ -106,7 +104,7 @@ impl Prover for TestProver {
             .collect()
     }
     fn plan(&self, request: ProofRequest) -> Result<Planned<TestPlan>, EngineError> {
-        let kind = request.kind.expect("tests set a kind");
+        let (kind, request) = (request.kind(), request.input);
         if request.partition_index == 0 {
             return Err(EngineError::InvalidRequest("no partitions".into()));
         }
@@ -144,7 +142,7 @@ impl Prover for TestProver {
         _: &DeviceInfo,
         index: u32,
         circuit: &String,
-        hooks: &mut dyn DeviceHooks,
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<Vec<u8>, StepError> {
         if self.panic_in_device.load(Ordering::SeqCst) {
             panic!("synthetic device exploded in partition {index}");
@@ -155,7 +153,7 @@ impl Prover for TestProver {
         if self.device_fault.load(Ordering::SeqCst) {
             return Err(StepError::Retryable("device fault".into()));
         }
-        hooks.abc_released();
+        hooks.abc_released(0);
         hooks.step_done();
         drop(self.device_gate.lock());
         // While a test holds it, a phase without a deadline (the one a deadline partition

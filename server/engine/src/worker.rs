@@ -3,7 +3,7 @@
 //! machine sends a busy worker a partition only to preempt the phase it runs (a deadline
 //! partition over PoRep work): the new phase starts at once, the running one finishes the step
 //! it is in at its own (background) priority and then waits at that step boundary
-//! (`DeviceHooks::step_done`) until the phase that preempted it has ended; it goes on afterwards
+//! (`PhaseHooks::step_done`) until the phase that preempted it has ended; it goes on afterwards
 //! with its buffers and its memory reservation intact. So a deadline partition waits for no
 //! device step, only shares the device with one step that the OS ranks below it.
 
@@ -16,7 +16,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::driver::{guarded, spawn};
 use crate::machine::{DeviceTask, Input};
 use crate::os_priority;
-use crate::prover::{DeviceHooks, DeviceInfo, Prover, StepError};
+use crate::prover::{DeviceInfo, PhaseHooks, Prover, StepError};
 
 /// How the machine hands a worker partitions.
 pub(crate) struct WorkerHandle<P: Prover>(Sender<DeviceTask<P>>);
@@ -214,8 +214,10 @@ struct Hooks<'a, P: Prover> {
     between_steps: &'a mut dyn FnMut(),
 }
 
-impl<P: Prover> DeviceHooks for Hooks<'_, P> {
-    fn abc_released(&mut self) {
+impl<P: Prover> PhaseHooks for Hooks<'_, P> {
+    /// The bytes are the prover's count; the reservation shrinks by the a/b/c share the plan
+    /// estimated, which is what it holds for them.
+    fn abc_released(&mut self, _bytes: u64) {
         if !std::mem::replace(&mut self.released, true) {
             self.reservation.shrink(self.abc_bytes);
             (self.report)(Input::AbcReleased {

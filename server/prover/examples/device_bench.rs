@@ -41,7 +41,7 @@ fn main() -> anyhow::Result<()> {
         a if a.is_empty() => vec![ProofKind::WinningPost, ProofKind::WindowPost],
         a => a
             .iter()
-            .map(|k| ProofKind::from_circuit_prefix(k))
+            .map(|k| ProofKind::from_short(k))
             .collect::<Result<_, _>>()?,
     };
     let device = list_devices()

@@ -24,7 +24,7 @@ const SECTOR_2K: u64 = 2 << 10;
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let kind = match args.first() {
-        Some(k) => ProofKind::from_circuit_prefix(k)?,
+        Some(k) => ProofKind::from_short(k)?,
         None => ProofKind::WinningPost,
     };
     let proofs: usize = args.get(1).map_or(Ok(100), |n| n.parse())?;

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ProverError, Result};
 use crate::filecoin::kind::size_index;
 use crate::filecoin::registered::{post_proof_number, seal_proof_number, update_proof_number};
-use crate::filecoin::{prover_id_from_miner_id, ProofKind, ProofRequest};
+use crate::filecoin::{prover_id_from_miner_id, ProofKind, ProofInput};
 
 /// Miner actor id used by the fixtures (t01000, the devnet's first miner).
 pub const FIXTURE_MINER_ID: u64 = 1000;
@@ -41,10 +41,10 @@ pub const FIXTURE_MINER_ID: u64 = 1000;
 #[derive(Clone, Debug)]
 pub struct Fixtures {
     pub sector_size: u64,
-    pub porep: ProofRequest,
-    pub winning: ProofRequest,
-    pub window: ProofRequest,
-    pub snap: ProofRequest,
+    pub porep: ProofInput,
+    pub winning: ProofInput,
+    pub window: ProofInput,
+    pub snap: ProofInput,
     pub manifest: Manifest,
 }
 
@@ -296,26 +296,26 @@ impl Fixtures {
                 reason,
             })
         };
-        let mut porep = ProofRequest::new(ProofKind::PorepSealCommit, m.porep.registered_proof);
+        let mut porep = ProofInput::new(ProofKind::PorepSealCommit, m.porep.registered_proof);
         porep.sector_size = m.sector_size;
         porep.vanilla_proof = files.c1_json;
         porep.sector_number = m.sector_number;
         porep.miner_id = m.miner_id;
 
-        let mut winning = ProofRequest::new(ProofKind::WinningPost, m.winning.registered_proof);
+        let mut winning = ProofInput::new(ProofKind::WinningPost, m.winning.registered_proof);
         winning.sector_size = m.sector_size;
         winning.vanilla_proofs = files.winning;
         winning.miner_id = m.miner_id;
         winning.randomness = unhex("winning.randomness", &m.winning.randomness)?;
 
-        let mut window = ProofRequest::new(ProofKind::WindowPost, m.window.registered_proof);
+        let mut window = ProofInput::new(ProofKind::WindowPost, m.window.registered_proof);
         window.sector_size = m.sector_size;
         window.vanilla_proofs = files.window;
         window.miner_id = m.miner_id;
         window.randomness = unhex("window.randomness", &m.window.randomness)?;
         window.partition_index = m.window.partition_index;
 
-        let mut snap = ProofRequest::new(ProofKind::SnapDealsUpdate, m.snap.registered_proof);
+        let mut snap = ProofInput::new(ProofKind::SnapDealsUpdate, m.snap.registered_proof);
         snap.sector_size = m.sector_size;
         snap.vanilla_proofs = files.snap;
         snap.comm_r_old = unhex("snap.comm_r_old", &m.snap.comm_r_old)?;
@@ -332,7 +332,7 @@ impl Fixtures {
     }
 
     /// The request of `kind`.
-    pub fn request(&self, kind: ProofKind) -> &ProofRequest {
+    pub fn request(&self, kind: ProofKind) -> &ProofInput {
         match kind {
             ProofKind::PorepSealCommit => &self.porep,
             ProofKind::WinningPost => &self.winning,

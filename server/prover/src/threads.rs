@@ -10,20 +10,7 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::Mutex;
 use rayon::ThreadPool;
 
-/// The calling thread's nice value (0 when it cannot be read).
-pub fn current_nice() -> i32 {
-    // SAFETY: getpriority(PRIO_PROCESS, 0) reads the calling thread's value on Linux; it returns
-    // -1 both as a value and as an error, told apart by errno.
-    unsafe {
-        *libc::__errno_location() = 0;
-        let nice = libc::getpriority(libc::PRIO_PROCESS, 0);
-        if nice == -1 && *libc::__errno_location() != 0 {
-            0
-        } else {
-            nice
-        }
-    }
-}
+pub use snarkd_types::current_nice;
 
 /// The pool for work done on behalf of the calling thread: one thread per core, all at the
 /// calling thread's nice value. Made the first time a thread at that value asks (its threads

@@ -1,29 +1,21 @@
-//! The other direction, for clients of snarkd that hold a prover request (the bench client, the
-//! tests): a `snarkd_prover::ProofRequest` as Curio would submit it.
+//! The other direction, for clients of snarkd that hold a proof input (the bench client, the
+//! tests): a [`ProofInput`] as Curio would submit it.
 
+use snarkd_engine::ProofInput;
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{ProofKind, ProofRequest};
 
-/// The wire kind of a prover kind.
-pub fn wire_kind(kind: ProofKind) -> pb::ProofKind {
-    match kind {
-        ProofKind::PorepSealCommit => pb::ProofKind::PorepSealCommit,
-        ProofKind::SnapDealsUpdate => pb::ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPost => pb::ProofKind::WindowPostPartition,
-        ProofKind::WinningPost => pb::ProofKind::WinningPost,
-    }
-}
+use super::outcome::kind_to_pb;
 
 /// `r` as Curio would submit it, at `priority`, under `request_id` (the daemon's idempotency
 /// key; empty for none).
 pub fn submit_request(
-    r: &ProofRequest,
+    r: &ProofInput,
     priority: pb::Priority,
     request_id: String,
 ) -> pb::SubmitProofRequest {
     pb::SubmitProofRequest {
         request_id,
-        proof_kind: wire_kind(r.kind) as i32,
+        proof_kind: kind_to_pb(r.kind) as i32,
         sector_size: r.sector_size,
         registered_proof: r.registered_proof,
         priority: priority as i32,
@@ -45,20 +37,16 @@ mod tests {
 
     /// The request a client sends converts back (`request::proof_request`) to what it holds.
     #[test]
-    fn a_submitted_request_reads_back_field_by_field() {
-        let mut r = ProofRequest::new(ProofKind::WinningPost, 3);
+    fn a_submitted_request_reads_back_as_the_same_input() {
+        let mut r = ProofInput::new(snarkd_engine::ProofKind::WinningPost, 3);
         r.vanilla_proofs = vec![vec![1, 2]];
         r.randomness = vec![7; 32];
         r.miner_id = 1000;
         r.sector_number = 9;
         let w = submit_request(&r, pb::Priority::Low, "id-1".into());
         let back = super::super::request::proof_request(w).unwrap();
-        assert_eq!(back.kind, Some(snarkd_engine::ProofKind::WinningPost));
-        assert_eq!((back.registered_proof, back.miner_id), (3, 1000));
-        assert_eq!(back.sector_number, 9);
+        assert_eq!(back.input, r);
         assert_eq!(back.priority, Some(snarkd_engine::Priority::Low));
         assert_eq!(back.request_id, "id-1");
-        assert_eq!(back.vanilla_proofs, vec![vec![1, 2]]);
-        assert_eq!(back.randomness, vec![7; 32]);
     }
 }

@@ -111,17 +111,16 @@ impl ProvingService {
     ) -> Result<pb::SubmitProofResponse, Status> {
         let mut request = request.map_err(status_of)?;
         request::check_request_id(&request.request_id, self.limits.request_id_bytes)?;
-        if let Some(kind) = request.kind {
-            let asked = request.priority;
-            let (priority, lowered) = self.scheduler.effective_priority(kind, asked);
-            if lowered {
-                tracing::info!(%kind, asked = ?asked, priority = priority.as_str(),
-                    "priority lowered to the kind's ceiling ([scheduler] {kind}_max_priority)");
-                metrics::counter!("snarkd_priority_lowered_total", "kind" => kind.as_str())
-                    .increment(1);
-            }
-            request.priority = Some(priority);
+        let kind = request.kind();
+        let asked = request.priority;
+        let (priority, lowered) = self.scheduler.effective_priority(kind, asked);
+        if lowered {
+            tracing::info!(%kind, asked = ?asked, priority = priority.as_str(),
+                "priority lowered to the kind's ceiling ([scheduler] {kind}_max_priority)");
+            metrics::counter!("snarkd_priority_lowered_total", "kind" => kind.as_str())
+                .increment(1);
         }
+        request.priority = Some(priority);
         let submitted = self.engine.submit(request).await.map_err(status_of);
         drop(slot);
         let submitted = submitted?;

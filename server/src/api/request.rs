@@ -3,7 +3,7 @@
 //! naming the field. What needs Filecoin knowledge (`registered_proof` numbering, decoding the
 //! vanilla proofs, their agreement) is the prover's, checked when it plans the job.
 
-use snarkd_engine::{EngineError, Priority, ProofKind, ProofRequest};
+use snarkd_engine::{EngineError, Priority, ProofInput, ProofKind, ProofRequest};
 use snarkd_proto::v1 as pb;
 
 /// Bytes in a PoSt randomness value and in a SnapDeals commitment.
@@ -41,19 +41,21 @@ pub fn proof_request(req: pb::SubmitProofRequest) -> Result<ProofRequest, Engine
     }
     Ok(ProofRequest {
         request_id: req.request_id,
-        kind: Some(kind),
-        sector_size: req.sector_size,
-        registered_proof: req.registered_proof,
         priority,
-        vanilla_proof: req.vanilla_proof,
-        vanilla_proofs: req.vanilla_proofs,
-        sector_number: req.sector_number,
-        miner_id: req.miner_id,
-        randomness: req.randomness,
-        partition_index: req.partition_index,
-        comm_r_old: req.comm_r_old,
-        comm_r_new: req.comm_r_new,
-        comm_d_new: req.comm_d_new,
+        input: ProofInput {
+            kind,
+            sector_size: req.sector_size,
+            registered_proof: req.registered_proof,
+            vanilla_proof: req.vanilla_proof,
+            vanilla_proofs: req.vanilla_proofs,
+            sector_number: req.sector_number,
+            miner_id: req.miner_id,
+            randomness: req.randomness,
+            partition_index: req.partition_index,
+            comm_r_old: req.comm_r_old,
+            comm_r_new: req.comm_r_new,
+            comm_d_new: req.comm_d_new,
+        },
     })
 }
 

@@ -46,7 +46,7 @@ fn wpost() -> pb::SubmitProofRequest {
     }
 }
 
-fn message(result: Result<ProofRequest, EngineError>) -> String {
+fn message<T: std::fmt::Debug>(result: Result<T, EngineError>) -> String {
     match result {
         Err(EngineError::InvalidRequest(msg)) => msg,
         other => panic!("expected InvalidRequest, got {other:?}"),
@@ -56,27 +56,27 @@ fn message(result: Result<ProofRequest, EngineError>) -> String {
 #[test]
 fn valid_requests_convert_field_by_field() {
     let req = proof_request(winning()).unwrap();
-    assert_eq!(req.kind, Some(ProofKind::WinningPost));
+    assert_eq!(req.kind(), ProofKind::WinningPost);
     assert_eq!(req.request_id, "r1");
     assert_eq!(req.priority, None);
-    assert_eq!(req.randomness, vec![7; 32]);
-    assert_eq!(req.miner_id, 1000);
-    assert_eq!(req.vanilla_proofs, vec![vec![1, 2, 3]]);
+    assert_eq!(req.input.randomness, vec![7; 32]);
+    assert_eq!(req.input.miner_id, 1000);
+    assert_eq!(req.input.vanilla_proofs, vec![vec![1, 2, 3]]);
 
     let req = proof_request(snap()).unwrap();
-    assert_eq!(req.kind, Some(ProofKind::SnapDealsUpdate));
+    assert_eq!(req.kind(), ProofKind::SnapDealsUpdate);
     assert_eq!(
-        (req.comm_r_old[0], req.comm_r_new[0], req.comm_d_new[0]),
+        (req.input.comm_r_old[0], req.input.comm_r_new[0], req.input.comm_d_new[0]),
         (1, 2, 3)
     );
 
     let req = proof_request(porep()).unwrap();
-    assert_eq!(req.kind, Some(ProofKind::PorepSealCommit));
-    assert_eq!(req.vanilla_proof, b"{}");
+    assert_eq!(req.kind(), ProofKind::PorepSealCommit);
+    assert_eq!(req.input.vanilla_proof, b"{}");
 
     let req = proof_request(wpost()).unwrap();
-    assert_eq!(req.kind, Some(ProofKind::WindowPost));
-    assert_eq!(req.partition_index, 3);
+    assert_eq!(req.kind(), ProofKind::WindowPost);
+    assert_eq!(req.input.partition_index, 3);
 }
 
 #[test]
@@ -221,9 +221,9 @@ fn bad_requests_name_the_field() {
 
 #[test]
 fn empty_ids_are_rejected() {
-    assert!(message(job_id("").map(|_| ProofRequest::default())).contains("job_id is empty"));
+    assert!(message(job_id("").map(|_| ())).contains("job_id is empty"));
     assert!(
-        message(circuit_id("").map(|_| ProofRequest::default())).contains("circuit_id is empty")
+        message(circuit_id("").map(|_| ())).contains("circuit_id is empty")
     );
     assert_eq!(job_id("abc").unwrap(), "abc");
 }
@@ -283,23 +283,23 @@ mod garbage {
         match result {
             Ok(out) => {
                 assert!(known_kind && known_priority, "accepted {req:?}");
-                assert_eq!(out.kind, Some(proof_kind(req.proof_kind).unwrap()));
+                assert_eq!(out.kind(), proof_kind(req.proof_kind).unwrap());
                 assert_eq!(out.priority, priority(req.priority).unwrap());
                 assert_eq!(out.request_id, req.request_id);
-                assert_eq!(out.vanilla_proof, req.vanilla_proof);
-                assert_eq!(out.vanilla_proofs, req.vanilla_proofs);
-                assert_eq!(out.randomness, req.randomness);
+                assert_eq!(out.input.vanilla_proof, req.vanilla_proof);
+                assert_eq!(out.input.vanilla_proofs, req.vanilla_proofs);
+                assert_eq!(out.input.randomness, req.randomness);
                 assert_eq!(
-                    (out.comm_r_old.as_slice(), out.comm_r_new.as_slice()),
+                    (out.input.comm_r_old.as_slice(), out.input.comm_r_new.as_slice()),
                     (req.comm_r_old.as_slice(), req.comm_r_new.as_slice())
                 );
-                assert_eq!(out.comm_d_new, req.comm_d_new);
+                assert_eq!(out.input.comm_d_new, req.comm_d_new);
                 assert_eq!(
-                    (out.sector_size, out.registered_proof, out.sector_number),
+                    (out.input.sector_size, out.input.registered_proof, out.input.sector_number),
                     (req.sector_size, req.registered_proof, req.sector_number)
                 );
                 assert_eq!(
-                    (out.miner_id, out.partition_index),
+                    (out.input.miner_id, out.input.partition_index),
                     (req.miner_id, req.partition_index)
                 );
             }

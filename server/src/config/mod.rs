@@ -36,7 +36,7 @@ pub use limits::LimitsSection;
 pub use scheduler::SchedulerSection;
 pub use sources::{ConfigError, Overrides};
 pub use values::{
-    Backend, FileMode, ListenAddr, LogFormat, Lookahead, MemoryBudget, PriorityName, TcpAddr,
+    Backend, FileMode, ListenAddr, LogFormat, Lookahead, MemoryBudget, TcpAddr,
 };
 
 /// The commented default config, as printed by `snarkd config default`.

@@ -6,20 +6,19 @@
 use serde::Deserialize;
 use snarkd_engine::{Priority, ProofKind};
 
-use super::PriorityName;
 
 /// `[scheduler]`: each kind's usual priority and its ceiling.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SchedulerSection {
-    pub porep_priority: PriorityName,
-    pub snap_priority: PriorityName,
-    pub wpost_priority: PriorityName,
-    pub winning_priority: PriorityName,
-    pub porep_max_priority: PriorityName,
-    pub snap_max_priority: PriorityName,
-    pub wpost_max_priority: PriorityName,
-    pub winning_max_priority: PriorityName,
+    pub porep_priority: Priority,
+    pub snap_priority: Priority,
+    pub wpost_priority: Priority,
+    pub winning_priority: Priority,
+    pub porep_max_priority: Priority,
+    pub snap_max_priority: Priority,
+    pub wpost_max_priority: Priority,
+    pub winning_max_priority: Priority,
     /// Nice steps below the daemon's own priority for the threads of NORMAL and LOW partitions
     /// (synthesis and device phase); 0 runs all work at the daemon's priority.
     pub background_nice: i32,
@@ -31,14 +30,14 @@ pub struct SchedulerSection {
 impl Default for SchedulerSection {
     fn default() -> Self {
         SchedulerSection {
-            porep_priority: PriorityName::Normal,
-            snap_priority: PriorityName::Normal,
-            wpost_priority: PriorityName::High,
-            winning_priority: PriorityName::Critical,
-            porep_max_priority: PriorityName::Normal,
-            snap_max_priority: PriorityName::Normal,
-            wpost_max_priority: PriorityName::High,
-            winning_max_priority: PriorityName::Critical,
+            porep_priority: Priority::Normal,
+            snap_priority: Priority::Normal,
+            wpost_priority: Priority::High,
+            winning_priority: Priority::Critical,
+            porep_max_priority: Priority::Normal,
+            snap_max_priority: Priority::Normal,
+            wpost_max_priority: Priority::High,
+            winning_max_priority: Priority::Critical,
             background_nice: 19,
             preempt: true,
         }
@@ -48,12 +47,12 @@ impl Default for SchedulerSection {
 impl SchedulerSection {
     /// The priority of a request of `kind` that does not set one.
     pub fn default_priority(&self, kind: ProofKind) -> Priority {
-        self.of(kind).0.into()
+        self.of(kind).0
     }
 
     /// The most a request of `kind` may claim.
     pub fn max_priority(&self, kind: ProofKind) -> Priority {
-        self.of(kind).1.into()
+        self.of(kind).1
     }
 
     /// The priority a request of `kind` asking for `requested` gets: the kind's usual one when it
@@ -72,7 +71,7 @@ impl SchedulerSection {
     }
 
     /// (usual, ceiling) of `kind`.
-    fn of(&self, kind: ProofKind) -> (PriorityName, PriorityName) {
+    fn of(&self, kind: ProofKind) -> (Priority, Priority) {
         match kind {
             ProofKind::PorepSealCommit => (self.porep_priority, self.porep_max_priority),
             ProofKind::SnapDealsUpdate => (self.snap_priority, self.snap_max_priority),
@@ -91,14 +90,14 @@ impl SchedulerSection {
         }
         for kind in ProofKind::ALL {
             let (usual, ceiling) = self.of(kind);
-            if Priority::from(usual) > Priority::from(ceiling) {
+            if usual > ceiling {
                 let name = kind.as_str();
                 return Err((
                     format!("scheduler.{name}_priority"),
                     format!(
                         "is above scheduler.{name}_max_priority ({}): raise the ceiling or lower \
                          the usual priority",
-                        Priority::from(ceiling).as_str()
+                        ceiling.as_str()
                     ),
                 ));
             }
@@ -133,7 +132,7 @@ mod tests {
             );
         }
         let raised = SchedulerSection {
-            porep_max_priority: PriorityName::High,
+            porep_max_priority: Priority::High,
             ..Default::default()
         };
         assert_eq!(

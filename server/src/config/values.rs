@@ -9,7 +9,6 @@ use std::str::FromStr;
 
 use bytesize::ByteSize;
 use serde::{Deserialize, Deserializer};
-use snarkd_engine::Priority;
 
 /// Where the gRPC server listens: a TCP address or a unix socket (`unix:///run/snarkd.sock`,
 /// the form Curio's `[Cuzk] Address` uses).
@@ -223,27 +222,6 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line, for log shippers.
     Json,
-}
-
-/// A priority as written in the config file: `low`, `normal`, `high` or `critical`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PriorityName {
-    Low,
-    Normal,
-    High,
-    Critical,
-}
-
-impl From<PriorityName> for Priority {
-    fn from(name: PriorityName) -> Priority {
-        match name {
-            PriorityName::Low => Priority::Low,
-            PriorityName::Normal => Priority::Normal,
-            PriorityName::High => Priority::High,
-            PriorityName::Critical => Priority::Critical,
-        }
-    }
 }
 
 /// Devices as a TOML array of ordinals or name fragments (`[0, "A100"]`) or, handy in an

@@ -113,7 +113,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
             .iter()
             .map(|j| Pipeline {
                 job_id: j.job_id.clone(),
-                proof_kind: j.kind.as_str(),
+                proof_kind: j.kind.cuzk_name(),
                 started_secs_ago: now_ms.saturating_sub(j.submitted_at_unix_ms) / 1000,
                 total_partitions: j.partitions.len(),
                 partitions_done: j.partitions_done(),
@@ -186,7 +186,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
 }
 
 fn by_kind(counts: &[(ProofKind, u64)]) -> BTreeMap<&'static str, u64> {
-    counts.iter().map(|(k, n)| (k.as_str(), *n)).collect()
+    counts.iter().map(|(k, n)| (k.cuzk_name(), *n)).collect()
 }
 
 #[cfg(test)]
@@ -220,7 +220,7 @@ mod tests {
 
         let pipeline = &json["pipelines"][0];
         assert_eq!(pipeline["job_id"], RUNNING_JOB);
-        assert_eq!(pipeline["proof_kind"], "porep");
+        assert_eq!(pipeline["proof_kind"], "porep-c2", "the original daemon's name");
         assert_eq!(pipeline["started_secs_ago"], 10);
         assert_eq!(
             (

@@ -5,11 +5,9 @@
 //! Layout:
 //! - `mod.rs`: [`FilecoinProver`], the engine's prover: a job's plan is the prover crate's
 //!   [`PreparedJob`], its params [`LoadedParams`], a synthesized partition [`SynthesizedPartition`].
-//! - `convert.rs`: engine request and kind → prover request and kind.
 //! - `devices.rs`: `[gpus]` → one backend per selected device; `snarkd devices`.
 //! - `readings.rs`: what the devices report of themselves (NVML, the backends' memory pools).
 
-mod convert;
 pub mod devices;
 mod readings;
 
@@ -17,11 +15,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use snarkd_engine::prover::{
-    DeviceHooks, DeviceInfo, DeviceTelemetry, LoadedParams as EngineParams, PartitionMemory,
-    Planned, Prover, StepError,
+    DeviceInfo, DeviceTelemetry, LoadedParams as EngineParams, PartitionMemory,
+    PhaseHooks, Planned, Prover, StepError,
 };
 use snarkd_engine::{EngineError, ProofRequest};
-use snarkd_prover::groth16::{PhaseHooks, Randomness};
+use snarkd_prover::groth16::Randomness;
 use snarkd_prover::{
     CircuitId, DeviceBackend, LoadedParams, PreparedJob, ProverError, SynthesizedPartition,
 };
@@ -106,8 +104,8 @@ impl Prover for FilecoinProver {
     }
 
     fn plan(&self, request: ProofRequest) -> Result<Planned<PreparedJob>, EngineError> {
-        let request = convert::request(request)?;
-        let job = snarkd_prover::prepare(&request)
+        // The input's bytes go as soon as they are decoded.
+        let job = snarkd_prover::prepare(&request.input)
             .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
         drop(request);
         // Missing parameters are this machine's state, not the request's fault: the operator
@@ -180,13 +178,13 @@ impl Prover for FilecoinProver {
         device: &DeviceInfo,
         partition: SynthesizedPartition,
         params: &LoadedParams,
-        hooks: &mut dyn DeviceHooks,
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<Vec<u8>, StepError> {
         let backend = self.backend(device)?;
         // A device fault, or a partition proof that fails its own check (a wrong result from
         // the device): the partition is worth synthesizing and proving again.
         let (proof, timings) = backend
-            .prove(partition, params, Randomness::random(), &mut Hooks(hooks))
+            .prove(partition, params, Randomness::random(), hooks)
             .map_err(|e| StepError::Retryable(e.to_string()))?;
         let name = backend.name().to_string();
         if timings.faults > 0 {
@@ -223,16 +221,3 @@ impl Prover for FilecoinProver {
 fn setup_error(err: ProverError) -> EngineError {
     EngineError::Setup(err.to_string())
 }
-
-/// The engine's hooks as the prover's.
-struct Hooks<'a>(&'a mut dyn DeviceHooks);
-
-impl PhaseHooks for Hooks<'_> {
-    fn abc_released(&mut self, _bytes: u64) {
-        self.0.abc_released()
-    }
-    fn step_done(&mut self) {
-        self.0.step_done()
-    }
-}
-

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Condvar, Mutex};
 
 use snarkd_engine::prover::{
-    DeviceHooks, DeviceInfo, LoadedParams, PartitionMemory, Planned, Prover, StepError,
+    DeviceInfo, LoadedParams, PartitionMemory, PhaseHooks, Planned, Prover, StepError,
 };
 use snarkd_engine::{EngineError, ProofKind, ProofRequest};
 
@@ -85,7 +85,7 @@ impl Prover for StandInProver {
     }
 
     fn plan(&self, request: ProofRequest) -> Result<Planned<Plan>, EngineError> {
-        let kind = request.kind.expect("the API layer sets the kind");
+        let (kind, request) = (request.kind(), request.input);
         let encoded: Vec<&[u8]> = match kind {
             ProofKind::PorepSealCommit => vec![&request.vanilla_proof],
             _ => request.vanilla_proofs.iter().map(Vec::as_slice).collect(),
@@ -137,7 +137,7 @@ impl Prover for StandInProver {
         _device: &DeviceInfo,
         input: u32,
         circuit: &String,
-        hooks: &mut dyn DeviceHooks,
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<Vec<u8>, StepError> {
         // While the gate is closed a held phase goes on step after step, each a preemption
         // point.
@@ -154,7 +154,7 @@ impl Prover for StandInProver {
                 .wait_timeout(closed, std::time::Duration::from_millis(2))
                 .unwrap();
         }
-        hooks.abc_released();
+        hooks.abc_released(0);
         Ok(vec![input as u8; PROOF_BYTES])
     }
 

@@ -11,7 +11,7 @@ use snarkd_engine::prover::Prover;
 use snarkd_engine::Engine;
 use snarkd_proto::v1 as pb;
 use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
-use snarkd_prover::{CircuitId, ProofKind, ProofRequest};
+use snarkd_prover::{CircuitId, ProofInput, ProofKind};
 
 use crate::common;
 
@@ -91,13 +91,13 @@ pub async fn start_with<P: Prover>(
 }
 
 /// The wire request for a fixture request, as Curio would send it (no request id).
-pub fn wire(r: &ProofRequest, priority: pb::Priority) -> pb::SubmitProofRequest {
+pub fn wire(r: &ProofInput, priority: pb::Priority) -> pb::SubmitProofRequest {
     snarkd::api::client_request::submit_request(r, priority, String::new())
 }
 
 /// Checks `proof` with filecoin-proofs' verifier for `request`, and that the same proof with its
 /// first A point negated (still a valid curve point) is rejected.
-pub fn assert_verifies(request: &ProofRequest, proof: &[u8]) {
+pub fn assert_verifies(request: &ProofInput, proof: &[u8]) {
     let circuit = CircuitId::new(request.kind, SECTOR_2K).unwrap();
     let params = snarkd_prover::load_params(&env().params_dir, circuit).expect("params");
     let job = snarkd_prover::prepare(request).expect("fixture decodes");

@@ -11,72 +11,25 @@ use std::path::{Path, PathBuf};
 use bincode::Options;
 use sha2::{Digest as _, Sha256};
 
-use crate::domain::{ProofKind, ProofRequest};
+use crate::domain::{Priority, ProofInput, ProofKind, ProofRequest};
 
-/// What identifies a job's input: SHA-256 over its kind and every input field (not the
-/// `request_id` and not the priority).
+/// What identifies a job's input: SHA-256 over the request's [`ProofInput`] (its kind and every
+/// input field; not the `request_id` and not the priority) in the journal's encoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct InputDigest(pub [u8; 32]);
 
 impl InputDigest {
-    /// The digest of `request`'s proof kind and input fields.
+    /// The digest of `request`'s input: its proof kind and every input field.
     pub fn of(request: &ProofRequest) -> InputDigest {
-        #[derive(serde::Serialize)]
-        struct View<'a> {
-            kind: Option<ProofKind>,
-            sector_size: u64,
-            registered_proof: u64,
-            #[serde(with = "serde_bytes")]
-            vanilla_proof: &'a [u8],
-            #[serde(with = "crate::domain::byte_vecs")]
-            vanilla_proofs: &'a [Vec<u8>],
-            sector_number: u64,
-            miner_id: u64,
-            #[serde(with = "serde_bytes")]
-            randomness: &'a [u8],
-            partition_index: u32,
-            #[serde(with = "serde_bytes")]
-            comm_r_old: &'a [u8],
-            #[serde(with = "serde_bytes")]
-            comm_r_new: &'a [u8],
-            #[serde(with = "serde_bytes")]
-            comm_d_new: &'a [u8],
-        }
-        let view = View {
-            kind: request.kind,
-            sector_size: request.sector_size,
-            registered_proof: request.registered_proof,
-            vanilla_proof: &request.vanilla_proof,
-            vanilla_proofs: &request.vanilla_proofs,
-            sector_number: request.sector_number,
-            miner_id: request.miner_id,
-            randomness: &request.randomness,
-            partition_index: request.partition_index,
-            comm_r_old: &request.comm_r_old,
-            comm_r_new: &request.comm_r_new,
-            comm_d_new: &request.comm_d_new,
-        };
-        let mut hasher = HashWriter(Sha256::new());
+        let mut hasher = Sha256::new();
         codec()
-            .serialize_into(&mut hasher, &view)
+            .serialize_into(&mut hasher, &request.input)
             .expect("hashing never fails");
-        InputDigest(hasher.0.finalize().into())
+        InputDigest(hasher.finalize().into())
     }
 
     pub fn hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
-    }
-}
-
-struct HashWriter(Sha256);
-
-impl Write for HashWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.update(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
+        hex::encode(self.0)
     }
 }
 
@@ -87,8 +40,11 @@ fn codec() -> impl Options {
         .reject_trailing_bytes()
 }
 
-/// Marks an input file and its format version.
-const MAGIC: &[u8; 16] = b"snarkd-input\0\0\0\x01";
+/// Marks an input file; its last byte is the format version ([`VERSION`]).
+const MAGIC: &[u8; 16] = b"snarkd-input\0\0\0\x02";
+/// The input format this version writes: 2, a [`ProofRequest`] (its id, its priority, then its
+/// [`ProofInput`]). Version 1, the flat request of snarkd before `snarkd-types`, is still read.
+const VERSION: u8 = 2;
 
 /// Inputs up to this size are kept in the job's journal row, so a submit costs one flush to
 /// disk shared by a batch of submits; larger ones (C1 outputs, big PoSt partitions) are files.
@@ -114,13 +70,76 @@ pub(crate) fn decode(mut input: impl Read, len: u64, what: &str) -> Result<Proof
     input
         .read_exact(&mut magic)
         .map_err(|e| format!("{what}: {e}"))?;
-    if &magic != MAGIC {
+    if magic[..15] != MAGIC[..15] {
         return Err(format!("{what} is not a snarkd input"));
     }
-    codec()
-        .with_limit(len)
-        .deserialize_from(input)
-        .map_err(|e| format!("{what} does not decode: {e}"))
+    let undecodable = |e: bincode::Error| format!("{what} does not decode: {e}");
+    match magic[15] {
+        VERSION => codec()
+            .with_limit(len)
+            .deserialize_from(input)
+            .map_err(undecodable),
+        1 => codec()
+            .with_limit(len)
+            .deserialize_from::<_, RequestV1>(input)
+            .map_err(undecodable)?
+            .into_request()
+            .ok_or_else(|| format!("{what} has no proof kind")),
+        newer => Err(format!(
+            "{what} is in input format {newer}, newer than this snarkd's ({VERSION}): run the snarkd that wrote it until its jobs end"
+        )),
+    }
+}
+
+/// An input in format 1: the request's fields side by side, the kind optional.
+#[derive(serde::Deserialize)]
+struct RequestV1 {
+    request_id: String,
+    kind: Option<ProofKind>,
+    sector_size: u64,
+    registered_proof: u64,
+    priority: Option<Priority>,
+    #[serde(with = "serde_bytes")]
+    vanilla_proof: Vec<u8>,
+    vanilla_proofs: Vec<serde_bytes::ByteBuf>,
+    sector_number: u64,
+    miner_id: u64,
+    #[serde(with = "serde_bytes")]
+    randomness: Vec<u8>,
+    partition_index: u32,
+    #[serde(with = "serde_bytes")]
+    comm_r_old: Vec<u8>,
+    #[serde(with = "serde_bytes")]
+    comm_r_new: Vec<u8>,
+    #[serde(with = "serde_bytes")]
+    comm_d_new: Vec<u8>,
+}
+
+impl RequestV1 {
+    /// The request in today's terms; `None` without a kind (format 1 was only ever written
+    /// for requests the API had given one).
+    fn into_request(self) -> Option<ProofRequest> {
+        let v1 = self;
+        let kind = v1.kind?;
+        Some(ProofRequest {
+            request_id: v1.request_id,
+            priority: v1.priority,
+            input: ProofInput {
+                kind,
+                sector_size: v1.sector_size,
+                registered_proof: v1.registered_proof,
+                vanilla_proof: v1.vanilla_proof,
+                vanilla_proofs: v1.vanilla_proofs.into_iter().map(|b| b.into_vec()).collect(),
+                sector_number: v1.sector_number,
+                miner_id: v1.miner_id,
+                randomness: v1.randomness,
+                partition_index: v1.partition_index,
+                comm_r_old: v1.comm_r_old,
+                comm_r_new: v1.comm_r_new,
+                comm_d_new: v1.comm_d_new,
+            },
+        })
+    }
 }
 
 /// The directory of input files.

@@ -68,9 +68,8 @@ pub struct Journal {
 /// An unfinished job read back from the journal, to be planned and re-admitted.
 #[derive(Debug)]
 pub(crate) struct RecoveredJob {
-    /// The job's record as it was accepted (its input is `request`, not kept here).
+    /// The job's record as it was accepted (its input travels beside it, to be planned).
     pub job: Accepted,
-    pub request: ProofRequest,
     pub proofs: Vec<(u32, Vec<u8>)>,
 }
 
@@ -133,7 +132,7 @@ impl Journal {
 
     /// Reads every unfinished job back, in submit order, moving unreadable ones to quarantine.
     /// Also returns the next free submit sequence number.
-    pub(crate) fn recover(&mut self) -> Result<(Vec<RecoveredJob>, u64), String> {
+    pub(crate) fn recover(&mut self) -> Result<(Vec<(RecoveredJob, ProofRequest)>, u64), String> {
         let rows = store::unfinished(&self.conn).map_err(|e| e.to_string())?;
         let next_seq = store::max_seq(&self.conn)
             .map_err(|e| e.to_string())?
@@ -148,7 +147,7 @@ impl Journal {
         Ok((jobs, next_seq))
     }
 
-    fn check(&self, row: &store::UnfinishedRow) -> Result<RecoveredJob, String> {
+    fn check(&self, row: &store::UnfinishedRow) -> Result<(RecoveredJob, ProofRequest), String> {
         let kind = row
             .kind()
             .ok_or_else(|| format!("unknown proof kind {:?}", row.kind))?;
@@ -166,7 +165,7 @@ impl Journal {
             Some(bytes) => input::decode(&bytes[..], bytes.len() as u64, "the input in the row")?,
             None => self.inputs.read(&row.job_id)?,
         };
-        if request.kind != Some(kind) || InputDigest::of(&request) != digest {
+        if request.kind() != kind || InputDigest::of(&request) != digest {
             return Err("the input file does not match the digest recorded with it".into());
         }
         let proofs = row
@@ -175,7 +174,7 @@ impl Journal {
             .filter(|(index, _)| (0..row.partitions).contains(index))
             .map(|(index, proof)| (*index as u32, proof.clone()))
             .collect();
-        Ok(RecoveredJob {
+        let job = RecoveredJob {
             job: Accepted {
                 seq: row.seq as u64,
                 job_id: row.job_id.clone(),
@@ -188,9 +187,9 @@ impl Journal {
                 submitted_unix_ms: row.submitted_unix_ms.max(0) as u64,
                 inline_input: None,
             },
-            request,
             proofs,
-        })
+        };
+        Ok((job, request))
     }
 
     /// Moves a job's row and input aside, saying so in the log.
@@ -294,7 +293,10 @@ pub(crate) type Replanned<T> = (RecoveredJob, Result<Planned<T>, EngineError>);
 
 /// Plans recovered jobs again, on up to one thread per core, in their order. The request bytes
 /// are moved into the planner (and dropped once decoded).
-pub(crate) fn plan_all<P: Prover>(prover: &P, jobs: Vec<RecoveredJob>) -> Vec<Replanned<P::Plan>> {
+pub(crate) fn plan_all<P: Prover>(
+    prover: &P,
+    jobs: Vec<(RecoveredJob, ProofRequest)>,
+) -> Vec<Replanned<P::Plan>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(jobs.len())
@@ -305,10 +307,9 @@ pub(crate) fn plan_all<P: Prover>(prover: &P, jobs: Vec<RecoveredJob>) -> Vec<Re
     std::thread::scope(|scope| {
         for _ in 0..threads {
             scope.spawn(|| loop {
-                let Some((i, mut job)) = queue.lock().next() else {
+                let Some((i, (job, request))) = queue.lock().next() else {
                     break;
                 };
-                let request = std::mem::take(&mut job.request);
                 let plan =
                     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prover.plan(request)))
                         .unwrap_or_else(|_| {

@@ -206,15 +206,13 @@ fn same_id_and_input_is_one_job_other_input_or_a_failed_attempt_is_a_new_one() {
         first.job_id,
         "same id, same input"
     );
-    let other_input = submit(ProofRequest {
-        randomness: vec![7; 32],
-        ..a.clone()
-    });
+    let mut other_input = a.clone();
+    other_input.input.randomness = vec![7; 32];
+    let other_input = submit(other_input);
     assert_ne!(other_input.job_id, first.job_id, "same id, other input");
-    let other_kind = submit(ProofRequest {
-        kind: Some(ProofKind::PorepSealCommit),
-        ..a.clone()
-    });
+    let mut other_kind = a.clone();
+    other_kind.input.kind = ProofKind::PorepSealCommit;
+    let other_kind = submit(other_kind);
     assert_ne!(other_kind.job_id, first.job_id, "same id, other kind");
     completed(&life, &first.job_id);
     assert_eq!(
@@ -262,10 +260,9 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     let good = submit(request(ProofKind::WindowPost, 1, 1000));
     // A small input lives in its journal row, a large one in a file.
     let bad_row = submit(request(ProofKind::WindowPost, 2, 1000));
-    let bad_file = submit(ProofRequest {
-        vanilla_proof: vec![7; INLINE_INPUT_BYTES as usize + 1],
-        ..request(ProofKind::PorepSealCommit, 1, 1000)
-    });
+    let mut large = request(ProofKind::PorepSealCommit, 1, 1000);
+    large.input.vanilla_proof = vec![7; INLINE_INPUT_BYTES as usize + 1];
+    let bad_file = submit(large);
     life.kill();
     drop(gate);
     assert!(!dir

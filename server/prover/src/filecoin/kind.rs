@@ -11,61 +11,7 @@ use storage_proofs_update::{EmptySectorUpdateCircuit, EmptySectorUpdateCompound}
 
 use crate::error::{ProverError, Result};
 
-/// The four proof kinds the daemon serves.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ProofKind {
-    /// PoRep C2: Groth16 proofs over a C1 (`SealCommitPhase1Output`) output.
-    PorepSealCommit,
-    /// SnapDeals (empty sector update) proof over partition proofs.
-    SnapDealsUpdate,
-    /// One WindowPoSt partition.
-    WindowPost,
-    /// WinningPoSt.
-    WinningPost,
-}
-
-impl ProofKind {
-    /// All kinds, in wire enum order.
-    pub const ALL: [ProofKind; 4] = [
-        ProofKind::PorepSealCommit,
-        ProofKind::SnapDealsUpdate,
-        ProofKind::WindowPost,
-        ProofKind::WinningPost,
-    ];
-
-    /// The kind whose circuit prefix is `s` (`porep`, `snap`, `wpost`, `winning`).
-    pub fn from_circuit_prefix(s: &str) -> Result<Self> {
-        ProofKind::ALL
-            .into_iter()
-            .find(|k| k.circuit_prefix() == s)
-            .ok_or_else(|| {
-                ProverError::InvalidRequest(format!(
-                    "unknown proof kind {s:?}; use porep, snap, wpost or winning"
-                ))
-            })
-    }
-
-    /// Prefix of the circuit id (`porep`, `snap`, `wpost`, `winning`).
-    pub fn circuit_prefix(self) -> &'static str {
-        match self {
-            ProofKind::PorepSealCommit => "porep",
-            ProofKind::SnapDealsUpdate => "snap",
-            ProofKind::WindowPost => "wpost",
-            ProofKind::WinningPost => "winning",
-        }
-    }
-}
-
-impl fmt::Display for ProofKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            ProofKind::PorepSealCommit => "porep-seal-commit",
-            ProofKind::SnapDealsUpdate => "snap-deals-update",
-            ProofKind::WindowPost => "window-post",
-            ProofKind::WinningPost => "winning-post",
-        })
-    }
-}
+pub use snarkd_types::ProofKind;
 
 /// Sector sizes with registered proofs on chain, with their short names.
 pub const SECTOR_SIZES: [(u64, &str); 5] = [
@@ -95,10 +41,7 @@ impl CircuitId {
     pub fn parse(s: &str) -> Result<Self> {
         let unknown = || ProverError::UnknownCircuit(s.to_string());
         let (prefix, size) = s.split_once('-').ok_or_else(unknown)?;
-        let kind = ProofKind::ALL
-            .into_iter()
-            .find(|k| k.circuit_prefix() == prefix)
-            .ok_or_else(unknown)?;
+        let kind = ProofKind::from_short(prefix).map_err(|_| unknown())?;
         let (bytes, _) = SECTOR_SIZES
             .iter()
             .find(|(_, name)| *name == size)
@@ -150,7 +93,7 @@ impl CircuitId {
 impl fmt::Display for CircuitId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let i = size_index(self.sector_size).map_err(|_| fmt::Error)?;
-        write!(f, "{}-{}", self.kind.circuit_prefix(), SECTOR_SIZES[i].1)
+        write!(f, "{}-{}", self.kind.as_str(), SECTOR_SIZES[i].1)
     }
 }
 
@@ -266,7 +209,7 @@ mod tests {
         for kind in ProofKind::ALL {
             for (size, short) in SECTOR_SIZES {
                 let id = CircuitId::new(kind, size).unwrap();
-                assert_eq!(id.to_string(), format!("{}-{short}", kind.circuit_prefix()));
+                assert_eq!(id.to_string(), format!("{}-{short}", kind.as_str()));
                 assert_eq!(CircuitId::parse(&id.to_string()).unwrap(), id);
             }
         }
@@ -297,10 +240,6 @@ mod tests {
         assert_eq!(parse_sector_size("2048").unwrap(), 2048);
         assert!(parse_sector_size("3KiB").is_err());
         assert!(parse_sector_size("lots").is_err());
-        assert_eq!(
-            ProofKind::from_circuit_prefix("wpost").unwrap(),
-            ProofKind::WindowPost
-        );
         assert_eq!(sector_size_name(32 << 30), "32GiB");
     }
 }

@@ -1,4 +1,4 @@
-//! Filecoin jobs: a [`ProofRequest`] (the wire request's fields as domain types) is decoded once
+//! Filecoin jobs: a [`ProofInput`] (the wire request's fields as domain types) is decoded once
 //! by [`prepare`] into a [`PreparedJob`] that synthesizes partition circuits on demand and
 //! verifies and serializes the finished proof.
 //!
@@ -6,7 +6,7 @@
 //! - `kind.rs`: [`ProofKind`], [`CircuitId`] (circuit names and parameter file stems).
 //! - `blank.rs`: each kind's blank circuit, for the parameter setup and the pre-compiled matrices.
 //! - `registered.rs`: `registered_proof` numbers ↔ filecoin-proofs-api enums.
-//! - `request.rs`: [`ProofRequest`] and field decoding (C1 wrapper, prover id, lengths).
+//! - `request.rs`: [`ProofInput`] and field decoding (C1 wrapper, prover id, lengths).
 //! - `estimate.rs`: [`MemoryEstimate`] per partition, before synthesis.
 //! - `nodes.rs`: every hash node and Merkle path element of a decoded vanilla proof checked
 //!   before filecoin's verifiers see it.
@@ -34,7 +34,7 @@ pub use estimate::{CircuitShape, MemoryEstimate};
 pub use kind::{parse_sector_size, sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
 #[cfg(feature = "fixtures")]
 pub(crate) use request::bytes32 as request_bytes32;
-pub use request::{prover_id_from_miner_id, ProofRequest};
+pub use request::{prover_id_from_miner_id, ProofInput};
 
 /// Bytes of one serialized Groth16 proof (compressed A, B, C).
 pub const PARTITION_PROOF_BYTES: usize = 192;
@@ -162,7 +162,7 @@ pub(crate) struct Decoded {
 /// inputs, lengths, counts, the vanilla proofs against the public inputs); a `sector_size` that
 /// disagrees with `registered_proof` only logs a warning (the registered proof wins). Nothing a
 /// client sends can panic out of here: a panic inside a decoder is an `InvalidRequest`.
-pub fn prepare(req: &ProofRequest) -> Result<PreparedJob> {
+pub fn prepare(req: &ProofInput) -> Result<PreparedJob> {
     let decode = || match req.kind {
         ProofKind::PorepSealCommit => porep::prepare(req),
         ProofKind::WinningPost | ProofKind::WindowPost => post::prepare(req),

@@ -19,7 +19,7 @@ use storage_proofs_porep::stacked::{
 use super::nodes::check_nodes;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{build_circuit, run_circuit, Decoded, KindJob, ProofRequest, Ran, Run};
+use super::{build_circuit, run_circuit, Decoded, KindJob, ProofInput, Ran, Run};
 use crate::error::{ProverError, Result};
 use storage_proofs_core::proof::ProofScheme;
 
@@ -37,7 +37,7 @@ struct PorepJob<Tree: 'static + MerkleTreeTrait> {
     vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>,
 }
 
-pub(super) fn prepare(req: &ProofRequest) -> Result<Decoded> {
+pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
     let (json, wrapper_sector, wrapper_size) = unwrap_c1(&req.vanilla_proof)?;
     if let Some(n) = wrapper_sector {
         if n != req.sector_number {
@@ -93,7 +93,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     registered: filecoin_proofs_api::RegisteredSealProof,
     value: u64,
     c1: SealCommitPhase1Output,
-    req: &ProofRequest,
+    req: &ProofInput,
 ) -> Result<Box<dyn KindJob>> {
     let mismatch = |reason: String| ProverError::RegisteredProofMismatch {
         value,

@@ -20,7 +20,7 @@ use super::check_paths;
 use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
-use super::{build_circuit, run_circuit, Decoded, KindJob, ProofKind, ProofRequest, Ran, Run};
+use super::{build_circuit, run_circuit, Decoded, KindJob, ProofKind, ProofInput, Ran, Run};
 use crate::error::{ProverError, Result};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
@@ -35,7 +35,7 @@ struct PostJob<Tree: 'static + MerkleTreeTrait> {
     proof: fallback::Proof<Tree::Proof>,
 }
 
-pub(super) fn prepare(req: &ProofRequest) -> Result<Decoded> {
+pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
     let registered = post_proof(req.kind, req.registered_proof)?;
     let sector_size = u64::from(registered.sector_size());
     let job = with_shape!(sector_size, build, registered, req)?;
@@ -49,7 +49,7 @@ pub(super) fn prepare(req: &ProofRequest) -> Result<Decoded> {
 
 fn build<Tree: 'static + MerkleTreeTrait>(
     registered: RegisteredPoStProof,
-    req: &ProofRequest,
+    req: &ProofInput,
 ) -> Result<Box<dyn KindJob>> {
     let config: PoStConfig = registered.as_v1_config();
     let randomness = bytes32("randomness", &req.randomness)?;
@@ -261,7 +261,7 @@ fn check_sector_proof<Tree: MerkleTreeTrait>(
 }
 
 /// The vanilla proofs do not answer the challenge the request's fields describe.
-fn not_for_challenge(e: &anyhow::Error, req: &ProofRequest) -> ProverError {
+fn not_for_challenge(e: &anyhow::Error, req: &ProofInput) -> ProverError {
     ProverError::InvalidRequest(format!(
         "the vanilla proofs do not verify against randomness, miner_id {} and registered_proof {} \
          ({e:#}); send the vanilla proofs generated for this randomness, miner and proof type",

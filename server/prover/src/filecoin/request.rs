@@ -1,58 +1,12 @@
-//! [`ProofRequest`]: the request fields of the wire contract as domain types, and the decoding
+//! [`ProofInput`] (`snarkd-types`' one definition of what a proof is made from) and the decoding
 //! helpers every kind shares.
 
 use base64::Engine;
 use serde::Deserialize;
 
-use super::ProofKind;
 use crate::error::{ProverError, Result};
 
-/// One proof request. Which fields matter depends on `kind`:
-///
-/// | kind | fields used |
-/// |---|---|
-/// | PoRep | `vanilla_proof` (C1 JSON, bare or Curio's wrapper), `sector_number`, `miner_id` |
-/// | WinningPoSt | `vanilla_proofs` (bincode `FallbackPoStSectorProof` per sector), `randomness`, `miner_id` |
-/// | WindowPoSt | as WinningPoSt plus `partition_index` |
-/// | SnapDeals | `vanilla_proofs` (bincode `PartitionProof` per partition), `comm_r_old`, `comm_r_new`, `comm_d_new` |
-///
-/// `registered_proof` uses the chain's numbering for the kind's enum (0 is a real value).
-/// `sector_size` is advisory: a mismatch with `registered_proof` only logs a warning.
-#[derive(Clone, Debug)]
-pub struct ProofRequest {
-    pub kind: ProofKind,
-    pub registered_proof: u64,
-    pub sector_size: u64,
-    pub vanilla_proof: Vec<u8>,
-    pub vanilla_proofs: Vec<Vec<u8>>,
-    pub sector_number: u64,
-    pub miner_id: u64,
-    pub randomness: Vec<u8>,
-    pub partition_index: u32,
-    pub comm_r_old: Vec<u8>,
-    pub comm_r_new: Vec<u8>,
-    pub comm_d_new: Vec<u8>,
-}
-
-impl ProofRequest {
-    /// A request of `kind` with every other field empty; fill in what the kind needs.
-    pub fn new(kind: ProofKind, registered_proof: u64) -> Self {
-        ProofRequest {
-            kind,
-            registered_proof,
-            sector_size: 0,
-            vanilla_proof: Vec::new(),
-            vanilla_proofs: Vec::new(),
-            sector_number: 0,
-            miner_id: 0,
-            randomness: Vec::new(),
-            partition_index: 0,
-            comm_r_old: Vec::new(),
-            comm_r_new: Vec::new(),
-            comm_d_new: Vec::new(),
-        }
-    }
-}
+pub use snarkd_types::ProofInput;
 
 /// The 32-byte prover id filecoin-proofs expects for actor `miner_id`: the payload of its ID
 /// address (unsigned LEB128 of the id), zero-padded — what lotus / Curio / filecoin-ffi pass.

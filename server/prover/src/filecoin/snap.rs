@@ -19,7 +19,7 @@ use storage_proofs_update::{
 use super::nodes::check_nodes;
 use super::registered::update_proof;
 use super::request::{bytes32, decode_bincode, field_element};
-use super::{build_circuit, check_paths, run_circuit, Decoded, KindJob, ProofRequest, Ran, Run};
+use super::{build_circuit, check_paths, run_circuit, Decoded, KindJob, ProofInput, Ran, Run};
 use crate::error::{ProverError, Result};
 
 struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
@@ -28,7 +28,7 @@ struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     vanilla: Vec<PartitionProof<Tree>>,
 }
 
-pub(super) fn prepare(req: &ProofRequest) -> Result<Decoded> {
+pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
     let registered = update_proof(req.registered_proof)?;
     let sector_size = u64::from(registered.sector_size());
     let job = with_shape!(sector_size, build, registered, req)?;
@@ -42,7 +42,7 @@ pub(super) fn prepare(req: &ProofRequest) -> Result<Decoded> {
 
 fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     registered: RegisteredUpdateProof,
-    req: &ProofRequest,
+    req: &ProofInput,
 ) -> Result<Box<dyn KindJob>> {
     let comm_r_old = bytes32("comm_r_old", &req.comm_r_old)?;
     let comm_r_new = bytes32("comm_r_new", &req.comm_r_new)?;

@@ -103,24 +103,7 @@ pub trait DeviceOps {
     }
 }
 
-/// What the device phase tells its caller on the way. Closures `FnMut(u64)` are hooks that only
-/// hear of the a/b/c release.
-pub trait PhaseHooks {
-    /// The a/b/c evaluations were consumed by the H computation and freed (`bytes` of them);
-    /// called once, so the caller can return that memory while the multiexps still run.
-    fn abc_released(&mut self, bytes: u64);
-    /// One step of the phase ended (the H polynomial, or one multiexp). These are the phase's
-    /// preemption points: the caller may run other work on this thread now (a deadline
-    /// partition's whole device phase), and this phase resumes when it returns, with its
-    /// buffers intact. Between steps the phase holds no device memory.
-    fn step_done(&mut self) {}
-}
-
-impl<F: FnMut(u64)> PhaseHooks for F {
-    fn abc_released(&mut self, bytes: u64) {
-        self(bytes)
-    }
-}
+pub use snarkd_types::PhaseHooks;
 
 /// A CPU multiexp step: about a second of 16 cores (blst's Pippenger).
 pub const CPU_STEP_POINTS: usize = 1 << 22;

@@ -254,7 +254,7 @@ pub(crate) fn obtain_hint(circuit: CircuitId) -> String {
             "create local test parameters with `snarkd params generate --sector-size 2KiB --kind {}` \
              (they verify only against their own .vk) or fetch the published ones with \
              `paramfetch` / `curio fetch-params 2KiB`",
-            circuit.kind().circuit_prefix()
+            circuit.kind().as_str()
         )
     } else {
         "fetch the published parameters with `curio fetch-params <sector size>` or `paramfetch`, \

@@ -225,11 +225,7 @@ pub(crate) fn caught<T>(
     }
 }
 
+/// The message of a panic in a circuit or a device step.
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    let msg = panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic payload".to_string());
-    format!("circuit panicked: {msg}")
+    format!("circuit panicked: {}", snarkd_types::panic_message(&**panic))
 }

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
 use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof, SectorId};
 use snarkd_prover::filecoin::registered::post_proof;
-use snarkd_prover::{prepare, prover_id_from_miner_id, ProofKind, ProofRequest, ProverError};
+use snarkd_prover::{prepare, prover_id_from_miner_id, ProofKind, ProofInput, ProverError};
 
 use super::common::{env, params, prove, prove_partitions, serialize};
 
-fn replicas(req: &ProofRequest) -> (RegisteredPoStProof, BTreeMap<SectorId, PublicReplicaInfo>) {
+fn replicas(req: &ProofInput) -> (RegisteredPoStProof, BTreeMap<SectorId, PublicReplicaInfo>) {
     let fx = &env().fixtures;
     let registered = post_proof(req.kind, req.registered_proof).unwrap();
     let comm_r = fx.seal_values().unwrap().comm_r;
@@ -20,7 +20,7 @@ fn replicas(req: &ProofRequest) -> (RegisteredPoStProof, BTreeMap<SectorId, Publ
     )
 }
 
-fn rnd(req: &ProofRequest) -> [u8; 32] {
+fn rnd(req: &ProofInput) -> [u8; 32] {
     req.randomness.clone().try_into().unwrap()
 }
 

@@ -1,0 +1,23 @@
+//! The concepts the engine, the prover, the API layer and the bench all use, defined once:
+//! what a proof request is ([`ProofRequest`], [`ProofInput`]), which proof it asks for
+//! ([`ProofKind`]), how urgent it is ([`Priority`]) and what its device phase reports on the way
+//! ([`PhaseHooks`]). Each crate converts to and from its own
+//! outside world (protobuf, the chain's registered proofs, config files) with these.
+//!
+//! Layout:
+//! - `kind`: [`ProofKind`] and its names.
+//! - `priority`: [`Priority`].
+//! - `request`: [`ProofRequest`] and the [`ProofInput`] it carries.
+//! - `phase`: [`PhaseHooks`] (what a device phase tells the engine), [`panic_message`] and
+//!   [`current_nice`], which the engine and the prover's steps both use.
+
+mod kind;
+mod phase;
+mod priority;
+mod request;
+
+pub use phase::{current_nice, panic_message, PhaseHooks};
+
+pub use kind::{ProofKind, UnknownKind};
+pub use priority::Priority;
+pub use request::{ProofInput, ProofRequest};

@@ -1,0 +1,57 @@
+//! What a device phase tells whoever runs it, and the small facts of the threads steps run on.
+
+/// What the device phase tells its caller on the way. Closures `FnMut(u64)` are hooks that only
+/// hear of the a/b/c release.
+pub trait PhaseHooks {
+    /// The a/b/c evaluations were consumed by the H computation and freed (`bytes` of them);
+    /// called once, so the caller can return that memory while the multiexps still run.
+    fn abc_released(&mut self, bytes: u64);
+    /// One step of the phase ended (the H polynomial, or one multiexp). These are the phase's
+    /// preemption points: the caller may run other work now (a deadline partition's whole
+    /// device phase), and this phase resumes when it returns, with its buffers intact.
+    fn step_done(&mut self) {}
+}
+
+impl<F: FnMut(u64)> PhaseHooks for F {
+    fn abc_released(&mut self, bytes: u64) {
+        self(bytes)
+    }
+}
+
+/// The text of a panic's payload (`panic!` with a literal or a formatted message).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+/// The calling thread's nice value (Linux keeps one per thread; 0 when it cannot be read).
+pub fn current_nice() -> i32 {
+    // SAFETY: getpriority(PRIO_PROCESS, tid) reads one thread's value; it returns -1 both as a
+    // value and as an error, told apart by errno.
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        *libc::__errno_location() = 0;
+        let nice = libc::getpriority(libc::PRIO_PROCESS, tid);
+        if nice == -1 && *libc::__errno_location() != 0 {
+            0
+        } else {
+            nice
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn panic_messages_come_from_either_payload() {
+        let literal = std::panic::catch_unwind(|| panic!("plain")).unwrap_err();
+        assert_eq!(panic_message(&*literal), "plain");
+        let formatted = std::panic::catch_unwind(|| panic!("partition {}", 3)).unwrap_err();
+        assert_eq!(panic_message(&*formatted), "partition 3");
+    }
+}
