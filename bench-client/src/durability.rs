@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{ProofKind, ProofInput};
+use snarkd_prover::{ProofInput, ProofKind};
 use tokio::sync::Semaphore;
 
 use crate::remote::{request_id, run_batch};

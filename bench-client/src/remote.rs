@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{ProofKind, ProofInput};
+use snarkd_prover::{ProofInput, ProofKind};
 use tokio::sync::Semaphore;
 
 use crate::client::{connect, Client};

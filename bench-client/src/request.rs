@@ -7,7 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::fixtures::Fixtures;
-use snarkd_prover::{ProofKind, ProofInput};
+use snarkd_prover::{ProofInput, ProofKind};
 
 /// Parses a kind as the CLI spells it: porep, snap, wpost or winning.
 pub fn parse_kind(s: &str) -> Result<ProofKind, String> {

@@ -9,7 +9,7 @@ use filecoin_proofs_api::post::{
 };
 use filecoin_proofs_api::RegisteredPoStProof;
 use snarkd_prover::filecoin::registered::post_proof;
-use snarkd_prover::{prover_id_from_miner_id, ProofKind, ProofInput};
+use snarkd_prover::{prover_id_from_miner_id, ProofInput, ProofKind};
 
 /// Proves `request` once with filecoin-proofs-api; returns the time it took.
 fn prove_once(request: &ProofInput) -> Result<Duration> {

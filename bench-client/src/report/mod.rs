@@ -33,7 +33,7 @@ use anyhow::{bail, Context, Result};
 use bytesize::ByteSize;
 use serde_json::{json, Value};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{ProofKind, ProofInput};
+use snarkd_prover::{ProofInput, ProofKind};
 
 use crate::remote::run_batch;
 use crate::summary::Outcome;

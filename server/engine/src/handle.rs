@@ -209,7 +209,9 @@ impl Engine {
     pub fn follow_test_hooks(&self) {
         #[cfg(feature = "test-hooks")]
         if std::env::var_os("SNARKD_TEST_PANIC_ENGINE").is_some() {
-            tracing::warn!("SNARKD_TEST_PANIC_ENGINE is set: making the engine's writer task panic");
+            tracing::warn!(
+                "SNARKD_TEST_PANIC_ENGINE is set: making the engine's writer task panic"
+            );
             self.panic_writer_for_test();
         }
     }
@@ -282,7 +284,10 @@ impl Engine {
             return Ok(None);
         }
         let (request_id, kind, digest) = (key.request_id.clone(), key.kind, key.digest);
-        if let Some(existing) = self.ask(|reply| Request::FindRequest { key, reply }).await? {
+        if let Some(existing) = self
+            .ask(|reply| Request::FindRequest { key, reply })
+            .await?
+        {
             return Ok(Some(existing));
         }
         let Some(journal) = self.journal.clone() else {
@@ -310,7 +315,9 @@ impl Engine {
         limit: Option<Duration>,
     ) -> Result<Option<JobOutcome>, EngineError> {
         let id = job_id.to_string();
-        let watched = self.ask(|reply| Request::Watch { job_id: id, reply }).await?;
+        let watched = self
+            .ask(|reply| Request::Watch { job_id: id, reply })
+            .await?;
         let Some(mut outcome) = watched else {
             return self.stored_result(job_id).await.map(Some);
         };
@@ -374,7 +381,8 @@ impl Engine {
     /// Drops a circuit's params if no job holds them.
     pub async fn evict_params(&self, circuit_id: &str) -> Result<Evicted, EngineError> {
         let circuit_id = circuit_id.to_string();
-        self.ask(|reply| Request::Evict { circuit_id, reply }).await?
+        self.ask(|reply| Request::Evict { circuit_id, reply })
+            .await?
     }
 
     /// Logs a request the API refused at submit (it never became a job), so that snapshots show

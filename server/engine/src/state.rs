@@ -1,6 +1,8 @@
-//! The partition, job and worker state machines. [`next_partition_state`] and
-//! [`next_job_state`] are the tables of legal edges; `Machine::transition` and
-//! `Machine::job_event` (in `machine/transition.rs`) are the one place that applies them.
+//! The partition, job and worker state machines. [`next_partition_state`], [`next_job_step`]
+//! and [`next_worker_step`] are the tables of legal edges; `Machine::transition`,
+//! `Machine::job_event` and `Machine::worker_event` (in `machine/transition.rs`) are the one
+//! place that applies them, and each record's data lives in the variant of the step it belongs
+//! to (`machine/types.rs`).
 
 use crate::status::JobState;
 
@@ -73,31 +75,110 @@ pub fn next_partition_state(from: PartitionState, event: PartitionEvent) -> Opti
     }
 }
 
+/// Where a job is, as its edge table knows it; the machine's job record carries what each step
+/// holds (`machine::types::JobPhase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobStep {
+    /// Accepted; no work starts until the journal has it on disk (at once without a journal).
+    Unrecorded,
+    Queued,
+    /// At least one partition was admitted.
+    Running,
+    /// Every partition is proved: the proof is being assembled and verified.
+    Finalizing,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl JobStep {
+    /// The state the status shows: a job not on disk yet is queued, one finalizing is running.
+    pub fn state(self) -> JobState {
+        match self {
+            JobStep::Unrecorded | JobStep::Queued => JobState::Queued,
+            JobStep::Running | JobStep::Finalizing => JobState::Running,
+            JobStep::Completed => JobState::Completed,
+            JobStep::Failed => JobState::Failed,
+            JobStep::Cancelled => JobState::Cancelled,
+        }
+    }
+
+    pub fn is_ended(self) -> bool {
+        self.state().is_finished()
+    }
+}
+
 /// What happens to a whole job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobEvent {
+    /// The journal has its acceptance on disk.
+    Recorded,
     /// Its first partition was admitted.
     Start,
+    /// Its last partition was proved.
+    Finalize,
     /// Its final proof verified.
     Complete,
     Fail,
     Cancel,
 }
 
-/// The job edge table: the next state, or `None` when the event is illegal in `from`.
-pub fn next_job_state(from: JobState, event: JobEvent) -> Option<JobState> {
+/// The job edge table: the next step, or `None` when the event is illegal in `from`.
+pub fn next_job_step(from: JobStep, event: JobEvent) -> Option<JobStep> {
     use JobEvent as E;
-    use JobState as S;
+    use JobStep as S;
+    let live = !from.is_ended();
     match (from, event) {
+        (S::Unrecorded, E::Recorded) => Some(S::Queued),
         (S::Queued, E::Start) => Some(S::Running),
-        (S::Running, E::Complete) => Some(S::Completed),
-        (S::Queued | S::Running, E::Fail) => Some(S::Failed),
-        (S::Queued | S::Running, E::Cancel) => Some(S::Cancelled),
+        (S::Running, E::Finalize) => Some(S::Finalizing),
+        (S::Finalizing, E::Complete) => Some(S::Completed),
+        (_, E::Fail) if live => Some(S::Failed),
+        (_, E::Cancel) if live => Some(S::Cancelled),
         _ => None,
     }
 }
 
-/// What a device worker is doing.
+/// What a device worker is doing, as its edge table knows it; the machine's worker record
+/// carries which partitions (`machine::types::Duty`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WorkerStep {
+    Idle,
+    /// Running one device phase.
+    Proving,
+    /// Running a deadline partition's device phase while the phase it preempted waits at its
+    /// next step boundary.
+    ProvingOverPaused,
+}
+
+/// What happens to a device worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerEvent {
+    /// A partition is handed to an idle worker.
+    Dispatch,
+    /// A deadline partition is handed to a worker proving one without a deadline.
+    Preempt,
+    /// The phase the worker runs now returned (a paused one, if any, goes on).
+    Returned,
+    /// The paused phase returned (it ended before reaching its step boundary).
+    PausedReturned,
+}
+
+/// The worker edge table. A result for a partition the worker neither runs nor has paused is
+/// no event at all: the worker stays as it is (`Duty::event_for`).
+pub fn next_worker_step(from: WorkerStep, event: WorkerEvent) -> Option<WorkerStep> {
+    use WorkerEvent as E;
+    use WorkerStep as S;
+    match (from, event) {
+        (S::Idle, E::Dispatch) => Some(S::Proving),
+        (S::Proving, E::Preempt) => Some(S::ProvingOverPaused),
+        (S::Proving, E::Returned) => Some(S::Idle),
+        (S::ProvingOverPaused, E::Returned | E::PausedReturned) => Some(S::Proving),
+        _ => None,
+    }
+}
+
+/// What a device worker is doing, as the status shows it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum WorkerState {
@@ -161,39 +242,78 @@ mod tests {
         }
     }
 
+    /// Every (step, event) pair against the list of legal edges.
+    fn check_table<S: Copy + std::fmt::Debug + PartialEq, E: Copy + std::fmt::Debug>(
+        states: &[S],
+        events: &[E],
+        legal: &[(S, E, S)],
+        next: fn(S, E) -> Option<S>,
+        same_event: fn(&E, &E) -> bool,
+    ) {
+        for &from in states {
+            for &event in events {
+                let expected = legal
+                    .iter()
+                    .find(|(f, e, _)| *f == from && same_event(e, &event))
+                    .map(|l| l.2);
+                assert_eq!(next(from, event), expected, "{from:?} --{event:?}-->");
+            }
+        }
+    }
+
     #[test]
-    fn job_edges() {
+    fn every_job_edge() {
         use JobEvent as JE;
-        use JobState as JS;
+        use JobStep as JS;
         let states = [
+            JS::Unrecorded,
             JS::Queued,
             JS::Running,
+            JS::Finalizing,
             JS::Completed,
             JS::Failed,
             JS::Cancelled,
         ];
-        let events = [JE::Start, JE::Complete, JE::Fail, JE::Cancel];
-        let legal = [
-            (JS::Queued, JE::Start, JS::Running),
-            (JS::Running, JE::Complete, JS::Completed),
-            (JS::Queued, JE::Fail, JS::Failed),
-            (JS::Running, JE::Fail, JS::Failed),
-            (JS::Queued, JE::Cancel, JS::Cancelled),
-            (JS::Running, JE::Cancel, JS::Cancelled),
+        let events = [
+            JE::Recorded,
+            JE::Start,
+            JE::Finalize,
+            JE::Complete,
+            JE::Fail,
+            JE::Cancel,
         ];
-        for from in states {
-            for event in events {
-                let expected = legal
-                    .iter()
-                    .find(|(f, e, _)| *f == from && *e == event)
-                    .map(|l| l.2);
-                assert_eq!(
-                    next_job_state(from, event),
-                    expected,
-                    "{from:?} --{event:?}-->"
-                );
-            }
+        let mut legal = vec![
+            (JS::Unrecorded, JE::Recorded, JS::Queued),
+            (JS::Queued, JE::Start, JS::Running),
+            (JS::Running, JE::Finalize, JS::Finalizing),
+            (JS::Finalizing, JE::Complete, JS::Completed),
+        ];
+        for live in [JS::Unrecorded, JS::Queued, JS::Running, JS::Finalizing] {
+            legal.push((live, JE::Fail, JS::Failed));
+            legal.push((live, JE::Cancel, JS::Cancelled));
         }
+        check_table(&states, &events, &legal, next_job_step, |a, b| a == b);
+        // Only the three ends are ended, and the status shows each step as one state.
+        let ended: Vec<_> = states.iter().filter(|s| s.is_ended()).collect();
+        assert_eq!(ended, [&JS::Completed, &JS::Failed, &JS::Cancelled]);
+        assert_eq!(JS::Unrecorded.state(), JobState::Queued);
+        assert_eq!(JS::Finalizing.state(), JobState::Running);
+    }
+
+    #[test]
+    fn every_worker_edge() {
+        use WorkerEvent as WE;
+        use WorkerStep as WS;
+        let states = [WS::Idle, WS::Proving, WS::ProvingOverPaused];
+        let events = [WE::Dispatch, WE::Preempt, WE::Returned, WE::PausedReturned];
+        let legal = [
+            (WS::Idle, WE::Dispatch, WS::Proving),
+            (WS::Proving, WE::Preempt, WS::ProvingOverPaused),
+            (WS::Proving, WE::Returned, WS::Idle),
+            (WS::ProvingOverPaused, WE::Returned, WS::Proving),
+            (WS::ProvingOverPaused, WE::PausedReturned, WS::Proving),
+        ];
+        check_table(&states, &events, &legal, next_worker_step, |a, b| a == b);
     }
 
     #[test]

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
 use crate::prover::{
-    DeviceInfo, DeviceTelemetry, LoadedParams, PartitionMemory, PhaseHooks, Planned,
-    Prover, StepError,
+    DeviceInfo, DeviceTelemetry, LoadedParams, PartitionMemory, PhaseHooks, Planned, Prover,
+    StepError,
 };
 
 pub(crate) const PARAMS_BYTES: u64 = 100;
@@ -173,7 +173,12 @@ impl Prover for TestProver {
             .push(("device", format!("partition {index}"), nice));
         Ok(vec![index as u8; 4])
     }
-    fn synthesize(&self, plan: &TestPlan, index: u32, _: Option<&String>) -> Result<u32, StepError> {
+    fn synthesize(
+        &self,
+        plan: &TestPlan,
+        index: u32,
+        _: Option<&String>,
+    ) -> Result<u32, StepError> {
         drop(plan.gate.lock());
         let nice = crate::os_priority::current_nice();
         plan.nice_seen
@@ -184,7 +189,12 @@ impl Prover for TestProver {
         }
         Ok(index)
     }
-    fn finalize(&self, _: &TestPlan, proofs: Vec<Vec<u8>>, _: &String) -> Result<Vec<u8>, StepError> {
+    fn finalize(
+        &self,
+        _: &TestPlan,
+        proofs: Vec<Vec<u8>>,
+        _: &String,
+    ) -> Result<Vec<u8>, StepError> {
         for (i, p) in proofs.iter().enumerate() {
             if p != &vec![i as u8; 4] {
                 return Err(StepError::Fatal(format!(

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{ProverError, Result};
 use crate::filecoin::kind::size_index;
 use crate::filecoin::registered::{post_proof_number, seal_proof_number, update_proof_number};
-use crate::filecoin::{prover_id_from_miner_id, ProofKind, ProofInput};
+use crate::filecoin::{prover_id_from_miner_id, ProofInput, ProofKind};
 
 /// Miner actor id used by the fixtures (t01000, the devnet's first miner).
 pub const FIXTURE_MINER_ID: u64 = 1000;

@@ -40,8 +40,7 @@ pub use backend::{CpuBackend, DeviceBackend, PciAddress, PoolUse};
 pub use backend::{OpenClBackend, OpenClOptions};
 pub use error::{ProverError, Result};
 pub use filecoin::{
-    prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofKind,
-    ProofInput,
+    prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofInput, ProofKind,
 };
 pub use params::{
     default_params_dir, generate_params, load_params, load_params_with, params_dir_from,

@@ -130,6 +130,10 @@ mod tests {
         let r = awaited("j", None);
         assert_eq!(r.status, AwaitStatus::Timeout as i32);
         assert_eq!(r.job_id, "j");
-        assert!(r.error_message.contains("AwaitProof again"), "{}", r.error_message);
+        assert!(
+            r.error_message.contains("AwaitProof again"),
+            "{}",
+            r.error_message
+        );
     }
 }

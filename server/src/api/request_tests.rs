@@ -66,7 +66,11 @@ fn valid_requests_convert_field_by_field() {
     let req = proof_request(snap()).unwrap();
     assert_eq!(req.kind(), ProofKind::SnapDealsUpdate);
     assert_eq!(
-        (req.input.comm_r_old[0], req.input.comm_r_new[0], req.input.comm_d_new[0]),
+        (
+            req.input.comm_r_old[0],
+            req.input.comm_r_new[0],
+            req.input.comm_d_new[0]
+        ),
         (1, 2, 3)
     );
 
@@ -222,9 +226,7 @@ fn bad_requests_name_the_field() {
 #[test]
 fn empty_ids_are_rejected() {
     assert!(message(job_id("").map(|_| ())).contains("job_id is empty"));
-    assert!(
-        message(circuit_id("").map(|_| ())).contains("circuit_id is empty")
-    );
+    assert!(message(circuit_id("").map(|_| ())).contains("circuit_id is empty"));
     assert_eq!(job_id("abc").unwrap(), "abc");
 }
 
@@ -290,12 +292,19 @@ mod garbage {
                 assert_eq!(out.input.vanilla_proofs, req.vanilla_proofs);
                 assert_eq!(out.input.randomness, req.randomness);
                 assert_eq!(
-                    (out.input.comm_r_old.as_slice(), out.input.comm_r_new.as_slice()),
+                    (
+                        out.input.comm_r_old.as_slice(),
+                        out.input.comm_r_new.as_slice()
+                    ),
                     (req.comm_r_old.as_slice(), req.comm_r_new.as_slice())
                 );
                 assert_eq!(out.input.comm_d_new, req.comm_d_new);
                 assert_eq!(
-                    (out.input.sector_size, out.input.registered_proof, out.input.sector_number),
+                    (
+                        out.input.sector_size,
+                        out.input.registered_proof,
+                        out.input.sector_number
+                    ),
                     (req.sector_size, req.registered_proof, req.sector_number)
                 );
                 assert_eq!(

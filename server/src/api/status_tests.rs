@@ -8,7 +8,10 @@ fn get_status_reports_devices_queues_and_memory() {
     // Two workers on device 0 make one GPU entry carrying the proving worker's job.
     assert_eq!(r.gpus.len(), 1);
     assert_eq!(r.gpus[0].current_job_id, RUNNING_JOB);
-    assert_eq!(r.gpus[0].current_proof_kind, "porep-c2", "the original daemon's name");
+    assert_eq!(
+        r.gpus[0].current_proof_kind, "porep-c2",
+        "the original daemon's name"
+    );
     // On the CPU backend the device's memory is the budget, and free is what is free of it.
     assert_eq!(
         (r.gpus[0].vram_total_bytes, r.gpus[0].vram_free_bytes),
@@ -24,8 +27,16 @@ fn get_status_reports_devices_queues_and_memory() {
         "GetStatus names the queues as the original daemon does"
     );
     let stream = snapshot(&fixture::busy(), &[], STARTED_MS + 65_000);
-    let names: Vec<_> = stream.queues.iter().map(|q| q.proof_kind.as_str()).collect();
-    assert_eq!(names, ["porep", "snap", "wpost", "winning"], "the stream uses snarkd's names");
+    let names: Vec<_> = stream
+        .queues
+        .iter()
+        .map(|q| q.proof_kind.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["porep", "snap", "wpost", "winning"],
+        "the stream uses snarkd's names"
+    );
     assert_eq!((r.total_proofs_completed, r.total_proofs_failed), (5, 1));
     assert_eq!(
         (r.pinned_memory_bytes, r.pinned_memory_limit_bytes),

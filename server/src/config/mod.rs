@@ -35,9 +35,7 @@ pub use jobs::JobsSection;
 pub use limits::LimitsSection;
 pub use scheduler::SchedulerSection;
 pub use sources::{ConfigError, Overrides};
-pub use values::{
-    Backend, FileMode, ListenAddr, LogFormat, Lookahead, MemoryBudget, TcpAddr,
-};
+pub use values::{Backend, FileMode, ListenAddr, LogFormat, Lookahead, MemoryBudget, TcpAddr};
 
 /// The commented default config, as printed by `snarkd config default`.
 pub const DEFAULT_TOML: &str = include_str!("default.toml");

@@ -6,7 +6,6 @@
 use serde::Deserialize;
 use snarkd_engine::{Priority, ProofKind};
 
-
 /// `[scheduler]`: each kind's usual priority and its ceiling.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -220,7 +220,10 @@ mod tests {
 
         let pipeline = &json["pipelines"][0];
         assert_eq!(pipeline["job_id"], RUNNING_JOB);
-        assert_eq!(pipeline["proof_kind"], "porep-c2", "the original daemon's name");
+        assert_eq!(
+            pipeline["proof_kind"], "porep-c2",
+            "the original daemon's name"
+        );
         assert_eq!(pipeline["started_secs_ago"], 10);
         assert_eq!(
             (

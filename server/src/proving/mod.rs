@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use snarkd_engine::prover::{
-    DeviceInfo, DeviceTelemetry, LoadedParams as EngineParams, PartitionMemory,
-    PhaseHooks, Planned, Prover, StepError,
+    DeviceInfo, DeviceTelemetry, LoadedParams as EngineParams, PartitionMemory, PhaseHooks,
+    Planned, Prover, StepError,
 };
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::Randomness;

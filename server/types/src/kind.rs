@@ -111,12 +111,19 @@ mod tests {
         let short: Vec<_> = ProofKind::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(short, ["porep", "snap", "wpost", "winning"]);
         let cuzk: Vec<_> = ProofKind::ALL.iter().map(|k| k.cuzk_name()).collect();
-        assert_eq!(cuzk, ["porep-c2", "snap-update", "window-post", "winning-post"]);
+        assert_eq!(
+            cuzk,
+            ["porep-c2", "snap-update", "window-post", "winning-post"]
+        );
         for kind in ProofKind::ALL {
             assert_eq!(kind.as_str().parse::<ProofKind>(), Ok(kind));
             assert_eq!(kind.to_string(), kind.as_str());
         }
         let err = "porep-seal-commit".parse::<ProofKind>().unwrap_err();
-        assert!(err.to_string().contains("use porep, snap, wpost or winning"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("use porep, snap, wpost or winning"),
+            "{err}"
+        );
     }
 }

@@ -129,7 +129,11 @@ impl RequestV1 {
                 sector_size: v1.sector_size,
                 registered_proof: v1.registered_proof,
                 vanilla_proof: v1.vanilla_proof,
-                vanilla_proofs: v1.vanilla_proofs.into_iter().map(|b| b.into_vec()).collect(),
+                vanilla_proofs: v1
+                    .vanilla_proofs
+                    .into_iter()
+                    .map(|b| b.into_vec())
+                    .collect(),
                 sector_number: v1.sector_number,
                 miner_id: v1.miner_id,
                 randomness: v1.randomness,
@@ -261,5 +265,95 @@ impl Drop for CommittedInput {
         if !self.keep {
             let _ = fs::remove_file(&self.path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_bytes::Bytes;
+
+    fn sample() -> ProofRequest {
+        let mut input = ProofInput::new(ProofKind::WindowPost, 12);
+        input.sector_size = 2048;
+        input.vanilla_proofs = vec![vec![1, 2, 3], vec![4]];
+        input.randomness = vec![9; 32];
+        input.miner_id = 1000;
+        input.partition_index = 2;
+        ProofRequest {
+            request_id: "wdpost-1000 [2]".into(),
+            priority: Some(Priority::High),
+            input,
+        }
+    }
+
+    #[test]
+    fn an_input_reads_back_as_written() {
+        let request = sample();
+        let bytes = encode(&request);
+        let back = decode(&bytes[..], bytes.len() as u64, "the test input").unwrap();
+        assert_eq!(back, request);
+    }
+
+    #[test]
+    fn inputs_of_format_1_still_read_and_keep_their_digest() {
+        let r = sample();
+        let i = &r.input;
+        let vanilla: Vec<&Bytes> = i.vanilla_proofs.iter().map(|v| Bytes::new(v)).collect();
+        // Format 1: the request's fields side by side, kind and priority optional.
+        let v1 = (
+            (
+                &r.request_id,
+                Some(i.kind),
+                i.sector_size,
+                i.registered_proof,
+                r.priority,
+            ),
+            (
+                Bytes::new(&i.vanilla_proof),
+                &vanilla,
+                i.sector_number,
+                i.miner_id,
+            ),
+            (Bytes::new(&i.randomness), i.partition_index),
+            (
+                Bytes::new(&i.comm_r_old),
+                Bytes::new(&i.comm_r_new),
+                Bytes::new(&i.comm_d_new),
+            ),
+        );
+        let mut bytes = b"snarkd-input\0\0\0\x01".to_vec();
+        codec().serialize_into(&mut bytes, &v1).unwrap();
+        let back = decode(&bytes[..], bytes.len() as u64, "a format 1 input").unwrap();
+        assert_eq!(back, r);
+        // The digest format 1 hashed: the kind and the input fields, in this order.
+        let view = (
+            (Some(i.kind), i.sector_size, i.registered_proof),
+            (
+                Bytes::new(&i.vanilla_proof),
+                &vanilla,
+                i.sector_number,
+                i.miner_id,
+            ),
+            (Bytes::new(&i.randomness), i.partition_index),
+            (
+                Bytes::new(&i.comm_r_old),
+                Bytes::new(&i.comm_r_new),
+                Bytes::new(&i.comm_d_new),
+            ),
+        );
+        let old: [u8; 32] = Sha256::digest(codec().serialize(&view).unwrap()).into();
+        assert_eq!(InputDigest::of(&back), InputDigest(old));
+    }
+
+    #[test]
+    fn an_input_of_a_newer_format_is_refused_naming_both() {
+        let mut bytes = encode(&sample());
+        bytes[15] = 9;
+        let err = decode(&bytes[..], bytes.len() as u64, "the input").unwrap_err();
+        assert!(
+            err.contains("input format 9, newer than this snarkd's (2)"),
+            "{err}"
+        );
     }
 }

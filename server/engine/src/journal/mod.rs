@@ -40,9 +40,9 @@ pub use input::{
 };
 pub(crate) use writer::JournalThread;
 
+use crate::clock::unix_ms;
 use crate::domain::{JobOutcome, ProofKind, ProofRequest};
 use crate::error::EngineError;
-use crate::clock::unix_ms;
 use crate::prover::{Planned, Prover};
 use record::Accepted;
 

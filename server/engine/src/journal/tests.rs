@@ -153,17 +153,13 @@ fn results_outlive_memory_retention_until_the_journal_prunes_them() {
         .unwrap();
     let req = with_id("wdpost-[0 1]", request(ProofKind::WindowPost, 1, 1000));
     let job = runtime.block_on(engine.submit(req.clone())).unwrap();
-    runtime
-        .block_on(engine.await_job(&job.job_id))
-        .unwrap();
+    runtime.block_on(engine.await_job(&job.job_id)).unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
         engine.snapshot().jobs.is_empty(),
         "gone from memory after 200 ms"
     );
-    let stored = runtime
-        .block_on(engine.await_job(&job.job_id))
-        .unwrap();
+    let stored = runtime.block_on(engine.await_job(&job.job_id)).unwrap();
     assert_eq!(
         stored.end,
         JobEnd::Completed(vec![0; 4]),
@@ -180,9 +176,7 @@ fn results_outlive_memory_retention_until_the_journal_prunes_them() {
         journal_counts(dir.path()) == Ok((0, 0, 0))
     });
     assert!(pruned, "{:?}", journal_counts(dir.path()));
-    let err = runtime
-        .block_on(engine.await_job(&job.job_id))
-        .unwrap_err();
+    let err = runtime.block_on(engine.await_job(&job.job_id)).unwrap_err();
     assert!(matches!(err, EngineError::UnknownJob(_)), "{err:?}");
     assert_eq!(
         std::fs::read_dir(dir.path().join("inputs"))
@@ -225,10 +219,7 @@ fn same_id_and_input_is_one_job_other_input_or_a_failed_attempt_is_a_new_one() {
     prover.panic_in_synthesis.store(true, Ordering::SeqCst);
     let b = with_id("porep-1000-8", request(ProofKind::PorepSealCommit, 1, 1000));
     let failed = submit(b.clone());
-    let end = life
-        .run(life.engine.await_job(&failed.job_id))
-        .unwrap()
-        .end;
+    let end = life.run(life.engine.await_job(&failed.job_id)).unwrap().end;
     assert!(matches!(end, JobEnd::Failed(_)), "{end:?}");
     prover.panic_in_synthesis.store(false, Ordering::SeqCst);
     let retry = submit(b.clone());
@@ -270,8 +261,9 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
         .join("inputs")
         .join(format!("{bad_row}.req"))
         .exists());
-    // One flipped byte of `sector_size` (after the 16-byte header, the empty request id and
-    // the kind): the row's input still decodes, but not to what was recorded.
+    // One flipped byte of `sector_size` (after the 16-byte header, the empty request id, the
+    // priority left unset and the kind): the row's input still decodes, but not to what was
+    // recorded.
     let conn = rusqlite::Connection::open(dir.path().join("journal.sqlite")).unwrap();
     let mut input: Vec<u8> = conn
         .query_row(
@@ -280,7 +272,7 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
             |r| r.get(0),
         )
         .unwrap();
-    input[16 + 8 + 1 + 4] ^= 0xff;
+    input[16 + 8 + 1 + 1 + 4] ^= 0xff;
     conn.execute(
         "UPDATE jobs SET input = ?1 WHERE job_id = ?2",
         rusqlite::params![input, bad_row],

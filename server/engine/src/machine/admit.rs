@@ -5,11 +5,11 @@
 use super::transition::Change;
 use super::types::{DeviceTask, Effect, Stage};
 use super::Machine;
-use crate::prover::Prover;
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
+use crate::prover::Prover;
 use crate::schedule::{lookahead_allows, order_key, OrderKey};
-use crate::state::{PartitionState, WorkerState};
+use crate::state::{JobStep, PartitionState, WorkerStep};
 
 impl<P: Prover> Machine<P> {
     pub(super) fn schedule(&mut self) {
@@ -23,7 +23,7 @@ impl<P: Prover> Machine<P> {
         let mut found: Vec<_> = self
             .jobs
             .values()
-            .filter(|j| !j.state.is_finished())
+            .filter(|j| !j.is_finished())
             .flat_map(|j| {
                 j.parts
                     .iter()
@@ -53,7 +53,7 @@ impl<P: Prover> Machine<P> {
             self.partitions_in(PartitionState::SynthDone).len(),
         );
         for (_, seq, index) in self.partitions_in(PartitionState::Pending) {
-            if !self.jobs[&seq].recorded {
+            if self.jobs[&seq].phase.step() == JobStep::Unrecorded {
                 continue; // not on disk yet: a crash could still lose it
             }
             let priority = self.jobs[&seq].origin.priority;
@@ -174,10 +174,11 @@ impl<P: Prover> Machine<P> {
     fn preemptible_worker(&self, taken: &[(u32, u64, u32, bool)]) -> Option<u32> {
         self.workers
             .iter()
-            .filter(|w| w.paused.is_none() && !taken.iter().any(|t| t.0 == w.id))
+            .filter(|w| w.duty.step() == WorkerStep::Proving && !taken.iter().any(|t| t.0 == w.id))
             .find(|w| {
-                w.job_seq
-                    .and_then(|seq| self.jobs.get(&seq))
+                w.duty
+                    .running()
+                    .and_then(|task| self.jobs.get(&task.job))
                     .is_some_and(|j| j.origin.priority < Priority::High)
             })
             .map(|w| w.id)
@@ -186,8 +187,14 @@ impl<P: Prover> Machine<P> {
     /// True when no step runs that could return memory later.
     fn nothing_in_flight(&self) -> bool {
         self.synth_active == 0
-            && self.workers.iter().all(|w| w.state == WorkerState::Idle)
-            && self.jobs.values().all(|j| !j.finalizing)
+            && self
+                .workers
+                .iter()
+                .all(|w| w.duty.step() == WorkerStep::Idle)
+            && self
+                .jobs
+                .values()
+                .all(|j| j.phase.step() != JobStep::Finalizing)
             && self.params.values().all(|e| e.ready().is_some())
     }
 

@@ -7,6 +7,8 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use super::transition::Change;
+use super::transition::JobChange;
+use super::types::JobPhase;
 use super::types::{
     Effect, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally,
 };
@@ -19,7 +21,6 @@ use crate::history::Ended;
 use crate::journal::record::{Accepted, Ack, Record};
 use crate::prover::{Planned, Prover};
 use crate::schedule::order_key;
-use crate::state::JobEvent;
 use crate::status::JobState;
 
 impl<P: Prover> Machine<P> {
@@ -30,7 +31,7 @@ impl<P: Prover> Machine<P> {
             return None;
         }
         let job = self.jobs.get(self.request_ids.get(key)?)?;
-        if matches!(job.state, JobState::Failed | JobState::Cancelled) {
+        if matches!(job.phase.state(), JobState::Failed | JobState::Cancelled) {
             return None;
         }
         Some(Submitted {
@@ -155,7 +156,7 @@ impl<P: Prover> Machine<P> {
             plan,
             ..
         } = plan;
-        let input = Some(self.budget.charge_held(Holder::Inputs, origin.input_bytes));
+        let input = self.budget.charge_held(Holder::Inputs, origin.input_bytes);
         self.jobs.insert(
             seq,
             Job {
@@ -167,14 +168,12 @@ impl<P: Prover> Machine<P> {
                 memory,
                 submitted,
                 submitted_unix_ms,
-                first_admitted: None,
-                finished: None,
-                input,
-                state: JobState::Queued,
-                error: None,
+                // Without a journal a job is on record once it is in memory.
+                phase: match self.journaled {
+                    true => JobPhase::Unrecorded { input },
+                    false => JobPhase::Queued { input },
+                },
                 parts,
-                recorded: !self.journaled,
-                finalizing: false,
                 timings: Default::default(),
                 outcome: watch::channel(None).0,
             },
@@ -190,7 +189,7 @@ impl<P: Prover> Machine<P> {
         let (jobs, bytes) = self
             .jobs
             .values()
-            .filter(|j| j.origin.priority == priority && !j.state.is_finished())
+            .filter(|j| j.origin.priority == priority && !j.is_finished())
             .fold((0usize, 0u64), |(n, b), j| {
                 (n + 1, b + j.origin.input_bytes)
             });
@@ -224,7 +223,7 @@ impl<P: Prover> Machine<P> {
         let key = order_key(job.origin.priority, seq, 0);
         self.jobs
             .values()
-            .filter(|j| !j.state.is_finished() && order_key(j.origin.priority, j.seq, 0) < key)
+            .filter(|j| !j.is_finished() && order_key(j.origin.priority, j.seq, 0) < key)
             .count() as u32
     }
 
@@ -234,10 +233,10 @@ impl<P: Prover> Machine<P> {
             .get(job_id)
             .ok_or_else(|| EngineError::UnknownJob(job_id.to_string()))?;
         let job = &self.jobs[&seq];
-        if job.state.is_finished() {
+        if job.is_finished() {
             return Ok(false);
         }
-        let was_running = job.state == JobState::Running;
+        let was_running = job.phase.state() == JobState::Running;
         tracing::info!(job_id, was_running, "job cancelled");
         self.finish_job(seq, JobEnd::Cancelled);
         Ok(was_running)
@@ -267,12 +266,10 @@ impl<P: Prover> Machine<P> {
     /// running step returns), releases its params and tells every waiter. False when the job
     /// had already ended (nothing changes then).
     pub(super) fn finish_job(&mut self, seq: u64, end: JobEnd) -> bool {
-        let event = match &end {
-            JobEnd::Completed(_) => JobEvent::Complete,
-            JobEnd::Failed(_) => JobEvent::Fail,
-            JobEnd::Cancelled => JobEvent::Cancel,
+        let Some(admitted) = self.jobs.get(&seq).map(|j| j.phase.admitted()) else {
+            return false;
         };
-        if !self.job_event(seq, event) {
+        if !self.job_event(seq, JobChange::End(end.clone())) {
             return false;
         }
         let parts = self.jobs.get(&seq).map_or(0, |j| j.parts.len() as u32);
@@ -283,11 +280,10 @@ impl<P: Prover> Machine<P> {
             }
         }
         let job = self.jobs.get_mut(&seq).expect("job exists");
-        let now = Instant::now();
-        job.finished = Some((now, unix_ms()));
-        job.input = None;
+        let ended = job.phase.ended_at().expect("the job just ended");
+        let now = ended.at;
         job.timings.total = now - job.submitted;
-        job.timings.queue_wait = job.first_admitted.unwrap_or(now) - job.submitted;
+        job.timings.queue_wait = admitted.unwrap_or(now) - job.submitted;
         let kind = job.origin.kind;
         match &end {
             JobEnd::Completed(_) => {
@@ -298,7 +294,6 @@ impl<P: Prover> Machine<P> {
                     .record(job.timings.total.as_secs_f64());
             }
             JobEnd::Failed(message) => {
-                job.error = Some(message.clone());
                 Tally::add(&mut self.counters.failed, kind);
                 metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.as_str())
                     .increment(1);
@@ -310,7 +305,7 @@ impl<P: Prover> Machine<P> {
                     .increment(1);
             }
         }
-        let finished_unix_ms = job.finished.map_or_else(unix_ms, |(_, ms)| ms);
+        let finished_unix_ms = ended.unix_ms;
         if let JobEnd::Completed(_) | JobEnd::Failed(_) = &end {
             let ended = Ended {
                 at_unix_ms: finished_unix_ms,
@@ -450,7 +445,7 @@ impl<P: Prover> Machine<P> {
         let expired: Vec<u64> = self
             .jobs
             .values()
-            .filter(|j| j.finished.is_some_and(|(at, _)| now - at >= retention))
+            .filter(|j| j.phase.ended_at().is_some_and(|e| now - e.at >= retention))
             .map(|j| j.seq)
             .collect();
         for seq in expired {

@@ -27,7 +27,7 @@ use crate::budget::Budget;
 use crate::config::EngineConfig;
 use crate::journal::record::Acceptance;
 use crate::prover::{DeviceInfo, Prover};
-use crate::state::WorkerState;
+use crate::state::WorkerStep;
 
 pub(crate) use types::{DeviceTask, Effect, Input, JobOrigin, Request, RequestKey};
 use types::{Job, ParamsEntry, Worker};
@@ -203,7 +203,7 @@ impl<P: Prover> Machine<P> {
                 self.changed();
             }
             Request::Idle { reply } => {
-                let _ = reply.send(self.jobs.values().all(|j| j.state.is_finished()));
+                let _ = reply.send(self.jobs.values().all(|j| j.is_finished()));
             }
             Request::Refused(failure) => {
                 self.failures.push(failure);
@@ -229,7 +229,7 @@ impl<P: Prover> Machine<P> {
     }
 
     fn worker_is_idle(&self, id: u32) -> bool {
-        self.workers[id as usize].state == WorkerState::Idle
+        self.workers[id as usize].duty.step() == WorkerStep::Idle
     }
 }
 

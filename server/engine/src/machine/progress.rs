@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::transition::Change;
+use super::transition::JobChange;
 use super::types::{Effect, Moment, ParamsSlot, Part, Stage};
 use super::Machine;
 use crate::budget::Reservation;
@@ -15,8 +16,8 @@ use crate::error::EngineError;
 use crate::failures::FailureStage;
 use crate::journal::record::Record;
 use crate::prover::{LoadedParams, Prover, StepError};
+use crate::state::JobStep;
 use crate::state::PartitionState;
-use crate::status::JobState;
 
 impl<P: Prover> Machine<P> {
     pub(super) fn synth_done(
@@ -216,9 +217,8 @@ impl<P: Prover> Machine<P> {
         let Some(j) = self.jobs.get_mut(&job) else {
             return;
         };
-        j.finalizing = false;
-        if j.state.is_finished() {
-            return;
+        if j.phase.step() != JobStep::Finalizing {
+            return; // ended (cancelled, say) while it was being finalized
         }
         tracing::info!(job_id = %j.id, ok = result.is_ok(), ms = elapsed.as_millis() as u64, "job finalized");
         match result {
@@ -249,7 +249,7 @@ impl<P: Prover> Machine<P> {
         let ready: Vec<u64> = self
             .jobs
             .values()
-            .filter(|j| j.state == JobState::Running && !j.finalizing)
+            .filter(|j| j.phase.step() == JobStep::Running)
             .filter(|j| j.parts.iter().all(|p| p.state() == PartitionState::Done))
             .map(|j| j.seq)
             .collect();
@@ -267,8 +267,8 @@ impl<P: Prover> Machine<P> {
                 }
                 continue;
             };
-            let j = self.jobs.get_mut(&seq).expect("listed above");
-            j.finalizing = true;
+            self.job_event(seq, JobChange::Finalize);
+            let j = &self.jobs[&seq];
             let proofs = j
                 .parts
                 .iter()

@@ -5,12 +5,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::transition::JobChange;
 use super::types::{JobOrigin, Part};
 use super::{unix_ms, Machine};
 use crate::failures::FailureStage;
 use crate::journal::RecoveredJob;
 use crate::prover::{Planned, Prover};
-use crate::state::JobEvent;
+use crate::state::JobStep;
 
 impl<P: Prover> Machine<P> {
     /// Re-admits a recovered job under its original id, priority and sequence number. Its
@@ -47,9 +48,11 @@ impl<P: Prover> Machine<P> {
             submitted,
             job.submitted_unix_ms,
         );
-        self.jobs.get_mut(&seq).expect("just inserted").recorded = true;
+        if self.jobs[&seq].phase.step() == JobStep::Unrecorded {
+            self.job_event(seq, JobChange::Recorded);
+        }
         if proved > 0 {
-            self.job_event(seq, JobEvent::Start);
+            self.job_event(seq, JobChange::Start);
         }
         self.next_seq = self.next_seq.max(seq + 1);
     }
@@ -61,9 +64,12 @@ impl<P: Prover> Machine<P> {
 
     /// The journal has the job's acceptance on disk: it may be admitted now.
     pub(super) fn recorded(&mut self, job_id: &str) {
-        if let Some(job) = self.job_ids.get(job_id).and_then(|s| self.jobs.get_mut(s)) {
-            job.recorded = true;
-            self.changed();
+        let Some(&seq) = self.job_ids.get(job_id) else {
+            return;
+        };
+        // A job cancelled or failed before its record reached the disk stays as it ended.
+        if self.jobs[&seq].phase.step() == JobStep::Unrecorded {
+            self.job_event(seq, JobChange::Recorded);
         }
     }
 
@@ -72,7 +78,7 @@ impl<P: Prover> Machine<P> {
         let Some(&seq) = self.job_ids.get(job_id) else {
             return;
         };
-        if !self.jobs[&seq].state.is_finished() {
+        if !self.jobs[&seq].is_finished() {
             self.fail_job(
                 seq,
                 FailureStage::Journal,

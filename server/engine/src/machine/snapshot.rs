@@ -2,11 +2,11 @@
 
 use super::types::{Effect, ParamsSlot, Tally};
 use super::Machine;
-use crate::prover::Prover;
 use crate::budget::Holder;
 use crate::domain::ProofKind;
 use crate::history::Load;
 use crate::journal::record::Record;
+use crate::prover::Prover;
 use crate::schedule::{lookahead_allows, synthesis_allowed_now};
 use crate::state::PartitionState;
 use crate::status::*;
@@ -20,7 +20,7 @@ impl<P: Prover> Machine<P> {
             memory_used_bytes: self.budget.used(),
             ..Load::default()
         };
-        let unfinished = self.jobs.values().filter(|j| !j.state.is_finished());
+        let unfinished = self.jobs.values().filter(|j| !j.is_finished());
         for p in unfinished.flat_map(|j| &j.parts) {
             match p.state() {
                 PartitionState::Pending => load.waiting_for_admission += 1,
@@ -50,9 +50,9 @@ impl<P: Prover> Machine<P> {
                 priority: j.origin.priority,
                 circuit_id: j.circuit_id.clone(),
                 submitted_at_unix_ms: j.submitted_unix_ms,
-                finished_at_unix_ms: j.finished.map(|(_, ms)| ms),
-                state: j.state,
-                error: j.error.clone(),
+                finished_at_unix_ms: j.phase.ended_at().map(|e| e.unix_ms),
+                state: j.phase.state(),
+                error: j.phase.error().map(str::to_string),
                 partitions: j
                     .parts
                     .iter()
@@ -76,15 +76,13 @@ impl<P: Prover> Machine<P> {
                 device_ordinal: w.device.ordinal,
                 device_name: w.device.name.clone(),
                 device_memory_bytes: w.device.memory_bytes,
-                state: w.state.clone(),
-                paused: w.paused.and_then(|(seq, partition)| {
-                    Some(PausedPartition {
-                        job_id: self.jobs.get(&seq)?.id.clone(),
-                        partition,
-                    })
+                state: w.duty.state(),
+                paused: w.duty.paused().map(|task| PausedPartition {
+                    job_id: task.job_id.clone(),
+                    partition: task.partition,
                 }),
                 busy_secs_done: w.busy.as_secs_f64(),
-                busy_since_unix_ms: w.busy_since.map(|m| m.unix_ms),
+                busy_since_unix_ms: w.duty.stint().map(|m| m.unix_ms),
                 proofs_done: w.proofs_done,
             })
             .collect();
@@ -117,8 +115,12 @@ impl<P: Prover> Machine<P> {
                 let of_kind = || self.jobs.values().filter(move |j| j.origin.kind == kind);
                 QueueStatus {
                     kind,
-                    pending: of_kind().filter(|j| j.state == JobState::Queued).count() as u32,
-                    in_progress: of_kind().filter(|j| j.state == JobState::Running).count() as u32,
+                    pending: of_kind()
+                        .filter(|j| j.phase.state() == JobState::Queued)
+                        .count() as u32,
+                    in_progress: of_kind()
+                        .filter(|j| j.phase.state() == JobState::Running)
+                        .count() as u32,
                 }
             })
             .collect();

@@ -10,16 +10,18 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::types::{Effect, Moment, Stage};
+use super::types::{Duty, Effect, JobPhase, Moment, Stage, Task, Worker};
 use super::Machine;
 use crate::budget::{Meter, Reservation};
+use crate::domain::JobEnd;
 use crate::history::Stint;
 use crate::journal::record::Record;
 use crate::prover::Prover;
+use crate::state::JobStep;
 use crate::state::{
-    next_job_state, next_partition_state, JobEvent, PartitionEvent, PartitionState, WorkerState,
+    next_job_step, next_partition_state, next_worker_step, JobEvent, PartitionEvent,
+    PartitionState, WorkerEvent,
 };
-use crate::status::JobState;
 
 /// A change to one partition (and, for device steps, to its worker), with the data its next
 /// stage holds.
@@ -134,23 +136,19 @@ impl<P: Prover> Machine<P> {
                 reservation,
             },
             Change::Dispatch { worker, preempt } => {
-                let w = &mut self.workers[worker as usize];
-                match (&w.state, preempt, w.paused, w.job_seq) {
-                    (WorkerState::Idle, false, _, _) => {}
-                    (WorkerState::Proving { partition, .. }, true, None, Some(seq)) => {
-                        w.paused = Some((seq, *partition));
-                    }
-                    _ => {
-                        tracing::error!(worker, preempt, job_id = %j.id, partition = index, "dispatch to a worker that cannot take it rejected");
-                        return None;
-                    }
-                }
-                w.state = WorkerState::Proving {
-                    job_id: j.id.clone(),
+                let task = Task {
+                    job,
                     partition: index,
+                    job_id: j.id.clone(),
                 };
-                w.job_seq = Some(job);
-                w.busy_since.get_or_insert(Moment::now());
+                let change = match preempt {
+                    false => WorkerChange::Dispatch(task),
+                    true => WorkerChange::Preempt(task),
+                };
+                if let Err(change) = step_worker(&mut self.workers[worker as usize], change, now) {
+                    tracing::error!(worker, ?change, job_id = %j.id, partition = index, "dispatch to a worker that cannot take it rejected");
+                    return None;
+                }
                 part.worker = Some(worker);
                 let reserved = match &part.stage {
                     Stage::SynthDone { reservation, .. } => reservation.meter(),
@@ -176,83 +174,225 @@ impl<P: Prover> Machine<P> {
         #[cfg(test)]
         self.edges.push((job, index, from, next));
         let left = std::mem::replace(&mut part.stage, stage);
-        if next == PartitionState::Synthesizing && j.state == JobState::Queued {
-            self.job_event(job, JobEvent::Start);
+        if next == PartitionState::Synthesizing && j.phase.step() == JobStep::Queued {
+            self.job_event(job, JobChange::Start);
         }
         self.changed();
         Some(left)
     }
 
-    /// Moves job `job` along its edge table; false (and nothing changed) when the event is
-    /// illegal in its state.
-    pub(super) fn job_event(&mut self, job: u64, event: JobEvent) -> bool {
+    /// Moves job `job` along its edge table, building its next phase from the one it leaves;
+    /// false (and nothing changed) when the change is illegal in its phase.
+    pub(super) fn job_event(&mut self, job: u64, change: JobChange) -> bool {
         let Some(j) = self.jobs.get_mut(&job) else {
             return false;
         };
-        let Some(next) = next_job_state(j.state, event) else {
-            tracing::warn!(job_id = %j.id, from = ?j.state, ?event, "illegal job transition rejected");
+        let (from, event) = (j.phase.step(), change.event());
+        let Some(next) = next_job_step(from, event) else {
+            tracing::warn!(job_id = %j.id, ?from, ?event, "illegal job transition rejected");
             return false;
         };
-        if event == JobEvent::Start {
-            j.first_admitted = Some(Instant::now());
-        }
-        j.state = next;
+        let left = std::mem::replace(
+            &mut j.phase,
+            JobPhase::Ended {
+                at: Moment::now(),
+                end: JobEnd::Cancelled,
+            },
+        );
+        j.phase = match (left, change) {
+            (JobPhase::Unrecorded { input }, JobChange::Recorded) => JobPhase::Queued { input },
+            (JobPhase::Queued { input }, JobChange::Start) => JobPhase::Running {
+                input,
+                admitted: Instant::now(),
+            },
+            (JobPhase::Running { input, admitted }, JobChange::Finalize) => {
+                JobPhase::Finalizing { input, admitted }
+            }
+            // The input's charge goes with the phase left.
+            (_, JobChange::End(end)) => JobPhase::Ended {
+                at: Moment::now(),
+                end,
+            },
+            (left, change) => {
+                tracing::error!(job_id = %j.id, ?from, ?change, "a job phase without the data of its step; change rejected");
+                j.phase = left;
+                return false;
+            }
+        };
+        debug_assert_eq!(
+            j.phase.step(),
+            next,
+            "the phase built is the table's next step"
+        );
         self.changed();
         true
     }
 
     /// Frees `worker` if, and only if, it is proving partition `index` of job `job`; a partition
     /// it paused for that one is shown proving again. A result for the paused partition itself
-    /// (it ended before reaching a step boundary) only clears the pause.
+    /// (it ended before reaching a step boundary) only clears the pause. A result for a
+    /// partition the worker has left changes nothing.
     fn release_worker(&mut self, worker: u32, job: u64, index: u32, ok: bool, now: Instant) {
         let Some(w) = self.workers.get_mut(worker as usize) else {
             return;
         };
-        let proving_this = matches!(&w.state, WorkerState::Proving { partition, .. } if *partition == index)
-            && w.job_seq == Some(job);
-        if !proving_this && w.paused == Some((job, index)) {
-            w.paused = None;
-            if ok {
-                w.proofs_done += 1;
+        let change = match w.duty.event_for(job, index) {
+            Some(WorkerEvent::Returned) => WorkerChange::Returned,
+            Some(WorkerEvent::PausedReturned) => WorkerChange::PausedReturned,
+            _ => {
+                tracing::warn!(
+                    worker,
+                    job,
+                    partition = index,
+                    "late device result for a partition the worker has left; worker unchanged"
+                );
+                return;
             }
-            self.changed();
-            return;
+        };
+        match step_worker(w, change, now) {
+            Ok(ended) => {
+                if ok {
+                    w.proofs_done += 1;
+                }
+                if let Some(stint) = ended {
+                    Arc::make_mut(&mut self.history).stint_ended(stint);
+                    (self.effects).push(Effect::Record(Record::Stint(stint), None));
+                }
+            }
+            Err(change) => {
+                tracing::error!(
+                    worker,
+                    ?change,
+                    "worker change its duty did not allow rejected"
+                );
+            }
         }
-        if !proving_this {
-            tracing::warn!(
-                worker,
-                job,
-                partition = index,
-                "late device result for a partition the worker has left; worker unchanged"
-            );
-            return;
-        }
-        if ok {
-            w.proofs_done += 1;
-        }
-        if let Some((seq, partition)) = w.paused.take() {
-            // Back to the paused phase, which goes on from its step boundary.
-            let job_id = self
-                .jobs
-                .get(&seq)
-                .map_or_else(String::new, |j| j.id.clone());
-            let w = &mut self.workers[worker as usize];
-            w.state = WorkerState::Proving { job_id, partition };
-            w.job_seq = Some(seq);
-            self.changed();
-            return;
-        }
-        if let Some(since) = w.busy_since.take() {
-            w.busy += now - since.at;
-            let stint = Stint {
-                from_unix_ms: since.unix_ms,
-                to_unix_ms: since.unix_ms + (now - since.at).as_millis() as u64,
-            };
-            Arc::make_mut(&mut self.history).stint_ended(stint);
-            (self.effects).push(Effect::Record(Record::Stint(stint), None));
-        }
-        w.state = WorkerState::Idle;
-        w.job_seq = None;
         self.changed();
     }
+}
+
+/// A change to a job, with the data its next phase holds.
+#[derive(Debug)]
+pub(crate) enum JobChange {
+    Recorded,
+    Start,
+    Finalize,
+    End(JobEnd),
+}
+
+impl JobChange {
+    fn event(&self) -> JobEvent {
+        match self {
+            JobChange::Recorded => JobEvent::Recorded,
+            JobChange::Start => JobEvent::Start,
+            JobChange::Finalize => JobEvent::Finalize,
+            JobChange::End(JobEnd::Completed(_)) => JobEvent::Complete,
+            JobChange::End(JobEnd::Failed(_)) => JobEvent::Fail,
+            JobChange::End(JobEnd::Cancelled) => JobEvent::Cancel,
+        }
+    }
+}
+
+/// A change to a worker, with the partition it is handed.
+#[derive(Debug)]
+pub(crate) enum WorkerChange {
+    Dispatch(Task),
+    Preempt(Task),
+    Returned,
+    PausedReturned,
+}
+
+impl WorkerChange {
+    fn event(&self) -> WorkerEvent {
+        match self {
+            WorkerChange::Dispatch(_) => WorkerEvent::Dispatch,
+            WorkerChange::Preempt(_) => WorkerEvent::Preempt,
+            WorkerChange::Returned => WorkerEvent::Returned,
+            WorkerChange::PausedReturned => WorkerEvent::PausedReturned,
+        }
+    }
+}
+
+/// Moves `w` along the worker edge table, building its next duty from the one it leaves, and
+/// returns the stint of device phases that ended (when it goes idle). The change comes back
+/// (and nothing changed) when it is illegal for the worker's duty.
+fn step_worker(
+    w: &mut Worker,
+    change: WorkerChange,
+    now: Instant,
+) -> Result<Option<Stint>, WorkerChange> {
+    let Some(next) = next_worker_step(w.duty.step(), change.event()) else {
+        return Err(change);
+    };
+    let mut ended = None;
+    w.duty = match (std::mem::replace(&mut w.duty, Duty::Idle), change) {
+        (Duty::Idle, WorkerChange::Dispatch(task)) => Duty::Proving {
+            task,
+            paused: None,
+            stint: Moment::now(),
+        },
+        (
+            Duty::Proving {
+                task: running,
+                paused: None,
+                stint,
+            },
+            WorkerChange::Preempt(task),
+        ) => Duty::Proving {
+            task,
+            paused: Some(running),
+            stint,
+        },
+        (
+            Duty::Proving {
+                paused: None,
+                stint,
+                ..
+            },
+            WorkerChange::Returned,
+        ) => {
+            let took = now.saturating_duration_since(stint.at);
+            w.busy += took;
+            ended = Some(Stint {
+                from_unix_ms: stint.unix_ms,
+                to_unix_ms: stint.unix_ms + took.as_millis() as u64,
+            });
+            Duty::Idle
+        }
+        // Back to the paused phase, which goes on from its step boundary.
+        (
+            Duty::Proving {
+                paused: Some(paused),
+                stint,
+                ..
+            },
+            WorkerChange::Returned,
+        ) => Duty::Proving {
+            task: paused,
+            paused: None,
+            stint,
+        },
+        (
+            Duty::Proving {
+                task,
+                paused: Some(_),
+                stint,
+            },
+            WorkerChange::PausedReturned,
+        ) => Duty::Proving {
+            task,
+            paused: None,
+            stint,
+        },
+        (left, change) => {
+            w.duty = left;
+            return Err(change);
+        }
+    };
+    debug_assert_eq!(
+        w.duty.step(),
+        next,
+        "the duty built is the table's next step"
+    );
+    Ok(ended)
 }

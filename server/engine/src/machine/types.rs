@@ -8,12 +8,14 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 use crate::budget::{Meter, Reservation};
-use crate::domain::{Evicted, JobOutcome, Preloaded, Priority, ProofKind, Submitted, Timings};
+use crate::domain::{
+    Evicted, JobEnd, JobOutcome, Preloaded, Priority, ProofKind, Submitted, Timings,
+};
 use crate::error::EngineError;
 use crate::journal::record::{Acceptance, Ack, Record};
 use crate::journal::InputDigest;
 use crate::prover::{DeviceInfo, LoadedParams, PartitionMemory, Planned, Prover, StepError};
-use crate::state::{PartitionState, WorkerState};
+use crate::state::{JobStep, PartitionState, WorkerEvent, WorkerState, WorkerStep};
 use crate::status::JobState;
 
 /// Something that happened: a request from the API, or a step finished on a worker thread.
@@ -40,10 +42,7 @@ pub(crate) enum Input<P: Prover> {
         reservation: Reservation,
     },
     /// The device phase returned the a/b/c share of the partition's reservation.
-    AbcReleased {
-        job: u64,
-        index: u32,
-    },
+    AbcReleased { job: u64, index: u32 },
     DeviceDone {
         worker: u32,
         job: u64,
@@ -187,39 +186,109 @@ pub(crate) struct Job<P: Prover> {
     pub memory: PartitionMemory,
     pub submitted: Instant,
     pub submitted_unix_ms: u64,
-    pub first_admitted: Option<Instant>,
-    pub finished: Option<(Instant, u64)>,
-    /// The budget's charge for the job's input, held until the job ends.
-    pub input: Option<Reservation>,
-    pub state: JobState,
-    pub error: Option<String>,
+    pub phase: JobPhase,
     pub parts: Vec<Part<P>>,
-    /// Its acceptance is on disk (at once without a journal): only then is it admitted, so no
-    /// work starts for a job a crash could still lose.
-    pub recorded: bool,
-    pub finalizing: bool,
     pub timings: Timings,
     pub outcome: watch::Sender<Option<JobOutcome>>,
 }
 
 impl<P: Prover> Job<P> {
+    pub fn is_finished(&self) -> bool {
+        self.phase.step().is_ended()
+    }
+
     /// True while the job needs its params loaded: from a partition's admission until it
     /// leaves the device, and while the job waits for or runs its finalization. A job whose
     /// partitions only wait for admission pins nothing, so idle params of queued jobs can always
     /// be evicted to make room (see `Machine::try_admit`).
     pub fn uses_params(&self) -> bool {
-        if self.state.is_finished() {
-            return false;
+        match self.phase.step() {
+            JobStep::Finalizing => true,
+            JobStep::Running | JobStep::Queued => {
+                self.parts.iter().all(|p| p.state() == PartitionState::Done)
+                    || self.parts.iter().any(|p| {
+                        matches!(
+                            p.state(),
+                            PartitionState::Synthesizing
+                                | PartitionState::SynthDone
+                                | PartitionState::Gpu
+                        )
+                    })
+            }
+            _ => false,
         }
-        let all_proved = self.parts.iter().all(|p| p.state() == PartitionState::Done);
-        self.finalizing
-            || all_proved
-            || self.parts.iter().any(|p| {
-                matches!(
-                    p.state(),
-                    PartitionState::Synthesizing | PartitionState::SynthDone | PartitionState::Gpu
-                )
-            })
+    }
+}
+
+/// Where a job is, with what it holds there: the budget's charge for its input until it ends,
+/// when its first partition was admitted, how it ended. Its edges are `state::next_job_step`.
+pub(crate) enum JobPhase {
+    Unrecorded {
+        input: Reservation,
+    },
+    Queued {
+        input: Reservation,
+    },
+    Running {
+        input: Reservation,
+        admitted: Instant,
+    },
+    Finalizing {
+        // Held, never read: ending the job drops it, which returns the input's charge.
+        #[allow(dead_code)]
+        input: Reservation,
+        admitted: Instant,
+    },
+    Ended {
+        at: Moment,
+        end: JobEnd,
+    },
+}
+
+impl JobPhase {
+    pub fn step(&self) -> JobStep {
+        match self {
+            JobPhase::Unrecorded { .. } => JobStep::Unrecorded,
+            JobPhase::Queued { .. } => JobStep::Queued,
+            JobPhase::Running { .. } => JobStep::Running,
+            JobPhase::Finalizing { .. } => JobStep::Finalizing,
+            JobPhase::Ended { end, .. } => match end {
+                JobEnd::Completed(_) => JobStep::Completed,
+                JobEnd::Failed(_) => JobStep::Failed,
+                JobEnd::Cancelled => JobStep::Cancelled,
+            },
+        }
+    }
+
+    pub fn state(&self) -> JobState {
+        self.step().state()
+    }
+
+    /// When its first partition was admitted, while it runs.
+    pub fn admitted(&self) -> Option<Instant> {
+        match self {
+            JobPhase::Running { admitted, .. } | JobPhase::Finalizing { admitted, .. } => {
+                Some(*admitted)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn ended_at(&self) -> Option<Moment> {
+        match self {
+            JobPhase::Ended { at, .. } => Some(*at),
+            _ => None,
+        }
+    }
+
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            JobPhase::Ended {
+                end: JobEnd::Failed(message),
+                ..
+            } => Some(message),
+            _ => None,
+        }
     }
 }
 
@@ -324,17 +393,9 @@ impl<P: Prover> Part<P> {
 pub(crate) struct Worker {
     pub id: u32,
     pub device: DeviceInfo,
-    pub state: WorkerState,
-    /// The job sequence number of the partition being proved.
-    pub job_seq: Option<u64>,
-    /// (job, partition) whose device phase is paused under the current one: a deadline
-    /// partition preempted it (it stops at its next step boundary) and it goes on when that
-    /// one is done.
-    pub paused: Option<(u64, u32)>,
+    pub duty: Duty,
     /// Device-phase time of finished stints.
     pub busy: Duration,
-    /// When the current stint began, while the worker proves.
-    pub busy_since: Option<Moment>,
     pub proofs_done: u64,
 }
 
@@ -343,12 +404,91 @@ impl Worker {
         Worker {
             id,
             device,
-            state: WorkerState::Idle,
-            job_seq: None,
-            paused: None,
+            duty: Duty::Idle,
             busy: Duration::ZERO,
-            busy_since: None,
             proofs_done: 0,
+        }
+    }
+}
+
+/// One partition a worker runs the device phase of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Task {
+    pub job: u64,
+    pub partition: u32,
+    /// The job's id, for the status (the job may be gone before its phase returns).
+    pub job_id: String,
+}
+
+/// What a worker is doing, with which partitions. Its edges are `state::next_worker_step`.
+pub(crate) enum Duty {
+    Idle,
+    Proving {
+        /// The phase running now.
+        task: Task,
+        /// The phase a deadline partition preempted: it waits at its next step boundary and
+        /// goes on when `task` is done.
+        paused: Option<Task>,
+        /// When the worker's current stint of device phases began.
+        stint: Moment,
+    },
+}
+
+impl Duty {
+    pub fn step(&self) -> WorkerStep {
+        match self {
+            Duty::Idle => WorkerStep::Idle,
+            Duty::Proving { paused: None, .. } => WorkerStep::Proving,
+            Duty::Proving {
+                paused: Some(_), ..
+            } => WorkerStep::ProvingOverPaused,
+        }
+    }
+
+    /// The phase running now.
+    pub fn running(&self) -> Option<&Task> {
+        match self {
+            Duty::Proving { task, .. } => Some(task),
+            Duty::Idle => None,
+        }
+    }
+
+    pub fn paused(&self) -> Option<&Task> {
+        match self {
+            Duty::Proving { paused, .. } => paused.as_ref(),
+            Duty::Idle => None,
+        }
+    }
+
+    /// What a device result for partition `partition` of job `job` is to this worker: the
+    /// running phase's or the paused one's return, or nothing (a late result for a partition it
+    /// has left, which must not change it).
+    pub fn event_for(&self, job: u64, partition: u32) -> Option<WorkerEvent> {
+        let is = |t: &Task| t.job == job && t.partition == partition;
+        match self {
+            Duty::Proving { task, .. } if is(task) => Some(WorkerEvent::Returned),
+            Duty::Proving {
+                paused: Some(p), ..
+            } if is(p) => Some(WorkerEvent::PausedReturned),
+            _ => None,
+        }
+    }
+
+    /// The status of it: the phase running now.
+    pub fn state(&self) -> WorkerState {
+        match self {
+            Duty::Idle => WorkerState::Idle,
+            Duty::Proving { task, .. } => WorkerState::Proving {
+                job_id: task.job_id.clone(),
+                partition: task.partition,
+            },
+        }
+    }
+
+    pub fn stint(&self) -> Option<Moment> {
+        match self {
+            Duty::Proving { stint, .. } => Some(*stint),
+            Duty::Idle => None,
         }
     }
 }

@@ -20,7 +20,7 @@ use super::check_paths;
 use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
-use super::{build_circuit, run_circuit, Decoded, KindJob, ProofKind, ProofInput, Ran, Run};
+use super::{build_circuit, run_circuit, Decoded, KindJob, ProofInput, ProofKind, Ran, Run};
 use crate::error::{ProverError, Result};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;

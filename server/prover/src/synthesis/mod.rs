@@ -227,5 +227,8 @@ pub(crate) fn caught<T>(
 
 /// The message of a panic in a circuit or a device step.
 pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    format!("circuit panicked: {}", snarkd_types::panic_message(&**panic))
+    format!(
+        "circuit panicked: {}",
+        snarkd_types::panic_message(&**panic)
+    )
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
 use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof, SectorId};
 use snarkd_prover::filecoin::registered::post_proof;
-use snarkd_prover::{prepare, prover_id_from_miner_id, ProofKind, ProofInput, ProverError};
+use snarkd_prover::{prepare, prover_id_from_miner_id, ProofInput, ProofKind, ProverError};
 
 use super::common::{env, params, prove, prove_partitions, serialize};
 

@@ -205,9 +205,7 @@ fn synthesis_gets_the_params_once_they_are_loaded_and_the_snapshot_shows_their_p
     let circuit = h.machine.jobs[&seq].circuit_id.clone();
     let synth_params =
         |h: &Harness| match &h.pending[h.find(|e| matches!(e, Effect::Synthesize { .. }))] {
-            Effect::Synthesize { params, .. } => params
-                .as_ref()
-                .map(|p| p.as_ref().clone()),
+            Effect::Synthesize { params, .. } => params.as_ref().map(|p| p.as_ref().clone()),
             _ => unreachable!(),
         };
     // The first partition is admitted together with the load: it synthesizes without them.
