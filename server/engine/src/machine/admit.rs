@@ -8,7 +8,9 @@ use super::Machine;
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
 use crate::prover::Prover;
-use crate::schedule::{lookahead_allows, order_key, OrderKey};
+use crate::schedule::{
+    lookahead_allows, may_start_synthesis, order_key, OrderKey, SynthesisRoom,
+};
 use crate::state::{JobStep, PartitionState, WorkerStep};
 
 impl<P: Prover> Machine<P> {
@@ -47,26 +49,13 @@ impl<P: Prover> Machine<P> {
     /// beyond the configured count, HIGH (WindowPoSt) one, CRITICAL (WinningPoSt) two: neither
     /// waits for a long PoRep synthesis to finish, and a WinningPoSt never waits for a WindowPoSt.
     fn admit(&mut self) {
-        let threads = self.config.synthesis_threads.max(1);
-        let lookahead = lookahead_allows(
-            self.lookahead(),
-            self.partitions_in(PartitionState::SynthDone).len(),
-        );
+        let room = self.synthesis_room();
         for (_, seq, index) in self.partitions_in(PartitionState::Pending) {
             if self.jobs[&seq].phase.step() == JobStep::Unrecorded {
                 continue; // not on disk yet: a crash could still lose it
             }
             let priority = self.jobs[&seq].origin.priority;
-            let deadline = priority >= Priority::High;
-            let extra = match priority {
-                Priority::Critical => 2,
-                Priority::High => 1,
-                Priority::Normal | Priority::Low => 0,
-            };
-            if self.synth_active >= threads + extra {
-                return;
-            }
-            if !deadline && self.synth_active >= lookahead {
+            if !may_start_synthesis(priority, self.synth_active, room) {
                 return;
             }
             let admitted = self.try_admit(seq, index);
@@ -74,6 +63,17 @@ impl<P: Prover> Machine<P> {
             if !admitted && !self.nothing_in_flight() {
                 return;
             }
+        }
+    }
+
+    /// The threads and lookahead room admission works within now.
+    pub(super) fn synthesis_room(&self) -> SynthesisRoom {
+        SynthesisRoom {
+            threads: self.config.synthesis_threads.max(1),
+            lookahead: lookahead_allows(
+                self.lookahead(),
+                self.partitions_in(PartitionState::SynthDone).len(),
+            ),
         }
     }
 

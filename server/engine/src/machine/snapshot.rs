@@ -7,7 +7,8 @@ use crate::domain::ProofKind;
 use crate::history::Load;
 use crate::journal::record::Record;
 use crate::prover::Prover;
-use crate::schedule::{lookahead_allows, synthesis_allowed_now};
+use crate::domain::Priority;
+use crate::schedule::synthesis_allowed_now;
 use crate::state::PartitionState;
 use crate::status::*;
 
@@ -127,10 +128,13 @@ impl<P: Prover> Machine<P> {
         let waiting_for_device = self.partitions_in(PartitionState::SynthDone).len();
         let queue_depth =
             (self.partitions_in(PartitionState::Pending).len() + waiting_for_device) as u32;
-        let next_partition_bytes = self
+        let (next_priority, next_partition_bytes) = self
             .partitions_in(PartitionState::Pending)
             .first()
-            .map_or(0, |(_, seq, _)| self.jobs[seq].memory.total_bytes);
+            .map_or((Priority::Normal, 0), |(_, seq, _)| {
+                let j = &self.jobs[seq];
+                (j.origin.priority, j.memory.total_bytes)
+            });
         let total = self.budget.total();
         let used = self.budget.used();
         StatusSnapshot {
@@ -156,13 +160,12 @@ impl<P: Prover> Machine<P> {
             synthesis: SynthesisStatus {
                 active: self.synth_active as u32,
                 max_allowed_now: synthesis_allowed_now(
+                    next_priority,
                     self.synth_active,
-                    self.config.synthesis_threads.max(1),
+                    self.synthesis_room(),
                     total.saturating_sub(used),
                     next_partition_bytes,
-                )
-                .min(lookahead_allows(self.lookahead(), waiting_for_device).max(self.synth_active))
-                    as u32,
+                ) as u32,
                 max_configured: self.config.synthesis_threads as u32,
             },
             jobs,
