@@ -42,26 +42,21 @@ pub const PARTITION_PROOF_BYTES: usize = 192;
 /// Per-kind behaviour behind [`PreparedJob`].
 pub(crate) trait KindJob: Send + Sync {
     fn num_partitions(&self) -> usize;
-    /// Builds the circuit of partition `index` (already range-checked) and does `run` with it.
-    fn run(&self, index: usize, run: Run<'_>) -> Result<Ran>;
+    /// Builds the circuit of partition `index` (already range-checked) and synthesizes it `how`.
+    fn synthesize(&self, index: usize, how: Synthesis<'_>) -> Result<SynthesizedPartition>;
+    /// Builds the circuit of partition `index` and proves it with stock bellperson
+    /// (`create_random_proof`), for comparison.
+    fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof>;
     /// Verifies the partition proofs (in order) with filecoin's verifier for this kind.
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool>;
 }
 
-/// What to do with a partition's circuit once built.
-pub(crate) enum Run<'a> {
-    /// Synthesize it on our constraint system.
-    Synthesize(CircuitShape),
-    /// Compute its witness and multiply the circuit's pre-compiled matrices by it.
+/// How to synthesize a partition's circuit.
+pub(crate) enum Synthesis<'a> {
+    /// On our constraint system.
+    Plain(CircuitShape),
+    /// Its witness, multiplied by the circuit's pre-compiled matrices.
     Precompiled(&'a CircuitMatrices),
-    /// Prove it with stock bellperson (`create_random_proof`), for comparison.
-    Stock(&'a Parameters<Bls12>),
-}
-
-/// The result of a [`Run`].
-pub(crate) enum Ran {
-    Synthesized(SynthesizedPartition),
-    Proved(StockProof),
 }
 
 /// A stock bellperson proof and how long bellperson spent in the circuit's `synthesize` (timed
@@ -71,26 +66,22 @@ pub struct StockProof {
     pub synthesis: std::time::Duration,
 }
 
-/// Does `run` with a circuit a kind has just built.
-pub(crate) fn run_circuit<C: bellperson::Circuit<blstrs::Scalar> + Send>(
+/// Synthesizes a circuit a kind has just built, `how`.
+pub(crate) fn synthesize<C: bellperson::Circuit<blstrs::Scalar> + Send>(
     index: usize,
     circuit: C,
-    run: Run<'_>,
-) -> Result<Ran> {
-    match run {
-        Run::Synthesize(shape) => {
-            crate::synthesis::synthesize_circuit(index, circuit, shape).map(Ran::Synthesized)
-        }
-        Run::Precompiled(matrices) => {
+    how: Synthesis<'_>,
+) -> Result<SynthesizedPartition> {
+    match how {
+        Synthesis::Plain(shape) => crate::synthesis::synthesize_circuit(index, circuit, shape),
+        Synthesis::Precompiled(matrices) => {
             crate::synthesis::precompiled::synthesize_precompiled(index, circuit, matrices)
-                .map(Ran::Synthesized)
         }
-        Run::Stock(params) => stock_prove(circuit, params).map(Ran::Proved),
     }
 }
 
 /// Stock bellperson proof of a circuit (reference for benchmarks).
-fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
+pub(crate) fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
     circuit: C,
     params: &Parameters<Bls12>,
 ) -> Result<StockProof> {
@@ -255,20 +246,16 @@ impl PreparedJob {
         let span = tracing::debug_span!("synthesize", circuit = %self.circuit, partition = index,
             precompiled = matrices.is_some());
         let _enter = span.enter();
-        let ran = match matrices {
-            Some(m) => match self.inner.run(index, Run::Precompiled(m)) {
+        match matrices {
+            Some(m) => match self.inner.synthesize(index, Synthesis::Precompiled(m)) {
                 Err(ProverError::Precompiled(reason)) => {
                     tracing::warn!(circuit = %self.circuit, partition = index, %reason,
                         "the pre-compiled circuit does not fit this partition; synthesizing it the plain way");
-                    self.inner.run(index, Run::Synthesize(shape))?
+                    self.inner.synthesize(index, Synthesis::Plain(shape))
                 }
-                other => other?,
+                other => other,
             },
-            None => self.inner.run(index, Run::Synthesize(shape))?,
-        };
-        match ran {
-            Ran::Synthesized(partition) => Ok(partition),
-            Ran::Proved(_) => unreachable!("a synthesis run synthesizes"),
+            None => self.inner.synthesize(index, Synthesis::Plain(shape)),
         }
     }
 
@@ -281,10 +268,7 @@ impl PreparedJob {
         if index >= count {
             return Err(ProverError::NoSuchPartition { index, count });
         }
-        match self.inner.run(index, Run::Stock(params.parameters()))? {
-            Ran::Proved(proof) => Ok(proof),
-            Ran::Synthesized(_) => unreachable!("a stock run proves"),
-        }
+        self.inner.prove_stock(index, params.parameters())
     }
 
     /// Checks `proof` (192 bytes per partition, in order) with the kind's filecoin verifier and

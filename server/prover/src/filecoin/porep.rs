@@ -3,7 +3,7 @@
 
 use std::convert::TryInto;
 
-use bellperson::groth16::{PreparedVerifyingKey, Proof};
+use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
@@ -19,7 +19,8 @@ use storage_proofs_porep::stacked::{
 use super::nodes::check_nodes;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{build_circuit, run_circuit, Decoded, KindJob, ProofInput, Ran, Run};
+use super::{Decoded, KindJob, ProofInput, StockProof, Synthesis, build_circuit, stock_prove, synthesize};
+use crate::synthesis::SynthesizedPartition;
 use crate::error::{ProverError, Result};
 use storage_proofs_core::proof::ProofScheme;
 
@@ -193,13 +194,13 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     }))
 }
 
-impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
-    fn num_partitions(&self) -> usize {
-        self.vanilla.len()
-    }
-
-    fn run(&self, index: usize, run: Run<'_>) -> Result<Ran> {
-        let circuit = build_circuit(index, || {
+impl<Tree: 'static + MerkleTreeTrait> PorepJob<Tree> {
+    /// The circuit of partition `index` (already range-checked).
+    fn circuit(
+        &self,
+        index: usize,
+    ) -> Result<impl bellperson::Circuit<blstrs::Scalar> + Send + '_> {
+        build_circuit(index, || {
             <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
                 StackedDrg<'_, Tree, DefaultPieceHasher>,
                 _,
@@ -210,8 +211,21 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
                 &self.pub_params.vanilla_params,
                 Some(index),
             )
-        })?;
-        run_circuit(index, circuit, run)
+        })
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
+    fn num_partitions(&self) -> usize {
+        self.vanilla.len()
+    }
+
+    fn synthesize(&self, index: usize, how: Synthesis<'_>) -> Result<SynthesizedPartition> {
+        synthesize(index, self.circuit(index)?, how)
+    }
+
+    fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
+        stock_prove(self.circuit(index)?, params)
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {

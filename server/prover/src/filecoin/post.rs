@@ -2,7 +2,7 @@
 //! `FallbackPoStSectorProof`s, randomness and miner id, verified with the fallback PoSt compound
 //! verifier's public inputs.
 
-use bellperson::groth16::{verify_proofs_batch, PreparedVerifyingKey, Proof};
+use bellperson::groth16::{verify_proofs_batch, Parameters, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::Hasher;
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
@@ -20,7 +20,8 @@ use super::check_paths;
 use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
-use super::{build_circuit, run_circuit, Decoded, KindJob, ProofInput, ProofKind, Ran, Run};
+use super::{Decoded, KindJob, ProofInput, ProofKind, StockProof, Synthesis, build_circuit, stock_prove, synthesize};
+use crate::synthesis::SynthesizedPartition;
 use crate::error::{ProverError, Result};
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
@@ -269,13 +270,13 @@ fn not_for_challenge(e: &anyhow::Error, req: &ProofInput) -> ProverError {
     ))
 }
 
-impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
-    fn num_partitions(&self) -> usize {
-        1
-    }
-
-    fn run(&self, index: usize, run: Run<'_>) -> Result<Ran> {
-        let circuit = build_circuit(index, || {
+impl<Tree: 'static + MerkleTreeTrait> PostJob<Tree> {
+    /// The circuit of partition `index` (already range-checked).
+    fn circuit(
+        &self,
+        index: usize,
+    ) -> Result<impl bellperson::Circuit<blstrs::Scalar> + Send + '_> {
+        build_circuit(index, || {
             <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::circuit(
                 &self.circuit_inputs,
                 Default::default(),
@@ -283,8 +284,21 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
                 &self.vanilla_params,
                 Some(0),
             )
-        })?;
-        run_circuit(index, circuit, run)
+        })
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
+    fn num_partitions(&self) -> usize {
+        1
+    }
+
+    fn synthesize(&self, index: usize, how: Synthesis<'_>) -> Result<SynthesizedPartition> {
+        synthesize(index, self.circuit(index)?, how)
+    }
+
+    fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
+        stock_prove(self.circuit(index)?, params)
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {

@@ -2,7 +2,7 @@
 //! `PartitionProof`s and comm_r_old / comm_r_new / comm_d_new, verified as
 //! `verify_empty_sector_update_proof` does.
 
-use bellperson::groth16::{PreparedVerifyingKey, Proof};
+use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::DefaultPieceDomain;
@@ -19,7 +19,8 @@ use storage_proofs_update::{
 use super::nodes::check_nodes;
 use super::registered::update_proof;
 use super::request::{bytes32, decode_bincode, field_element};
-use super::{build_circuit, check_paths, run_circuit, Decoded, KindJob, ProofInput, Ran, Run};
+use super::{Decoded, KindJob, ProofInput, StockProof, Synthesis, build_circuit, check_paths, stock_prove, synthesize};
+use crate::synthesis::SynthesizedPartition;
 use crate::error::{ProverError, Result};
 
 struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
@@ -150,13 +151,13 @@ fn check_vanilla<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     Ok(())
 }
 
-impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<Tree> {
-    fn num_partitions(&self) -> usize {
-        self.vanilla.len()
-    }
-
-    fn run(&self, index: usize, run: Run<'_>) -> Result<Ran> {
-        let circuit = build_circuit(index, || {
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> SnapJob<Tree> {
+    /// The circuit of partition `index` (already range-checked).
+    fn circuit(
+        &self,
+        index: usize,
+    ) -> Result<impl bellperson::Circuit<blstrs::Scalar> + Send + '_> {
+        build_circuit(index, || {
             <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
                 &self.pub_inputs,
                 (),
@@ -164,8 +165,21 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<
                 &self.pub_params.vanilla_params,
                 Some(index),
             )
-        })?;
-        run_circuit(index, circuit, run)
+        })
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<Tree> {
+    fn num_partitions(&self) -> usize {
+        self.vanilla.len()
+    }
+
+    fn synthesize(&self, index: usize, how: Synthesis<'_>) -> Result<SynthesizedPartition> {
+        synthesize(index, self.circuit(index)?, how)
+    }
+
+    fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
+        stock_prove(self.circuit(index)?, params)
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {

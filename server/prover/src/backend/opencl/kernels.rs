@@ -8,7 +8,7 @@
 //! invariant it relies on.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use blstrs::{Fp, Fp2, G1Affine, G2Affine, Scalar as Fr};
 use ec_gpu::GpuName;
@@ -63,8 +63,6 @@ pub fn multiexp_kernel<G: GpuName>() -> String {
 pub struct DeviceProgram {
     pub context: Context,
     pub program: Program,
-    /// How long building took in this process (small when the driver's cache had it).
-    pub build_time: Duration,
 }
 
 impl DeviceProgram {
@@ -92,11 +90,7 @@ impl DeviceProgram {
             build_ms = build_time.as_millis() as u64,
             "opencl kernels built"
         );
-        let p = Arc::new(DeviceProgram {
-            context,
-            program,
-            build_time,
-        });
+        let p = Arc::new(DeviceProgram { context, program });
         built.push((key, Arc::clone(&p)));
         Ok(p)
     }

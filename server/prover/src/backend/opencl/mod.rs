@@ -25,7 +25,6 @@ mod queue;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
@@ -116,19 +115,14 @@ impl OpenClBackend {
         &self.device.info
     }
 
-    /// How long this process took to build the device's kernels.
-    pub fn kernel_build_time(&self) -> Duration {
-        self.with_queue(|q| Ok(q.program.build_time))
-            .unwrap_or_default()
-    }
-
     /// The device's memory pool (reserved bytes can be watched by tests).
     pub fn memory(&self) -> &Arc<DeviceMemory> {
         &self.memory
     }
 
-    /// Test-only fault injection: the next `steps` device steps fail as a device error would.
-    #[doc(hidden)]
+    /// Test hook (the `test-hooks` feature): the next `steps` device steps fail as a device
+    /// error would.
+    #[cfg(feature = "test-hooks")]
     pub fn inject_faults(&self, steps: u32) {
         self.health.injected.store(steps, Ordering::SeqCst);
     }
