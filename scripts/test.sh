@@ -14,6 +14,9 @@ say "2 KiB test parameters in $SNARKD_TEST_PARAMS_DIR"
 cargo run -q -p snarkd -- params generate --sector-size 2KiB \
   --kind winning --kind wpost --kind snap --kind porep --dir "$SNARKD_TEST_PARAMS_DIR"
 
+say "module cycles (scripts/module-cycles.py)"
+python3 scripts/module-cycles.py
+
 say "cargo test --workspace $*"
 cargo test --workspace "$@"
 

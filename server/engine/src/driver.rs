@@ -4,7 +4,6 @@
 //! A panic in any step is caught and becomes that job's error; the daemon keeps running. A panic
 //! in the writer itself ends it; `Engine` watches for that (see `handle.rs`).
 
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -16,8 +15,8 @@ use crate::machine::{Effect, Input, Machine};
 use crate::os_priority;
 use crate::prover::{Prover, StepError};
 use crate::status::StatusSnapshot;
+use crate::steps::{guarded, spawn};
 use crate::worker;
-use snarkd_types::panic_message;
 
 /// How often finished jobs are checked for expiry and the gauges refreshed.
 const TICK: Duration = Duration::from_secs(1);
@@ -188,23 +187,5 @@ fn record_gauges(s: &StatusSnapshot) {
     for w in &s.workers {
         metrics::gauge!("snarkd_worker_busy_seconds", "worker" => w.worker_id.to_string())
             .set(w.busy_secs(now_ms));
-    }
-}
-
-pub(crate) fn spawn(name: &str, f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .name(name.to_string())
-        .spawn(f)
-        .expect("the OS refused to start a thread");
-}
-
-/// Runs a step, turning a panic into the error `panicked` makes of the panic's message.
-pub(crate) fn guarded<T, E>(
-    step: impl FnOnce() -> Result<T, E>,
-    panicked: impl FnOnce(String) -> E,
-) -> Result<T, E> {
-    match catch_unwind(AssertUnwindSafe(step)) {
-        Ok(result) => result,
-        Err(panic) => Err(panicked(panic_message(&*panic))),
     }
 }

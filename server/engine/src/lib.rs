@@ -6,7 +6,7 @@
 //! Layout:
 //! - `domain`: requests, priorities and results in the engine's terms.
 //! - `error`: the engine's error enum (one gRPC code each, mapped by the API layer).
-//! - `state`: partition and worker state machines and their single transition function.
+//! - `state`: the partition, job and worker edge tables (applied in `machine/transition.rs`).
 //! - `status`: the immutable snapshots readers get.
 //! - `failures`: the log of failed jobs and refused requests that snapshots carry.
 //! - `history`: jobs ended and worker stints of the last hour (rates, percentiles, utilisation).
@@ -17,6 +17,7 @@
 //! - `machine`: the engine's state and its single writer (inputs in, effects out).
 //! - `driver`: runs the machine and carries out its effects on threads.
 //! - `worker`: a device worker's thread, with the preemption at step boundaries.
+//! - `steps`: the threads steps run on, and a panic in one caught as its error.
 //! - `prover`: the traits a prover implements for the engine (plan, params, synthesis, device phase).
 //! - `config`: the engine's settings.
 //! - `handle`: `Engine`, the handle the API layer calls.
@@ -35,6 +36,7 @@ pub mod os_priority;
 pub mod schedule;
 pub mod state;
 pub mod status;
+mod steps;
 mod worker;
 
 pub use domain::*;

@@ -4,7 +4,26 @@
 //! place that applies them, and each record's data lives in the variant of the step it belongs
 //! to (`machine/types.rs`).
 
-use crate::status::JobState;
+/// Lifecycle of a whole job, as the status shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobState {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl JobState {
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            JobState::Completed | JobState::Failed | JobState::Cancelled
+        )
+    }
+}
+
 
 /// Where a partition is in the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]

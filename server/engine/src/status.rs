@@ -10,6 +10,7 @@ use crate::domain::{Priority, ProofKind};
 use crate::failures::Failure;
 use crate::history::History;
 pub use crate::prover::DeviceTelemetry;
+pub use crate::state::JobState;
 use crate::state::{PartitionState, WorkerState};
 
 /// Everything a dashboard draws. It holds no time that moves by itself, so two snapshots of one
@@ -82,26 +83,6 @@ pub struct SynthesisStatus {
     pub max_allowed_now: u32,
     /// The configured thread ceiling.
     pub max_configured: u32,
-}
-
-/// Lifecycle of a whole job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum JobState {
-    Queued,
-    Running,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl JobState {
-    pub fn is_finished(self) -> bool {
-        matches!(
-            self,
-            JobState::Completed | JobState::Failed | JobState::Cancelled
-        )
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

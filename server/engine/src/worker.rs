@@ -13,7 +13,7 @@ use crossbeam_channel::{select, Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::driver::{guarded, spawn};
+use crate::steps::{guarded, spawn};
 use crate::machine::{DeviceTask, Input};
 use crate::os_priority;
 use crate::prover::{DeviceInfo, PhaseHooks, Prover, StepError};

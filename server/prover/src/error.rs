@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::filecoin::ProofKind;
+use snarkd_types::ProofKind;
 
 /// Everything that can go wrong between a request and a verified proof.
 #[derive(Debug, thiserror::Error)]

@@ -30,7 +30,7 @@ use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{ProverError, Result};
-use crate::filecoin::kind::size_index;
+use crate::circuit::size_index;
 use crate::filecoin::registered::{post_proof_number, seal_proof_number, update_proof_number};
 use crate::filecoin::{prover_id_from_miner_id, ProofInput, ProofKind};
 

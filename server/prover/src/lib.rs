@@ -7,12 +7,16 @@
 //!
 //! Layout:
 //! - `error`: [`ProverError`], the typed errors of every layer.
+//! - `circuit`: [`CircuitId`] (a kind at a sector size), its names and parameter file stems.
+//! - `keys`: [`LoadedParams`], a circuit's Groth16 keys (and pre-compiled matrices) in memory.
+//! - `files`: files written all at once or not at all.
 //! - `synthesis`: our `ConstraintSystem` recording a circuit's witness and a/b/c evaluations.
 //! - `groth16`: the device phase written from the Groth16 construction (FFT, MSM, assembly).
 //! - `backend`: the [`DeviceBackend`] trait, its CPU implementation and (feature `opencl`) the
 //!   OpenCL one.
 //! - `filecoin`: request decoding, per-kind circuits, memory estimates, verification.
-//! - `params`: loading production-named parameter files and generating local test ones.
+//! - `params`: finding and loading production-named parameter files, recording pre-compiled
+//!   matrices, generating local test parameters.
 //! - `threads`: thread nice values and the per-priority pools the multiexps run on.
 //! - `bench`: side-by-side timing of our prover and stock bellperson (for `snarkd-bench`).
 //! - `fixtures` (feature `fixtures`): seals a random test sector and writes inputs for all kinds.
@@ -26,11 +30,14 @@
 
 pub mod backend;
 pub mod bench;
+pub mod circuit;
 pub mod error;
+mod files;
 pub mod filecoin;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 pub mod groth16;
+pub mod keys;
 pub mod params;
 pub mod synthesis;
 pub mod threads;
@@ -42,9 +49,10 @@ pub use error::{ProverError, Result};
 pub use filecoin::{
     prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofInput, ProofKind,
 };
+pub use keys::LoadedParams;
 pub use params::{
     default_params_dir, generate_params, load_params, load_params_with, params_dir_from,
-    test_params_dir, LoadedParams,
+    test_params_dir,
 };
 pub use synthesis::SynthesizedPartition;
 

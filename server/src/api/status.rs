@@ -103,7 +103,7 @@ fn queues(s: &StatusSnapshot, name: fn(ProofKind) -> &'static str) -> Vec<pb::Qu
 
 /// The StreamStatus message for a snapshot as of `now_ms` (its `taken_at_unix_ms`, and the
 /// moment its uptime, busy times and params ages are reckoned at); with `job_ids`, only those
-/// jobs are listed. Streams send the same message encoded once ([`super::encoded`]); this one
+/// jobs are listed. Streams send the same message encoded once (see `encoded.rs`); this one
 /// is the reference the tests hold those encodings to.
 #[cfg(test)]
 pub fn snapshot(s: &StatusSnapshot, job_ids: &[String], now_ms: u64) -> pb::StatusSnapshot {

@@ -9,12 +9,32 @@ use std::task::{Context, Poll};
 use anyhow::{anyhow, Context as _};
 use futures::future::{ready, Either, Ready};
 use http::{header, HeaderMap, Request, Response, StatusCode};
+use snarkd_proto::v1::proving_engine_server::ProvingEngineServer;
 use subtle::ConstantTimeEq;
+use tonic::server::NamedService;
 use tonic::Status;
 use tower::{Layer, Service};
 
-use super::grpc::is_mutating;
+use crate::api::ProvingService;
 use crate::http::refusal::refuse;
+
+/// The ProvingEngine service's name, as in its call paths.
+pub(super) const PROVING: &str = <ProvingEngineServer<ProvingService> as NamedService>::NAME;
+/// ProvingEngine calls that change what the daemon does: they need the token when one is set.
+const MUTATING: [&str; 5] = [
+    "SubmitProof",
+    "Prove",
+    "CancelProof",
+    "PreloadSRS",
+    "EvictSRS",
+];
+
+/// Whether `path` (`/package.Service/Method`) is a mutating ProvingEngine call.
+pub fn is_mutating(path: &str) -> bool {
+    path.strip_prefix('/')
+        .and_then(|p| p.split_once('/'))
+        .is_some_and(|(service, method)| service == PROVING && MUTATING.contains(&method))
+}
 
 /// The token mutating calls must carry.
 #[derive(Clone)]
@@ -109,6 +129,29 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mutating_calls_are_named_by_their_full_path() {
+        for path in [
+            "/cuzk.v1.ProvingEngine/SubmitProof",
+            "/cuzk.v1.ProvingEngine/Prove",
+            "/cuzk.v1.ProvingEngine/CancelProof",
+            "/cuzk.v1.ProvingEngine/PreloadSRS",
+            "/cuzk.v1.ProvingEngine/EvictSRS",
+        ] {
+            assert!(is_mutating(path), "{path}");
+        }
+        for path in [
+            "/cuzk.v1.ProvingEngine/GetStatus",
+            "/cuzk.v1.ProvingEngine/AwaitProof",
+            "/cuzk.v1.ProvingEngine/StreamStatus",
+            "/grpc.health.v1.Health/Check",
+            "/other.Service/Prove",
+            "Prove",
+        ] {
+            assert!(!is_mutating(path), "{path}");
+        }
+    }
 
     #[test]
     fn only_the_exact_bearer_token_is_accepted() {

@@ -7,7 +7,6 @@ use std::convert::Infallible;
 use axum::Router;
 use http::{HeaderName, Method, Request, StatusCode};
 use snarkd_proto::v1::proving_engine_server::ProvingEngineServer;
-use tonic::server::NamedService;
 use tonic::service::Routes;
 use tonic::Status;
 use tonic_health::server::HealthReporter;
@@ -16,34 +15,18 @@ use tonic_web::GrpcWebLayer;
 use tower::Layer;
 use tower_http::cors::{AllowHeaders, AllowOrigin, CorsLayer};
 
-use super::auth::{Token, TokenLayer};
+use super::auth::{Token, TokenLayer, PROVING};
 use crate::api::ProvingService;
 use crate::config::HttpSection;
 use crate::http::refusal::refuse;
 
-const PROVING: &str = <ProvingEngineServer<ProvingService> as NamedService>::NAME;
 const HEALTH: &str = "grpc.health.v1.Health";
 const REFLECTION: [&str; 2] = [
     "grpc.reflection.v1.ServerReflection",
     "grpc.reflection.v1alpha.ServerReflection",
 ];
-/// ProvingEngine calls that change what the daemon does: they need the token when one is set.
-const MUTATING: [&str; 5] = [
-    "SubmitProof",
-    "Prove",
-    "CancelProof",
-    "PreloadSRS",
-    "EvictSRS",
-];
 /// ProvingEngine calls the HTTP port serves by default, besides StreamStatus (routed with CORS).
 const READ_ONLY_ON_HTTP: [&str; 2] = ["GetStatus", "GetMetrics"];
-
-/// Whether `path` (`/package.Service/Method`) is a mutating ProvingEngine call.
-pub fn is_mutating(path: &str) -> bool {
-    path.strip_prefix('/')
-        .and_then(|p| p.split_once('/'))
-        .is_some_and(|(service, method)| service == PROVING && MUTATING.contains(&method))
-}
 
 /// All gRPC services as one set of routes.
 pub struct Services {
@@ -165,30 +148,7 @@ pub async fn set_not_serving(health: &HealthReporter) {
 
 #[cfg(test)]
 mod tests {
-    use super::{is_loopback_origin, is_mutating};
-
-    #[test]
-    fn mutating_calls_are_named_by_their_full_path() {
-        for path in [
-            "/cuzk.v1.ProvingEngine/SubmitProof",
-            "/cuzk.v1.ProvingEngine/Prove",
-            "/cuzk.v1.ProvingEngine/CancelProof",
-            "/cuzk.v1.ProvingEngine/PreloadSRS",
-            "/cuzk.v1.ProvingEngine/EvictSRS",
-        ] {
-            assert!(is_mutating(path), "{path}");
-        }
-        for path in [
-            "/cuzk.v1.ProvingEngine/GetStatus",
-            "/cuzk.v1.ProvingEngine/AwaitProof",
-            "/cuzk.v1.ProvingEngine/StreamStatus",
-            "/grpc.health.v1.Health/Check",
-            "/other.Service/Prove",
-            "Prove",
-        ] {
-            assert!(!is_mutating(path), "{path}");
-        }
-    }
+    use super::is_loopback_origin;
 
     #[test]
     fn only_loopback_origins_may_read_the_status_stream_cross_origin() {

@@ -9,7 +9,7 @@ use blstrs::Bls12;
 use super::DeviceBackend;
 use crate::error::{ProverError, Result};
 use crate::groth16::{prove_partition, DeviceTimings, PhaseHooks, Randomness};
-use crate::params::LoadedParams;
+use crate::keys::LoadedParams;
 use crate::synthesis::{panic_message, SynthesizedPartition};
 
 /// Runs the device phase on the CPU.

@@ -20,7 +20,7 @@ pub use opencl::{OpenClBackend, OpenClOptions};
 
 use crate::error::Result;
 use crate::groth16::{DeviceTimings, PhaseHooks, Randomness};
-use crate::params::LoadedParams;
+use crate::keys::LoadedParams;
 use crate::synthesis::SynthesizedPartition;
 
 /// Where a device sits on the PCI bus, as far as its driver says. A part it does not say, or

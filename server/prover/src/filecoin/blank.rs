@@ -16,7 +16,7 @@ use storage_proofs_porep::stacked::StackedCompound;
 use storage_proofs_post::fallback::FallbackPoStCompound;
 use storage_proofs_update::EmptySectorUpdateCompound;
 
-use super::kind::{representative_post, representative_seal, representative_update};
+use crate::circuit::{representative_post, representative_seal, representative_update};
 use super::{estimate, CircuitId, ProofKind};
 use crate::error::{ProverError, Result};
 use crate::synthesis::precompiled::CircuitMatrices;

@@ -3,7 +3,6 @@
 //! verifies and serializes the finished proof.
 //!
 //! Layout:
-//! - `kind.rs`: [`ProofKind`], [`CircuitId`] (circuit names and parameter file stems).
 //! - `blank.rs`: each kind's blank circuit, for the parameter setup and the pre-compiled matrices.
 //! - `registered.rs`: `registered_proof` numbers ↔ filecoin-proofs-api enums.
 //! - `request.rs`: [`ProofInput`] and field decoding (C1 wrapper, prover id, lengths).
@@ -14,7 +13,6 @@
 
 pub mod blank;
 pub mod estimate;
-pub mod kind;
 mod nodes;
 mod porep;
 mod post;
@@ -26,12 +24,12 @@ use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 
 use crate::error::{ProverError, Result};
-use crate::params::LoadedParams;
+use crate::keys::LoadedParams;
 use crate::synthesis::precompiled::CircuitMatrices;
 use crate::synthesis::SynthesizedPartition;
 
 pub use estimate::{CircuitShape, MemoryEstimate};
-pub use kind::{parse_sector_size, sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
+pub use crate::circuit::{parse_sector_size, sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
 #[cfg(feature = "fixtures")]
 pub(crate) use request::bytes32 as request_bytes32;
 pub use request::{prover_id_from_miner_id, ProofInput};

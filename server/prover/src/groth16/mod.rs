@@ -16,7 +16,6 @@ mod prover;
 
 pub use fft::compute_h;
 pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
-pub(crate) use prover::check_counts;
 pub use prover::{
     prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks,
     Randomness, CPU_STEP_POINTS,

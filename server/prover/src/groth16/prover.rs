@@ -24,7 +24,7 @@ use rand::rngs::OsRng;
 use super::fft::compute_h_in_steps;
 use super::msm::{msm_g1_in_steps, msm_g2_in_steps, ScalarBytes, Scalars};
 use crate::error::{ProverError, Result};
-use crate::params::LoadedParams;
+use crate::keys::LoadedParams;
 use crate::synthesis::{Abc, SynthesizedPartition};
 
 /// The zero-knowledge blinding factors of one proof.
@@ -294,7 +294,7 @@ fn self_check(
 }
 
 fn check_shape(p: &SynthesizedPartition, params: &Parameters<Bls12>) -> Result<()> {
-    check_counts(
+    crate::synthesis::check_counts(
         params,
         p.num_inputs(),
         p.num_aux(),
@@ -303,37 +303,6 @@ fn check_shape(p: &SynthesizedPartition, params: &Parameters<Bls12>) -> Result<(
     )
 }
 
-/// Errors unless `params` have bases for a circuit of `inputs` public inputs (ONE included),
-/// `aux` aux variables, `a_aux` aux variables in A and `b` variables in B.
-pub(crate) fn check_counts(
-    params: &Parameters<Bls12>,
-    inputs: usize,
-    aux: usize,
-    a_aux: usize,
-    b: usize,
-) -> Result<()> {
-    let mismatch = |what: &str, want: usize, have: usize| {
-        Err(ProverError::ParamsShape(format!(
-            "the circuit needs {want} {what} bases, the parameters have {have}"
-        )))
-    };
-    if params.vk.ic.len() != inputs {
-        return mismatch("input (IC)", inputs, params.vk.ic.len());
-    }
-    if params.l.len() != aux {
-        return mismatch("L", aux, params.l.len());
-    }
-    if params.a.len() != inputs + a_aux {
-        return mismatch("A", inputs + a_aux, params.a.len());
-    }
-    if params.b_g1.len() != b {
-        return mismatch("B (G1)", b, params.b_g1.len());
-    }
-    if params.b_g2.len() != b {
-        return mismatch("B (G2)", b, params.b_g2.len());
-    }
-    Ok(())
-}
 
 fn assemble(
     params: &Parameters<Bls12>,

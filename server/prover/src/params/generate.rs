@@ -4,7 +4,7 @@
 //! at 2 KiB; production uses the published files (`paramfetch`, `curio fetch-params`).
 
 use std::fs;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,7 @@ use blstrs::Bls12;
 
 use super::params_paths;
 use crate::error::{ProverError, Result};
-use crate::filecoin::{CircuitId, ProofKind};
+use crate::circuit::{CircuitId, ProofKind};
 
 /// What [`generate_params`] did for one circuit.
 #[derive(Debug, Clone)]
@@ -78,28 +78,11 @@ fn write_files(
 ) -> Result<()> {
     let (params_path, vk_path) = params_paths(dir, circuit);
     let meta_path = dir.join(format!("{}.meta", circuit.params_file_stem()));
-    write_atomically(&params_path, |w| params.write(w))?;
-    write_atomically(&vk_path, |w| params.vk.write(w))?;
-    write_atomically(&meta_path, |w| {
+    crate::files::write_atomically(&params_path, |w| params.write(w))?;
+    crate::files::write_atomically(&vk_path, |w| params.vk.write(w))?;
+    crate::files::write_atomically(&meta_path, |w| {
         write!(w, "{{\"sector_size\":{sector_size}}}")
     })?;
     Ok(())
 }
 
-/// Writes `path` through `f` to a temporary name, syncs it and renames it into place.
-pub(crate) fn write_atomically(
-    path: &Path,
-    f: impl FnOnce(&mut BufWriter<fs::File>) -> std::io::Result<()>,
-) -> Result<()> {
-    // Unique per call, so that two threads writing the same file never share a temporary one.
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = path.with_extension(format!("tmp-{}-{call}", std::process::id()));
-    let file = fs::File::create(&tmp).map_err(|e| ProverError::io(&tmp, e))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    f(&mut w)
-        .and_then(|_| w.flush())
-        .and_then(|_| w.get_ref().sync_all())
-        .map_err(|e| ProverError::io(&tmp, e))?;
-    fs::rename(&tmp, path).map_err(|e| ProverError::io(path, e))
-}

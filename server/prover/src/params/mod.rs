@@ -15,14 +15,13 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKey, VerifyingKey};
+use bellperson::groth16::{Parameters, VerifyingKey};
 use blstrs::Bls12;
 
 use crate::error::{ProverError, Result};
-use crate::filecoin::CircuitId;
-use crate::synthesis::precompiled::CircuitMatrices;
+use crate::circuit::CircuitId;
+pub use crate::keys::LoadedParams;
 
-pub(crate) use generate::write_atomically;
 pub use generate::{generate_params, GeneratedParams};
 
 /// Environment variable naming the parameter directory (shared with filecoin-proofs).
@@ -66,92 +65,6 @@ pub fn params_paths(dir: &Path, circuit: CircuitId) -> (PathBuf, PathBuf) {
     )
 }
 
-/// Groth16 proving parameters and verifying key of one circuit, fully in memory, with the
-/// circuit's pre-compiled matrices when they are used.
-pub struct LoadedParams {
-    circuit: CircuitId,
-    params: Parameters<Bls12>,
-    vk: VerifyingKey<Bls12>,
-    pvk: PreparedVerifyingKey<Bls12>,
-    size_bytes: u64,
-    precompiled: Option<CircuitMatrices>,
-}
-
-impl LoadedParams {
-    /// Wraps parameters already in memory (tests, benchmarks); the verifying key is `params.vk`.
-    pub fn from_parameters(circuit: CircuitId, params: Parameters<Bls12>) -> Self {
-        let vk = params.vk.clone();
-        let size_bytes = parameters_size_bytes(&params);
-        let pvk = prepare_verifying_key(&vk);
-        LoadedParams {
-            circuit,
-            params,
-            vk,
-            pvk,
-            size_bytes,
-            precompiled: None,
-        }
-    }
-
-    /// The circuit's pre-compiled matrices, when loaded with the parameters.
-    pub fn precompiled(&self) -> Option<&CircuitMatrices> {
-        self.precompiled.as_ref()
-    }
-
-    /// Bytes of the pre-compiled matrices (0 without them); part of [`LoadedParams::size_bytes`].
-    pub fn precompiled_bytes(&self) -> u64 {
-        self.precompiled
-            .as_ref()
-            .map_or(0, CircuitMatrices::size_bytes)
-    }
-
-    /// The circuit these parameters belong to.
-    pub fn circuit_id(&self) -> CircuitId {
-        self.circuit
-    }
-
-    /// Bytes held in memory: the points of every query, and the pre-compiled matrices.
-    pub fn size_bytes(&self) -> u64 {
-        self.size_bytes + self.precompiled_bytes()
-    }
-
-    /// Proving parameters (bases of the H, L, A, B queries and the proving key's vk part).
-    pub fn parameters(&self) -> &Parameters<Bls12> {
-        &self.params
-    }
-
-    /// The verifying key read from the `.vk` file.
-    pub fn verifying_key(&self) -> &VerifyingKey<Bls12> {
-        &self.vk
-    }
-
-    /// The prepared verifying key used by [`crate::PreparedJob::finalize`].
-    pub fn prepared_verifying_key(&self) -> &PreparedVerifyingKey<Bls12> {
-        &self.pvk
-    }
-
-    /// Errors unless these parameters belong to `wanted`.
-    pub fn ensure_circuit(&self, wanted: CircuitId) -> Result<()> {
-        if self.circuit != wanted {
-            return Err(ProverError::ParamsMismatch {
-                loaded: self.circuit.to_string(),
-                wanted: wanted.to_string(),
-            });
-        }
-        Ok(())
-    }
-}
-
-impl std::fmt::Debug for LoadedParams {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoadedParams")
-            .field("circuit", &self.circuit.to_string())
-            .field("size_bytes", &self.size_bytes)
-            .field("precompiled_bytes", &self.precompiled_bytes())
-            .finish()
-    }
-}
-
 /// Loads `v28-<identifier>.params` and `.vk` of `circuit` from `dir`. Slow for large circuits
 /// (tens of GiB at 32 GiB sectors): the engine calls this once per circuit and caches the `Arc`.
 pub fn load_params(dir: &Path, circuit: CircuitId) -> Result<Arc<LoadedParams>> {
@@ -191,8 +104,7 @@ pub fn load_params_with(
             reason: format!("its verifying key differs from {}", vk_path.display()),
         });
     }
-    let size_bytes = parameters_size_bytes(&params);
-    let pvk = prepare_verifying_key(&vk);
+    let size_bytes = crate::keys::parameters_size_bytes(&params);
     tracing::info!(circuit = %circuit, size_bytes, dir = %dir.display(), "loaded groth16 parameters");
     let precompiled = precompiled_dir.and_then(|pdir| {
         let started = std::time::Instant::now();
@@ -209,14 +121,7 @@ pub fn load_params_with(
             }
         }
     });
-    Ok(Arc::new(LoadedParams {
-        circuit,
-        params,
-        vk,
-        pvk,
-        size_bytes,
-        precompiled,
-    }))
+    Ok(Arc::new(LoadedParams::new(circuit, params, vk, precompiled)))
 }
 
 /// Fails with [`ProverError::ParamsMissing`] when the circuit's parameter or verifying-key file
@@ -263,12 +168,6 @@ pub(crate) fn obtain_hint(circuit: CircuitId) -> String {
     }
 }
 
-fn parameters_size_bytes(p: &Parameters<Bls12>) -> u64 {
-    let g1 = std::mem::size_of::<blstrs::G1Affine>() as u64;
-    let g2 = std::mem::size_of::<blstrs::G2Affine>() as u64;
-    let g1_points = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64;
-    g1_points * g1 + p.b_g2.len() as u64 * g2 + p.vk.ic.len() as u64 * g1
-}
 
 #[cfg(test)]
 mod tests {

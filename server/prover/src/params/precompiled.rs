@@ -9,7 +9,7 @@ use blstrs::Bls12;
 
 use crate::error::Result;
 use crate::filecoin::blank::record_matrices;
-use crate::filecoin::CircuitId;
+use crate::circuit::CircuitId;
 use crate::synthesis::precompiled::{CircuitMatrices, MatricesFile};
 
 /// The crates whose code defines the circuits, as pinned in the workspace. Part of every file's

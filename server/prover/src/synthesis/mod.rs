@@ -232,3 +232,35 @@ pub(crate) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         snarkd_types::panic_message(&**panic)
     )
 }
+
+/// Errors unless `params` have bases for a circuit of `inputs` public inputs (ONE included),
+/// `aux` aux variables, `a_aux` aux variables in A and `b` variables in B.
+pub(crate) fn check_counts(
+    params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+    inputs: usize,
+    aux: usize,
+    a_aux: usize,
+    b: usize,
+) -> Result<()> {
+    let mismatch = |what: &str, want: usize, have: usize| {
+        Err(ProverError::ParamsShape(format!(
+            "the circuit needs {want} {what} bases, the parameters have {have}"
+        )))
+    };
+    if params.vk.ic.len() != inputs {
+        return mismatch("input (IC)", inputs, params.vk.ic.len());
+    }
+    if params.l.len() != aux {
+        return mismatch("L", aux, params.l.len());
+    }
+    if params.a.len() != inputs + a_aux {
+        return mismatch("A", inputs + a_aux, params.a.len());
+    }
+    if params.b_g1.len() != b {
+        return mismatch("B (G1)", b, params.b_g1.len());
+    }
+    if params.b_g2.len() != b {
+        return mismatch("B (G2)", b, params.b_g2.len());
+    }
+    Ok(())
+}

@@ -38,7 +38,7 @@ use crate::groth16::Scalars;
 use crate::groth16::{
     prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks, Randomness,
 };
-use crate::params::LoadedParams;
+use crate::keys::LoadedParams;
 use crate::synthesis::{panic_message, Abc, SynthesizedPartition};
 
 /// Share of a device's global memory left to the driver and other processes (display, other

@@ -144,7 +144,7 @@ impl MatricesFile {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir).map_err(|e| ProverError::io(dir, e))?;
         }
-        crate::params::write_atomically(&self.path, |w| write_matrices(w, &self.identity, m))?;
+        crate::files::write_atomically(&self.path, |w| write_matrices(w, &self.identity, m))?;
         std::fs::metadata(&self.path)
             .map(|md| md.len())
             .map_err(|e| ProverError::io(&self.path, e))

@@ -122,7 +122,7 @@ impl CircuitMatrices {
     /// aux variables, the same A and B densities and the same evaluation domain. Stale matrices
     /// (another circuit version) fail here.
     pub fn check_against(&self, params: &Parameters<Bls12>) -> Result<()> {
-        crate::groth16::check_counts(
+        crate::synthesis::check_counts(
             params,
             self.num_inputs,
             self.num_aux,
