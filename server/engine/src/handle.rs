@@ -40,6 +40,8 @@ trait Writer: Send + Sync {
     fn send(&self, request: Request) -> bool;
     /// Decodes `request` with the prover (on the calling thread, a blocking one).
     fn plan(&self, request: ProofRequest) -> Result<PlannedJob, EngineError>;
+    /// The prover's estimate of a circuit's params (it may read files: a blocking thread's).
+    fn params_size_estimate(&self, circuit_id: &str) -> u64;
 }
 
 /// A planned request, ready to become a job: it holds the prover's plan, typed, and hands it to
@@ -67,17 +69,23 @@ impl<P: Prover> Writer for Inbox<P> {
 
     fn plan(&self, request: ProofRequest) -> Result<PlannedJob, EngineError> {
         let plan = self.prover.plan(request)?;
+        let params_bytes = self.prover.params_size_estimate(&plan.circuit_id);
         let inputs = self.inputs.clone();
         Ok(PlannedJob(Box::new(move |job: NewJob| {
             let submit = Input::Submit {
                 job_id: job.job_id,
                 origin: job.origin,
                 plan,
+                params_bytes,
                 inline_input: job.inline_input,
                 reply: job.reply,
             };
             inputs.send(submit).is_ok()
         })))
+    }
+
+    fn params_size_estimate(&self, circuit_id: &str) -> u64 {
+        self.prover.params_size_estimate(circuit_id)
     }
 }
 
@@ -144,8 +152,8 @@ impl Engine {
             None => (None, None),
         };
         machine.remember(restored.past);
-        for (job, plan) in restored.jobs {
-            machine.restore(job, plan);
+        for (job, plan, params_bytes) in restored.jobs {
+            machine.restore(job, plan, params_bytes);
         }
         start_device_readings(prover.clone(), config_interval, tx.clone());
         let (status_tx, status_rx) = watch::channel(Arc::new(machine.snapshot()));
@@ -373,9 +381,15 @@ impl Engine {
 
     /// Loads a circuit's params ahead of use; resolves when they are loaded.
     pub async fn preload_params(&self, circuit_id: &str) -> Result<Preloaded, EngineError> {
+        let (writer, id) = (self.writer.clone(), circuit_id.to_string());
+        let params_bytes = blocking(move || Ok(writer.params_size_estimate(&id))).await?;
         let circuit_id = circuit_id.to_string();
-        self.ask(|reply| Request::Preload { circuit_id, reply })
-            .await?
+        self.ask(|reply| Request::Preload {
+            circuit_id,
+            params_bytes,
+            reply,
+        })
+        .await?
     }
 
     /// Drops a circuit's params if no job holds them.
@@ -435,7 +449,8 @@ async fn blocking<T: Send + 'static>(
 /// What recovery hands the engine: the jobs planned again, how many failed to, and the next
 /// free submit sequence number.
 struct Restored<T> {
-    jobs: Vec<(RecoveredJob, Planned<T>)>,
+    /// Each job with its plan and its params' estimated size.
+    jobs: Vec<(RecoveredJob, Planned<T>, u64)>,
     failed: usize,
     next_seq: u64,
     /// What the journal recorded of the last hour, for the history.
@@ -468,7 +483,11 @@ fn recover<P: Prover>(
     };
     for (job, plan) in crate::journal::plan_all(prover, jobs) {
         match plan {
-            Ok(plan) => restored.jobs.push((job, plan)),
+            Ok(plan) => {
+                // On this blocking thread, so the writer never reads a params file.
+                let params_bytes = prover.params_size_estimate(&plan.circuit_id);
+                restored.jobs.push((job, plan, params_bytes));
+            }
             Err(err) => {
                 tracing::warn!(job_id = %job.job.job_id, error = %err, "a recovered job can no longer be planned; it fails");
                 journal.fail_recovered(&job.job.job_id, &format!("after a restart: {err}"));

@@ -47,8 +47,8 @@ pub mod handle;
 #[cfg(test)]
 mod handle_tests;
 pub mod prover;
-#[cfg(test)]
-mod test_prover;
+#[cfg(any(test, feature = "test-hooks"))]
+pub mod test_prover;
 
 pub use config::{EngineConfig, IntakeLimits, Lookahead};
 pub use handle::Engine;

@@ -24,7 +24,6 @@ impl JobState {
     }
 }
 
-
 /// Where a partition is in the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -13,10 +13,10 @@ use crossbeam_channel::{select, Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::steps::{guarded, spawn};
 use crate::machine::{DeviceTask, Input};
 use crate::os_priority;
 use crate::prover::{DeviceInfo, PhaseHooks, Prover, StepError};
+use crate::steps::{guarded, spawn};
 
 /// How the machine hands a worker partitions.
 pub(crate) struct WorkerHandle<P: Prover>(Sender<DeviceTask<P>>);

@@ -29,8 +29,8 @@ use filecoin_proofs_api::{
 use rand::{Rng, RngCore};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{ProverError, Result};
 use crate::circuit::size_index;
+use crate::error::{ProverError, Result};
 use crate::filecoin::registered::{post_proof_number, seal_proof_number, update_proof_number};
 use crate::filecoin::{prover_id_from_miner_id, ProofInput, ProofKind};
 

@@ -23,16 +23,7 @@ impl LoadedParams {
     /// Wraps parameters already in memory (tests, benchmarks); the verifying key is `params.vk`.
     pub fn from_parameters(circuit: CircuitId, params: Parameters<Bls12>) -> Self {
         let vk = params.vk.clone();
-        let size_bytes = parameters_size_bytes(&params);
-        let pvk = prepare_verifying_key(&vk);
-        LoadedParams {
-            circuit,
-            params,
-            vk,
-            pvk,
-            size_bytes,
-            precompiled: None,
-        }
+        LoadedParams::new(circuit, params, vk, None)
     }
 
     /// Keys read from files: `vk` is the `.vk` file's (equal to `params.vk`, checked by the

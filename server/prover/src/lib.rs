@@ -32,8 +32,8 @@ pub mod backend;
 pub mod bench;
 pub mod circuit;
 pub mod error;
-mod files;
 pub mod filecoin;
+mod files;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 pub mod groth16;

@@ -34,8 +34,9 @@ pub use access::{AuthSection, HttpSection, TlsSection};
 pub use jobs::JobsSection;
 pub use limits::LimitsSection;
 pub use scheduler::SchedulerSection;
+pub use snarkd_engine::Lookahead;
 pub use sources::{ConfigError, Overrides};
-pub use values::{Backend, FileMode, ListenAddr, LogFormat, Lookahead, MemoryBudget, TcpAddr};
+pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, TcpAddr};
 
 /// The commented default config, as printed by `snarkd config default`.
 pub const DEFAULT_TOML: &str = include_str!("default.toml");
@@ -193,6 +194,7 @@ pub struct PipelineSection {
     /// Most partitions below HIGH synthesizing or synthesized and waiting for a device at
     /// once: "auto" (synthesis threads plus two per device worker), a number, or 0 for no limit
     /// beyond `[synthesis] threads` and the memory budget.
+    #[serde(deserialize_with = "values::lookahead")]
     pub synthesis_lookahead: Lookahead,
 }
 
@@ -327,10 +329,7 @@ impl Config {
             workers_per_device: self.gpus.workers_per_device,
             retention: self.daemon.retention,
             partition_retries: self.pipeline.partition_retries,
-            synthesis_lookahead: match self.pipeline.synthesis_lookahead {
-                Lookahead::Auto => snarkd_engine::Lookahead::Auto,
-                Lookahead::Limit(n) => snarkd_engine::Lookahead::Limit(n),
-            },
+            synthesis_lookahead: self.pipeline.synthesis_lookahead,
             limits: self.limits.intake(),
             background_nice: self.scheduler.background_nice,
             preempt: self.scheduler.preempt,

@@ -66,7 +66,7 @@ fn the_pipeline_section_reaches_the_engine() {
     let engine = config.engine_config().unwrap();
     assert_eq!(
         (engine.partition_retries, engine.synthesis_lookahead),
-        (4, snarkd_engine::Lookahead::Limit(2))
+        (4, Lookahead::Limit(2))
     );
 
     let config = load_ok(

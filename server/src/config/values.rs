@@ -9,6 +9,7 @@ use std::str::FromStr;
 
 use bytesize::ByteSize;
 use serde::{Deserialize, Deserializer};
+use snarkd_engine::Lookahead;
 
 /// Where the gRPC server listens: a TCP address or a unix socket (`unix:///run/snarkd.sock`,
 /// the form Curio's `[Cuzk] Address` uses).
@@ -167,37 +168,29 @@ impl<'de> Deserialize<'de> for MemoryBudget {
     }
 }
 
-/// `[pipeline] synthesis_lookahead`: "auto" or a number of partitions (0: no limit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookahead {
-    /// `[synthesis] threads` plus two per device worker (see the engine's `Lookahead`).
-    Auto,
-    Limit(usize),
-}
-
-impl<'de> Deserialize<'de> for Lookahead {
-    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            Number(i64),
-            Text(String),
-        }
-        let wrong = |shown: &dyn std::fmt::Display| {
-            serde::de::Error::custom(format!(
-                "{shown} is not a lookahead: write \"auto\" or a number of partitions (0 for no limit)"
-            ))
-        };
-        match Raw::deserialize(de)? {
-            Raw::Number(n) => usize::try_from(n)
-                .map(Lookahead::Limit)
-                .map_err(|_| wrong(&n)),
-            Raw::Text(t) if t.eq_ignore_ascii_case("auto") => Ok(Lookahead::Auto),
-            Raw::Text(t) => t
-                .parse()
-                .map(Lookahead::Limit)
-                .map_err(|_| wrong(&format!("{t:?}"))),
-        }
+/// `[pipeline] synthesis_lookahead` as written: "auto" or a number of partitions (0: no limit),
+/// read into the engine's [`Lookahead`].
+pub fn lookahead<'de, D: Deserializer<'de>>(de: D) -> Result<Lookahead, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Number(i64),
+        Text(String),
+    }
+    let wrong = |shown: &dyn std::fmt::Display| {
+        serde::de::Error::custom(format!(
+            "{shown} is not a lookahead: write \"auto\" or a number of partitions (0 for no limit)"
+        ))
+    };
+    match Raw::deserialize(de)? {
+        Raw::Number(n) => usize::try_from(n)
+            .map(Lookahead::Limit)
+            .map_err(|_| wrong(&n)),
+        Raw::Text(t) if t.eq_ignore_ascii_case("auto") => Ok(Lookahead::Auto),
+        Raw::Text(t) => t
+            .parse()
+            .map(Lookahead::Limit)
+            .map_err(|_| wrong(&format!("{t:?}"))),
     }
 }
 

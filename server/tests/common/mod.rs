@@ -1,10 +1,11 @@
 //! Shared setup for the integration tests: a real daemon (real engine, real servers, real
-//! clients) on 127.0.0.1:0, proving with the stand-in prover below.
+//! clients) on 127.0.0.1:0, proving with the engine's stand-in prover.
 #![allow(dead_code)]
 
 pub mod grpcurl;
 pub mod process;
-pub mod prover;
+/// The engine's stand-in prover for the daemon's tests (its `test-hooks` feature).
+pub use snarkd_engine::test_prover::stand_in as prover;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

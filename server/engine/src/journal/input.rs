@@ -300,6 +300,21 @@ mod tests {
         let r = sample();
         let i = &r.input;
         let vanilla: Vec<&Bytes> = i.vanilla_proofs.iter().map(|v| Bytes::new(v)).collect();
+        // The fields after the registered proof, in both layouts.
+        let rest = (
+            (
+                Bytes::new(&i.vanilla_proof),
+                &vanilla,
+                i.sector_number,
+                i.miner_id,
+            ),
+            (Bytes::new(&i.randomness), i.partition_index),
+            (
+                Bytes::new(&i.comm_r_old),
+                Bytes::new(&i.comm_r_new),
+                Bytes::new(&i.comm_d_new),
+            ),
+        );
         // Format 1: the request's fields side by side, kind and priority optional.
         let v1 = (
             (
@@ -309,39 +324,14 @@ mod tests {
                 i.registered_proof,
                 r.priority,
             ),
-            (
-                Bytes::new(&i.vanilla_proof),
-                &vanilla,
-                i.sector_number,
-                i.miner_id,
-            ),
-            (Bytes::new(&i.randomness), i.partition_index),
-            (
-                Bytes::new(&i.comm_r_old),
-                Bytes::new(&i.comm_r_new),
-                Bytes::new(&i.comm_d_new),
-            ),
+            rest,
         );
         let mut bytes = b"snarkd-input\0\0\0\x01".to_vec();
         codec().serialize_into(&mut bytes, &v1).unwrap();
         let back = decode(&bytes[..], bytes.len() as u64, "a format 1 input").unwrap();
         assert_eq!(back, r);
         // The digest format 1 hashed: the kind and the input fields, in this order.
-        let view = (
-            (Some(i.kind), i.sector_size, i.registered_proof),
-            (
-                Bytes::new(&i.vanilla_proof),
-                &vanilla,
-                i.sector_number,
-                i.miner_id,
-            ),
-            (Bytes::new(&i.randomness), i.partition_index),
-            (
-                Bytes::new(&i.comm_r_old),
-                Bytes::new(&i.comm_r_new),
-                Bytes::new(&i.comm_d_new),
-            ),
-        );
+        let view = ((Some(i.kind), i.sector_size, i.registered_proof), rest);
         let old: [u8; 32] = Sha256::digest(codec().serialize(&view).unwrap()).into();
         assert_eq!(InputDigest::of(&back), InputDigest(old));
     }

@@ -8,9 +8,7 @@ use super::Machine;
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
 use crate::prover::Prover;
-use crate::schedule::{
-    lookahead_allows, may_start_synthesis, order_key, OrderKey, SynthesisRoom,
-};
+use crate::schedule::{lookahead_allows, may_start_synthesis, OrderKey, SynthesisRoom};
 use crate::state::{JobStep, PartitionState, WorkerStep};
 
 impl<P: Prover> Machine<P> {
@@ -22,26 +20,7 @@ impl<P: Prover> Machine<P> {
 
     /// Partitions in `state` of unfinished jobs, in scheduling order.
     pub(super) fn partitions_in(&self, state: PartitionState) -> Vec<(OrderKey, u64, u32)> {
-        let mut found: Vec<_> = self
-            .jobs
-            .values()
-            .filter(|j| !j.is_finished())
-            .flat_map(|j| {
-                j.parts
-                    .iter()
-                    .enumerate()
-                    .filter(move |(_, p)| p.state() == state)
-                    .map(move |(i, _)| {
-                        (
-                            order_key(j.origin.priority, j.seq, i as u32),
-                            j.seq,
-                            i as u32,
-                        )
-                    })
-            })
-            .collect();
-        found.sort();
-        found
+        self.stages.of(state).copied().collect()
     }
 
     /// Admits pending partitions in scheduling order while synthesis threads, memory and the
@@ -50,7 +29,11 @@ impl<P: Prover> Machine<P> {
     /// waits for a long PoRep synthesis to finish, and a WinningPoSt never waits for a WindowPoSt.
     fn admit(&mut self) {
         let room = self.synthesis_room();
-        for (_, seq, index) in self.partitions_in(PartitionState::Pending) {
+        // One partition at a time, in order: most inputs admit none or few of many pending.
+        let mut after = None;
+        while let Some(entry) = self.stages.next_after(PartitionState::Pending, after) {
+            after = Some(entry);
+            let (_, seq, index) = entry;
             if self.jobs[&seq].phase.step() == JobStep::Unrecorded {
                 continue; // not on disk yet: a crash could still lose it
             }
@@ -72,7 +55,7 @@ impl<P: Prover> Machine<P> {
             threads: self.config.synthesis_threads.max(1),
             lookahead: lookahead_allows(
                 self.lookahead(),
-                self.partitions_in(PartitionState::SynthDone).len(),
+                self.stages.count(PartitionState::SynthDone),
             ),
         }
     }
@@ -88,7 +71,7 @@ impl<P: Prover> Machine<P> {
         let params_needed = if self.params.contains_key(&circuit_id) {
             0
         } else {
-            self.prover.params_size_estimate(&circuit_id)
+            self.params_bytes(&circuit_id)
         };
         let room = self.budget.available() + self.evictable_bytes(&circuit_id);
         if room < params_needed + bytes {

@@ -157,6 +157,11 @@ impl<P: Prover> Machine<P> {
             ..
         } = plan;
         let input = self.budget.charge_held(Holder::Inputs, origin.input_bytes);
+        for (index, part) in parts.iter().enumerate() {
+            let key = order_key(origin.priority, seq, index as u32);
+            self.stages
+                .moved((key, seq, index as u32), None, part.state());
+        }
         self.jobs.insert(
             seq,
             Job {
@@ -376,7 +381,7 @@ impl<P: Prover> Machine<P> {
 
     /// Reserves memory for a circuit's params (evicting idle ones if needed) and asks for the load.
     pub(super) fn start_params_load(&mut self, circuit_id: &str) -> Result<(), EngineError> {
-        let needed = self.prover.params_size_estimate(circuit_id);
+        let needed = self.params_bytes(circuit_id);
         let reservation = match self.reserve_evicting(Holder::Params, needed, circuit_id) {
             Some(r) => r,
             None => {
@@ -431,11 +436,13 @@ impl<P: Prover> Machine<P> {
         }
     }
 
-    /// Bytes a circuit's params take: measured when loaded, estimated otherwise.
+    /// Bytes a circuit's params take: measured when loaded, else as estimated on the planning
+    /// thread of a job or preload that needs them.
     pub(super) fn params_bytes(&self, circuit_id: &str) -> u64 {
-        self.params
-            .get(circuit_id)
-            .map_or_else(|| self.prover.params_size_estimate(circuit_id), |e| e.bytes)
+        self.params.get(circuit_id).map_or_else(
+            || self.params_estimates.get(circuit_id).copied().unwrap_or(0),
+            |e| e.bytes,
+        )
     }
 
     /// Forgets jobs that finished longer than the retention ago.

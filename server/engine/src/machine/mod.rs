@@ -11,12 +11,14 @@
 //! - `admit`: admission under the budget, params loading and eviction, dispatch to workers.
 //! - `restore`: jobs recovered from the journal at startup, and journal failures.
 //! - `snapshot`: the read-only status snapshot.
+//! - `stages`: the partitions of unfinished jobs by stage, in scheduling order.
 
 mod admit;
 mod intake;
 mod progress;
 mod restore;
 mod snapshot;
+mod stages;
 mod transition;
 mod types;
 
@@ -48,6 +50,13 @@ pub(crate) struct Machine<P: Prover> {
     next_seq: u64,
     workers: Vec<Worker>,
     params: HashMap<String, ParamsEntry<P>>,
+    /// Estimated bytes of each circuit's params, from the planning threads (the writer never
+    /// reads a file): used while they are not loaded.
+    params_estimates: HashMap<String, u64>,
+    /// Partitions of unfinished jobs by stage, in scheduling order.
+    stages: stages::Stages,
+    /// The prover's backend, as the status names it.
+    backend: String,
     synth_active: usize,
     draining: bool,
     /// Jobs are recorded in a journal: they start once their acceptance is on disk.
@@ -83,6 +92,7 @@ impl<P: Prover> Machine<P> {
             }
         }
         let _baseline = budget.charge_held(crate::budget::Holder::Baseline, config.baseline_bytes);
+        let backend = prover.backend_name();
         Machine {
             config,
             prover,
@@ -95,6 +105,9 @@ impl<P: Prover> Machine<P> {
             next_seq: 0,
             workers,
             params: HashMap::new(),
+            params_estimates: HashMap::new(),
+            stages: Default::default(),
+            backend,
             synth_active: 0,
             draining: false,
             journaled: false,
@@ -143,9 +156,13 @@ impl<P: Prover> Machine<P> {
                 job_id,
                 origin,
                 plan,
+                params_bytes,
                 inline_input,
                 reply,
-            } => self.submit(job_id, origin, plan, inline_input, reply),
+            } => {
+                self.note_params_estimate(&plan.circuit_id, params_bytes);
+                self.submit(job_id, origin, plan, inline_input, reply)
+            }
             Input::SynthDone {
                 job,
                 index,
@@ -194,7 +211,14 @@ impl<P: Prover> Machine<P> {
             Request::Cancel { job_id, reply } => {
                 let _ = reply.send(self.cancel(&job_id));
             }
-            Request::Preload { circuit_id, reply } => self.preload(circuit_id, reply),
+            Request::Preload {
+                circuit_id,
+                params_bytes,
+                reply,
+            } => {
+                self.note_params_estimate(&circuit_id, params_bytes);
+                self.preload(circuit_id, reply)
+            }
             Request::Evict { circuit_id, reply } => {
                 let _ = reply.send(self.evict(&circuit_id));
             }
@@ -226,6 +250,19 @@ impl<P: Prover> Machine<P> {
 
     fn changed(&mut self) {
         self.sequence += 1;
+    }
+
+    /// What a snapshot would show has changed when this has: the count of changes, and the
+    /// budget's use (reservations are returned on other threads).
+    pub(crate) fn version(&self) -> (u64, u64) {
+        (self.sequence, self.budget.used())
+    }
+
+    /// Records the estimated size of a circuit's params, made on a planning thread.
+    fn note_params_estimate(&mut self, circuit_id: &str, bytes: u64) {
+        if self.params_estimates.get(circuit_id) != Some(&bytes) {
+            self.params_estimates.insert(circuit_id.to_string(), bytes);
+        }
     }
 
     fn worker_is_idle(&self, id: u32) -> bool {

@@ -16,7 +16,13 @@ use crate::state::JobStep;
 impl<P: Prover> Machine<P> {
     /// Re-admits a recovered job under its original id, priority and sequence number. Its
     /// recorded partition proofs make those partitions `done`: only the others are proved.
-    pub(crate) fn restore(&mut self, recovered: RecoveredJob, plan: Planned<P::Plan>) {
+    pub(crate) fn restore(
+        &mut self,
+        recovered: RecoveredJob,
+        plan: Planned<P::Plan>,
+        params_bytes: u64,
+    ) {
+        self.note_params_estimate(&plan.circuit_id, params_bytes);
         let RecoveredJob { job, proofs, .. } = recovered;
         let origin = JobOrigin {
             request_id: job.request_id,

@@ -3,11 +3,11 @@
 use super::types::{Effect, ParamsSlot, Tally};
 use super::Machine;
 use crate::budget::Holder;
+use crate::domain::Priority;
 use crate::domain::ProofKind;
 use crate::history::Load;
 use crate::journal::record::Record;
 use crate::prover::Prover;
-use crate::domain::Priority;
 use crate::schedule::synthesis_allowed_now;
 use crate::state::PartitionState;
 use crate::status::*;
@@ -21,19 +21,15 @@ impl<P: Prover> Machine<P> {
             memory_used_bytes: self.budget.used(),
             ..Load::default()
         };
-        let unfinished = self.jobs.values().filter(|j| !j.is_finished());
-        for p in unfinished.flat_map(|j| &j.parts) {
-            match p.state() {
-                PartitionState::Pending => load.waiting_for_admission += 1,
-                PartitionState::Synthesizing => load.synthesizing += 1,
-                PartitionState::SynthDone => load.waiting_for_worker += 1,
-                PartitionState::Gpu => load.on_worker += 1,
-                _ => {}
-            }
-        }
+        let count = |state| self.stages.count(state) as u32;
+        load.waiting_for_admission = count(PartitionState::Pending);
+        load.synthesizing = count(PartitionState::Synthesizing);
+        load.waiting_for_worker = count(PartitionState::SynthDone);
+        load.on_worker = count(PartitionState::Gpu);
         if !self.history.load_changes(now_ms, load) {
             return None;
         }
+        self.changed();
         let bucket = std::sync::Arc::make_mut(&mut self.history).note_load(now_ms, load)?;
         Some(Effect::Record(Record::Load(bucket), None))
     }
@@ -125,12 +121,12 @@ impl<P: Prover> Machine<P> {
                 }
             })
             .collect();
-        let waiting_for_device = self.partitions_in(PartitionState::SynthDone).len();
-        let queue_depth =
-            (self.partitions_in(PartitionState::Pending).len() + waiting_for_device) as u32;
+        let waiting_for_device = self.stages.count(PartitionState::SynthDone);
+        let queue_depth = (self.stages.count(PartitionState::Pending) + waiting_for_device) as u32;
         let (next_priority, next_partition_bytes) = self
-            .partitions_in(PartitionState::Pending)
-            .first()
+            .stages
+            .of(PartitionState::Pending)
+            .next()
             .map_or((Priority::Normal, 0), |(_, seq, _)| {
                 let j = &self.jobs[seq];
                 (j.origin.priority, j.memory.total_bytes)
@@ -141,7 +137,7 @@ impl<P: Prover> Machine<P> {
             daemon: DaemonInfo {
                 version: self.config.version.clone(),
                 build_id: self.config.build_id.clone(),
-                backend: self.prover.backend_name(),
+                backend: self.backend.clone(),
                 started_at_unix_ms: self.started_unix_ms,
                 draining: self.draining,
             },

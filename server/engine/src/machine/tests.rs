@@ -96,11 +96,13 @@ impl Harness {
             digest: crate::journal::InputDigest([0; 32]),
             input_bytes,
         };
+        let params_bytes = self.prover.params_size_estimate(&plan.circuit_id);
         self.apply(Input::Submit {
             job_id: uuid::Uuid::new_v4().to_string(),
             inline_input: None,
             origin,
             plan,
+            params_bytes,
             reply,
         });
         let submitted = answer.try_recv().expect("answered at once");
@@ -225,6 +227,28 @@ impl Harness {
 
     /// The invariants that must hold after every input.
     fn check_invariants(&self) {
+        // The stage index is what scanning every job would find, in scheduling order.
+        for state in [
+            PartitionState::Pending,
+            PartitionState::Synthesizing,
+            PartitionState::SynthDone,
+            PartitionState::Gpu,
+        ] {
+            let mut scanned: Vec<_> = (self.machine.jobs.values())
+                .filter(|j| !j.is_finished())
+                .flat_map(|j| {
+                    (j.parts.iter().enumerate())
+                        .filter(move |(_, p)| p.state() == state)
+                        .map(move |(i, _)| {
+                            let key =
+                                crate::schedule::order_key(j.origin.priority, j.seq, i as u32);
+                            (key, j.seq, i as u32)
+                        })
+                })
+                .collect();
+            scanned.sort();
+            assert_eq!(self.machine.partitions_in(state), scanned, "{state:?}");
+        }
         let snap = self.machine.snapshot();
         assert!(
             snap.memory.used_bytes <= snap.memory.total_bytes,

@@ -17,6 +17,7 @@ use crate::domain::JobEnd;
 use crate::history::Stint;
 use crate::journal::record::Record;
 use crate::prover::Prover;
+use crate::schedule::order_key;
 use crate::state::JobStep;
 use crate::state::{
     next_job_step, next_partition_state, next_worker_step, JobEvent, PartitionEvent,
@@ -173,6 +174,8 @@ impl<P: Prover> Machine<P> {
         );
         #[cfg(test)]
         self.edges.push((job, index, from, next));
+        let key = order_key(j.origin.priority, job, index);
+        self.stages.moved((key, job, index), Some(from), next);
         let left = std::mem::replace(&mut part.stage, stage);
         if next == PartitionState::Synthesizing && j.phase.step() == JobStep::Queued {
             self.job_event(job, JobChange::Start);

@@ -31,6 +31,8 @@ pub(crate) enum Input<P: Prover> {
         job_id: String,
         origin: JobOrigin,
         plan: Planned<P::Plan>,
+        /// The prover's estimate of the plan's params, made on the planning thread.
+        params_bytes: u64,
         /// The encoded input, for the journal row, when it is not a file.
         inline_input: Option<Vec<u8>>,
         reply: oneshot::Sender<Result<Submitted, EngineError>>,
@@ -86,6 +88,8 @@ pub(crate) enum Request {
     },
     Preload {
         circuit_id: String,
+        /// The prover's estimate of its params, made on a blocking thread.
+        params_bytes: u64,
         reply: oneshot::Sender<Result<Preloaded, EngineError>>,
     },
     Evict {

@@ -16,8 +16,8 @@ use storage_proofs_porep::stacked::StackedCompound;
 use storage_proofs_post::fallback::FallbackPoStCompound;
 use storage_proofs_update::EmptySectorUpdateCompound;
 
-use crate::circuit::{representative_post, representative_seal, representative_update};
 use super::{estimate, CircuitId, ProofKind};
+use crate::circuit::{representative_post, representative_seal, representative_update};
 use crate::error::{ProverError, Result};
 use crate::synthesis::precompiled::CircuitMatrices;
 

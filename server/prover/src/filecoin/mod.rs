@@ -28,8 +28,8 @@ use crate::keys::LoadedParams;
 use crate::synthesis::precompiled::CircuitMatrices;
 use crate::synthesis::SynthesizedPartition;
 
-pub use estimate::{CircuitShape, MemoryEstimate};
 pub use crate::circuit::{parse_sector_size, sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
+pub use estimate::{CircuitShape, MemoryEstimate};
 #[cfg(feature = "fixtures")]
 pub(crate) use request::bytes32 as request_bytes32;
 pub use request::{prover_id_from_miner_id, ProofInput};

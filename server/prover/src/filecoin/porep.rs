@@ -19,9 +19,11 @@ use storage_proofs_porep::stacked::{
 use super::nodes::check_nodes;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{Decoded, KindJob, ProofInput, StockProof, Synthesis, build_circuit, stock_prove, synthesize};
-use crate::synthesis::SynthesizedPartition;
+use super::{
+    build_circuit, stock_prove, synthesize, Decoded, KindJob, ProofInput, StockProof, Synthesis,
+};
 use crate::error::{ProverError, Result};
+use crate::synthesis::SynthesizedPartition;
 use storage_proofs_core::proof::ProofScheme;
 
 type Inputs<Tree> = stacked::PublicInputs<

@@ -20,9 +20,12 @@ use super::check_paths;
 use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
-use super::{Decoded, KindJob, ProofInput, ProofKind, StockProof, Synthesis, build_circuit, stock_prove, synthesize};
-use crate::synthesis::SynthesizedPartition;
+use super::{
+    build_circuit, stock_prove, synthesize, Decoded, KindJob, ProofInput, ProofKind, StockProof,
+    Synthesis,
+};
 use crate::error::{ProverError, Result};
+use crate::synthesis::SynthesizedPartition;
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 

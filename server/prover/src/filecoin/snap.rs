@@ -19,9 +19,12 @@ use storage_proofs_update::{
 use super::nodes::check_nodes;
 use super::registered::update_proof;
 use super::request::{bytes32, decode_bincode, field_element};
-use super::{Decoded, KindJob, ProofInput, StockProof, Synthesis, build_circuit, check_paths, stock_prove, synthesize};
-use crate::synthesis::SynthesizedPartition;
+use super::{
+    build_circuit, check_paths, stock_prove, synthesize, Decoded, KindJob, ProofInput, StockProof,
+    Synthesis,
+};
 use crate::error::{ProverError, Result};
+use crate::synthesis::SynthesizedPartition;
 
 struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     pub_params: compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>,

@@ -303,7 +303,6 @@ fn check_shape(p: &SynthesizedPartition, params: &Parameters<Bls12>) -> Result<(
     )
 }
 
-
 fn assemble(
     params: &Parameters<Bls12>,
     Randomness { r, s }: Randomness,

@@ -12,8 +12,8 @@ use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
 use super::params_paths;
-use crate::error::{ProverError, Result};
 use crate::circuit::{CircuitId, ProofKind};
+use crate::error::{ProverError, Result};
 
 /// What [`generate_params`] did for one circuit.
 #[derive(Debug, Clone)]
@@ -85,4 +85,3 @@ fn write_files(
     })?;
     Ok(())
 }
-

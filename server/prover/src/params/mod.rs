@@ -18,8 +18,8 @@ use std::sync::Arc;
 use bellperson::groth16::{Parameters, VerifyingKey};
 use blstrs::Bls12;
 
-use crate::error::{ProverError, Result};
 use crate::circuit::CircuitId;
+use crate::error::{ProverError, Result};
 pub use crate::keys::LoadedParams;
 
 pub use generate::{generate_params, GeneratedParams};
@@ -121,7 +121,12 @@ pub fn load_params_with(
             }
         }
     });
-    Ok(Arc::new(LoadedParams::new(circuit, params, vk, precompiled)))
+    Ok(Arc::new(LoadedParams::new(
+        circuit,
+        params,
+        vk,
+        precompiled,
+    )))
 }
 
 /// Fails with [`ProverError::ParamsMissing`] when the circuit's parameter or verifying-key file
@@ -167,7 +172,6 @@ pub(crate) fn obtain_hint(circuit: CircuitId) -> String {
             .to_string()
     }
 }
-
 
 #[cfg(test)]
 mod tests {

@@ -7,9 +7,9 @@ use std::path::Path;
 use bellperson::groth16::Parameters;
 use blstrs::Bls12;
 
+use crate::circuit::CircuitId;
 use crate::error::Result;
 use crate::filecoin::blank::record_matrices;
-use crate::circuit::CircuitId;
 use crate::synthesis::precompiled::{CircuitMatrices, MatricesFile};
 
 /// The crates whose code defines the circuits, as pinned in the workspace. Part of every file's

@@ -14,6 +14,7 @@ fn preload(h: &mut Harness, circuit: &str) {
     let (reply, mut answer) = oneshot::channel();
     h.apply(Input::Api(Request::Preload {
         circuit_id: circuit.into(),
+        params_bytes: PARAMS_BYTES,
         reply,
     }));
     let i = h.find(|e| matches!(e, Effect::LoadParams { .. }));

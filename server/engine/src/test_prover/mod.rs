@@ -1,5 +1,10 @@
-//! A small synthetic prover for the engine's own tests: partitions are numbers, proofs are their
-//! bytes, and finalize checks the order. It stands in for the circuit, not for the engine.
+//! The stand-in provers, in one place (the crate's own tests, and the `test-hooks` feature for
+//! the daemon's tests and the writer benchmark). [`TestProver`]: a small synthetic prover for the
+//! engine's tests: partitions are numbers, proofs are their bytes, and finalize checks the order.
+//! [`stand_in::StandInProver`]: requests shaped as the wire's, for the daemon's API tests. Both
+//! stand in for the circuit, not for the engine.
+
+pub mod stand_in;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,11 +16,11 @@ use crate::prover::{
     StepError,
 };
 
-pub(crate) const PARAMS_BYTES: u64 = 100;
+pub const PARAMS_BYTES: u64 = 100;
 /// The part of [`PARAMS_BYTES`] the stand-in calls its pre-compiled circuit.
-pub(crate) const PRECOMPILED_BYTES: u64 = 25;
+pub const PRECOMPILED_BYTES: u64 = 25;
 
-pub(crate) struct TestProver {
+pub struct TestProver {
     pub devices: u32,
     /// Make every synthesis panic.
     pub panic_in_synthesis: AtomicBool,
@@ -64,7 +69,7 @@ impl TestProver {
 }
 
 /// A request for `partitions` partitions of `bytes` each (encoded in the request's fields).
-pub(crate) fn request(kind: crate::ProofKind, partitions: u32, bytes: u64) -> ProofRequest {
+pub fn request(kind: crate::ProofKind, partitions: u32, bytes: u64) -> ProofRequest {
     let mut input = crate::ProofInput::new(kind, 0);
     input.partition_index = partitions;
     input.sector_size = bytes;
@@ -72,9 +77,9 @@ pub(crate) fn request(kind: crate::ProofKind, partitions: u32, bytes: u64) -> Pr
 }
 
 /// (step, the job's circuit or device, the thread's nice value) of every step run.
-pub(crate) type NiceLog = Arc<parking_lot::Mutex<Vec<(&'static str, String, i32)>>>;
+pub type NiceLog = Arc<parking_lot::Mutex<Vec<(&'static str, String, i32)>>>;
 
-pub(crate) struct TestPlan {
+pub struct TestPlan {
     pub circuit: String,
     pub panic: bool,
     pub gate: Arc<parking_lot::Mutex<()>>,

@@ -1,4 +1,4 @@
-//! A stand-in prover for the API tests. Real Groth16 proofs need parameter files that take
+//! A stand-in prover for the daemon's API tests. Real Groth16 proofs need parameter files that take
 //! minutes to generate; these tests are about the daemon's wire behaviour, so the circuit is
 //! replaced by something with the same shape: requests are decoded (and garbage is rejected the
 //! way the real prover rejects it), jobs have partitions, params are loaded and counted, each
@@ -6,10 +6,10 @@
 
 use std::sync::{Arc, Condvar, Mutex};
 
-use snarkd_engine::prover::{
+use crate::prover::{
     DeviceInfo, LoadedParams, PartitionMemory, PhaseHooks, Planned, Prover, StepError,
 };
-use snarkd_engine::{EngineError, ProofKind, ProofRequest};
+use crate::{EngineError, ProofKind, ProofRequest};
 
 /// Bytes of one partition proof, as in Groth16 over BLS12-381.
 pub const PROOF_BYTES: usize = 192;
