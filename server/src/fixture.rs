@@ -1,6 +1,6 @@
 //! A busy engine snapshot for unit tests of the status conversions (test builds only).
 
-use snarkd_engine::state::{PartitionState, WorkerState};
+use snarkd_engine::lifecycle::{PartitionState, WorkerState};
 use snarkd_engine::status::*;
 use snarkd_engine::{Priority, ProofKind, StatusSnapshot};
 

@@ -47,7 +47,10 @@ async fn status_json_has_the_original_schema_with_pipelines_and_gpu_workers() {
         1,
         "the finished job stays visible during retention: {body}"
     );
-    assert_eq!(pipelines[0]["proof_kind"], "winning");
+    assert_eq!(
+        pipelines[0]["proof_kind"], "winning-post",
+        "the original daemon's name"
+    );
     assert_eq!(pipelines[0]["partitions_done"], 1);
     assert_eq!(pipelines[0]["partitions"][0]["state"], "done");
     let workers = json["gpu_workers"]
@@ -58,7 +61,7 @@ async fn status_json_has_the_original_schema_with_pipelines_and_gpu_workers() {
     assert_eq!(json["memory"]["total_bytes"], 1u64 << 30);
     assert!(json["synthesis"]["max_concurrent"].as_u64().unwrap() >= 1);
     assert_eq!(json["counters"]["total_completed"], 1);
-    assert_eq!(json["counters"]["completed_by_kind"]["winning"], 1);
+    assert_eq!(json["counters"]["completed_by_kind"]["winning-post"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -13,7 +13,7 @@ use crate::config::EngineConfig;
 use crate::domain::{Evicted, JobOutcome, Preloaded, ProofRequest, Submitted};
 use crate::error::EngineError;
 use crate::journal::{
-    encode_input, InputDigest, Journal, JournalReader, JournalThread, RecoveredJob,
+    encode_input, InputDigest, Journal, JournalError, JournalReader, JournalThread, RecoveredJob,
     INLINE_INPUT_BYTES,
 };
 use crate::machine::{Input, JobOrigin, Machine, Request, RequestKey};
@@ -104,12 +104,12 @@ impl Engine {
         config: EngineConfig,
         prover: Arc<P>,
         journal: Journal,
-    ) -> Result<Engine, String> {
+    ) -> Result<Engine, JournalError> {
         let started = std::time::Instant::now();
         let planner = prover.clone();
         let (journal, restored) = tokio::task::spawn_blocking(move || recover(journal, &*planner))
             .await
-            .map_err(|e| format!("recovery from the job journal failed: {e}"))??;
+            .map_err(|e| JournalError::Recovery(e.to_string()))??;
         let (jobs, failed) = (restored.jobs.len(), restored.failed);
         let engine = Engine::launch(config, prover, Some(journal.into_parts()?), restored);
         tracing::info!(
@@ -473,7 +473,7 @@ impl<T> Default for Restored<T> {
 fn recover<P: Prover>(
     mut journal: Journal,
     prover: &P,
-) -> Result<(Journal, Restored<P::Plan>), String> {
+) -> Result<(Journal, Restored<P::Plan>), JournalError> {
     let (jobs, next_seq) = journal.recover()?;
     let mut restored = Restored {
         jobs: Vec::with_capacity(jobs.len()),

@@ -189,7 +189,7 @@ async fn draining_refuses_new_work_and_finishes_the_rest() {
 
 #[tokio::test]
 async fn a_subscriber_sees_partitions_move_through_their_states_in_order() {
-    use crate::state::PartitionState as S;
+    use crate::lifecycle::PartitionState as S;
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
     let mut status = engine.subscribe();
@@ -264,7 +264,7 @@ async fn the_driver_returns_the_abc_share_while_the_device_phase_runs() {
     snapshot_where(&engine, |s| {
         let part = s.jobs.first().map(|j| &j.partitions[0]);
         part.is_some_and(|p| {
-            p.state == crate::state::PartitionState::Gpu && p.reserved_bytes == 500
+            p.state == crate::lifecycle::PartitionState::Gpu && p.reserved_bytes == 500
         }) && s.memory.used_bytes == PARAMS_BYTES + 500
     })
     .await;
@@ -366,7 +366,7 @@ async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
 async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_for_its_step() {
-    use crate::state::PartitionState as P;
+    use crate::lifecycle::PartitionState as P;
     use crate::status::PausedPartition;
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
@@ -398,7 +398,7 @@ async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_fo
                 partition: 0,
             })
             && s.workers[0].state
-                == crate::state::WorkerState::Proving {
+                == crate::lifecycle::WorkerState::Proving {
                     job_id: winning.clone(),
                     partition: 0,
                 }

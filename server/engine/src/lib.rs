@@ -6,7 +6,8 @@
 //! Layout:
 //! - `domain`: requests, priorities and results in the engine's terms.
 //! - `error`: the engine's error enum (one gRPC code each, mapped by the API layer).
-//! - `state`: the partition, job and worker edge tables (applied in `machine/transition.rs`).
+//! - `lifecycle`: the partition, job and worker states and their edge tables (applied in
+//!   `machine/transition.rs`).
 //! - `status`: the immutable snapshots readers get.
 //! - `failures`: the log of failed jobs and refused requests that snapshots carry.
 //! - `history`: jobs ended and worker stints of the last hour (rates, percentiles, utilisation).
@@ -31,10 +32,10 @@ pub mod error;
 pub mod failures;
 pub mod history;
 pub mod journal;
+pub mod lifecycle;
 mod machine;
 pub mod os_priority;
 pub mod schedule;
-pub mod state;
 pub mod status;
 mod steps;
 mod worker;

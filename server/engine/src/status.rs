@@ -9,9 +9,9 @@ use std::sync::Arc;
 use crate::domain::{Priority, ProofKind};
 use crate::failures::Failure;
 use crate::history::History;
+pub use crate::lifecycle::JobState;
+use crate::lifecycle::{PartitionState, WorkerState};
 pub use crate::prover::DeviceTelemetry;
-pub use crate::state::JobState;
-use crate::state::{PartitionState, WorkerState};
 
 /// Everything a dashboard draws. It holds no time that moves by itself, so two snapshots of one
 /// state are equal; readers reckon ages as of when they show them.

@@ -4,11 +4,11 @@
 
 use libfuzzer_sys::fuzz_target;
 use snarkd_fuzz::{check_prepared, layout::Porep};
-use snarkd_prover::{ProofKind, ProofRequest};
+use snarkd_prover::{ProofKind, ProofInput};
 
 fuzz_target!(|data: &[u8]| {
     let input = Porep::parse(data);
-    let mut req = ProofRequest::new(ProofKind::PorepSealCommit, input.registered_proof);
+    let mut req = ProofInput::new(ProofKind::PorepSealCommit, input.registered_proof);
     req.sector_number = input.sector_number;
     req.miner_id = input.miner_id;
     req.vanilla_proof = input.vanilla_proof;

@@ -5,7 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use snarkd_fuzz::{check_prepared, layout::Post};
-use snarkd_prover::{ProofKind, ProofRequest};
+use snarkd_prover::{ProofKind, ProofInput};
 
 fuzz_target!(|data: &[u8]| {
     let input = Post::parse(data);
@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     } else {
         ProofKind::WinningPost
     };
-    let mut req = ProofRequest::new(kind, input.registered_proof());
+    let mut req = ProofInput::new(kind, input.registered_proof());
     req.miner_id = input.miner_id;
     req.partition_index = input.partition_index;
     req.randomness = input.randomness.to_vec();

@@ -4,11 +4,11 @@
 
 use libfuzzer_sys::fuzz_target;
 use snarkd_fuzz::{check_prepared, layout::Snap};
-use snarkd_prover::{ProofKind, ProofRequest};
+use snarkd_prover::{ProofKind, ProofInput};
 
 fuzz_target!(|data: &[u8]| {
     let input = Snap::parse(data);
-    let mut req = ProofRequest::new(ProofKind::SnapDealsUpdate, Snap::UPDATE_2K);
+    let mut req = ProofInput::new(ProofKind::SnapDealsUpdate, Snap::UPDATE_2K);
     req.comm_r_old = input.comm_r_old.to_vec();
     req.comm_r_new = input.comm_r_new.to_vec();
     req.comm_d_new = input.comm_d_new.to_vec();

@@ -11,13 +11,13 @@
 
 pub mod layout;
 
-use snarkd_prover::{prepare, ProofRequest};
+use snarkd_prover::{prepare, ProofInput};
 
 /// What `prepare` says when it caught a decoder's panic (server/prover/src/filecoin/mod.rs).
 pub const CAUGHT_PANIC: &str = "decoding them failed";
 
 /// Runs `prepare` on `req` and panics if a decoder panicked inside it.
-pub fn check_prepared(req: &ProofRequest) {
+pub fn check_prepared(req: &ProofInput) {
     if let Err(e) = prepare(req) {
         let message = e.to_string();
         if message.contains(CAUGHT_PANIC) {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use snarkd_engine::failures::Failure;
-use snarkd_engine::state::{PartitionState, WorkerState};
+use snarkd_engine::lifecycle::{PartitionState, WorkerState};
 use snarkd_engine::status::{self as st, JobState, ParamsTier};
 use snarkd_engine::{ProofKind, StatusSnapshot};
 use snarkd_proto::v1 as pb;

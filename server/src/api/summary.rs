@@ -5,7 +5,7 @@
 //! per snapshot and second (`encoded.rs`).
 
 use snarkd_engine::history::HISTORY_MS;
-use snarkd_engine::state::PartitionState;
+use snarkd_engine::lifecycle::PartitionState;
 use snarkd_engine::{ProofKind, StatusSnapshot};
 use snarkd_proto::v1 as pb;
 

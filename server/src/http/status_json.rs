@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use snarkd_engine::state::{PartitionState, WorkerState};
+use snarkd_engine::lifecycle::{PartitionState, WorkerState};
 use snarkd_engine::status::{DeviceTelemetry, ParamsTier};
 use snarkd_engine::{ProofKind, StatusSnapshot};
 
@@ -261,7 +261,8 @@ mod tests {
         assert_eq!(json["allocations"]["pce"].as_array().unwrap().len(), 1);
         assert_eq!(
             json["counters"]["completed_by_kind"],
-            serde_json::json!({"winning": 5})
+            serde_json::json!({"winning-post": 5}),
+            "the original daemon's kind names"
         );
         assert_eq!(
             json["counters"]["failed_by_kind"],

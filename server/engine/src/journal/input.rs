@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use bincode::Options;
 use sha2::{Digest as _, Sha256};
 
+use super::JournalError;
 use crate::domain::{Priority, ProofInput, ProofKind, ProofRequest};
 
 /// What identifies a job's input: SHA-256 over the request's [`ProofInput`] (its kind and every
@@ -65,15 +66,20 @@ fn encode_into(out: &mut impl Write, request: &ProofRequest) -> std::io::Result<
 }
 
 /// Decodes an input of `len` bytes read from `what`; any damage is an error that says so.
-pub(crate) fn decode(mut input: impl Read, len: u64, what: &str) -> Result<ProofRequest, String> {
+pub(crate) fn decode(
+    mut input: impl Read,
+    len: u64,
+    what: &str,
+) -> Result<ProofRequest, JournalError> {
+    let bad = JournalError::BadRecord;
     let mut magic = [0u8; 16];
     input
         .read_exact(&mut magic)
-        .map_err(|e| format!("{what}: {e}"))?;
+        .map_err(|e| bad(format!("{what}: {e}")))?;
     if magic[..15] != MAGIC[..15] {
-        return Err(format!("{what} is not a snarkd input"));
+        return Err(bad(format!("{what} is not a snarkd input")));
     }
-    let undecodable = |e: bincode::Error| format!("{what} does not decode: {e}");
+    let undecodable = |e: bincode::Error| bad(format!("{what} does not decode: {e}"));
     match magic[15] {
         VERSION => codec()
             .with_limit(len)
@@ -84,10 +90,10 @@ pub(crate) fn decode(mut input: impl Read, len: u64, what: &str) -> Result<Proof
             .deserialize_from::<_, RequestV1>(input)
             .map_err(undecodable)?
             .into_request()
-            .ok_or_else(|| format!("{what} has no proof kind")),
-        newer => Err(format!(
+            .ok_or_else(|| bad(format!("{what} has no proof kind"))),
+        newer => Err(bad(format!(
             "{what} is in input format {newer}, newer than this snarkd's ({VERSION}): run the snarkd that wrote it until its jobs end"
-        )),
+        ))),
     }
 }
 
@@ -191,11 +197,11 @@ impl InputStore {
     }
 
     /// Reads a job's input file back; any damage is an error that says what is wrong.
-    pub(crate) fn read(&self, job_id: &str) -> Result<ProofRequest, String> {
+    pub(crate) fn read(&self, job_id: &str) -> Result<ProofRequest, JournalError> {
         let path = self.path(job_id);
         let what = path.display().to_string();
-        let file = File::open(&path).map_err(|e| format!("cannot open {what}: {e}"))?;
-        let len = file.metadata().map_err(|e| e.to_string())?.len();
+        let file = File::open(&path).map_err(JournalError::io(&path))?;
+        let len = file.metadata().map_err(JournalError::io(&path))?.len();
         decode(BufReader::with_capacity(1 << 20, file), len, &what)
     }
 
@@ -340,7 +346,9 @@ mod tests {
     fn an_input_of_a_newer_format_is_refused_naming_both() {
         let mut bytes = encode(&sample());
         bytes[15] = 9;
-        let err = decode(&bytes[..], bytes.len() as u64, "the input").unwrap_err();
+        let err = decode(&bytes[..], bytes.len() as u64, "the input")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("input format 9, newer than this snarkd's (2)"),
             "{err}"

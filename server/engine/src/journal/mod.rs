@@ -20,6 +20,7 @@
 //! the machine sends), `writer` (the journal thread).
 
 mod activity;
+mod error;
 mod input;
 pub(crate) mod record;
 mod store;
@@ -43,6 +44,7 @@ use crate::clock::unix_ms;
 use crate::domain::{JobOutcome, ProofKind, ProofRequest};
 use crate::error::EngineError;
 use crate::prover::{Planned, Prover};
+pub use error::JournalError;
 use record::Accepted;
 
 /// Where the journal lives and how long it keeps results.
@@ -75,23 +77,18 @@ pub(crate) struct RecoveredJob {
 impl Journal {
     /// Opens the journal under `settings.dir`, creating it if need be. Fails when another
     /// snarkd holds it or the directory cannot be written.
-    pub fn open(settings: JournalSettings) -> Result<Journal, String> {
+    pub fn open(settings: JournalSettings) -> Result<Journal, JournalError> {
         let dir = &settings.dir;
-        fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create the jobs dir {}: {e}", dir.display()))?;
+        fs::create_dir_all(dir).map_err(JournalError::io(dir))?;
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .open(dir.join("lock"))
-            .map_err(|e| format!("cannot write in the jobs dir {}: {e}", dir.display()))?;
+            .map_err(JournalError::io(dir.join("lock")))?;
         // The OS drops the lock with the process, however it ends.
-        lock.try_lock().map_err(|_| {
-            format!(
-                "another snarkd uses the jobs dir {}: give each daemon its own [jobs] dir",
-                dir.display()
-            )
-        })?;
+        lock.try_lock()
+            .map_err(|_| JournalError::Locked { dir: dir.clone() })?;
         let db_path = dir.join("journal.sqlite");
         let conn = match store::open(&db_path) {
             Ok(conn) => conn,
@@ -99,13 +96,11 @@ impl Journal {
                 let aside = set_aside(&db_path);
                 tracing::error!(path = %db_path.display(), moved_to = %aside.display(), error = %err,
                     "the job journal cannot be read; it was moved aside and a new one started");
-                store::open(&db_path).map_err(|e| {
-                    format!("cannot create the job journal {}: {e}", db_path.display())
-                })?
+                store::open(&db_path)?
             }
         };
-        let inputs = InputStore::open(dir.join("inputs"))
-            .map_err(|e| format!("cannot use {}: {e}", dir.join("inputs").display()))?;
+        let inputs =
+            InputStore::open(dir.join("inputs")).map_err(JournalError::io(dir.join("inputs")))?;
         Ok(Journal {
             settings,
             conn,
@@ -118,55 +113,63 @@ impl Journal {
     /// The hour before `now_unix_ms` as recorded: the jobs that completed or failed, the
     /// workers' stints and the load series, oldest first. What the engine's history starts from
     /// after a restart.
-    pub(crate) fn recent_past(&self, now_unix_ms: u64) -> Result<crate::history::Past, String> {
+    pub(crate) fn recent_past(
+        &self,
+        now_unix_ms: u64,
+    ) -> Result<crate::history::Past, JournalError> {
         let since = now_unix_ms.saturating_sub(crate::history::HISTORY_MS);
-        let read = || {
-            Ok(crate::history::Past {
-                ended: store::ended_since(&self.conn, since)?,
-                stints: activity::stints_since(&self.conn, since)?,
-                load: activity::load_since(&self.conn, since)?,
-            })
-        };
-        read().map_err(|e: rusqlite::Error| e.to_string())
+        Ok(crate::history::Past {
+            ended: store::ended_since(&self.conn, since)?,
+            stints: activity::stints_since(&self.conn, since)?,
+            load: activity::load_since(&self.conn, since)?,
+        })
     }
 
     /// Reads every unfinished job back, in submit order, moving unreadable ones to quarantine.
     /// Also returns the next free submit sequence number.
-    pub(crate) fn recover(&mut self) -> Result<(Vec<(RecoveredJob, ProofRequest)>, u64), String> {
-        let rows = store::unfinished(&self.conn).map_err(|e| e.to_string())?;
-        let next_seq = store::max_seq(&self.conn)
-            .map_err(|e| e.to_string())?
-            .map_or(0, |s| s + 1);
+    pub(crate) fn recover(
+        &mut self,
+    ) -> Result<(Vec<(RecoveredJob, ProofRequest)>, u64), JournalError> {
+        let rows = store::unfinished(&self.conn)?;
+        let next_seq = store::max_seq(&self.conn)?.map_or(0, |s| s + 1);
         let mut jobs = Vec::with_capacity(rows.len());
         for row in rows {
             match self.check(&row) {
                 Ok(job) => jobs.push(job),
-                Err(reason) => self.quarantine(&row, &reason),
+                Err(reason) => self.quarantine(&row, &reason.to_string()),
             }
         }
         Ok((jobs, next_seq))
     }
 
-    fn check(&self, row: &store::UnfinishedRow) -> Result<(RecoveredJob, ProofRequest), String> {
+    fn check(
+        &self,
+        row: &store::UnfinishedRow,
+    ) -> Result<(RecoveredJob, ProofRequest), JournalError> {
+        let bad = JournalError::BadRecord;
         let kind = row
             .kind()
-            .ok_or_else(|| format!("unknown proof kind {:?}", row.kind))?;
+            .ok_or_else(|| bad(format!("unknown proof kind {:?}", row.kind)))?;
         let priority = row
             .priority()
-            .ok_or_else(|| format!("unknown priority {:?}", row.priority))?;
-        let digest = row.digest().ok_or("the input digest is not 32 bytes")?;
+            .ok_or_else(|| bad(format!("unknown priority {:?}", row.priority)))?;
+        let digest = row
+            .digest()
+            .ok_or_else(|| bad("the input digest is not 32 bytes".into()))?;
         if row.seq < 0 || row.partitions < 1 {
-            return Err(format!(
+            return Err(bad(format!(
                 "bad sequence number {} or partition count {}",
                 row.seq, row.partitions
-            ));
+            )));
         }
         let request = match &row.input {
             Some(bytes) => input::decode(&bytes[..], bytes.len() as u64, "the input in the row")?,
             None => self.inputs.read(&row.job_id)?,
         };
         if request.kind() != kind || InputDigest::of(&request) != digest {
-            return Err("the input file does not match the digest recorded with it".into());
+            return Err(JournalError::BadRecord(
+                "the input file does not match the digest recorded with it".into(),
+            ));
         }
         let proofs = row
             .proofs
@@ -222,8 +225,8 @@ impl Journal {
     }
 
     /// Splits the journal into what the engine's handle reads and the journal thread.
-    pub(crate) fn into_parts(self) -> Result<(Arc<JournalReader>, JournalThread), String> {
-        let reader = store::open_reader(&self.db_path).map_err(|e| e.to_string())?;
+    pub(crate) fn into_parts(self) -> Result<(Arc<JournalReader>, JournalThread), JournalError> {
+        let reader = store::open_reader(&self.db_path)?;
         let reader = Arc::new(JournalReader {
             conn: Mutex::new(reader),
             inputs: self.inputs.clone(),
@@ -280,13 +283,12 @@ fn journal_error(e: rusqlite::Error) -> EngineError {
 /// Rows of a journal on disk: (unfinished jobs, finished jobs, partition proofs). For tests (the
 /// `test-hooks` feature); opens the database read-only beside a running daemon.
 #[cfg(any(test, feature = "test-hooks"))]
-pub fn journal_counts(dir: &Path) -> Result<(u64, u64, u64), String> {
+pub fn journal_counts(dir: &Path) -> Result<(u64, u64, u64), JournalError> {
     let conn = Connection::open_with_flags(
         dir.join("journal.sqlite"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .map_err(|e| e.to_string())?;
-    store::counts(&conn).map_err(|e| e.to_string())
+    )?;
+    Ok(store::counts(&conn)?)
 }
 
 /// A recovered job with its plan, or why it could not be planned again.

@@ -7,6 +7,7 @@ use std::time::Duration;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::record::Accepted;
+use super::JournalError;
 use crate::domain::{JobEnd, JobOutcome, Priority, ProofKind, Timings};
 use crate::history::Ended;
 use crate::journal::InputDigest;
@@ -53,45 +54,37 @@ CREATE TABLE IF NOT EXISTS quarantine (
 
 /// Opens (creating if need be) the database at `path`: WAL mode, every commit flushed to disk,
 /// freed pages returned to the file system.
-pub(crate) fn open(path: &Path) -> Result<Connection, String> {
-    let text = |e: rusqlite::Error| e.to_string();
-    let conn = Connection::open(path).map_err(text)?;
-    conn.busy_timeout(Duration::from_secs(5)).map_err(text)?;
+pub(crate) fn open(path: &Path) -> Result<Connection, JournalError> {
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
     // auto_vacuum only takes effect before the first table is created.
-    conn.pragma_update(None, "auto_vacuum", "FULL")
-        .map_err(text)?;
-    conn.pragma_update(None, "journal_mode", "WAL")
-        .map_err(text)?;
-    conn.pragma_update(None, "synchronous", "FULL")
-        .map_err(text)?;
+    conn.pragma_update(None, "auto_vacuum", "FULL")?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "FULL")?;
     // The quick form: page structure, not every index entry (startup reads the whole file).
-    let integrity: String = conn
-        .query_row("PRAGMA quick_check(1)", [], |r| r.get(0))
-        .map_err(text)?;
+    let integrity: String = conn.query_row("PRAGMA quick_check(1)", [], |r| r.get(0))?;
     if integrity != "ok" {
-        return Err(format!("integrity check: {integrity}"));
+        return Err(JournalError::Damaged(integrity));
     }
-    conn.execute_batch(SCHEMA).map_err(text)?;
-    conn.execute_batch(super::activity::SCHEMA).map_err(text)?;
+    conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(super::activity::SCHEMA)?;
     let version: Option<String> = conn
         .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
             r.get(0)
         })
-        .optional()
-        .map_err(text)?;
+        .optional()?;
     match version.as_deref() {
         None => {
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
                 [SCHEMA_VERSION],
-            )
-            .map_err(text)?;
+            )?;
         }
         Some(SCHEMA_VERSION) => {}
         Some(other) => {
-            return Err(format!(
+            return Err(JournalError::Damaged(format!(
                 "journal schema version {other} is not {SCHEMA_VERSION}, the one this snarkd writes"
-            ))
+            )))
         }
     }
     Ok(conn)

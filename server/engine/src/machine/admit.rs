@@ -3,13 +3,13 @@
 //! partitions to idle workers, and finalization of fully proved jobs.
 
 use super::transition::Change;
-use super::types::{DeviceTask, Effect, Stage};
 use super::Machine;
+use super::{DeviceTask, Effect, Stage};
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
+use crate::lifecycle::{JobStep, PartitionState, WorkerStep};
 use crate::prover::Prover;
 use crate::schedule::{lookahead_allows, may_start_synthesis, OrderKey, SynthesisRoom};
-use crate::state::{JobStep, PartitionState, WorkerStep};
 
 impl<P: Prover> Machine<P> {
     pub(super) fn schedule(&mut self) {

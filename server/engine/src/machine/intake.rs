@@ -8,11 +8,9 @@ use tokio::time::Instant;
 
 use super::transition::Change;
 use super::transition::JobChange;
-use super::types::JobPhase;
-use super::types::{
-    Effect, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally,
-};
+use super::JobPhase;
 use super::{unix_ms, Machine};
+use super::{Effect, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally};
 use crate::budget::Holder;
 use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, Submitted};
 use crate::error::EngineError;

@@ -4,7 +4,8 @@
 //! never does heavy work, so it runs on the async runtime; everything heavy is an effect.
 //!
 //! Layout:
-//! - `types`: inputs, effects and the per-job/partition/worker records.
+//! - `inputs`: inputs, requests and effects.
+//! - `records`: the per-job, partition, worker and params records.
 //! - `transition`: the one function that changes partition and worker state.
 //! - `intake`: submit, cancel, preload, evict and retention.
 //! - `progress`: finished synthesis, device and finalize steps.
@@ -14,13 +15,14 @@
 //! - `stages`: the partitions of unfinished jobs by stage, in scheduling order.
 
 mod admit;
+mod inputs;
 mod intake;
 mod progress;
+mod records;
 mod restore;
 mod snapshot;
 mod stages;
 mod transition;
-mod types;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -28,11 +30,13 @@ use std::sync::Arc;
 use crate::budget::Budget;
 use crate::config::EngineConfig;
 use crate::journal::record::Acceptance;
+use crate::lifecycle::WorkerStep;
 use crate::prover::{DeviceInfo, Prover};
-use crate::state::WorkerStep;
 
-pub(crate) use types::{DeviceTask, Effect, Input, JobOrigin, Request, RequestKey};
-use types::{Job, ParamsEntry, Worker};
+pub(crate) use inputs::{DeviceTask, Effect, Input, JobOrigin, Request, RequestKey};
+use records::{
+    Duty, Job, JobPhase, Moment, ParamsEntry, ParamsSlot, Part, Stage, Tally, Task, Worker,
+};
 
 /// The whole mutable state of the engine, owned by one writer.
 pub(crate) struct Machine<P: Prover> {
@@ -61,7 +65,7 @@ pub(crate) struct Machine<P: Prover> {
     draining: bool,
     /// Jobs are recorded in a journal: they start once their acceptance is on disk.
     journaled: bool,
-    counters: types::Tally,
+    counters: Tally,
     /// Failed jobs and refused requests, for the snapshots.
     failures: crate::failures::FailureLog,
     /// Jobs ended and worker stints of the last hour, shared with the snapshots.
@@ -77,8 +81,8 @@ pub(crate) struct Machine<P: Prover> {
     edges: Vec<(
         u64,
         u32,
-        crate::state::PartitionState,
-        crate::state::PartitionState,
+        crate::lifecycle::PartitionState,
+        crate::lifecycle::PartitionState,
     )>,
 }
 
@@ -111,7 +115,7 @@ impl<P: Prover> Machine<P> {
             synth_active: 0,
             draining: false,
             journaled: false,
-            counters: types::Tally::default(),
+            counters: Tally::default(),
             failures: Default::default(),
             history: Default::default(),
             devices: Vec::new(),

@@ -8,16 +8,16 @@ use tokio::time::Instant;
 
 use super::transition::Change;
 use super::transition::JobChange;
-use super::types::{Effect, Moment, ParamsSlot, Part, Stage};
 use super::Machine;
+use super::{Effect, Moment, ParamsSlot, Part, Stage};
 use crate::budget::Reservation;
 use crate::domain::{JobEnd, Preloaded};
 use crate::error::EngineError;
 use crate::failures::FailureStage;
 use crate::journal::record::Record;
+use crate::lifecycle::JobStep;
+use crate::lifecycle::PartitionState;
 use crate::prover::{LoadedParams, Prover, StepError};
-use crate::state::JobStep;
-use crate::state::PartitionState;
 
 impl<P: Prover> Machine<P> {
     pub(super) fn synth_done(
@@ -81,57 +81,62 @@ impl<P: Prover> Machine<P> {
         let retries_left = self
             .part(job, index)
             .is_some_and(|p| p.retries < self.config.partition_retries);
-        let (proof, error) = match result {
-            Ok(proof) => (Some(proof), None),
-            Err(message) => (None, Some(message)),
-        };
-        // A device fault may not happen again; an error the input causes would.
-        let retry = error.as_ref().filter(|e| e.is_retryable() && retries_left);
-        if let Some(message) = retry {
-            // Synthesize and prove it again: the witness went into the failed device phase.
-            if self
-                .transition(job, index, Change::DeviceRetry { worker })
-                .is_none()
-            {
+        let failure = match result {
+            // A device fault may not happen again; an error the input causes would.
+            Err(error) if error.is_retryable() && retries_left => {
+                // Synthesize and prove it again: the witness went into the failed device phase.
+                if self
+                    .transition(job, index, Change::DeviceRetry { worker })
+                    .is_none()
+                {
+                    return;
+                }
+                let j = self.jobs.get_mut(&job).expect("transition checked the job");
+                tracing::warn!(job_id = %j.id, partition = index, worker, %error,
+                    "device phase failed; the partition is synthesized and proved again");
+                metrics::counter!("snarkd_partition_retries_total", "kind" => j.origin.kind.as_str())
+                    .increment(1);
+                j.parts[index as usize].retries += 1;
                 return;
             }
-            let j = self.jobs.get_mut(&job).expect("transition checked the job");
-            tracing::warn!(job_id = %j.id, partition = index, worker, error = %message,
-                "device phase failed; the partition is synthesized and proved again");
-            metrics::counter!("snarkd_partition_retries_total", "kind" => j.origin.kind.as_str())
-                .increment(1);
-            j.parts[index as usize].retries += 1;
-            return;
-        }
-        let record = proof.clone();
-        if self
-            .transition(job, index, Change::DeviceReturned { worker, proof })
-            .is_none()
-        {
-            return;
-        }
+            Ok(proof) => {
+                let record = proof.clone();
+                if self
+                    .transition(job, index, Change::DeviceProved { worker, proof })
+                    .is_none()
+                {
+                    return;
+                }
+                let job_id = self.jobs[&job].id.clone();
+                let record = Record::PartitionProved {
+                    job_id,
+                    index,
+                    proof: record,
+                };
+                self.effects.push(Effect::Record(record, None));
+                None
+            }
+            Err(error) => {
+                if self
+                    .transition(job, index, Change::DeviceFailed { worker })
+                    .is_none()
+                {
+                    return;
+                }
+                Some(error)
+            }
+        };
         let j = self.jobs.get_mut(&job).expect("transition checked the job");
         j.timings.device += elapsed;
         metrics::histogram!("snarkd_device_seconds", "kind" => j.origin.kind.as_str())
             .record(elapsed.as_secs_f64());
         j.parts[index as usize].gpu_ms = Some(elapsed.as_millis() as u64);
-        match (record, error) {
-            (Some(proof), _) => {
-                let record = Record::PartitionProved {
-                    job_id: j.id.clone(),
-                    index,
-                    proof,
-                };
-                self.effects.push(Effect::Record(record, None));
-            }
-            (None, message) => self.fail_job(
+        if let Some(error) = failure {
+            self.fail_job(
                 job,
                 FailureStage::Device,
-                format!(
-                    "partition {index} device phase failed: {}",
-                    message.map(|m| m.to_string()).unwrap_or_default()
-                ),
-            ),
+                format!("partition {index} device phase failed: {error}"),
+            );
         }
     }
 

@@ -6,12 +6,12 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::transition::JobChange;
-use super::types::{JobOrigin, Part};
 use super::{unix_ms, Machine};
+use super::{JobOrigin, Part};
 use crate::failures::FailureStage;
 use crate::journal::RecoveredJob;
+use crate::lifecycle::JobStep;
 use crate::prover::{Planned, Prover};
-use crate::state::JobStep;
 
 impl<P: Prover> Machine<P> {
     /// Re-admits a recovered job under its original id, priority and sequence number. Its

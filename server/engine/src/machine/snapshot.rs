@@ -1,15 +1,15 @@
 //! Builds the read-only [`StatusSnapshot`] from the machine's records.
 
-use super::types::{Effect, ParamsSlot, Tally};
 use super::Machine;
+use super::{Effect, ParamsSlot, Tally};
 use crate::budget::Holder;
 use crate::domain::Priority;
 use crate::domain::ProofKind;
 use crate::history::Load;
 use crate::journal::record::Record;
+use crate::lifecycle::PartitionState;
 use crate::prover::Prover;
 use crate::schedule::synthesis_allowed_now;
-use crate::state::PartitionState;
 use crate::status::*;
 
 impl<P: Prover> Machine<P> {

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeSet;
 
+use crate::lifecycle::PartitionState;
 use crate::schedule::OrderKey;
-use crate::state::PartitionState;
 
 /// A partition in scheduling order: its key, its job's sequence number, its index.
 pub(crate) type Staged = (OrderKey, u64, u32);

@@ -12,7 +12,7 @@ use super::*;
 use crate::budget::Holder;
 use crate::domain::{JobEnd, Priority, ProofKind, Submitted};
 use crate::error::EngineError;
-use crate::state::{next_partition_state, PartitionState, WorkerState};
+use crate::lifecycle::{next_partition_state, PartitionState, WorkerState};
 use crate::status::JobState;
 use crate::test_prover::{request, TestProver, PARAMS_BYTES, PRECOMPILED_BYTES};
 
@@ -328,8 +328,8 @@ impl Harness {
 }
 
 /// The event that leads from `from` to `to`.
-fn classify(from: PartitionState, to: PartitionState) -> crate::state::PartitionEvent {
-    use crate::state::PartitionEvent as E;
+fn classify(from: PartitionState, to: PartitionState) -> crate::lifecycle::PartitionEvent {
+    use crate::lifecycle::PartitionEvent as E;
     use PartitionState as S;
     match (from, to) {
         (_, S::Synthesizing) => E::Admit,

@@ -1,5 +1,5 @@
 //! The only code that changes partition, job and worker state. Each partition change is checked
-//! against the edge table in `crate::state` and builds the partition's next [`Stage`] with the
+//! against the edge table in `crate::lifecycle` and builds the partition's next [`Stage`] with the
 //! data that stage owns; the stage it leaves is handed back to the caller (so a dispatch takes
 //! the synthesized partition and its memory out of `SynthDone`, and a rejected change drops what
 //! it carried). Job state moves only through [`Machine::job_event`] and its edge table. A worker
@@ -10,19 +10,19 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::types::{Duty, Effect, JobPhase, Moment, Stage, Task, Worker};
 use super::Machine;
+use super::{Duty, Effect, JobPhase, Moment, Stage, Task, Worker};
 use crate::budget::{Meter, Reservation};
 use crate::domain::JobEnd;
 use crate::history::Stint;
 use crate::journal::record::Record;
-use crate::prover::Prover;
-use crate::schedule::order_key;
-use crate::state::JobStep;
-use crate::state::{
+use crate::lifecycle::JobStep;
+use crate::lifecycle::{
     next_job_step, next_partition_state, next_worker_step, JobEvent, PartitionEvent,
     PartitionState, WorkerEvent,
 };
+use crate::prover::Prover;
+use crate::schedule::order_key;
 
 /// A change to one partition (and, for device steps, to its worker), with the data its next
 /// stage holds.
@@ -40,10 +40,14 @@ pub(crate) enum Change<P: Prover> {
         worker: u32,
         preempt: bool,
     },
-    /// The device phase on `worker` returned a proof, or (`None`) failed for good.
-    DeviceReturned {
+    /// The device phase on `worker` returned the partition's proof.
+    DeviceProved {
         worker: u32,
-        proof: Option<Vec<u8>>,
+        proof: Vec<u8>,
+    },
+    /// The device phase on `worker` failed for good.
+    DeviceFailed {
+        worker: u32,
     },
     /// The device phase on `worker` failed and the partition will run again from synthesis.
     DeviceRetry {
@@ -59,9 +63,9 @@ impl<P: Prover> Change<P> {
             Change::Admit { .. } => PartitionEvent::Admit,
             Change::Synthesized { .. } => PartitionEvent::Synthesized,
             Change::Dispatch { .. } => PartitionEvent::Dispatch,
-            Change::DeviceReturned { proof: Some(_), .. } => PartitionEvent::Proved,
+            Change::DeviceProved { .. } => PartitionEvent::Proved,
             Change::DeviceRetry { .. } => PartitionEvent::Retry,
-            Change::DeviceReturned { proof: None, .. } | Change::Fail => PartitionEvent::Fail,
+            Change::DeviceFailed { .. } | Change::Fail => PartitionEvent::Fail,
             Change::Cancel => PartitionEvent::Cancel,
         }
     }
@@ -73,7 +77,7 @@ impl<P: Prover> std::fmt::Debug for Change<P> {
             Change::Dispatch { worker, .. } | Change::DeviceRetry { worker } => {
                 write!(f, "{:?} on worker {worker}", self.event())
             }
-            Change::DeviceReturned { worker, .. } => {
+            Change::DeviceProved { worker, .. } | Change::DeviceFailed { worker } => {
                 write!(f, "{:?} from worker {worker}", self.event())
             }
             _ => write!(f, "{:?}", self.event()),
@@ -94,8 +98,10 @@ impl<P: Prover> Machine<P> {
     ) -> Option<Stage<P>> {
         let now = Instant::now();
         match change {
-            Change::DeviceReturned { worker, .. } | Change::DeviceRetry { worker } => {
-                let ok = matches!(change, Change::DeviceReturned { proof: Some(_), .. });
+            Change::DeviceProved { worker, .. }
+            | Change::DeviceFailed { worker }
+            | Change::DeviceRetry { worker } => {
+                let ok = matches!(change, Change::DeviceProved { .. });
                 self.release_worker(worker, job, index, ok, now)
             }
             _ => {}
@@ -160,11 +166,9 @@ impl<P: Prover> Machine<P> {
                     reserved,
                 }
             }
-            Change::DeviceReturned {
-                proof: Some(proof), ..
-            } => Stage::Done { proof },
+            Change::DeviceProved { proof, .. } => Stage::Done { proof },
             Change::DeviceRetry { .. } => Stage::Pending,
-            Change::DeviceReturned { proof: None, .. } | Change::Fail => Stage::Failed,
+            Change::DeviceFailed { .. } | Change::Fail => Stage::Failed,
             Change::Cancel => Stage::Cancelled,
         };
         debug_assert_eq!(

@@ -3,13 +3,13 @@
 //!
 //! Layout:
 //! - `mod.rs`: [`SynthesizedPartition`] and [`synthesize_circuit`] (panics become errors).
-//! - `recorder.rs`: the recording constraint system.
+//! - `recording_cs.rs`: the recording constraint system.
 //! - `density.rs`: [`Density`], the bit sets of variables occurring in A and B.
 //! - `precompiled/`: the same partition from recorded R1CS matrices and a witness-only pass.
 
 mod density;
 pub mod precompiled;
-mod recorder;
+mod recording_cs;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -18,7 +18,7 @@ use blstrs::Scalar as Fr;
 use ff::Field;
 
 pub use density::Density;
-use recorder::RecordingCs;
+use recording_cs::RecordingCs;
 
 use crate::error::{ProverError, Result};
 
@@ -168,9 +168,14 @@ pub fn synthesize_circuit<C: Circuit<Fr>>(
     circuit: C,
     shape: CircuitShape,
 ) -> Result<SynthesizedPartition> {
-    let run = move || -> std::result::Result<SynthesizedPartition, String> {
+    let failed = move |reason: String| ProverError::Synthesis {
+        partition: index,
+        reason,
+    };
+    let run = move || -> Result<SynthesizedPartition> {
         let mut cs = RecordingCs::with_shape(shape);
-        synthesize_bound(&mut cs, circuit, |cs| cs.inputs.len()).map_err(|e| e.to_string())?;
+        synthesize_bound(&mut cs, circuit, |cs| cs.inputs.len())
+            .map_err(|e| failed(e.to_string()))?;
         let RecordingCs {
             inputs,
             aux,
@@ -188,10 +193,7 @@ pub fn synthesize_circuit<C: Circuit<Fr>>(
             [a_aux_density, b_input_density, b_aux_density],
         ))
     };
-    caught(run).map_err(|reason| ProverError::Synthesis {
-        partition: index,
-        reason,
-    })
+    caught(run, failed)
 }
 
 /// Runs `circuit` on `cs` as the Groth16 prover does: ONE first, then the circuit, then one
@@ -215,13 +217,15 @@ pub(crate) fn synthesize_bound<CS: ConstraintSystem<Fr>, C: Circuit<Fr>>(
     Ok(())
 }
 
-/// Runs `run`, turning a panic into its message (`circuit panicked: …`).
+/// Runs `run`, turning a panic into the error `panicked` makes of its message (`circuit
+/// panicked: …`).
 pub(crate) fn caught<T>(
-    run: impl FnOnce() -> std::result::Result<T, String>,
-) -> std::result::Result<T, String> {
+    run: impl FnOnce() -> Result<T>,
+    panicked: impl FnOnce(String) -> ProverError,
+) -> Result<T> {
     match catch_unwind(AssertUnwindSafe(run)) {
         Ok(done) => done,
-        Err(panic) => Err(panic_message(&panic)),
+        Err(panic) => Err(panicked(panic_message(&panic))),
     }
 }
 

@@ -70,10 +70,7 @@ fn registered_proof_for_another_sector_size_or_version_is_refused() {
         matches!(err, ProverError::RegisteredProofMismatch { value: 0, .. }),
         "{err}"
     );
-    assert_mentions(
-        &err,
-        &["StackedDrgWinning2KiBV1", "not a window-post proof type"],
-    );
+    assert_mentions(&err, &["StackedDrgWinning2KiBV1", "not a wpost proof type"]);
 }
 
 #[test]

@@ -22,7 +22,7 @@ use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar as Fr};
 use sha2::{Digest, Sha256};
 
-use super::matrix::{SparseMatrix, Term};
+use super::matrix::{LayoutError, SparseMatrix, Term};
 use super::CircuitMatrices;
 use crate::error::{ProverError, Result};
 
@@ -90,7 +90,7 @@ impl MatricesFile {
             *c = r.u64().map_err(io)?;
         }
         let [inputs, aux, rows, coeffs, a_terms, b_terms] = counts;
-        check_header(params, inputs, aux, rows).map_err(bad)?;
+        check_header(params, inputs, aux, rows).map_err(|e| bad(e.to_string()))?;
         let header = 8 + 4 + 4 + identity_len as u64 + 8 * COUNTS as u64;
         let expected = coeffs
             .checked_mul(32)
@@ -132,8 +132,8 @@ impl MatricesFile {
         if stored != digest {
             return Err(bad("its digest does not match its contents".into()));
         }
-        let m =
-            CircuitMatrices::from_parts(inputs as usize, aux as usize, table, a, b).map_err(bad)?;
+        let m = CircuitMatrices::from_parts(inputs as usize, aux as usize, table, a, b)
+            .map_err(|e| bad(e.to_string()))?;
         m.check_against(params)
             .map_err(|e| bad(format!("not the circuit of these parameters: {e}")))?;
         Ok(Some(m))
@@ -159,19 +159,18 @@ fn check_header(
     inputs: u64,
     aux: u64,
     rows: u64,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), LayoutError> {
     if inputs != params.vk.ic.len() as u64 || aux != params.l.len() as u64 {
-        return Err(format!(
-            "{inputs} inputs and {aux} aux variables, the parameters' circuit has {} and {}",
-            params.vk.ic.len(),
-            params.l.len()
-        ));
+        return Err(LayoutError::Variables {
+            inputs,
+            aux,
+            params_inputs: params.vk.ic.len(),
+            params_aux: params.l.len(),
+        });
     }
     let domain = params.h.len() as u64 + 1;
     if rows == 0 || rows > domain || rows.next_power_of_two() != domain {
-        return Err(format!(
-            "{rows} constraints do not fit the parameters' domain of {domain}"
-        ));
+        return Err(LayoutError::Domain { rows, domain });
     }
     Ok(())
 }

@@ -71,15 +71,24 @@ impl SparseMatrix {
     /// Checks what a file's bytes could get wrong and the product would index by: offsets
     /// that start at 0, never decrease and end at the term count, variables within `inputs` /
     /// `aux` and coefficients within the table.
-    pub(crate) fn check(&self, inputs: usize, aux: usize, coeffs: usize) -> Result<(), String> {
+    pub(crate) fn check(
+        &self,
+        inputs: usize,
+        aux: usize,
+        coeffs: usize,
+    ) -> Result<(), LayoutError> {
         if self.starts.first() != Some(&0) {
-            return Err("a row offset table does not start at 0".into());
+            return Err(LayoutError::Offsets(
+                "a row offset table does not start at 0",
+            ));
         }
         if self.starts.windows(2).any(|w| w[0] > w[1]) {
-            return Err("row offsets decrease".into());
+            return Err(LayoutError::Offsets("row offsets decrease"));
         }
         if *self.starts.last().unwrap_or(&0) as usize != self.terms.len() {
-            return Err("the last row offset is not the term count".into());
+            return Err(LayoutError::Offsets(
+                "the last row offset is not the term count",
+            ));
         }
         for t in &self.terms {
             let in_range = if t.var & INPUT_BIT != 0 {
@@ -88,10 +97,10 @@ impl SparseMatrix {
                 (t.var as usize) < aux
             };
             if !in_range || t.coeff as usize >= coeffs {
-                return Err(format!(
-                    "a term names variable {:#x} or coefficient {} beyond the circuit",
-                    t.var, t.coeff
-                ));
+                return Err(LayoutError::Term {
+                    var: t.var,
+                    coeff: t.coeff,
+                });
             }
         }
         Ok(())
@@ -143,4 +152,27 @@ pub(crate) fn hadamard(a: &[Fr], b: &[Fr]) -> Vec<Fr> {
             }
         });
     out
+}
+
+/// What makes pre-compiled matrices unusable: an index a product would follow out of bounds, or
+/// counts that are not the parameters' circuit's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum LayoutError {
+    #[error("{0}")]
+    Offsets(&'static str),
+    #[error("a term names variable {var:#x} or coefficient {coeff} beyond the circuit")]
+    Term { var: u32, coeff: u32 },
+    #[error("A and B have different row counts")]
+    RowCounts,
+    #[error("the coefficient table does not start with 1 and -1")]
+    Coefficients,
+    #[error("{inputs} inputs and {aux} aux variables, the parameters' circuit has {params_inputs} and {params_aux}")]
+    Variables {
+        inputs: u64,
+        aux: u64,
+        params_inputs: usize,
+        params_aux: usize,
+    },
+    #[error("{rows} constraints do not fit the parameters' domain of {domain}")]
+    Domain { rows: u64, domain: u64 },
 }

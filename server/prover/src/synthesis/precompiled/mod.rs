@@ -15,13 +15,13 @@
 //! Layout:
 //! - `mod.rs`: [`CircuitMatrices`], recording and the pre-compiled synthesis.
 //! - `matrix.rs`: one matrix in compressed sparse rows and its product with a witness.
-//! - `recorder.rs`: the constraint system that records the matrices (no values).
+//! - `matrix_recorder.rs`: the constraint system that records the matrices (no values).
 //! - `witness.rs`: the constraint system that computes the witness only.
 //! - `file.rs`: the on-disk form (versioned, digested, checked before use).
 
 mod file;
 mod matrix;
-mod recorder;
+mod matrix_recorder;
 mod witness;
 
 use bellperson::groth16::Parameters;
@@ -30,8 +30,8 @@ use blstrs::{Bls12, Scalar as Fr};
 use ff::Field;
 
 pub use file::{MatricesFile, FORMAT_VERSION};
-use matrix::{SparseMatrix, INPUT_BIT};
-use recorder::MatrixRecorder;
+use matrix::{LayoutError, SparseMatrix, INPUT_BIT};
+use matrix_recorder::MatrixRecorder;
 use witness::WitnessCs;
 
 use super::{caught, synthesize_bound, Abc, Density, SynthesizedPartition};
@@ -56,15 +56,17 @@ impl CircuitMatrices {
     /// Records the matrices of `circuit` (usually the blank circuit, whose values are never
     /// asked for). `rows` is a hint for reserving the row tables.
     pub fn record<C: Circuit<Fr>>(circuit: C, rows: usize) -> Result<CircuitMatrices> {
-        let run = move || -> std::result::Result<CircuitMatrices, String> {
+        let failed = |reason: String| ProverError::Precompiled(format!("recording: {reason}"));
+        let run = move || -> Result<CircuitMatrices> {
             let mut cs = MatrixRecorder::with_rows(rows);
-            synthesize_bound(&mut cs, circuit, |cs| cs.inputs).map_err(|e| e.to_string())?;
+            synthesize_bound(&mut cs, circuit, |cs| cs.inputs)
+                .map_err(|e| failed(e.to_string()))?;
             if cs.overflow {
-                return Err(
+                return Err(failed(
                     "the circuit has more variables or terms than the pre-compiled \
                             layout indexes (2^31 variables, 2^32 terms per matrix)"
                         .into(),
-                );
+                ));
             }
             let MatrixRecorder {
                 inputs,
@@ -80,8 +82,9 @@ impl CircuitMatrices {
             }
             coeffs.shrink_to_fit();
             CircuitMatrices::from_parts(inputs, aux, coeffs, a, b)
+                .map_err(|e| failed(e.to_string()))
         };
-        caught(run).map_err(|reason| ProverError::Precompiled(format!("recording: {reason}")))
+        caught(run, failed)
     }
 
     /// Constraints, including the per-input ones.
@@ -148,7 +151,7 @@ impl CircuitMatrices {
         coeffs: Vec<Fr>,
         a: SparseMatrix,
         b: SparseMatrix,
-    ) -> std::result::Result<CircuitMatrices, String> {
+    ) -> std::result::Result<CircuitMatrices, LayoutError> {
         let mut m = CircuitMatrices {
             num_inputs,
             num_aux,
@@ -176,12 +179,12 @@ impl CircuitMatrices {
     }
 
     /// Checks every index a product will follow.
-    fn check_indices(&self) -> std::result::Result<(), String> {
+    fn check_indices(&self) -> std::result::Result<(), LayoutError> {
         if self.b.rows() != self.a.rows() {
-            return Err("A and B have different row counts".into());
+            return Err(LayoutError::RowCounts);
         }
         if self.coeffs.len() < 2 || self.coeffs[0] != Fr::ONE || self.coeffs[1] != -Fr::ONE {
-            return Err("the coefficient table does not start with 1 and -1".into());
+            return Err(LayoutError::Coefficients);
         }
         for m in [&self.a, &self.b] {
             m.check(self.num_inputs, self.num_aux, self.coeffs.len())?;
@@ -201,17 +204,19 @@ pub fn synthesize_precompiled<C: Circuit<Fr>>(
     matrices: &CircuitMatrices,
 ) -> Result<SynthesizedPartition> {
     let started = std::time::Instant::now();
-    let run = move || -> std::result::Result<WitnessCs, String> {
-        let mut cs = WitnessCs::with_capacity(matrices.num_inputs, matrices.num_aux);
-        cs.alloc_input(|| "ONE", || Ok(Fr::ONE))
-            .map_err(|e| e.to_string())?;
-        circuit.synthesize(&mut cs).map_err(|e| e.to_string())?;
-        Ok(cs)
-    };
-    let WitnessCs { inputs, aux } = caught(run).map_err(|reason| ProverError::Synthesis {
+    let failed = move |reason: String| ProverError::Synthesis {
         partition: index,
         reason,
-    })?;
+    };
+    let run = move || -> Result<WitnessCs> {
+        let mut cs = WitnessCs::with_capacity(matrices.num_inputs, matrices.num_aux);
+        let synthesized = cs
+            .alloc_input(|| "ONE", || Ok(Fr::ONE))
+            .and_then(|_| circuit.synthesize(&mut cs));
+        synthesized.map_err(|e| failed(e.to_string()))?;
+        Ok(cs)
+    };
+    let WitnessCs { inputs, aux } = caught(run, failed)?;
     if inputs.len() != matrices.num_inputs || aux.len() != matrices.num_aux {
         return Err(ProverError::Precompiled(format!(
             "the witness has {} inputs and {} aux values, the pre-compiled circuit {} and {}",

@@ -282,6 +282,7 @@ fn out_of_range_indices_are_refused() {
     assert!(m
         .check_indices()
         .unwrap_err()
+        .to_string()
         .contains("beyond the circuit"));
     let mut m = CircuitMatrices::record(blank(), 0).unwrap();
     m.b.starts[1] = u32::MAX;

@@ -1,5 +1,5 @@
-//! Inputs the machine accepts, effects it asks for, and its records of jobs, partitions, workers
-//! and params.
+//! The machine's records of jobs, partitions, workers and params, each with the data of the
+//! step it is in.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,179 +7,13 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
+use super::JobOrigin;
 use crate::budget::{Meter, Reservation};
-use crate::domain::{
-    Evicted, JobEnd, JobOutcome, Preloaded, Priority, ProofKind, Submitted, Timings,
-};
+use crate::domain::{JobEnd, JobOutcome, Preloaded, ProofKind, Timings};
 use crate::error::EngineError;
-use crate::journal::record::{Acceptance, Ack, Record};
-use crate::journal::InputDigest;
-use crate::prover::{DeviceInfo, LoadedParams, PartitionMemory, Planned, Prover, StepError};
-use crate::state::{JobStep, PartitionState, WorkerEvent, WorkerState, WorkerStep};
+use crate::lifecycle::{JobStep, PartitionState, WorkerEvent, WorkerState, WorkerStep};
+use crate::prover::{DeviceInfo, PartitionMemory, Prover};
 use crate::status::JobState;
-
-/// Something that happened: a request from the API, or a step finished on a worker thread.
-/// Steps carry no durations: the machine times them from its own clock, from the input that
-/// started them to the one that reports them, so a job's timings all share one clock.
-pub(crate) enum Input<P: Prover> {
-    /// A request from the API that carries nothing of the prover's.
-    Api(Request),
-    /// The devices' latest readings (from the telemetry thread).
-    Devices(Vec<crate::prover::DeviceTelemetry>),
-    Submit {
-        /// Chosen by the handle, which has already written the input file under this id.
-        job_id: String,
-        origin: JobOrigin,
-        plan: Planned<P::Plan>,
-        /// The prover's estimate of the plan's params, made on the planning thread.
-        params_bytes: u64,
-        /// The encoded input, for the journal row, when it is not a file.
-        inline_input: Option<Vec<u8>>,
-        reply: oneshot::Sender<Result<Submitted, EngineError>>,
-    },
-    SynthDone {
-        job: u64,
-        index: u32,
-        result: Result<P::Partition, StepError>,
-        reservation: Reservation,
-    },
-    /// The device phase returned the a/b/c share of the partition's reservation.
-    AbcReleased { job: u64, index: u32 },
-    DeviceDone {
-        worker: u32,
-        job: u64,
-        index: u32,
-        result: Result<Vec<u8>, StepError>,
-        reservation: Reservation,
-    },
-    ParamsLoaded {
-        circuit_id: String,
-        result: Result<LoadedParams<P::Params>, EngineError>,
-    },
-    Finalized {
-        job: u64,
-        result: Result<Vec<u8>, StepError>,
-        elapsed: Duration,
-    },
-    /// Whether the journal has the job's acceptance on disk (it may start) or could not write
-    /// it (it fails: its submit was refused).
-    Journal(Acceptance),
-    /// A reservation was returned somewhere; admission may proceed.
-    MemoryFreed,
-    /// Housekeeping: retention of finished jobs.
-    Tick,
-}
-
-/// What the API asks of the writer, apart from submits (which carry the prover's plan).
-pub(crate) enum Request {
-    /// A request the API refused at submit, for the failure log.
-    Refused(crate::failures::Failure),
-    FindRequest {
-        key: RequestKey,
-        reply: oneshot::Sender<Option<Submitted>>,
-    },
-    Watch {
-        job_id: String,
-        reply: oneshot::Sender<Option<watch::Receiver<Option<JobOutcome>>>>,
-    },
-    Cancel {
-        job_id: String,
-        reply: oneshot::Sender<Result<bool, EngineError>>,
-    },
-    Preload {
-        circuit_id: String,
-        /// The prover's estimate of its params, made on a blocking thread.
-        params_bytes: u64,
-        reply: oneshot::Sender<Result<Preloaded, EngineError>>,
-    },
-    Evict {
-        circuit_id: String,
-        reply: oneshot::Sender<Result<Evicted, EngineError>>,
-    },
-    Drain,
-    Idle {
-        reply: oneshot::Sender<bool>,
-    },
-    /// Answered once the journal has everything recorded so far on disk.
-    FlushJournal {
-        reply: oneshot::Sender<()>,
-    },
-}
-
-/// Work the driver must start on its own threads.
-pub(crate) enum Effect<P: Prover> {
-    Synthesize {
-        job: u64,
-        index: u32,
-        /// The job's priority: below HIGH the thread runs at a lower OS priority.
-        priority: Priority,
-        plan: Arc<P::Plan>,
-        /// The job's params if already loaded (they may still be loading).
-        params: Option<Arc<P::Params>>,
-        reservation: Reservation,
-    },
-    Prove {
-        worker: u32,
-        task: DeviceTask<P>,
-    },
-    LoadParams {
-        circuit_id: String,
-    },
-    Finalize {
-        job: u64,
-        plan: Arc<P::Plan>,
-        proofs: Vec<Vec<u8>>,
-        params: Arc<P::Params>,
-    },
-    /// Hand a record to the journal (in order); `ack` answers a submit once it is on disk.
-    Record(Record, Option<Ack>),
-    /// Answer once every record handed over so far is on disk.
-    FlushJournal(oneshot::Sender<()>),
-}
-
-/// One partition's device phase, handed to a worker.
-pub(crate) struct DeviceTask<P: Prover> {
-    pub job: u64,
-    pub index: u32,
-    /// The job's priority: below HIGH the device phase runs at a lower OS priority.
-    pub priority: Priority,
-    /// The a/b/c share of `reservation`, returned as soon as the prover has consumed it.
-    pub abc_bytes: u64,
-    pub partition: P::Partition,
-    pub params: Arc<P::Params>,
-    pub reservation: Reservation,
-}
-
-/// The request-side facts of a job, checked by the API layer and the prover's `plan`.
-#[derive(Debug, Clone)]
-pub(crate) struct JobOrigin {
-    pub request_id: String,
-    pub kind: ProofKind,
-    pub priority: Priority,
-    /// What identifies the input, with `request_id` and `kind`, for idempotency.
-    pub digest: InputDigest,
-    /// The request's input bytes, counted against `[limits] queued_input_bytes` until the job
-    /// ends.
-    pub input_bytes: u64,
-}
-
-impl JobOrigin {
-    pub fn key(&self) -> RequestKey {
-        RequestKey {
-            request_id: self.request_id.clone(),
-            kind: self.kind,
-            digest: self.digest,
-        }
-    }
-}
-
-/// What makes two submits the same job: the same `request_id`, kind and input.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct RequestKey {
-    pub request_id: String,
-    pub kind: ProofKind,
-    pub digest: InputDigest,
-}
 
 pub(crate) struct Job<P: Prover> {
     pub seq: u64,

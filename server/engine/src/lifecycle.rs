@@ -2,7 +2,7 @@
 //! and [`next_worker_step`] are the tables of legal edges; `Machine::transition`,
 //! `Machine::job_event` and `Machine::worker_event` (in `machine/transition.rs`) are the one
 //! place that applies them, and each record's data lives in the variant of the step it belongs
-//! to (`machine/types.rs`).
+//! to (`machine/records.rs`).
 
 /// Lifecycle of a whole job, as the status shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -94,7 +94,7 @@ pub fn next_partition_state(from: PartitionState, event: PartitionEvent) -> Opti
 }
 
 /// Where a job is, as its edge table knows it; the machine's job record carries what each step
-/// holds (`machine::types::JobPhase`).
+/// holds (`machine/records.rs`, `JobPhase`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum JobStep {
     /// Accepted; no work starts until the journal has it on disk (at once without a journal).
@@ -158,7 +158,7 @@ pub fn next_job_step(from: JobStep, event: JobEvent) -> Option<JobStep> {
 }
 
 /// What a device worker is doing, as its edge table knows it; the machine's worker record
-/// carries which partitions (`machine::types::Duty`).
+/// carries which partitions (`machine/records.rs`, `Duty`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum WorkerStep {
     Idle,

@@ -1,0 +1,38 @@
+//! What can go wrong with the job journal, typed by what the operator does about it.
+
+use std::path::PathBuf;
+
+/// A failure of the job journal. Each message names the file or directory and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// Another snarkd holds the jobs directory.
+    #[error("another snarkd uses the jobs dir {}: give each daemon its own [jobs] dir", dir.display())]
+    Locked { dir: PathBuf },
+    /// A file or directory of the journal cannot be created, opened, read or written.
+    #[error("cannot use {}: {source}; check the disk and the permissions under [jobs] dir", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database refused a statement.
+    #[error("the job journal's database: {0}")]
+    Database(#[from] rusqlite::Error),
+    /// The database failed its integrity check.
+    #[error("the job journal's database is damaged (integrity check: {0})")]
+    Damaged(String),
+    /// A recorded job cannot be used: its row or its input is damaged, of an unknown kind or
+    /// of another input format. The job is quarantined, the others recover.
+    #[error("{0}")]
+    BadRecord(String),
+    /// Recovery itself broke (a panic on its thread): a bug.
+    #[error("recovery from the job journal failed: {0}")]
+    Recovery(String),
+}
+
+impl JournalError {
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> JournalError {
+        let path = path.into();
+        move |source| JournalError::Io { path, source }
+    }
+}
