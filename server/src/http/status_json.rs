@@ -266,7 +266,7 @@ mod tests {
         );
         assert_eq!(
             json["counters"]["failed_by_kind"],
-            serde_json::json!({"porep": 1})
+            serde_json::json!({"porep-c2": 1})
         );
         assert_eq!(json["counters"]["queue_depth"], 4);
     }
