@@ -37,7 +37,7 @@ say() { printf '\n== %s\n' "$*" >&2; }
 if [ -z "${SNARKD_BIN_DIR:-}" ]; then
   source scripts/setup.sh
   SNARKD_BIN_DIR="$(./scripts/build.sh --release --no-monitor | tail -n 1)"
-  cargo build --release --locked -p snarkd-prover --example device_bench
+  cargo build --release --locked -p snarkd-prover --features bench --example device_bench
 fi
 bin="$SNARKD_BIN_DIR"
 for tool in snarkd snarkd-bench examples/device_bench; do

@@ -18,7 +18,8 @@
 //! - `params`: finding and loading production-named parameter files, recording pre-compiled
 //!   matrices, generating local test parameters.
 //! - `threads`: thread nice values and the per-priority pools the multiexps run on.
-//! - `bench`: side-by-side timing of our prover and stock bellperson (for `snarkd-bench`).
+//! - `bench` (feature `bench`): side-by-side timing of our prover and stock bellperson (for
+//!   `snarkd-bench`).
 //! - `fixtures` (feature `fixtures`): seals a random test sector and writes inputs for all kinds.
 //!
 //! Parameters are read from production-named files (`v28-<identifier>.params` / `.vk`) in a
@@ -29,6 +30,7 @@
 //! filecoin-proofs' verifiers at it.
 
 pub mod backend;
+#[cfg(feature = "bench")]
 pub mod bench;
 pub mod circuit;
 pub mod error;

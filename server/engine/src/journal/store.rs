@@ -377,6 +377,7 @@ pub(crate) fn checkpoint(conn: &Connection) -> rusqlite::Result<()> {
 }
 
 /// Rows in the journal: (unfinished jobs, finished jobs, partition proofs).
+#[cfg(any(test, feature = "test-hooks"))]
 pub(crate) fn counts(conn: &Connection) -> rusqlite::Result<(u64, u64, u64)> {
     conn.query_row(
         "SELECT (SELECT COUNT(*) FROM jobs WHERE outcome IS NULL),

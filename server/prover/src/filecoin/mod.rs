@@ -20,7 +20,9 @@ pub mod registered;
 mod request;
 mod snap;
 
-use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
+#[cfg(feature = "bench")]
+use bellperson::groth16::Parameters;
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 
 use crate::error::{ProverError, Result};
@@ -44,6 +46,7 @@ pub(crate) trait KindJob: Send + Sync {
     fn synthesize(&self, index: usize, how: Synthesis<'_>) -> Result<SynthesizedPartition>;
     /// Builds the circuit of partition `index` and proves it with stock bellperson
     /// (`create_random_proof`), for comparison.
+    #[cfg(feature = "bench")]
     fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof>;
     /// Verifies the partition proofs (in order) with filecoin's verifier for this kind.
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool>;
@@ -59,6 +62,7 @@ pub(crate) enum Synthesis<'a> {
 
 /// A stock bellperson proof and how long bellperson spent in the circuit's `synthesize` (timed
 /// around the call, so the rest of `create_random_proof` is its proving phase).
+#[cfg(feature = "bench")]
 pub struct StockProof {
     pub proof: Proof<Bls12>,
     pub synthesis: std::time::Duration,
@@ -79,6 +83,7 @@ pub(crate) fn synthesize<C: bellperson::Circuit<blstrs::Scalar> + Send>(
 }
 
 /// Stock bellperson proof of a circuit (reference for benchmarks).
+#[cfg(feature = "bench")]
 pub(crate) fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
     circuit: C,
     params: &Parameters<Bls12>,
@@ -98,11 +103,13 @@ pub(crate) fn stock_prove<C: bellperson::Circuit<blstrs::Scalar> + Send>(
 }
 
 /// A circuit that records how long its `synthesize` took (bellperson does not report it apart).
+#[cfg(feature = "bench")]
 struct TimedCircuit<'a, C> {
     inner: C,
     spent: &'a std::sync::Mutex<std::time::Duration>,
 }
 
+#[cfg(feature = "bench")]
 impl<C: bellperson::Circuit<blstrs::Scalar>> bellperson::Circuit<blstrs::Scalar>
     for TimedCircuit<'_, C>
 {
@@ -258,8 +265,9 @@ impl PreparedJob {
     }
 
     /// Proves partition `index` with stock bellperson's `create_random_proof` (synthesis and
-    /// proving in one call). For benchmarks and cross-checks; the engine uses
+    /// proving in one call). For benchmarks and cross-checks (feature `bench`); the engine uses
     /// [`PreparedJob::synthesize`] and a [`crate::DeviceBackend`].
+    #[cfg(feature = "bench")]
     pub fn prove_with_bellperson(&self, index: usize, params: &LoadedParams) -> Result<StockProof> {
         params.ensure_circuit(self.circuit)?;
         let count = self.num_partitions();

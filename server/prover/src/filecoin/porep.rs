@@ -3,7 +3,9 @@
 
 use std::convert::TryInto;
 
-use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
+#[cfg(feature = "bench")]
+use bellperson::groth16::Parameters;
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::{DefaultPieceDomain, DefaultPieceHasher};
@@ -19,9 +21,9 @@ use storage_proofs_porep::stacked::{
 use super::nodes::check_nodes;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{
-    build_circuit, stock_prove, synthesize, Decoded, KindJob, ProofInput, StockProof, Synthesis,
-};
+use super::{build_circuit, synthesize, Decoded, KindJob, ProofInput, Synthesis};
+#[cfg(feature = "bench")]
+use super::{stock_prove, StockProof};
 use crate::error::{ProverError, Result};
 use crate::synthesis::SynthesizedPartition;
 use storage_proofs_core::proof::ProofScheme;
@@ -226,6 +228,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
         synthesize(index, self.circuit(index)?, how)
     }
 
+    #[cfg(feature = "bench")]
     fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
         stock_prove(self.circuit(index)?, params)
     }

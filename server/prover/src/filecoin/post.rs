@@ -2,7 +2,9 @@
 //! `FallbackPoStSectorProof`s, randomness and miner id, verified with the fallback PoSt compound
 //! verifier's public inputs.
 
-use bellperson::groth16::{verify_proofs_batch, Parameters, PreparedVerifyingKey, Proof};
+#[cfg(feature = "bench")]
+use bellperson::groth16::Parameters;
+use bellperson::groth16::{verify_proofs_batch, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::Hasher;
 use filecoin_proofs::parameters::{window_post_setup_params, winning_post_setup_params};
@@ -20,10 +22,9 @@ use super::check_paths;
 use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
-use super::{
-    build_circuit, stock_prove, synthesize, Decoded, KindJob, ProofInput, ProofKind, StockProof,
-    Synthesis,
-};
+use super::{build_circuit, synthesize, Decoded, KindJob, ProofInput, ProofKind, Synthesis};
+#[cfg(feature = "bench")]
+use super::{stock_prove, StockProof};
 use crate::error::{ProverError, Result};
 use crate::synthesis::SynthesizedPartition;
 
@@ -300,6 +301,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
         synthesize(index, self.circuit(index)?, how)
     }
 
+    #[cfg(feature = "bench")]
     fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
         stock_prove(self.circuit(index)?, params)
     }

@@ -2,7 +2,9 @@
 //! `PartitionProof`s and comm_r_old / comm_r_new / comm_d_new, verified as
 //! `verify_empty_sector_update_proof` does.
 
-use bellperson::groth16::{Parameters, PreparedVerifyingKey, Proof};
+#[cfg(feature = "bench")]
+use bellperson::groth16::Parameters;
+use bellperson::groth16::{PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
 use filecoin_proofs::constants::DefaultPieceDomain;
@@ -19,10 +21,9 @@ use storage_proofs_update::{
 use super::nodes::check_nodes;
 use super::registered::update_proof;
 use super::request::{bytes32, decode_bincode, field_element};
-use super::{
-    build_circuit, check_paths, stock_prove, synthesize, Decoded, KindJob, ProofInput, StockProof,
-    Synthesis,
-};
+use super::{build_circuit, check_paths, synthesize, Decoded, KindJob, ProofInput, Synthesis};
+#[cfg(feature = "bench")]
+use super::{stock_prove, StockProof};
 use crate::error::{ProverError, Result};
 use crate::synthesis::SynthesizedPartition;
 
@@ -181,6 +182,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<
         synthesize(index, self.circuit(index)?, how)
     }
 
+    #[cfg(feature = "bench")]
     fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
         stock_prove(self.circuit(index)?, params)
     }
