@@ -152,9 +152,10 @@ pub fn busy() -> StatusSnapshot {
             at_unix_ms: STARTED_MS + 5_000,
             kind: Some(ProofKind::PorepSealCommit),
             request_id: "sector-41".into(),
-            job_id: "a-failed-job".into(),
-            stage: snarkd_engine::failures::FailureStage::Device,
-            code: String::new(),
+            what: snarkd_engine::failures::Failed::Job {
+                job_id: "a-failed-job".into(),
+                stage: snarkd_engine::failures::FailureStage::Device,
+            },
             message: "partition 0 device phase failed: out of memory".into(),
         }]
         .into(),

@@ -10,12 +10,10 @@ use crate::domain::ProofKind;
 /// How many failures the log keeps; the oldest goes when a new one comes.
 pub const FAILURE_LOG_LEN: usize = 50;
 
-/// Where a failure happened.
+/// Where a job failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FailureStage {
-    /// Refused at submit: it never became a job.
-    Refused,
     /// The job's parameters could not be loaded.
     Params,
     Synthesis,
@@ -30,7 +28,6 @@ pub enum FailureStage {
 impl FailureStage {
     pub fn as_str(self) -> &'static str {
         match self {
-            FailureStage::Refused => "refused",
             FailureStage::Params => "params",
             FailureStage::Synthesis => "synthesis",
             FailureStage::Device => "device",
@@ -46,15 +43,48 @@ pub struct Failure {
     pub at_unix_ms: u64,
     /// None for a refused request whose kind could not be read.
     pub kind: Option<ProofKind>,
+    /// The request's id as sent (empty when it had none: an id is optional).
     pub request_id: String,
-    /// Empty for a refused request.
-    pub job_id: String,
-    pub stage: FailureStage,
-    /// For a refused request, the answer's code as the API named it (e.g. `INVALID_ARGUMENT`);
-    /// empty for a failed job.
-    pub code: String,
+    pub what: Failed,
     /// The whole message the client got.
     pub message: String,
+}
+
+/// What failed: a job, or a request that never became one.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Failed {
+    /// A job, at `stage`.
+    Job { job_id: String, stage: FailureStage },
+    /// A request refused at submit, with the answer's gRPC code as the API names it (e.g.
+    /// `INVALID_ARGUMENT`).
+    Refused { code: String },
+}
+
+impl Failed {
+    /// The stage's name, `refused` for a request refused at submit.
+    pub fn stage_name(&self) -> &'static str {
+        match self {
+            Failed::Job { stage, .. } => stage.as_str(),
+            Failed::Refused { .. } => "refused",
+        }
+    }
+
+    /// The failed job's id; none for a refused request.
+    pub fn job_id(&self) -> Option<&str> {
+        match self {
+            Failed::Job { job_id, .. } => Some(job_id),
+            Failed::Refused { .. } => None,
+        }
+    }
+
+    /// The refusal's gRPC code; none for a failed job.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            Failed::Refused { code } => Some(code),
+            Failed::Job { .. } => None,
+        }
+    }
 }
 
 /// The log itself; snapshots share its current contents without copying them.
@@ -87,9 +117,9 @@ mod tests {
             at_unix_ms: n,
             kind: Some(ProofKind::WinningPost),
             request_id: format!("r{n}"),
-            job_id: String::new(),
-            stage: FailureStage::Refused,
-            code: "INVALID_ARGUMENT".into(),
+            what: Failed::Refused {
+                code: "INVALID_ARGUMENT".into(),
+            },
             message: "bad".into(),
         }
     }

@@ -219,14 +219,14 @@ pub fn bench_synthesis(
                 .install(|| job.prove_with_bellperson(i, params))?
                 .synthesis;
             let t = Instant::now();
-            let mut recorded = pool.install(|| job.synthesize(i))?;
+            let recorded = pool.install(|| job.synthesize(i))?;
             r += t.elapsed();
             let t = Instant::now();
-            let mut fast = pool.install(|| job.synthesize_with(i, Some(matrices)))?;
+            let fast = pool.install(|| job.synthesize_with(i, Some(matrices)))?;
             p += t.elapsed();
             if fast.witness() != recorded.witness()
                 || fast.densities() != recorded.densities()
-                || !same_abc(fast.take_abc(), recorded.take_abc())
+                || !same_abc(fast.abc(), recorded.abc())
             {
                 return Err(crate::ProverError::Precompiled(format!(
                     "{} partition {i}: the pre-compiled partition differs from the recorded one",
@@ -248,11 +248,8 @@ pub fn bench_synthesis(
     })
 }
 
-fn same_abc(x: Option<crate::synthesis::Abc>, y: Option<crate::synthesis::Abc>) -> bool {
-    match (x, y) {
-        (Some(x), Some(y)) => x.a == y.a && x.b == y.b && x.c == y.c,
-        _ => false,
-    }
+fn same_abc(x: &crate::synthesis::Abc, y: &crate::synthesis::Abc) -> bool {
+    x.a == y.a && x.b == y.b && x.c == y.c
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {

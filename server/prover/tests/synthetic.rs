@@ -342,45 +342,23 @@ fn multiexps_run_in_bounded_steps_with_a_preemption_point_after_each() {
 }
 
 #[test]
-fn drop_abc_frees_exactly_the_abc_bytes_and_keeps_the_witness() {
+fn releasing_abc_frees_exactly_the_abc_bytes_and_keeps_the_witness() {
     let k = 60;
-    let params = params(k);
     let (circuit, inputs) = chain(k);
-    let mut partition = synthesize_circuit(0, circuit, CircuitShape::default()).unwrap();
+    let partition = synthesize_circuit(0, circuit, CircuitShape::default()).unwrap();
     let (total, abc, witness) = (
         partition.size_bytes(),
         partition.abc_bytes(),
         partition.witness_bytes(),
     );
-    assert!(partition.has_abc() && abc > 0);
+    assert!(abc > 0);
     assert_eq!(total, witness + abc);
 
-    partition.drop_abc();
-    assert!(!partition.has_abc());
-    assert_eq!(partition.abc_bytes(), 0);
-    assert_eq!(
-        partition.size_bytes(),
-        total - abc,
-        "exactly a/b/c are freed"
-    );
-    assert_eq!(partition.witness_bytes(), witness);
-    assert_eq!(partition.public_inputs(), &inputs);
-
-    // Without a/b/c there is no H polynomial: proving is refused, nothing is released, and the
-    // message says to synthesize again.
-    let mut released = false;
-    let err = CpuBackend::new()
-        .prove(partition, &params, Randomness::random(), &mut |_| {
-            released = true
-        })
-        .unwrap_err();
-    assert!(!released);
-    assert!(
-        matches!(err, ProverError::Synthesis { partition: 0, .. }),
-        "{err}"
-    );
-    assert!(
-        err.to_string().contains("synthesize the partition again"),
-        "{err}"
-    );
+    // A partition always holds its a/b/c; the device phase takes them apart and drops them.
+    let (kept, released) = partition.into_parts();
+    assert_eq!(released.size_bytes(), abc);
+    drop(released);
+    assert_eq!(kept.size_bytes(), total - abc, "exactly a/b/c are freed");
+    assert_eq!(kept.witness_bytes(), witness);
+    assert_eq!(kept.public_inputs(), &inputs);
 }

@@ -2,7 +2,7 @@
 //! and every status reader see it although it never became a job. What the client sent is
 //! cut to a bounded length first: the log must not hold a client's megabytes.
 
-use snarkd_engine::failures::{Failure, FailureStage};
+use snarkd_engine::failures::{Failed, Failure};
 use snarkd_engine::ProofKind;
 use snarkd_proto::v1 as pb;
 use tonic::Status;
@@ -36,9 +36,9 @@ impl Sent {
             at_unix_ms: now_unix_ms(),
             kind: self.kind,
             request_id: self.request_id,
-            job_id: String::new(),
-            stage: FailureStage::Refused,
-            code: code_name(status.code()),
+            what: Failed::Refused {
+                code: code_name(status.code()),
+            },
             message: cut(status.message(), MESSAGE_CHARS),
         }
     }
@@ -79,11 +79,11 @@ mod tests {
         assert_eq!(failure.request_id.chars().count(), REQUEST_ID_CHARS + 1);
         assert!(failure.request_id.ends_with('…'));
         assert_eq!(failure.message.chars().count(), MESSAGE_CHARS + 1);
-        assert_eq!(failure.code, "RESOURCE_EXHAUSTED");
+        assert_eq!(failure.what.code(), Some("RESOURCE_EXHAUSTED"));
         assert_eq!(failure.kind, Some(ProofKind::WinningPost));
         assert_eq!(
-            (failure.stage, failure.job_id.as_str()),
-            (FailureStage::Refused, "")
+            (failure.what.stage_name(), failure.what.job_id()),
+            ("refused", None)
         );
 
         let unknown = pb::SubmitProofRequest {
@@ -93,12 +93,15 @@ mod tests {
         };
         let failure = Sent::of(Some(&unknown)).refused(&Status::invalid_argument("bad kind"));
         assert_eq!(
-            (failure.kind, failure.code.as_str()),
-            (None, "INVALID_ARGUMENT")
+            (failure.kind, failure.what.code()),
+            (None, Some("INVALID_ARGUMENT"))
         );
         assert_eq!(
-            Sent::of(None).refused(&Status::unavailable("x")).code,
-            "UNAVAILABLE"
+            Sent::of(None)
+                .refused(&Status::unavailable("x"))
+                .what
+                .code(),
+            Some("UNAVAILABLE")
         );
     }
 }

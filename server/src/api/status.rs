@@ -216,9 +216,9 @@ fn failure(f: &Failure) -> pb::Failure {
         at_unix_ms: f.at_unix_ms,
         proof_kind: f.kind.map_or(pb::ProofKind::Unspecified, kind_to_pb) as i32,
         request_id: f.request_id.clone(),
-        job_id: f.job_id.clone(),
-        stage: f.stage.as_str().to_string(),
-        code: f.code.clone(),
+        job_id: f.what.job_id().unwrap_or_default().to_string(),
+        stage: f.what.stage_name().to_string(),
+        code: f.what.code().unwrap_or_default().to_string(),
         message: f.message.clone(),
     }
 }

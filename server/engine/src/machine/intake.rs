@@ -14,7 +14,7 @@ use super::{Effect, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, Reque
 use crate::budget::Holder;
 use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, Submitted};
 use crate::error::EngineError;
-use crate::failures::{Failure, FailureStage};
+use crate::failures::{Failed, Failure, FailureStage};
 use crate::history::Ended;
 use crate::journal::record::{Accepted, Ack, Record};
 use crate::prover::{Planned, Prover};
@@ -255,9 +255,10 @@ impl<P: Prover> Machine<P> {
             at_unix_ms: unix_ms(),
             kind: Some(j.origin.kind),
             request_id: j.origin.request_id.clone(),
-            job_id: j.id.clone(),
-            stage,
-            code: String::new(),
+            what: Failed::Job {
+                job_id: j.id.clone(),
+                stage,
+            },
             message: message.clone(),
         };
         if self.finish_job(seq, JobEnd::Failed(message)) {

@@ -25,7 +25,7 @@ use super::fft::compute_h_in_steps;
 use super::msm::{msm_g1_in_steps, msm_g2_in_steps, ScalarBytes, Scalars};
 use crate::error::{ProverError, Result};
 use crate::keys::LoadedParams;
-use crate::synthesis::{Abc, SynthesizedPartition};
+use crate::synthesis::{Abc, SynthesizedPartition, Witness};
 
 /// The zero-knowledge blinding factors of one proof.
 #[derive(Clone, Copy, Debug)]
@@ -160,18 +160,14 @@ pub fn prove_partition(
 /// ends the phase.
 pub fn prove_partition_with(
     ops: &dyn DeviceOps,
-    mut partition: SynthesizedPartition,
+    partition: SynthesizedPartition,
     loaded: &LoadedParams,
     randomness: Randomness,
     hooks: &mut dyn PhaseHooks,
 ) -> Result<(Proof<Bls12>, DeviceTimings)> {
     let params = loaded.parameters();
     check_shape(&partition, params)?;
-    let abc = partition.take_abc().ok_or_else(|| ProverError::Synthesis {
-        partition: partition.index(),
-        reason: "its a/b/c evaluations were already released; synthesize the partition again"
-            .into(),
-    })?;
+    let (partition, abc) = partition.into_parts();
     let abc_bytes = abc.size_bytes();
 
     let fft_start = Instant::now();
@@ -293,7 +289,7 @@ fn self_check(
     }
 }
 
-fn check_shape(p: &SynthesizedPartition, params: &Parameters<Bls12>) -> Result<()> {
+fn check_shape(p: &Witness, params: &Parameters<Bls12>) -> Result<()> {
     crate::synthesis::check_counts(
         params,
         p.num_inputs(),

@@ -40,17 +40,25 @@ impl Abc {
     }
 }
 
-/// A synthesized partition circuit: witness, a/b/c evaluations and A/B densities.
+/// A synthesized partition circuit: its [`Witness`] (with the A/B densities) and its a/b/c
+/// evaluations, which the device phase consumes first ([`SynthesizedPartition::into_parts`]).
 ///
 /// Constraints include one `input_i * 0 = 0` constraint per public input (as bellperson adds),
 /// so the domain and the parameters' H query line up with stock bellperson.
 #[derive(Debug)]
 pub struct SynthesizedPartition {
+    witness: Witness,
+    abc: Abc,
+}
+
+/// What a partition keeps once its a/b/c evaluations are consumed: the witness and the A/B
+/// densities, for the multiexps.
+#[derive(Debug)]
+pub struct Witness {
     index: usize,
     /// Public inputs; `inputs[0]` is ONE.
     pub(crate) inputs: Vec<Fr>,
     pub(crate) aux: Vec<Fr>,
-    pub(crate) abc: Option<Abc>,
     num_constraints: usize,
     pub(crate) a_aux_density: Density,
     pub(crate) b_input_density: Density,
@@ -67,17 +75,49 @@ impl SynthesizedPartition {
         [a_aux_density, b_input_density, b_aux_density]: [Density; 3],
     ) -> SynthesizedPartition {
         SynthesizedPartition {
-            index,
-            num_constraints: abc.a.len(),
-            inputs,
-            aux,
-            abc: Some(abc),
-            a_aux_density,
-            b_input_density,
-            b_aux_density,
+            witness: Witness {
+                index,
+                num_constraints: abc.a.len(),
+                inputs,
+                aux,
+                a_aux_density,
+                b_input_density,
+                b_aux_density,
+            },
+            abc,
         }
     }
 
+    /// The witness and, apart, the a/b/c evaluations (the device phase drops them after H).
+    pub fn into_parts(self) -> (Witness, Abc) {
+        (self.witness, self.abc)
+    }
+
+    /// The a/b/c evaluations.
+    pub fn abc(&self) -> &Abc {
+        &self.abc
+    }
+
+    /// Bytes held: witness, densities and a/b/c.
+    pub fn size_bytes(&self) -> u64 {
+        self.witness.size_bytes() + self.abc_bytes()
+    }
+
+    /// Bytes held by a/b/c.
+    pub fn abc_bytes(&self) -> u64 {
+        self.abc.size_bytes()
+    }
+}
+
+impl std::ops::Deref for SynthesizedPartition {
+    type Target = Witness;
+
+    fn deref(&self) -> &Witness {
+        &self.witness
+    }
+}
+
+impl Witness {
     /// Partition index within its job.
     pub fn index(&self) -> usize {
         self.index
@@ -107,37 +147,17 @@ impl SynthesizedPartition {
         &self.inputs[1..]
     }
 
-    /// Bytes held now: witness, densities and (unless dropped) a/b/c.
+    /// Bytes held: the witness and the densities.
     pub fn size_bytes(&self) -> u64 {
-        self.witness_bytes() + self.abc_bytes()
-    }
-
-    /// Bytes held by a/b/c (0 once dropped).
-    pub fn abc_bytes(&self) -> u64 {
-        self.abc.as_ref().map_or(0, Abc::size_bytes)
-    }
-
-    /// Bytes that stay after a/b/c are released: witness and densities.
-    pub fn witness_bytes(&self) -> u64 {
         (self.inputs.capacity() + self.aux.capacity()) as u64 * FR_BYTES
             + self.a_aux_density.size_bytes()
             + self.b_input_density.size_bytes()
             + self.b_aux_density.size_bytes()
     }
 
-    /// Whether a/b/c are still held.
-    pub fn has_abc(&self) -> bool {
-        self.abc.is_some()
-    }
-
-    /// Takes a/b/c out (the device phase consumes them for the H polynomial).
-    pub fn take_abc(&mut self) -> Option<Abc> {
-        self.abc.take()
-    }
-
-    /// Frees a/b/c, keeping the witness.
-    pub fn drop_abc(&mut self) {
-        self.abc = None;
+    /// Bytes that stay after a/b/c are released (the same as [`Witness::size_bytes`]).
+    pub fn witness_bytes(&self) -> u64 {
+        self.size_bytes()
     }
 
     /// A/B densities: which aux variables occur in A, which inputs / aux occur in B.

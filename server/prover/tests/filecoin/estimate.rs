@@ -15,13 +15,13 @@ use super::common::env;
 const FR_BYTES: u64 = std::mem::size_of::<Fr>() as u64;
 
 /// Bytes a partition holds by the lengths of its vectors: (total, a/b/c share).
-fn measured_bytes(mut p: SynthesizedPartition) -> (u64, u64) {
+fn measured_bytes(p: SynthesizedPartition) -> (u64, u64) {
     let density_bytes = |d: &Density| d.len().div_ceil(64) as u64 * 8;
     let (a, b, c) = p.densities();
     let densities = density_bytes(a) + density_bytes(b) + density_bytes(c);
     let witness = (p.num_inputs() + p.num_aux()) as u64 * FR_BYTES + densities;
     let constraints = p.num_constraints();
-    let abc = p.take_abc().expect("a fresh partition holds a/b/c");
+    let abc = p.abc();
     for (name, v) in [("a", &abc.a), ("b", &abc.b), ("c", &abc.c)] {
         assert_eq!(v.len(), constraints, "{name} has one entry per constraint");
     }

@@ -150,7 +150,7 @@ fn other_params() -> Parameters<Bls12> {
 }
 
 fn abc(p: &SynthesizedPartition) -> &Abc {
-    p.abc.as_ref().unwrap()
+    p.abc()
 }
 
 #[test]
