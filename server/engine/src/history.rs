@@ -1,12 +1,14 @@
 //! What the engine remembers of the last hour: every job that ended (when, its kind, how long it
 //! took, whether it failed), every stint a device worker was busy, and its load (memory in use and
-//! partitions in each place) at 10-second resolution. Snapshots share it (an
-//! `Arc`, copied only when it grows while a reader holds the old one); readers reckon rates,
+//! partitions in each place) at 10-second resolution. Snapshots share it (an `Arc`; when it
+//! grows while a reader holds the old one, the copy shares the jobs' and stints' chunks and
+//! copies only the chunk that grows, see `chunked.rs`); readers reckon rates,
 //! latency percentiles and worker utilisation over a window as of the moment they show them, so
 //! the snapshot itself holds no time that moves by itself.
 
 use std::collections::VecDeque;
 
+use crate::chunked::Chunked;
 use crate::domain::ProofKind;
 
 /// How far back the history reaches.
@@ -80,8 +82,11 @@ pub struct Past {
 /// snapshots' histories by address first.)
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct History {
-    ended: VecDeque<Ended>,
-    stints: VecDeque<Stint>,
+    /// Up to [`MAX_ENDED`] entries, in shared chunks: a snapshot's copy of the history costs
+    /// no copy of them, and a job ending while readers hold one copies one chunk.
+    ended: Chunked<Ended>,
+    stints: Chunked<Stint>,
+    /// At most one bucket per 10 s of the hour.
     load: VecDeque<LoadBucket>,
 }
 

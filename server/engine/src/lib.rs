@@ -13,6 +13,7 @@
 //! - `history`: jobs ended and worker stints of the last hour (rates, percentiles, utilisation).
 //! - `budget`: the memory budget and its RAII reservations.
 //! - `clock`: wall-clock milliseconds for what people read.
+//! - `chunked`: a queue in shared chunks, cheap to copy (the history's).
 //! - `os_priority`: lower OS thread priority for work that has no deadline.
 //! - `schedule`: the scheduling order and the synthesis allowance, as pure functions.
 //! - `machine`: the engine's state and its single writer (inputs in, effects out).
@@ -25,6 +26,7 @@
 //! - `journal`: the job journal (SQLite + input files) that makes accepted jobs durable.
 
 pub mod budget;
+mod chunked;
 mod clock;
 pub mod domain;
 mod driver;
