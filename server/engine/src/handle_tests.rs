@@ -503,3 +503,23 @@ async fn device_readings_reach_the_snapshots_as_they_change() {
     *prover.readings.lock() = vec![reading(2)];
     snapshot_where(&engine, |s| s.devices == [reading(2)]).await;
 }
+
+#[tokio::test]
+async fn a_panic_while_planning_is_an_internal_error_and_the_engine_goes_on() {
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    prover.panic_in_plan.store(true, Ordering::SeqCst);
+    let err = engine
+        .submit(request(ProofKind::WinningPost, 1, 1000))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, EngineError::Internal(_)), "{err:?}");
+    assert_eq!(err.class(), crate::error::ErrorClass::Bug);
+    prover.panic_in_plan.store(false, Ordering::SeqCst);
+    let job = engine
+        .submit(request(ProofKind::WinningPost, 1, 1000))
+        .await
+        .unwrap();
+    let done = engine.await_job(&job.job_id).await.unwrap();
+    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+}

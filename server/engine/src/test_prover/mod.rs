@@ -24,6 +24,8 @@ pub struct TestProver {
     pub devices: u32,
     /// Make every synthesis panic.
     pub panic_in_synthesis: AtomicBool,
+    /// Make planning panic, as a bug in a request decoder would.
+    pub panic_in_plan: AtomicBool,
     /// Syntheses wait while a test holds this lock.
     pub gate: Arc<parking_lot::Mutex<()>>,
     /// Device phases fail (before releasing a/b/c) while set.
@@ -53,6 +55,7 @@ impl TestProver {
         Arc::new(TestProver {
             devices,
             panic_in_synthesis: AtomicBool::new(false),
+            panic_in_plan: AtomicBool::new(false),
             gate: Default::default(),
             device_fault: AtomicBool::new(false),
             fatal_device: AtomicBool::new(false),
@@ -109,6 +112,9 @@ impl Prover for TestProver {
             .collect()
     }
     fn plan(&self, request: ProofRequest) -> Result<Planned<TestPlan>, EngineError> {
+        if self.panic_in_plan.load(Ordering::SeqCst) {
+            panic!("synthetic decoder exploded");
+        }
         let (kind, request) = (request.kind(), request.input);
         if request.partition_index == 0 {
             return Err(EngineError::InvalidRequest("no partitions".into()));
