@@ -293,7 +293,7 @@ impl Engine {
         }
         let (request_id, kind, digest) = (key.request_id.clone(), key.kind, key.digest);
         if let Some(existing) = self
-            .ask(|reply| Request::FindRequest { key, reply })
+            .ask(|reply| Request::Find { key, reply })
             .await?
         {
             return Ok(Some(existing));

@@ -69,7 +69,7 @@ pub(crate) enum Input<P: Prover> {
 pub(crate) enum Request {
     /// A request the API refused at submit, for the failure log.
     Refused(crate::failures::Failure),
-    FindRequest {
+    Find {
         key: RequestKey,
         reply: oneshot::Sender<Option<Submitted>>,
     },

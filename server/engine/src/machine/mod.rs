@@ -201,7 +201,7 @@ impl<P: Prover> Machine<P> {
 
     fn request(&mut self, request: Request) {
         match request {
-            Request::FindRequest { key, reply } => {
+            Request::Find { key, reply } => {
                 let _ = reply.send(self.find_request(&key));
             }
             Request::Watch { job_id, reply } => {
