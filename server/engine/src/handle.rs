@@ -292,10 +292,7 @@ impl Engine {
             return Ok(None);
         }
         let (request_id, kind, digest) = (key.request_id.clone(), key.kind, key.digest);
-        if let Some(existing) = self
-            .ask(|reply| Request::Find { key, reply })
-            .await?
-        {
+        if let Some(existing) = self.ask(|reply| Request::Find { key, reply }).await? {
             return Ok(Some(existing));
         }
         let Some(journal) = self.journal.clone() else {

@@ -345,12 +345,15 @@ impl<P: Prover> Machine<P> {
     pub(super) fn preload(
         &mut self,
         circuit_id: String,
+        params_bytes: u64,
         reply: oneshot::Sender<Result<Preloaded, EngineError>>,
     ) {
         if !self.prover.knows_circuit(&circuit_id) {
             let _ = reply.send(Err(EngineError::UnknownCircuit(circuit_id)));
             return;
         }
+        // Only known circuits are remembered: a client's made-up ids never grow the map.
+        self.note_params_estimate(&circuit_id, params_bytes);
         if let Some(entry) = self.params.get_mut(&circuit_id) {
             match &mut entry.slot {
                 ParamsSlot::Ready { .. } => {

@@ -219,10 +219,7 @@ impl<P: Prover> Machine<P> {
                 circuit_id,
                 params_bytes,
                 reply,
-            } => {
-                self.note_params_estimate(&circuit_id, params_bytes);
-                self.preload(circuit_id, reply)
-            }
+            } => self.preload(circuit_id, params_bytes, reply),
             Request::Evict { circuit_id, reply } => {
                 let _ = reply.send(self.evict(&circuit_id));
             }

@@ -232,3 +232,25 @@ fn synthesis_gets_the_params_once_they_are_loaded_and_the_snapshot_shows_their_p
     assert_eq!(h.machine.snapshot().memory.params_bytes, 0);
     assert!(h.machine.snapshot().params.is_empty());
 }
+
+#[test]
+fn a_preload_of_an_unknown_circuit_is_refused_and_remembers_nothing() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    for i in 0..100 {
+        let (reply, mut answer) = oneshot::channel();
+        h.apply(Input::Api(Request::Preload {
+            circuit_id: format!("made-up-{i}"),
+            params_bytes: PARAMS_BYTES,
+            reply,
+        }));
+        let refused = answer.try_recv().expect("answered at once");
+        assert!(
+            matches!(refused, Err(EngineError::UnknownCircuit(_))),
+            "{refused:?}"
+        );
+    }
+    assert!(
+        h.machine.params_estimates.is_empty(),
+        "no made-up id is kept"
+    );
+}
