@@ -100,7 +100,7 @@ impl SynthesizedPartition {
 
     /// Bytes held: witness, densities and a/b/c.
     pub fn size_bytes(&self) -> u64 {
-        self.witness.size_bytes() + self.abc_bytes()
+        self.witness.witness_bytes() + self.abc_bytes()
     }
 
     /// Bytes held by a/b/c.
@@ -147,17 +147,12 @@ impl Witness {
         &self.inputs[1..]
     }
 
-    /// Bytes held: the witness and the densities.
-    pub fn size_bytes(&self) -> u64 {
+    /// Bytes held: the witness and the densities (what stays after a/b/c are released).
+    pub fn witness_bytes(&self) -> u64 {
         (self.inputs.capacity() + self.aux.capacity()) as u64 * FR_BYTES
             + self.a_aux_density.size_bytes()
             + self.b_input_density.size_bytes()
             + self.b_aux_density.size_bytes()
-    }
-
-    /// Bytes that stay after a/b/c are released (the same as [`Witness::size_bytes`]).
-    pub fn witness_bytes(&self) -> u64 {
-        self.size_bytes()
     }
 
     /// A/B densities: which aux variables occur in A, which inputs / aux occur in B.
