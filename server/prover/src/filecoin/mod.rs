@@ -68,6 +68,31 @@ pub struct StockProof {
     pub synthesis: std::time::Duration,
 }
 
+/// The two [`KindJob`] methods that run a partition's circuit, the same in every kind: each
+/// builds it with the kind's own `circuit(index)` and synthesizes it, or (feature `bench`)
+/// proves it with stock bellperson.
+macro_rules! runs_its_circuit {
+    () => {
+        fn synthesize(
+            &self,
+            index: usize,
+            how: $crate::filecoin::Synthesis<'_>,
+        ) -> $crate::Result<$crate::SynthesizedPartition> {
+            $crate::filecoin::synthesize(index, self.circuit(index)?, how)
+        }
+
+        #[cfg(feature = "bench")]
+        fn prove_stock(
+            &self,
+            index: usize,
+            params: &bellperson::groth16::Parameters<blstrs::Bls12>,
+        ) -> $crate::Result<$crate::filecoin::StockProof> {
+            $crate::filecoin::stock_prove(self.circuit(index)?, params)
+        }
+    };
+}
+pub(crate) use runs_its_circuit;
+
 /// Synthesizes a circuit a kind has just built, `how`.
 pub(crate) fn synthesize<C: bellperson::Circuit<blstrs::Scalar> + Send>(
     index: usize,

@@ -3,8 +3,6 @@
 
 use std::convert::TryInto;
 
-#[cfg(feature = "bench")]
-use bellperson::groth16::Parameters;
 use bellperson::groth16::{PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
@@ -21,11 +19,8 @@ use storage_proofs_porep::stacked::{
 use super::nodes::check_nodes;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{build_circuit, synthesize, Decoded, KindJob, ProofInput, Synthesis};
-#[cfg(feature = "bench")]
-use super::{stock_prove, StockProof};
+use super::{build_circuit, Decoded, KindJob, ProofInput};
 use crate::error::{ProverError, Result};
-use crate::synthesis::SynthesizedPartition;
 use storage_proofs_core::proof::ProofScheme;
 
 type Inputs<Tree> = stacked::PublicInputs<
@@ -224,14 +219,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
         self.vanilla.len()
     }
 
-    fn synthesize(&self, index: usize, how: Synthesis<'_>) -> Result<SynthesizedPartition> {
-        synthesize(index, self.circuit(index)?, how)
-    }
-
-    #[cfg(feature = "bench")]
-    fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
-        stock_prove(self.circuit(index)?, params)
-    }
+    super::runs_its_circuit!();
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
         let multi = MultiProof::new(proofs.to_vec(), pvk);

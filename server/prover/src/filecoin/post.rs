@@ -2,8 +2,6 @@
 //! `FallbackPoStSectorProof`s, randomness and miner id, verified with the fallback PoSt compound
 //! verifier's public inputs.
 
-#[cfg(feature = "bench")]
-use bellperson::groth16::Parameters;
 use bellperson::groth16::{verify_proofs_batch, PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::Hasher;
@@ -22,11 +20,8 @@ use super::check_paths;
 use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
-use super::{build_circuit, synthesize, Decoded, KindJob, ProofInput, ProofKind, Synthesis};
-#[cfg(feature = "bench")]
-use super::{stock_prove, StockProof};
+use super::{build_circuit, Decoded, KindJob, ProofInput, ProofKind};
 use crate::error::{ProverError, Result};
-use crate::synthesis::SynthesizedPartition;
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
@@ -297,14 +292,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
         1
     }
 
-    fn synthesize(&self, index: usize, how: Synthesis<'_>) -> Result<SynthesizedPartition> {
-        synthesize(index, self.circuit(index)?, how)
-    }
-
-    #[cfg(feature = "bench")]
-    fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
-        stock_prove(self.circuit(index)?, params)
-    }
+    super::runs_its_circuit!();
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
         let inputs = <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::generate_public_inputs(

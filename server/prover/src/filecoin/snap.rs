@@ -2,8 +2,6 @@
 //! `PartitionProof`s and comm_r_old / comm_r_new / comm_d_new, verified as
 //! `verify_empty_sector_update_proof` does.
 
-#[cfg(feature = "bench")]
-use bellperson::groth16::Parameters;
 use bellperson::groth16::{PreparedVerifyingKey, Proof};
 use blstrs::Bls12;
 use filecoin_hashers::{Domain, Hasher};
@@ -21,11 +19,8 @@ use storage_proofs_update::{
 use super::nodes::check_nodes;
 use super::registered::update_proof;
 use super::request::{bytes32, decode_bincode, field_element};
-use super::{build_circuit, check_paths, synthesize, Decoded, KindJob, ProofInput, Synthesis};
-#[cfg(feature = "bench")]
-use super::{stock_prove, StockProof};
+use super::{build_circuit, check_paths, Decoded, KindJob, ProofInput};
 use crate::error::{ProverError, Result};
-use crate::synthesis::SynthesizedPartition;
 
 struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     pub_params: compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>,
@@ -178,14 +173,7 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<
         self.vanilla.len()
     }
 
-    fn synthesize(&self, index: usize, how: Synthesis<'_>) -> Result<SynthesizedPartition> {
-        synthesize(index, self.circuit(index)?, how)
-    }
-
-    #[cfg(feature = "bench")]
-    fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof> {
-        stock_prove(self.circuit(index)?, params)
-    }
+    super::runs_its_circuit!();
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
         let multi = MultiProof::new(proofs.to_vec(), pvk);
