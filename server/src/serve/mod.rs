@@ -20,6 +20,9 @@ mod listen;
 mod tls;
 mod unix_authority;
 
+/// Public for the unix-socket benchmark (`benches/unix_socket.rs`).
+pub use unix_authority::AuthorityFix;
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -157,8 +160,8 @@ impl Daemon {
                 }
                 GrpcListener::Unix(listener) => {
                     let router = server.add_routes(services.routes.clone());
-                    let incoming = UnixListenerStream::new(listener)
-                        .map(|conn| conn.map(unix_authority::AuthorityFix::new));
+                    let incoming =
+                        UnixListenerStream::new(listener).map(|conn| conn.map(AuthorityFix::new));
                     tokio::spawn(async move {
                         router
                             .serve_with_incoming_shutdown(incoming, stop)

@@ -176,3 +176,38 @@ fn broken_input_is_an_error_not_a_panic() {
     interleaved.extend(data_frame(1, b""));
     assert!(rewriter.feed(&interleaved, &mut Vec::new()).is_err());
 }
+
+/// What the server reads through [`AuthorityFix`], `chunk` bytes at most per read.
+async fn read_through(input: &[u8], chunk: usize) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut fix = AuthorityFix::new(input);
+    let mut out = Vec::new();
+    let mut buf = vec![0; chunk];
+    loop {
+        match fix.read(&mut buf).await.unwrap() {
+            0 => return out,
+            n => out.extend_from_slice(&buf[..n]),
+        }
+    }
+}
+
+#[tokio::test]
+async fn payloads_read_straight_through_match_the_rewriter() {
+    let mut encoder = Encoder::new();
+    let mut input = CLIENT_PREFACE.to_vec();
+    input.extend(headers_frame(&mut encoder, 1, &request("/run/snarkd.sock")));
+    let payload: Vec<u8> = (0..16_000u32).map(|i| (i % 251) as u8).collect();
+    input.extend(data_frame(1, &payload));
+    input.extend(data_frame(1, &payload));
+    input.extend(headers_frame(&mut encoder, 3, &request("/run/snarkd.sock")));
+    input.extend(data_frame(3, &payload[..5]));
+    let expected = rewrite(&input, input.len());
+    for chunk in [1, 9, 4096, 65_536] {
+        let read = read_through(&input, chunk).await;
+        assert!(read == expected, "reads of {chunk} bytes");
+    }
+    let frames = server_view(&expected);
+    assert_eq!(frames[1], (0x0, 1, Err(payload.clone())));
+    assert_eq!(frames[2], (0x0, 1, Err(payload.clone())));
+    assert_eq!(frames[3].2.as_ref().unwrap(), &request("localhost"));
+}
