@@ -1,64 +1,288 @@
-//! The message-size limit and the decoding slots. tonic rejects an oversized request with
-//! OUT_OF_RANGE; gRPC's own convention (and what Curio's Go client reports) is
-//! RESOURCE_EXHAUSTED, so [`MessageLimit`] rewrites that one status and says what to do about it.
-//! It also hands each SubmitProof and Prove request one of `[limits] decoding_requests` slots
-//! before tonic reads its body, so at most that many inputs (each up to 256 MiB) are buffered and
-//! decoded at once; a request finding none free is answered RESOURCE_EXHAUSTED unread.
+//! What every ProvingEngine call's request may be, checked before tonic decodes it, on both
+//! ports. [`MessageLimit`] reads each request's body itself ([`BodyReader`]): one gRPC message
+//! (a second is INVALID_ARGUMENT), no larger than its method takes (256 MiB for SubmitProof and
+//! Prove, what `[limits] stream_job_ids` ids need for StreamStatus, 64 KiB for the others), and
+//! whole within `[limits] body_read_timeout`. A SubmitProof or Prove first gets a decoding slot
+//! ([`DecodeSlots`]) by the kind its first bytes name, so at most that many inputs are buffered
+//! and decoded at once and the deadline kinds always have slots of their own. Every refusal
+//! here is counted, logged (at most once a second) and, for proof requests, put in the failure
+//! log. tonic's own OUT_OF_RANGE for an oversized message is rewritten to gRPC's convention
+//! (and what Curio's Go client reports), RESOURCE_EXHAUSTED.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http::{Request, Response};
+use snarkd_engine::failures::Failure;
 use snarkd_proto::v1::proving_engine_server::{ProvingEngine, ProvingEngineServer};
-
-use super::wire_scan;
-use http_body_util::BodyExt;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::body::Body;
 use tonic::server::NamedService;
 use tonic::{Code, Status};
 
+use super::decode_slots::DecodeSlots;
+use super::refusal::Sent;
+use super::request::proof_kind;
+use super::request_body::{BodyError, BodyReader};
+use super::{stream, wire_scan};
+
+pub use super::decode_slots::DecodeSlot;
 pub use snarkd_proto::MAX_MESSAGE_BYTES;
 
 /// The generated server for `service`, taking and sending messages of up to [`MAX_MESSAGE_BYTES`]
-/// (tonic's defaults are 4 MiB in and unlimited out). Wrapped in [`MessageLimit`], an oversized
-/// request is answered RESOURCE_EXHAUSTED and at most `decoding_requests` SubmitProof and Prove
-/// requests are read and decoded at once.
+/// (tonic's defaults are 4 MiB in and unlimited out).
 pub fn sized<T: ProvingEngine>(service: T) -> ProvingEngineServer<T> {
     ProvingEngineServer::new(service)
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES)
 }
 
-/// The methods whose requests carry proof inputs.
-const INPUT_PATHS: [&str; 2] = [
-    "/cuzk.v1.ProvingEngine/SubmitProof",
-    "/cuzk.v1.ProvingEngine/Prove",
-];
+/// Largest request of the calls that carry no inputs (GetStatus, AwaitProof, CancelProof,
+/// GetMetrics, PreloadSRS, EvictSRS): their fields are ids and numbers.
+pub const SMALL_REQUEST_BYTES: usize = 64 * 1024;
+/// Bytes one followed job id may take in a StreamStatus request: key, length and the id (a job
+/// id is 36 characters).
+const JOB_ID_WIRE_BYTES: usize = 67;
 
-/// One `[limits] decoding_requests` slot, in the request's extensions from [`MessageLimit`] to
-/// the handler: the slot is free again once every clone is dropped, which the handler does when
-/// the request is decoded and submitted (a Prove call then waits for its proof without one).
+/// What the limit layer knows of a call, by its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Call {
+    /// SubmitProof, or Prove when `prove`.
+    Input {
+        prove: bool,
+    },
+    StreamStatus,
+    Small,
+}
+
+impl Call {
+    fn of(path: &str) -> Call {
+        match path.rsplit('/').next() {
+            Some("SubmitProof") => Call::Input { prove: false },
+            Some("Prove") => Call::Input { prove: true },
+            Some("StreamStatus") => Call::StreamStatus,
+            _ => Call::Small,
+        }
+    }
+}
+
+/// The part of `[limits]` the layer applies, and where its refusals of proof requests go.
 #[derive(Clone)]
-pub struct DecodeSlot(#[allow(dead_code)] Arc<OwnedSemaphorePermit>);
+pub struct Intake {
+    pub slots: DecodeSlots,
+    pub body_read_timeout: Duration,
+    pub stream_job_ids: usize,
+    pub request_id_bytes: usize,
+    /// Adds a refused proof request to the engine's failure log.
+    pub note_refusal: Arc<dyn Fn(Failure) + Send + Sync>,
+}
 
-/// Wraps a gRPC service so an oversized request is answered RESOURCE_EXHAUSTED, and input
-/// requests take a decoding slot first.
-#[derive(Debug, Clone)]
+/// A refusal, with the `[limits]` key (or rule) it comes from, for the metric.
+struct Refused {
+    limit: &'static str,
+    status: Status,
+}
+
+impl Intake {
+    /// A call's largest message.
+    fn limit(&self, call: Call) -> usize {
+        match call {
+            Call::Input { .. } => MAX_MESSAGE_BYTES,
+            Call::StreamStatus => SMALL_REQUEST_BYTES + self.stream_job_ids * JOB_ID_WIRE_BYTES,
+            Call::Small => SMALL_REQUEST_BYTES,
+        }
+    }
+
+    /// Reads and checks `req`'s body (taking a decoding slot for a proof request), and hands the
+    /// request on with the body read, or says why not.
+    async fn admit(&self, req: Request<Body>) -> Result<Request<Body>, Status> {
+        let call = Call::of(req.uri().path());
+        let method = method_name(req.uri().path());
+        let (mut parts, body) = req.into_parts();
+        let mut reader = BodyReader::new(body, self.limit(call), self.body_read_timeout);
+        let mut sent = None;
+        let read = async {
+            if let Call::Input { prove } = call {
+                reader
+                    .fill(self.request_id_bytes + 32)
+                    .await
+                    .map_err(|e| self.body_refusal(e, call, &method))?;
+                let (request_id, kind) = wire_scan::submit_head(reader.buffered(), prove);
+                let kind = kind.and_then(|k| proof_kind(k).ok());
+                sent = Some(Sent::new(request_id.as_deref().unwrap_or(""), kind));
+                let slot = self.slots.take(kind).map_err(|status| Refused {
+                    limit: "decoding_requests",
+                    status,
+                })?;
+                parts.extensions.insert(slot);
+            }
+            let bytes = reader
+                .finish()
+                .await
+                .map_err(|e| self.body_refusal(e, call, &method))?;
+            self.check_counts(call, &bytes)?;
+            Ok(bytes)
+        };
+        match read.await {
+            Ok(bytes) => Ok(Request::from_parts(
+                parts,
+                Body::new(http_body_util::Full::new(bytes)),
+            )),
+            Err(Refused { limit, status }) => {
+                observe_refusal(&method, limit, &status);
+                if let Some(sent) = sent {
+                    (self.note_refusal)(sent.refused(&status));
+                }
+                Err(status)
+            }
+        }
+    }
+
+    fn body_refusal(&self, error: BodyError, call: Call, method: &str) -> Refused {
+        let (limit, status) = match error {
+            BodyError::TooLarge(found) => match call {
+                Call::Input { .. } => (
+                    "message_size",
+                    Status::resource_exhausted(oversized_message(&found.to_string())),
+                ),
+                Call::StreamStatus => (
+                    "stream_job_ids",
+                    Status::resource_exhausted(format!(
+                    "a StreamStatus request is at most {} bytes (what [limits] stream_job_ids = {} \
+                     job ids take), and this one is {found}: follow fewer jobs per stream",
+                    self.limit(call), self.stream_job_ids
+                )),
+                ),
+                Call::Small => (
+                    "message_size",
+                    Status::resource_exhausted(format!(
+                    "a {method} request is at most {SMALL_REQUEST_BYTES} bytes, and this one is \
+                     {found}: its fields are ids and numbers, send only those"
+                )),
+                ),
+            },
+            BodyError::MoreThanOne => (
+                "one_message",
+                Status::invalid_argument(format!(
+                    "the {method} request body holds more than one message, and the call takes \
+                 exactly one: send one message per call"
+                )),
+            ),
+            BodyError::Late => (
+                "body_read_timeout",
+                Status::resource_exhausted(format!(
+                "the request body did not arrive within the body_read_timeout limit ({}): send \
+                 it over a faster link, or raise [limits] body_read_timeout",
+                humantime::format_duration(self.body_read_timeout)
+            )),
+            ),
+            BodyError::Broken(err) => (
+                "broken_body",
+                Status::cancelled(format!(
+                    "the request body could not be read ({err}); send it again"
+                )),
+            ),
+        };
+        Refused { limit, status }
+    }
+
+    /// Counts on the wire what prost would make one allocation each of.
+    fn check_counts(&self, call: Call, bytes: &[u8]) -> Result<(), Refused> {
+        match call {
+            Call::Input { prove } => match wire_scan::vanilla_proofs_in_frame(bytes, prove) {
+                Some(n) if n > wire_scan::MAX_VANILLA_PROOFS => Err(Refused {
+                    limit: "vanilla_proofs",
+                    status: Status::invalid_argument(format!(
+                        "invalid request: vanilla_proofs has {n} entries, and no proof kind takes \
+                         more than {} (a 32 GiB WindowPoSt partition's sectors): send one entry \
+                         per sector (PoSt) or per partition (SnapDeals)",
+                        wire_scan::MAX_VANILLA_PROOFS
+                    )),
+                }),
+                _ => Ok(()),
+            },
+            Call::StreamStatus => match wire_scan::job_ids_in_frame(bytes) {
+                Some(n) if n > self.stream_job_ids => Err(Refused {
+                    limit: "stream_job_ids",
+                    status: stream::too_many_job_ids(n, self.stream_job_ids),
+                }),
+                _ => Ok(()),
+            },
+            Call::Small => Ok(()),
+        }
+    }
+}
+
+/// The method a path names, cut short: a client chooses the path.
+fn method_name(path: &str) -> String {
+    path.rsplit('/')
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(40)
+        .collect()
+}
+
+/// Refusals before a call is decoded: counted with the calls and on their own, logged.
+fn observe_refusal(method: &str, limit: &'static str, status: &Status) {
+    let code = format!("{:?}", status.code());
+    metrics::counter!("snarkd_grpc_requests_total", "method" => method.to_string(), "code" => code)
+        .increment(1);
+    metrics::counter!("snarkd_intake_refusals_total", "limit" => limit).increment(1);
+    if let Some(suppressed) = LOG_REFUSALS.allow() {
+        tracing::warn!(method, limit, code = ?status.code(), message = status.message(),
+            suppressed, "request refused before decoding (logged at most once a second)");
+    }
+}
+
+static LOG_REFUSALS: OncePerSecond = OncePerSecond::new();
+
+/// Lets an event through at most once per second, counting the ones it held back.
+struct OncePerSecond {
+    last_second: AtomicU64,
+    held_back: AtomicU64,
+}
+
+impl OncePerSecond {
+    const fn new() -> Self {
+        OncePerSecond {
+            last_second: AtomicU64::new(0),
+            held_back: AtomicU64::new(0),
+        }
+    }
+
+    /// `Some(events held back since the last one let through)`, or `None` to hold this back.
+    fn allow(&self) -> Option<u64> {
+        let now = super::status::now_unix_ms() / 1000;
+        let last = self.last_second.load(Ordering::Relaxed);
+        if last != now
+            && self
+                .last_second
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return Some(self.held_back.swap(0, Ordering::Relaxed));
+        }
+        self.held_back.fetch_add(1, Ordering::Relaxed);
+        None
+    }
+}
+
+/// Wraps the ProvingEngine service so every request is read and checked by [`Intake`] first.
+#[derive(Clone)]
 pub struct MessageLimit<S> {
     inner: S,
-    decoding: Arc<Semaphore>,
-    decoding_requests: usize,
+    intake: Arc<Intake>,
 }
 
 impl<S> MessageLimit<S> {
-    pub fn new(inner: S, decoding_requests: usize) -> Self {
+    pub fn new(inner: S, intake: Intake) -> Self {
         MessageLimit {
             inner,
-            decoding: Arc::new(Semaphore::new(decoding_requests)),
-            decoding_requests,
+            intake: Arc::new(intake),
         }
     }
 }
@@ -81,29 +305,13 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut req: Request<Body>) -> Self::Future {
-        let Some(prove) = input_method(req.uri().path()) else {
-            let fut = self.inner.call(req);
-            return Box::pin(async move {
-                let mut response = fut.await?;
-                rewrite_oversized(&mut response);
-                Ok(response)
-            });
-        };
-        let Ok(slot) = self.decoding.clone().try_acquire_owned() else {
-            let refused = Status::resource_exhausted(format!(
-                "the decoding_requests limit ({}) is reached: that many proof requests are being \
-                 received and decoded; retry in a moment, or raise [limits] decoding_requests",
-                self.decoding_requests
-            ));
-            return Box::pin(async move { Ok(refused.into_http()) });
-        };
-        req.extensions_mut().insert(DecodeSlot(Arc::new(slot)));
+    fn call(&mut self, req: Request<Body>) -> Self::Future {
+        let intake = self.intake.clone();
         // The ready service goes into the future; a clone stays for the next call.
         let ready = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, ready);
         Box::pin(async move {
-            let req = match checked_input(req, prove).await {
+            let req = match intake.admit(req).await {
                 Ok(req) => req,
                 Err(refused) => return Ok(refused.into_http()),
             };
@@ -112,54 +320,6 @@ where
             Ok(response)
         })
     }
-}
-
-/// `Some(is_prove)` for the methods whose requests carry proof inputs.
-fn input_method(path: &str) -> Option<bool> {
-    match INPUT_PATHS.iter().position(|p| *p == path)? {
-        0 => Some(false),
-        _ => Some(true),
-    }
-}
-
-/// Reads an input request's body (within the message limit) and counts its `vanilla_proofs`
-/// on the wire, so a request no proof kind could take is refused before prost allocates one
-/// `Vec` per entry; then hands the same bytes on to tonic.
-async fn checked_input(req: Request<Body>, prove: bool) -> Result<Request<Body>, Status> {
-    let (parts, body) = req.into_parts();
-    // The 5-byte gRPC frame header comes on top of the message.
-    let limited = http_body_util::Limited::new(body, MAX_MESSAGE_BYTES + 5);
-    let bytes = match limited.collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(err)
-            if err
-                .downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            return Err(Status::resource_exhausted(oversized_message(&format!(
-                "over {MAX_MESSAGE_BYTES}"
-            ))))
-        }
-        Err(err) => {
-            return Err(Status::cancelled(format!(
-                "the request body could not be read ({err}); send it again"
-            )))
-        }
-    };
-    if let Some(n) = wire_scan::vanilla_proofs_in_frame(&bytes, prove) {
-        if n > wire_scan::MAX_VANILLA_PROOFS {
-            return Err(Status::invalid_argument(format!(
-                "invalid request: vanilla_proofs has {n} entries, and no proof kind takes more \
-                 than {} (a 32 GiB WindowPoSt partition's sectors): send one entry per sector \
-                 (PoSt) or per partition (SnapDeals)",
-                wire_scan::MAX_VANILLA_PROOFS
-            )));
-        }
-    }
-    Ok(Request::from_parts(
-        parts,
-        Body::new(http_body_util::Full::new(bytes)),
-    ))
 }
 
 /// tonic's text for a request over the decoding limit.

@@ -96,6 +96,17 @@ impl ProvingEngine for MetricsOfLength {
     }
 }
 
+/// The daemon's default limits, with `decoding_requests` slots and none kept apart.
+fn intake(decoding_requests: usize) -> Intake {
+    Intake {
+        slots: DecodeSlots::with(decoding_requests, 0, vec![]),
+        body_read_timeout: std::time::Duration::from_secs(60),
+        stream_job_ids: 1024,
+        request_id_bytes: 256,
+        note_refusal: Arc::new(|_| {}),
+    }
+}
+
 /// Serves `service` through [`MessageLimit`] on 127.0.0.1:0 and returns a client that accepts any size.
 async fn serve(service: MetricsOfLength) -> ProvingEngineClient<tonic::transport::Channel> {
     serve_with(service, 16).await
@@ -112,7 +123,7 @@ async fn serve_with(
     let addr = listener.local_addr().unwrap();
     tokio::spawn(
         tonic::transport::Server::builder()
-            .add_service(MessageLimit::new(sized(service), decoding_requests))
+            .add_service(MessageLimit::new(sized(service), intake(decoding_requests)))
             .serve_with_incoming(TcpListenerStream::new(listener)),
     );
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))

@@ -14,17 +14,21 @@
 //! - `stream_route`: the route answering StreamStatus with those encodings.
 //! - `summary`: per-kind summary, jobs ended per minute and worker busy share, as of a message.
 //! - `error`: engine error → gRPC status, in one place.
-//! - `limits`: the 256 MiB message limit and its RESOURCE_EXHAUSTED answer, and the decoding
-//!   slots of `[limits] decoding_requests`.
+//! - `limits`: what each call's request may be (one message, its method's size, read within
+//!   `[limits] body_read_timeout`), checked before tonic decodes it; the 256 MiB RESOURCE_EXHAUSTED.
+//! - `request_body`: reading one request body by its deadline.
+//! - `decode_slots`: the SubmitProof/Prove decoding slots, some kept for the deadline kinds.
 //! - `wire_scan`: counting `vanilla_proofs` entries on the wire before prost decodes them.
 
 pub mod client_request;
+pub mod decode_slots;
 pub mod encoded;
 pub mod error;
 pub mod limits;
 pub mod outcome;
 pub mod refusal;
 pub mod request;
+pub mod request_body;
 pub mod status;
 pub mod stream;
 pub mod stream_route;
@@ -42,8 +46,9 @@ use tokio::sync::{watch, Semaphore};
 use tonic::{Request, Response, Status};
 
 use crate::config::{LimitsSection, SchedulerSection};
+use decode_slots::{DecodeSlot, DecodeSlots};
 use error::status_of;
-use limits::{DecodeSlot, MessageLimit};
+use limits::MessageLimit;
 use stream_route::StatusRoute;
 
 /// `cuzk.v1.ProvingEngine` on top of an [`Engine`].
@@ -83,9 +88,16 @@ impl ProvingService {
     /// The tonic service with snarkd's message limits and its StreamStatus route, ready to add
     /// to a server.
     pub fn into_server(self) -> MessageLimit<StatusRoute<ProvingEngineServer<ProvingService>>> {
-        let decoding = self.limits.decoding_requests;
+        let engine = self.engine.clone();
+        let intake = limits::Intake {
+            slots: DecodeSlots::new(&self.limits, &self.scheduler),
+            body_read_timeout: self.limits.body_read_timeout,
+            stream_job_ids: self.limits.stream_job_ids,
+            request_id_bytes: self.limits.request_id_bytes,
+            note_refusal: Arc::new(move |failure| engine.note_refusal(failure)),
+        };
         let route = StatusRoute::new(limits::sized(self.clone()), self);
-        MessageLimit::new(route, decoding)
+        MessageLimit::new(route, intake)
     }
 
     /// Submits a converted request, giving it its kind's usual priority when it has none and

@@ -24,9 +24,17 @@ pub struct Sent {
 impl Sent {
     /// From the submit request as it arrived (None when a Prove call carried none).
     pub fn of(req: Option<&pb::SubmitProofRequest>) -> Sent {
+        match req {
+            Some(r) => Sent::new(&r.request_id, request::proof_kind(r.proof_kind).ok()),
+            None => Sent::new("", None),
+        }
+    }
+
+    /// From what is known of a request: its id (as far as it arrived) and kind.
+    pub fn new(request_id: &str, kind: Option<ProofKind>) -> Sent {
         Sent {
-            request_id: req.map_or_else(String::new, |r| cut(&r.request_id, REQUEST_ID_CHARS)),
-            kind: req.and_then(|r| request::proof_kind(r.proof_kind).ok()),
+            request_id: cut(request_id, REQUEST_ID_CHARS),
+            kind,
         }
     }
 

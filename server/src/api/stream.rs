@@ -67,11 +67,7 @@ impl StreamOptions {
         req: pb::StreamStatusRequest,
     ) -> Result<StreamOptions, Status> {
         if req.job_ids.len() > max_job_ids {
-            return Err(Status::resource_exhausted(format!(
-                "job_ids lists {} ids, over the stream_job_ids limit of {max_job_ids}: follow \
-                 fewer jobs per stream, none to follow every job, or raise [limits] stream_job_ids",
-                req.job_ids.len()
-            )));
+            return Err(too_many_job_ids(req.job_ids.len(), max_job_ids));
         }
         let min_interval = match req.min_interval_ms {
             0 => DEFAULT_MIN_INTERVAL,
@@ -95,6 +91,14 @@ impl StreamOptions {
             job_ids: req.job_ids.into_iter().collect(),
         })
     }
+}
+
+/// What a request following `listed` jobs, over `[limits] stream_job_ids`, is told.
+pub fn too_many_job_ids(listed: usize, max_job_ids: usize) -> Status {
+    Status::resource_exhausted(format!(
+        "job_ids lists {listed} ids, over the stream_job_ids limit of {max_job_ids}: follow \
+         fewer jobs per stream, none to follow every job, or raise [limits] stream_job_ids"
+    ))
 }
 
 /// Starts feeding a stream from `snapshots`, its messages taken from `encodings`; it stops when

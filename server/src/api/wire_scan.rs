@@ -1,7 +1,9 @@
-//! A look at a SubmitProof or Prove request's protobuf bytes before prost decodes them. prost
-//! makes one `Vec` per `vanilla_proofs` entry, so a message of one-byte entries would cost about
-//! 20 times its size in memory before any check ran; counting the entries on the wire (no
-//! allocation) lets such a request be refused at the size it arrived with.
+//! A look at a request's protobuf bytes before prost decodes them. prost makes one `Vec` per
+//! `vanilla_proofs` entry (one `String` per StreamStatus job id), so a message of one-byte
+//! entries would cost about 20 times its size in memory before any check ran; counting the
+//! entries on the wire (no allocation) lets such a request be refused at the size it arrived
+//! with. The first bytes of a SubmitProof or Prove also name its request id and proof kind, which
+//! decide its decoding slot before the rest arrives.
 
 /// Most `vanilla_proofs` entries any proof kind takes: a 32 GiB or 64 GiB WindowPoSt partition's
 /// sectors (SnapDeals takes at most 16 partition proofs, WinningPoSt one sector proof).
@@ -33,6 +35,62 @@ pub fn vanilla_proofs_in_frame(frame: &[u8], prove: bool) -> Option<usize> {
     } else {
         count_field(message, VANILLA_PROOFS_FIELD)
     }
+}
+
+/// `SubmitProofRequest.request_id` and `.proof_kind`; `StreamStatusRequest.job_ids`.
+const REQUEST_ID_FIELD: u64 = 1;
+const PROOF_KIND_FIELD: u64 = 2;
+const JOB_IDS_FIELD: u64 = 2;
+
+/// The request id and proof kind a SubmitProofRequest (or a ProveRequest when `prove`) names in
+/// the first bytes of its gRPC frame, as far as they go. Encoders write fields in number order
+/// (protobuf's recommendation, and what Go's and prost's do), so both come first, ahead of the
+/// inputs; a field not found in `head` is `None`.
+pub fn submit_head(head: &[u8], prove: bool) -> (Option<String>, Option<i32>) {
+    let Some(mut message) = head.get(5..) else {
+        return (None, None);
+    };
+    if prove {
+        // The submit field's key and length, then the SubmitProofRequest's own bytes.
+        let mut rest = message;
+        match varint(&mut rest) {
+            Some(key) if key == SUBMIT_FIELD << 3 | 2 && varint(&mut rest).is_some() => {
+                message = rest
+            }
+            _ => return (None, None),
+        }
+    }
+    let (mut request_id, mut kind) = (None, None);
+    let mut rest = message;
+    while let Some(key) = varint(&mut rest) {
+        match (key >> 3, key & 7) {
+            (REQUEST_ID_FIELD, 2) => {
+                let Some(len) = varint(&mut rest).and_then(|n| usize::try_from(n).ok()) else {
+                    break;
+                };
+                let text = &rest[..len.min(rest.len())];
+                request_id = Some(String::from_utf8_lossy(text).into_owned());
+                match rest.get(len..) {
+                    Some(after) => rest = after,
+                    None => break,
+                }
+            }
+            (PROOF_KIND_FIELD, 0) => {
+                kind = varint(&mut rest).and_then(|v| i32::try_from(v).ok());
+                break;
+            }
+            _ => break,
+        }
+    }
+    (request_id, kind)
+}
+
+/// The number of `job_ids` in a StreamStatusRequest's gRPC frame (`None`: not a plain frame).
+pub fn job_ids_in_frame(frame: &[u8]) -> Option<usize> {
+    let (&[0, ..], message) = frame.split_first_chunk::<5>()? else {
+        return None;
+    };
+    count_field(message, JOB_IDS_FIELD)
 }
 
 /// Occurrences of length-delimited field `wanted` in one message.
@@ -127,6 +185,44 @@ mod tests {
                 submit: Some(submit),
             };
             assert_eq!(vanilla_proofs_in_frame(&frame(&prove), true), Some(n));
+        }
+    }
+
+    #[test]
+    fn the_request_id_and_kind_are_read_from_the_first_bytes() {
+        let submit = submit(2349);
+        let whole = frame(&submit);
+        for head in [&whole[..40], &whole[..]] {
+            let (id, kind) = submit_head(head, false);
+            assert_eq!(id.as_deref(), Some("wdpost-[1 2]"));
+            assert_eq!(kind, Some(3));
+        }
+        let prove = frame(&pb::ProveRequest {
+            submit: Some(submit.clone()),
+        });
+        assert_eq!(
+            submit_head(&prove[..60], true),
+            (Some("wdpost-[1 2]".into()), Some(3))
+        );
+        // Cut inside the id: what arrived of it, and no kind yet.
+        assert_eq!(submit_head(&whole[..10], false), (Some("wdp".into()), None));
+        assert_eq!(submit_head(&whole[..3], false), (None, None));
+        // A kind left out (proto3's default) or written after the inputs is not guessed.
+        let unordered = frame(&pb::SubmitProofRequest {
+            proof_kind: 0,
+            ..submit
+        });
+        assert_eq!(submit_head(&unordered, false).1, None);
+    }
+
+    #[test]
+    fn job_ids_are_counted_on_the_wire() {
+        for n in [0, 1, 5000] {
+            let request = pb::StreamStatusRequest {
+                min_interval_ms: 100,
+                job_ids: vec!["x".into(); n],
+            };
+            assert_eq!(job_ids_in_frame(&frame(&request)), Some(n));
         }
     }
 

@@ -1,6 +1,8 @@
 //! `[limits]`: everything a client controls has a bound here. Over a limit a request gets
 //! RESOURCE_EXHAUSTED naming the key and its value.
 
+use std::time::Duration;
+
 use bytesize::ByteSize;
 use serde::Deserialize;
 use snarkd_engine::IntakeLimits;
@@ -15,6 +17,11 @@ pub struct LimitsSection {
     pub queued_input_bytes: ByteSize,
     /// SubmitProof and Prove requests being received and decoded at once.
     pub decoding_requests: usize,
+    /// More of them, kept for the deadline kinds (`<kind>_max_priority` HIGH or CRITICAL).
+    pub deadline_decoding_requests: usize,
+    /// How long a request's body may take to arrive, from its headers to its end.
+    #[serde(with = "humantime_serde")]
+    pub body_read_timeout: Duration,
     /// StreamStatus streams open at once (the monitor holds one per open page).
     pub status_streams: usize,
     /// Job ids one StreamStatus request may follow.
@@ -30,6 +37,8 @@ impl Default for LimitsSection {
             queued_jobs: engine.queued_jobs,
             queued_input_bytes: ByteSize::b(engine.queued_input_bytes),
             decoding_requests: 16,
+            deadline_decoding_requests: 4,
+            body_read_timeout: Duration::from_secs(60),
             status_streams: 64,
             stream_job_ids: 1024,
             request_id_bytes: 256,
@@ -61,6 +70,12 @@ impl LimitsSection {
             return Err((
                 key.to_string(),
                 "must be at least 1: a limit of 0 refuses every request".to_string(),
+            ));
+        }
+        if self.body_read_timeout.is_zero() {
+            return Err((
+                "limits.body_read_timeout".to_string(),
+                "must be above 0: a limit of 0 refuses every request".to_string(),
             ));
         }
         if self.queued_input_bytes.as_u64() == 0 {

@@ -4,6 +4,7 @@
 
 pub mod grpcurl;
 pub mod process;
+pub mod raw_grpc;
 /// The engine's stand-in prover for the daemon's tests (its `test-hooks` feature).
 pub use snarkd_engine::test_prover::stand_in as prover;
 

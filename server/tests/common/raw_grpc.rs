@@ -1,0 +1,87 @@
+//! gRPC calls written byte by byte, as no generated client would send them: bodies that stall,
+//! hold two messages or announce 256 MiB. Over HTTP/2 (either port) or gRPC-web (the HTTP
+//! port), each on a connection of its own.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use futures::{stream, StreamExt};
+use http_body_util::{BodyExt, StreamBody};
+use hyper::body::Frame;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use tonic::{Code, Status};
+
+/// How a body ends after its chunks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Then {
+    End,
+    /// Never: the client stops sending but keeps the stream open.
+    Stall,
+}
+
+/// A gRPC frame (flag, big-endian length, message) announcing `len` bytes, with `message`.
+pub fn frame_announcing(len: u32, message: &[u8]) -> Vec<u8> {
+    let mut out = vec![0];
+    out.extend(len.to_be_bytes());
+    out.extend_from_slice(message);
+    out
+}
+
+/// Calls `path` (e.g. `/cuzk.v1.ProvingEngine/GetStatus`) at `addr` over HTTP/2 with `chunks` as
+/// the body; the status the call ended with.
+pub async fn call(addr: SocketAddr, path: &str, chunks: Vec<Vec<u8>>, then: Then) -> Status {
+    let tcp = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let (mut sender, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("HTTP/2 handshake");
+    tokio::spawn(connection);
+    let data = stream::iter(chunks)
+        .map(|c| Ok::<_, Infallible>(Frame::data(Bytes::from(c))))
+        .chain(stalling(then));
+    let request = http::Request::post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(StreamBody::new(data).boxed_unsync())
+        .expect("request");
+    let response = sender.send_request(request).await.expect("response");
+    if let Some(status) = Status::from_header_map(response.headers()) {
+        return status;
+    }
+    let collected = response.into_body().collect().await.expect("response body");
+    let trailers = collected.trailers().cloned().unwrap_or_default();
+    Status::from_header_map(&trailers).unwrap_or_else(|| Status::unknown("no grpc-status"))
+}
+
+fn stalling(then: Then) -> stream::BoxStream<'static, Result<Frame<Bytes>, Infallible>> {
+    match then {
+        Then::End => stream::empty().boxed(),
+        Then::Stall => stream::pending().boxed(),
+    }
+}
+
+/// Calls `path` on the HTTP port over gRPC-web (HTTP/1.1) with `body`; the status it ended with
+/// (from the headers of a trailers-only answer, else from the trailer frame).
+pub async fn call_web(addr: SocketAddr, path: &str, body: Vec<u8>) -> Status {
+    let response = reqwest::Client::new()
+        .post(format!("http://{addr}{path}"))
+        .header("content-type", "application/grpc-web+proto")
+        .header("x-grpc-web", "1")
+        .body(body)
+        .send()
+        .await
+        .expect("gRPC-web call");
+    if let Some(status) = Status::from_header_map(response.headers()) {
+        return status;
+    }
+    let body = response.bytes().await.expect("gRPC-web body");
+    let text = String::from_utf8_lossy(&body).to_lowercase();
+    let code = text
+        .split("grpc-status:")
+        .nth(1)
+        .and_then(|rest| rest.trim().split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse::<i32>().ok())
+        .map_or(Code::Unknown, Code::from);
+    Status::new(code, text)
+}
