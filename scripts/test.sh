@@ -17,8 +17,14 @@ cargo run -q -p snarkd -- params generate --sector-size 2KiB \
 say "module cycles (scripts/module-cycles.py)"
 python3 scripts/module-cycles.py
 
+# Each test binary runs under scripts/test-runner.sh: stopped past SNARKD_TEST_BINARY_LIMIT
+# seconds (a hang fails with a message), its wall time recorded.
 say "cargo test --workspace $*"
-cargo test --workspace "$@"
+durations="${CARGO_TARGET_DIR:-target}/test-durations.txt"
+rm -f "$durations"
+cargo test --workspace --config "target.'cfg(all())'.runner='$PWD/scripts/test-runner.sh'" "$@"
+say "slowest test binaries"
+sort -rn "$durations" | head -n 5 >&2
 
 # What ships (the build the Docker images run too): daemon, client and monitor bundle. Then the
 # monitor in headless Chromium against the real daemon, and the images' static checks.

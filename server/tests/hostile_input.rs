@@ -55,6 +55,13 @@ fn c1_with_other_seed(c1: &[u8]) -> Vec<u8> {
     serde_json::to_vec(&json).unwrap()
 }
 
+/// The C1 output naming `name` as its proof type.
+fn c1_with_proof_type(c1: &[u8], name: String) -> Vec<u8> {
+    let mut json: serde_json::Value = serde_json::from_slice(c1).unwrap();
+    json["registered_proof"] = serde_json::Value::from(name);
+    serde_json::to_vec(&json).unwrap()
+}
+
 fn corpus() -> Vec<Case> {
     use ProofKind::{
         PorepSealCommit as Porep, SnapDealsUpdate as Snap, WindowPost as Window,
@@ -62,6 +69,16 @@ fn corpus() -> Vec<Case> {
     };
     let invalid = Code::InvalidArgument;
     vec![
+        Case {
+            // serde quotes an unknown variant whole: the message (under 2 KiB, checked for
+            // every case) and the log (checked at the end) must not.
+            name: "porep c1 naming a 256 KiB proof type",
+            request: with(Porep, |r| {
+                r.vanilla_proof = c1_with_proof_type(&r.vanilla_proof, "Z".repeat(256 << 10))
+            }),
+            code: invalid,
+            mentions: &["unknown variant", "ZZZZ", "more characters"],
+        },
         Case {
             name: "window partition_index u32::MAX",
             request: with(Window, |r| r.partition_index = u32::MAX),
@@ -321,7 +338,12 @@ async fn every_malformed_request_gets_its_code_and_the_daemon_stays_alive_and_sm
     let snapshot = common::wait_for_status(&mut client, |_| true).await;
     assert!(snapshot.jobs.is_empty(), "{:?}", snapshot.jobs);
     daemon.sigterm();
-    daemon.expect_clean_exit().await;
+    let log = daemon.expect_clean_exit().await;
+    let longest = log.iter().map(String::len).max().unwrap_or(0);
+    assert!(
+        longest <= 8192,
+        "a log line of {longest} bytes: client text reached the log uncut"
+    );
 }
 
 /// Curio's `cuzk-bench` sends `registered_proof = 0` for PoRep: the C1 output's own type is used.

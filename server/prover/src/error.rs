@@ -5,12 +5,18 @@ use std::path::PathBuf;
 
 use snarkd_types::ProofKind;
 
+/// The longest decoder's message an error repeats: serde's names the unknown value whole (a
+/// C1 output's proof type can be megabytes of a client's text).
+const DECODE_REASON_CHARS: usize = 400;
+
 /// Everything that can go wrong between a request and a verified proof.
 #[derive(Debug, thiserror::Error)]
 pub enum ProverError {
     /// The vanilla proof / C1 output could not be decoded.
+    /// The reason (a decoder's message, which may quote the input) is cut short.
     #[error(
-        "cannot decode {what}: {reason}; send the unmodified output of the step that produced it"
+        "cannot decode {what}: {}; send the unmodified output of the step that produced it",
+        snarkd_types::clip(reason, DECODE_REASON_CHARS)
     )]
     Decode { what: String, reason: String },
 
@@ -133,3 +139,21 @@ impl ProverError {
 
 /// Result alias of this crate.
 pub type Result<T, E = ProverError> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decoders_message_quoting_the_input_is_cut_short() {
+        let quoted = format!("unknown variant `{}`, expected one of …", "Z".repeat(262_144));
+        let error = ProverError::Decode {
+            what: "porep c1 output".into(),
+            reason: quoted,
+        };
+        let message = error.to_string();
+        assert!(message.len() < 600, "{} bytes", message.len());
+        assert!(message.contains("unknown variant `ZZZ"), "{message}");
+        assert!(message.ends_with("send the unmodified output of the step that produced it"));
+    }
+}

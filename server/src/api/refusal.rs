@@ -4,6 +4,7 @@
 
 use snarkd_engine::failures::{Failed, Failure};
 use snarkd_engine::ProofKind;
+use snarkd_types::clip;
 use snarkd_proto::v1 as pb;
 use tonic::Status;
 
@@ -33,7 +34,7 @@ impl Sent {
     /// From what is known of a request: its id (as far as it arrived) and kind.
     pub fn new(request_id: &str, kind: Option<ProofKind>) -> Sent {
         Sent {
-            request_id: cut(request_id, REQUEST_ID_CHARS),
+            request_id: clip(request_id, REQUEST_ID_CHARS).into_owned(),
             kind,
         }
     }
@@ -47,18 +48,11 @@ impl Sent {
             what: Failed::Refused {
                 code: code_name(status.code()),
             },
-            message: cut(status.message(), MESSAGE_CHARS),
+            message: clip(status.message(), MESSAGE_CHARS).into_owned(),
         }
     }
 }
 
-/// `text`, or its first `max` characters and an ellipsis.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
-    }
-}
 
 /// A gRPC code as the protocol spells it: `InvalidArgument` → `INVALID_ARGUMENT`.
 fn code_name(code: tonic::Code) -> String {
@@ -84,9 +78,10 @@ mod tests {
             ..Default::default()
         };
         let failure = Sent::of(Some(&req)).refused(&Status::resource_exhausted("é".repeat(5_000)));
-        assert_eq!(failure.request_id.chars().count(), REQUEST_ID_CHARS + 1);
-        assert!(failure.request_id.ends_with('…'));
-        assert_eq!(failure.message.chars().count(), MESSAGE_CHARS + 1);
+        let kept = |text: &str| text.split('…').next().unwrap().chars().count();
+        assert_eq!(kept(&failure.request_id), REQUEST_ID_CHARS);
+        assert!(failure.request_id.ends_with("… (9800 more characters)"));
+        assert_eq!(kept(&failure.message), MESSAGE_CHARS);
         assert_eq!(failure.what.code(), Some("RESOURCE_EXHAUSTED"));
         assert_eq!(failure.kind, Some(ProofKind::WinningPost));
         assert_eq!(

@@ -11,6 +11,7 @@ pub use snarkd_engine::test_prover::stand_in as prover;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytesize::ByteSize;
 use snarkd::config::{Config, ListenAddr, MemoryBudget, TcpAddr};
@@ -170,8 +171,14 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String, String) {
     (status, content_type, response.text().await.unwrap())
 }
 
+/// The longest any helper here waits for something the daemon should do: a failing test then
+/// says what it waited for instead of hanging (the slowest real wait, a 2 KiB PoRep proved on
+/// a busy CI machine, takes a few minutes).
+pub const WAIT_LIMIT: Duration = Duration::from_secs(600);
+
 /// Waits on the status stream until `pred` holds for a snapshot, and returns it. Event-driven:
-/// no sleeps, the stream delivers every change (coalesced).
+/// no sleeps, the stream delivers every change (coalesced). Fails the test, showing the last
+/// snapshot's jobs, after [`WAIT_LIMIT`].
 pub async fn wait_for_status(
     client: &mut Client,
     mut pred: impl FnMut(&pb::StatusSnapshot) -> bool,
@@ -184,12 +191,32 @@ pub async fn wait_for_status(
         .await
         .expect("stream status")
         .into_inner();
-    while let Some(snapshot) = stream.message().await.expect("status stream") {
-        if pred(&snapshot) {
-            return snapshot;
+    let mut last = None;
+    let waited = tokio::time::timeout(WAIT_LIMIT, async {
+        while let Some(snapshot) = stream.message().await.expect("status stream") {
+            if pred(&snapshot) {
+                return Some(snapshot);
+            }
+            last = Some(snapshot);
         }
+        None
+    })
+    .await;
+    let jobs = |s: Option<pb::StatusSnapshot>| -> Vec<(String, i32)> {
+        s.map(|s| s.jobs.into_iter().map(|j| (j.job_id, j.state)).collect())
+            .unwrap_or_default()
+    };
+    match waited {
+        Ok(Some(snapshot)) => snapshot,
+        Ok(None) => panic!(
+            "the status stream ended before the awaited state; last jobs (id, state): {:?}",
+            jobs(last)
+        ),
+        Err(_) => panic!(
+            "no snapshot showed the awaited state within {WAIT_LIMIT:?}; last jobs (id, state): {:?}",
+            jobs(last)
+        ),
     }
-    panic!("status stream ended before the expected state");
 }
 
 /// Submits a WinningPoSt with the device phase held closed and returns its job id once its
@@ -222,5 +249,9 @@ pub async fn await_job(
         job_id: job_id.to_string(),
         timeout_ms,
     };
-    client.await_proof(request).await.map(|r| r.into_inner())
+    let limit = WAIT_LIMIT + Duration::from_millis(timeout_ms);
+    tokio::time::timeout(limit, client.await_proof(request))
+        .await
+        .unwrap_or_else(|_| panic!("job {job_id} did not end within {limit:?}"))
+        .map(|r| r.into_inner())
 }

@@ -98,8 +98,19 @@ impl Proc {
 
     /// The next log event whose message is `message`; None when the process ended first. The
     /// lines read meanwhile are appended to `seen` (startup errors are plain text, not JSON).
+    /// Fails the test, with those lines, when none comes within [`super::WAIT_LIMIT`].
     pub fn next_log(&mut self, message: &str, seen: &mut String) -> Option<serde_json::Value> {
-        for line in self.lines.iter() {
+        let deadline = std::time::Instant::now() + super::WAIT_LIMIT;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let line = match self.lines.recv_timeout(left) {
+                Ok(line) => line,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!(
+                    "snarkd logged no {message:?} within {:?}: {seen}",
+                    super::WAIT_LIMIT
+                ),
+            };
             seen.push_str(&line);
             seen.push('\n');
             match serde_json::from_str::<serde_json::Value>(&line) {
@@ -107,7 +118,6 @@ impl Proc {
                 _ => {}
             }
         }
-        None
     }
 
     /// Like [`Proc::next_log`], failing the test when the process ends first or logs a line
@@ -144,9 +154,21 @@ impl Proc {
         assert!(kill.success(), "kill -{name} failed");
     }
 
-    /// Waits for the exit (blocking).
+    /// Waits for the exit (blocking); fails the test when it has not come within
+    /// [`super::WAIT_LIMIT`].
     pub fn wait(&mut self) -> ExitStatus {
-        self.child.wait().unwrap()
+        let deadline = std::time::Instant::now() + super::WAIT_LIMIT;
+        loop {
+            if let Some(exit) = self.child.try_wait().unwrap() {
+                return exit;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "snarkd did not exit within {:?}",
+                super::WAIT_LIMIT
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 
     /// The log lines not read yet, up to the process's exit.

@@ -8,6 +8,7 @@
 //! - `kind`: [`ProofKind`] and its names.
 //! - `priority`: [`Priority`].
 //! - `request`: [`ProofRequest`] and the [`ProofInput`] it carries.
+//! - `text`: [`clip`], which cuts a client's text short before it reaches a message or a log.
 //! - `phase`: [`PhaseHooks`] (what a device phase tells the engine), [`panic_message`] and
 //!   [`current_nice`], which the engine and the prover's steps both use.
 
@@ -15,9 +16,11 @@ mod kind;
 mod phase;
 mod priority;
 mod request;
+mod text;
 
 pub use phase::{current_nice, panic_message, PhaseHooks};
 
 pub use kind::{ProofKind, UnknownKind};
 pub use priority::Priority;
 pub use request::{ProofInput, ProofRequest};
+pub use text::clip;
