@@ -188,7 +188,10 @@ async fn a_damaged_record_is_quarantined_and_the_daemon_starts() {
     let daemon = start_real(jobs.path());
     assert_eq!(
         daemon
-            .events("the job journal cannot be read; it was moved aside and a new one started")
+            .events(
+                "the job journal cannot be read; it was moved aside with its WAL and a new one \
+                 started: the jobs listed are in the moved copy"
+            )
             .len(),
         1
     );

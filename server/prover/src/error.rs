@@ -146,7 +146,10 @@ mod tests {
 
     #[test]
     fn a_decoders_message_quoting_the_input_is_cut_short() {
-        let quoted = format!("unknown variant `{}`, expected one of …", "Z".repeat(262_144));
+        let quoted = format!(
+            "unknown variant `{}`, expected one of …",
+            "Z".repeat(262_144)
+        );
         let error = ProverError::Decode {
             what: "porep c1 output".into(),
             reason: quoted,

@@ -4,8 +4,8 @@
 
 use snarkd_engine::failures::{Failed, Failure};
 use snarkd_engine::ProofKind;
-use snarkd_types::clip;
 use snarkd_proto::v1 as pb;
+use snarkd_types::clip;
 use tonic::Status;
 
 use super::request;
@@ -52,7 +52,6 @@ impl Sent {
         }
     }
 }
-
 
 /// A gRPC code as the protocol spells it: `InvalidArgument` → `INVALID_ARGUMENT`.
 fn code_name(code: tonic::Code) -> String {

@@ -15,6 +15,19 @@ pub enum JournalError {
         #[source]
         source: std::io::Error,
     },
+    /// The jobs directory is not safely ours.
+    #[error("the jobs dir {} is not safe to keep jobs in: {reason}; give snarkd a directory of its own that only its user can write ([jobs] dir)", dir.display())]
+    Unsafe { dir: PathBuf, reason: String },
+    /// The database is missing or empty where jobs were kept: starting afresh would lose them.
+    #[error("the job journal {} is missing or empty, but the jobs dir has been used ({} input files: {jobs:?}): starting a new journal would lose acknowledged jobs; restore the file from a backup, or move the jobs dir aside to start afresh", db.display(), jobs.len())]
+    Lost { db: PathBuf, jobs: Vec<String> },
+    /// The database was written by a snarkd with another schema: left as it is.
+    #[error("the job journal {} has schema version {found}, and this snarkd reads version {ours}: run the snarkd that wrote it (or a newer one), or move the jobs dir aside; the journal was left untouched", db.display())]
+    OtherSchema {
+        db: PathBuf,
+        found: String,
+        ours: &'static str,
+    },
     /// The database refused a statement.
     #[error("the job journal's database: {0}")]
     Database(#[from] rusqlite::Error),

@@ -12,21 +12,26 @@
 //!   proving only the partitions without a recorded proof. A record that cannot be read (a row
 //!   that does not parse, an input file that is missing, damaged or does not match its digest)
 //!   is moved to the `quarantine` table (and its file to `quarantine/`) with an error log line
-//!   naming it; startup goes on. A database that SQLite cannot open is renamed aside whole.
+//!   naming it; startup goes on. A database that SQLite cannot open is renamed aside whole,
+//!   with its WAL, and its jobs named in the log; a missing or empty one where jobs were kept,
+//!   or one of another schema, stops startup untouched (`dir`). The directory is private (0700)
+//!   and must be this user's and not writable by every user.
 //! - Finished jobs keep their proof or error for `result_retention` (and at most `max_results`
 //!   of them), so a client coming back after a restart still gets its answer.
 //!
-//! Layout: `store` (schema and statements), `input` (input files and digests), `record` (what
+//! Layout: `dir` (the directory and database file before SQLite opens them), `store` (schema
+//! and statements), `input` (input files and digests), `record` (what
 //! the machine sends), `writer` (the journal thread).
 
 mod activity;
+mod dir;
 mod error;
 mod input;
 pub(crate) mod record;
 mod store;
 mod writer;
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,7 +84,7 @@ impl Journal {
     /// snarkd holds it or the directory cannot be written.
     pub fn open(settings: JournalSettings) -> Result<Journal, JournalError> {
         let dir = &settings.dir;
-        fs::create_dir_all(dir).map_err(JournalError::io(dir))?;
+        dir::make_private(dir)?;
         let lock = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -90,17 +95,21 @@ impl Journal {
         lock.try_lock()
             .map_err(|_| JournalError::Locked { dir: dir.clone() })?;
         let db_path = dir.join("journal.sqlite");
+        let inputs_dir = dir.join("inputs");
+        dir::refuse_lost_database(&db_path, &inputs_dir)?;
+        let kept = dir::KeptWal::of(&db_path);
         let conn = match store::open(&db_path) {
             Ok(conn) => conn,
+            // Another snarkd's journal, or one this one cannot safely start over: untouched.
+            Err(err @ (JournalError::OtherSchema { .. } | JournalError::Io { .. })) => {
+                return Err(err)
+            }
             Err(err) => {
-                let aside = set_aside(&db_path);
-                tracing::error!(path = %db_path.display(), moved_to = %aside.display(), error = %err,
-                    "the job journal cannot be read; it was moved aside and a new one started");
+                dir::set_aside(&db_path, kept, &inputs_dir, &err);
                 store::open(&db_path)?
             }
         };
-        let inputs =
-            InputStore::open(dir.join("inputs")).map_err(JournalError::io(dir.join("inputs")))?;
+        let inputs = InputStore::open(inputs_dir.clone()).map_err(JournalError::io(inputs_dir))?;
         Ok(Journal {
             settings,
             conn,
@@ -239,19 +248,6 @@ impl Journal {
         };
         Ok((reader, thread))
     }
-}
-
-/// Renames a damaged database (and its WAL files) out of the way; returns the new name.
-fn set_aside(db: &Path) -> PathBuf {
-    let stamp = unix_ms();
-    let aside = db.with_extension(format!("sqlite.corrupt-{stamp}"));
-    let _ = fs::rename(db, &aside);
-    for suffix in ["-wal", "-shm"] {
-        let mut side = db.as_os_str().to_owned();
-        side.push(suffix);
-        let _ = fs::remove_file(PathBuf::from(side));
-    }
-    aside
 }
 
 /// What the engine's handle reads from the journal while it runs: results of jobs no longer

@@ -57,6 +57,26 @@ CREATE TABLE IF NOT EXISTS quarantine (
 pub(crate) fn open(path: &Path) -> Result<Connection, JournalError> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
+    // Another schema's journal is refused before anything here writes to it.
+    let has_meta: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_meta {
+        let version: Option<String> = conn
+            .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        if let Some(found) = version.filter(|v| v != SCHEMA_VERSION) {
+            return Err(JournalError::OtherSchema {
+                db: path.to_path_buf(),
+                found,
+                ours: SCHEMA_VERSION,
+            });
+        }
+    }
     // auto_vacuum only takes effect before the first table is created.
     conn.pragma_update(None, "auto_vacuum", "FULL")?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -80,12 +100,8 @@ pub(crate) fn open(path: &Path) -> Result<Connection, JournalError> {
                 [SCHEMA_VERSION],
             )?;
         }
-        Some(SCHEMA_VERSION) => {}
-        Some(other) => {
-            return Err(JournalError::Damaged(format!(
-                "journal schema version {other} is not {SCHEMA_VERSION}, the one this snarkd writes"
-            )))
-        }
+        // Checked above, before the schema was created.
+        Some(_) => {}
     }
     Ok(conn)
 }
