@@ -37,6 +37,7 @@ pub fn busy() -> StatusSnapshot {
             backend: "cpu".into(),
             started_at_unix_ms: STARTED_MS,
             draining: false,
+            journal_unwritable: None,
         },
         memory: MemoryStatus {
             total_bytes: 100 << 30,

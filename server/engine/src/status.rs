@@ -46,6 +46,8 @@ pub struct DaemonInfo {
     pub started_at_unix_ms: u64,
     /// Intake stopped for shutdown; queued and running jobs still finish.
     pub draining: bool,
+    /// Why the job journal cannot be written, while it cannot: new work is refused.
+    pub journal_unwritable: Option<String>,
 }
 
 impl DaemonInfo {

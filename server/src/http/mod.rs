@@ -88,6 +88,12 @@ async fn healthz(State(state): State<HttpState>) -> Response {
             format!("not serving: the engine stopped ({why}); snarkd exits so its service manager restarts it\n"),
         )
             .into_response()
+    } else if let Some(why) = state.engine.snapshot().daemon.journal_unwritable.clone() {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not serving: the job journal cannot be written ({why}); no new work is taken until it can\n"),
+        )
+            .into_response()
     } else if *state.draining.borrow() {
         (
             StatusCode::SERVICE_UNAVAILABLE,

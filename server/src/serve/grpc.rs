@@ -136,6 +136,14 @@ pub async fn services(proving: ProvingService) -> anyhow::Result<(HealthReporter
     Ok((health, Services { routes }))
 }
 
+/// Marks the proving service and the server as a whole SERVING (again).
+pub async fn set_serving(health: &HealthReporter) {
+    health
+        .set_serving::<ProvingEngineServer<ProvingService>>()
+        .await;
+    health.set_service_status("", ServingStatus::Serving).await;
+}
+
 /// Marks the proving service and the server as a whole NOT_SERVING.
 pub async fn set_not_serving(health: &HealthReporter) {
     health

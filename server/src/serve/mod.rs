@@ -61,6 +61,35 @@ pub struct Daemon {
     _socket: Option<listen::SocketFile>,
 }
 
+/// Turns health NOT_SERVING while the job journal cannot be written, and SERVING again after
+/// (unless the daemon is draining by then). Returns when the engine's snapshots end.
+async fn follow_journal(
+    engine: &Engine,
+    health: &tonic_health::server::HealthReporter,
+    draining: watch::Receiver<bool>,
+) {
+    let mut snapshots = engine.subscribe();
+    let mut unwritable = false;
+    loop {
+        let now = snapshots
+            .borrow_and_update()
+            .daemon
+            .journal_unwritable
+            .is_some();
+        if now != unwritable {
+            unwritable = now;
+            if unwritable {
+                grpc::set_not_serving(health).await;
+            } else if !*draining.borrow() {
+                grpc::set_serving(health).await;
+            }
+        }
+        if snapshots.changed().await.is_err() {
+            return;
+        }
+    }
+}
+
 /// How a shutdown went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drained {
@@ -76,6 +105,7 @@ impl Daemon {
     pub async fn start(config: &Config, engine: Engine) -> anyhow::Result<Daemon> {
         let metrics = telemetry::prometheus();
         let (draining, draining_rx) = watch::channel(false);
+        let draining_for_health = draining_rx.clone();
         let (closing, closing_rx) = watch::channel(false);
         let proving = ProvingService::new(
             engine.clone(),
@@ -191,10 +221,15 @@ impl Daemon {
         });
 
         // The engine's writer never ends while the daemon runs; if it does, say so at once.
+        // While the job journal cannot be written, no new work is taken: NOT_SERVING too.
         let watchdog = {
             let (engine, health) = (engine.clone(), health.clone());
+            let draining = draining_for_health.clone();
             tokio::spawn(async move {
-                engine.stopped().await;
+                tokio::select! {
+                    _ = engine.stopped() => {}
+                    () = follow_journal(&engine, &health, draining) => {}
+                }
                 grpc::set_not_serving(&health).await;
             })
         };

@@ -32,7 +32,7 @@ mod store;
 mod writer;
 
 use std::fs::{File, OpenOptions};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -245,6 +245,8 @@ impl Journal {
             inputs: self.inputs,
             settings: self.settings,
             lock: self.lock,
+            kept: Vec::new(),
+            failing: false,
         };
         Ok((reader, thread))
     }
@@ -279,7 +281,7 @@ fn journal_error(e: rusqlite::Error) -> EngineError {
 /// Rows of a journal on disk: (unfinished jobs, finished jobs, partition proofs). For tests (the
 /// `test-hooks` feature); opens the database read-only beside a running daemon.
 #[cfg(any(test, feature = "test-hooks"))]
-pub fn journal_counts(dir: &Path) -> Result<(u64, u64, u64), JournalError> {
+pub fn journal_counts(dir: &std::path::Path) -> Result<(u64, u64, u64), JournalError> {
     let conn = Connection::open_with_flags(
         dir.join("journal.sqlite"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,

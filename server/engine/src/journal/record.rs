@@ -30,13 +30,32 @@ pub(crate) enum Record {
     Load(crate::history::LoadBucket),
 }
 
-/// Whether a job's acceptance reached the disk, as the journal thread tells the engine.
+impl Record {
+    /// The job the record is of, if any.
+    pub fn job_id(&self) -> Option<&str> {
+        match self {
+            Record::Accepted(job) => Some(&job.job_id),
+            Record::PartitionProved { job_id, .. } | Record::Finished { job_id, .. } => {
+                Some(job_id)
+            }
+            Record::Stint(_) | Record::Load(_) => None,
+        }
+    }
+}
+
+/// What the journal thread tells the engine: whether a job's acceptance reached the disk, and
+/// whether writes fail.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Acceptance {
+pub(crate) enum FromJournal {
     /// On disk: the job may start.
     Recorded { job_id: String },
     /// The write failed: the job fails (its submit got the error).
     Failed { job_id: String, message: String },
+    /// A write failed. Every record but an acceptance is kept and written again, in order,
+    /// until it succeeds; new work is refused meanwhile.
+    Unwritable { message: String },
+    /// Writes succeed again: every kept record is on disk.
+    Writable,
 }
 
 /// The facts of an accepted job that recovery needs besides its input.

@@ -106,6 +106,17 @@ pub(crate) fn open(path: &Path) -> Result<Connection, JournalError> {
     Ok(conn)
 }
 
+/// A write of nothing that matters (the time of the last try in `meta`): whether the journal can
+/// be written at all.
+pub(crate) fn probe(conn: &Connection, now_unix_ms: u64) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('written_unix_ms', ?1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        [now_unix_ms.to_string()],
+    )
+    .map(drop)
+}
+
 /// A second connection for reading results while the journal thread writes.
 pub(crate) fn open_reader(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;

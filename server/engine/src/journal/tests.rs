@@ -502,3 +502,106 @@ fn the_history_of_the_last_hour_survives_a_restart() {
     );
     life.kill();
 }
+
+/// Makes every insert into and update of every table of the journal in `dir` fail, as on a
+/// failing disk (triggers of a second connection), or heals it.
+fn write_fault(dir: &Path, on: bool) {
+    let conn = rusqlite::Connection::open(dir.join("journal.sqlite")).unwrap();
+    conn.busy_timeout(Duration::from_secs(5)).unwrap();
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    for table in tables {
+        for op in ["INSERT", "UPDATE"] {
+            let sql = if on {
+                format!(
+                    "CREATE TRIGGER fault_{op}_{table} BEFORE {op} ON {table} \
+                     BEGIN SELECT RAISE(FAIL, 'injected write fault'); END;"
+                )
+            } else {
+                format!("DROP TRIGGER fault_{op}_{table};")
+            };
+            conn.execute_batch(&sql).unwrap();
+        }
+    }
+}
+
+fn unwritable(life: &Life, want: bool) {
+    let mut status = life.engine.subscribe();
+    life.run(status.wait_for(|s| s.daemon.journal_unwritable.is_some() == want))
+        .unwrap();
+}
+
+#[test]
+fn a_failed_acceptance_fails_its_submit_and_the_job_is_not_started() {
+    let dir = tempfile::tempdir().unwrap();
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    // Every write fails: the job's acceptance, and anything else.
+    write_fault(dir.path(), true);
+    let err = life
+        .run(life.engine.submit(request(ProofKind::WindowPost, 1, 1000)))
+        .unwrap_err();
+    assert!(matches!(err, EngineError::Journal(_)), "{err}");
+    assert!(err.to_string().contains("injected write fault"), "{err}");
+    unwritable(&life, true);
+    // While writes fail, new work is refused before anything is written.
+    let refused = life
+        .run(life.engine.submit(request(ProofKind::WinningPost, 1, 1000)))
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("no new work is taken"),
+        "{refused}"
+    );
+    write_fault(dir.path(), false);
+    // With nothing to write, the journal tries a small write to learn that writes succeed.
+    unwritable(&life, false);
+    let job = life
+        .run(life.engine.submit(request(ProofKind::WinningPost, 1, 1000)))
+        .expect("new work is taken again once writes succeed");
+    completed(&life, &job.job_id);
+    life.kill();
+}
+
+#[test]
+fn records_whose_write_failed_are_kept_and_written_once_it_heals_so_nothing_is_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    // The job's acceptance is written (synthesis held meanwhile); its partition proofs and its
+    // end are not.
+    let gate = prover.gate.lock();
+    let job = life
+        .run(life.engine.submit(with_id(
+            "porep-1000-9",
+            request(ProofKind::PorepSealCommit, 2, 1000),
+        )))
+        .unwrap();
+    write_fault(dir.path(), true);
+    drop(gate);
+    unwritable(&life, true);
+    let proof = completed(&life, &job.job_id);
+    assert_eq!(
+        proof,
+        [[0u8; 4], [1; 4]].concat(),
+        "proved while the journal fails"
+    );
+    write_fault(dir.path(), false);
+    unwritable(&life, false);
+    life.kill();
+
+    // Every kept record reached the disk: the job is complete after a restart, not proved again.
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    assert_eq!(completed(&life, &job.job_id), proof);
+    assert_eq!(
+        prover.proved.load(Ordering::SeqCst),
+        0,
+        "nothing proved twice"
+    );
+    life.kill();
+}

@@ -8,13 +8,15 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 
 use super::input::InputStore;
-use super::record::{Acceptance, Record, ToJournal};
+use super::record::{Ack, FromJournal, Record, ToJournal};
 use super::{store, JournalSettings};
 use crate::clock::unix_ms;
 use crate::error::EngineError;
 
 /// Most records committed in one transaction.
 const BATCH: usize = 1024;
+/// How soon records whose write failed are written again.
+const RETRY: Duration = Duration::from_secs(1);
 
 pub(crate) struct JournalThread {
     pub conn: Connection,
@@ -22,17 +24,24 @@ pub(crate) struct JournalThread {
     pub settings: JournalSettings,
     /// Held for the life of the thread: one daemon per journal.
     pub lock: std::fs::File,
+    /// Records whose write failed, written again ahead of anything newer.
+    pub kept: Vec<(Record, Option<Ack>)>,
+    /// The last write failed.
+    pub failing: bool,
 }
 
 impl JournalThread {
     /// Records until every sender of `records` is gone, telling `engine` whether each job's
     /// acceptance is on disk.
-    pub fn run(mut self, records: Receiver<ToJournal>, engine: impl Fn(Acceptance)) {
+    pub fn run(mut self, records: Receiver<ToJournal>, engine: impl Fn(FromJournal)) {
         let prune_every = (self.settings.result_retention / 2)
             .clamp(Duration::from_secs(1), Duration::from_secs(60));
         let mut next_prune = Instant::now();
         loop {
-            let wait = next_prune.saturating_duration_since(Instant::now());
+            let mut wait = next_prune.saturating_duration_since(Instant::now());
+            if self.failing {
+                wait = wait.min(RETRY);
+            }
             let mut batch = Vec::new();
             match records.recv_timeout(wait) {
                 Ok(first) => batch.push(first),
@@ -40,63 +49,101 @@ impl JournalThread {
                 Err(RecvTimeoutError::Disconnected) => break,
             }
             batch.extend(records.try_iter().take(BATCH));
-            if !batch.is_empty() {
+            if !batch.is_empty() || !self.kept.is_empty() {
                 self.commit(batch, &engine);
+            } else if self.failing {
+                self.probe(&engine);
             }
             if Instant::now() >= next_prune {
                 self.prune();
                 next_prune = Instant::now() + prune_every;
             }
         }
+        if !self.kept.is_empty() {
+            let jobs: Vec<&str> = self.kept.iter().filter_map(|(r, _)| r.job_id()).collect();
+            tracing::error!(records = self.kept.len(), ?jobs,
+                "the job journal could not write these records before the end: those jobs resume from their last recorded step");
+        }
         let _ = &self.lock;
     }
 
-    fn commit(&mut self, batch: Vec<ToJournal>, engine: &impl Fn(Acceptance)) {
+    /// Writes the kept records and then `batch`'s in one transaction. If it fails, an
+    /// acceptance fails its job (the submit gets the error) and every other record is kept for
+    /// the next try; the engine hears when writes start and stop failing.
+    fn commit(&mut self, batch: Vec<ToJournal>, engine: &impl Fn(FromJournal)) {
+        let mut records = std::mem::take(&mut self.kept);
+        let mut flushes = Vec::new();
+        for message in batch {
+            match message {
+                ToJournal::Record(record, ack) => records.push((record, ack)),
+                ToJournal::Flush(done) => flushes.push(done),
+            }
+        }
         let written = (|| {
             let tx = self.conn.transaction()?;
-            for message in &batch {
-                if let ToJournal::Record(record, _) = message {
-                    apply(&tx, record)?;
-                }
+            for (record, _) in &records {
+                apply(&tx, record)?;
             }
             tx.commit()
         })();
-        let failure = written.err().map(|e| {
-            tracing::error!(error = %e, records = batch.len(), "the job journal could not be written");
-            EngineError::Journal(e.to_string())
-        });
-        for message in batch {
-            match message {
-                ToJournal::Flush(done) => {
-                    // Asked for at shutdown: fold the write-ahead log into the database too.
-                    if let Err(e) = store::checkpoint(&self.conn) {
-                        tracing::warn!(error = %e, "checkpointing the job journal failed");
-                    }
-                    let _ = done.send(());
-                }
-                ToJournal::Record(record, ack) => {
-                    match &failure {
-                        None => {
-                            self.recorded(&record);
-                            if let Record::Accepted(job) = &record {
-                                let job_id = job.job_id.clone();
-                                engine(Acceptance::Recorded { job_id });
-                            }
-                        }
-                        Some(err) => {
-                            if let Record::Accepted(job) = &record {
-                                engine(Acceptance::Failed {
-                                    job_id: job.job_id.clone(),
-                                    message: err.to_string(),
-                                });
-                            }
-                        }
+        match written {
+            Ok(()) => {
+                for (record, ack) in records {
+                    self.recorded(&record);
+                    if let Record::Accepted(job) = &record {
+                        let job_id = job.job_id.clone();
+                        engine(FromJournal::Recorded { job_id });
                     }
                     if let Some(ack) = ack {
-                        ack.send(failure.clone().map_or(Ok(()), Err));
+                        ack.send(Ok(()));
+                    }
+                }
+                if std::mem::take(&mut self.failing) {
+                    tracing::warn!("the job journal is written again: new work is taken");
+                    engine(FromJournal::Writable);
+                }
+            }
+            Err(e) => {
+                let message = e.to_string();
+                tracing::error!(error = %message, records = records.len(),
+                    "the job journal could not be written: its records are kept and written again, no new work is taken meanwhile");
+                if !std::mem::replace(&mut self.failing, true) {
+                    engine(FromJournal::Unwritable {
+                        message: message.clone(),
+                    });
+                }
+                for (record, ack) in records {
+                    match record {
+                        Record::Accepted(job) => {
+                            engine(FromJournal::Failed {
+                                job_id: job.job_id.clone(),
+                                message: message.clone(),
+                            });
+                            if let Some(ack) = ack {
+                                ack.send(Err(EngineError::Journal(message.clone())));
+                            }
+                        }
+                        other => self.kept.push((other, ack)),
                     }
                 }
             }
+        }
+        for done in flushes {
+            // Asked for at shutdown: fold the write-ahead log into the database too.
+            if let Err(e) = store::checkpoint(&self.conn) {
+                tracing::warn!(error = %e, "checkpointing the job journal failed");
+            }
+            let _ = done.send(());
+        }
+    }
+
+    /// With nothing to write while writes fail (new work is refused meanwhile), a small write
+    /// tells whether they succeed again.
+    fn probe(&mut self, engine: &impl Fn(FromJournal)) {
+        if store::probe(&self.conn, unix_ms()).is_ok() {
+            self.failing = false;
+            tracing::warn!("the job journal is written again: new work is taken");
+            engine(FromJournal::Writable);
         }
     }
 

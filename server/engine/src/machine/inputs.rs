@@ -9,7 +9,7 @@ use tokio::sync::{oneshot, watch};
 use crate::budget::Reservation;
 use crate::domain::{Evicted, JobOutcome, Preloaded, Priority, ProofKind, Submitted};
 use crate::error::EngineError;
-use crate::journal::record::{Acceptance, Ack, Record};
+use crate::journal::record::{Ack, FromJournal, Record};
 use crate::journal::InputDigest;
 use crate::prover::{LoadedParams, Planned, Prover, StepError};
 
@@ -58,7 +58,7 @@ pub(crate) enum Input<P: Prover> {
     },
     /// Whether the journal has the job's acceptance on disk (it may start) or could not write
     /// it (it fails: its submit was refused).
-    Journal(Acceptance),
+    Journal(FromJournal),
     /// A reservation was returned somewhere; admission may proceed.
     MemoryFreed,
     /// Housekeeping: retention of finished jobs.

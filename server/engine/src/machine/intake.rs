@@ -73,6 +73,11 @@ impl<P: Prover> Machine<P> {
         if self.draining {
             return Err(EngineError::ShuttingDown);
         }
+        if let Some(why) = &self.journal_unwritable {
+            return Err(EngineError::Journal(format!(
+                "{why}; no new work is taken until the journal can be written again (check the disk under [jobs] dir)"
+            )));
+        }
         if let Some(existing) = self.find_request(&origin.key()) {
             return Ok((existing, None));
         }
@@ -449,6 +454,10 @@ impl<P: Prover> Machine<P> {
 
     /// Forgets jobs that finished longer than the retention ago.
     pub(super) fn expire_finished(&mut self) {
+        // An ended job's record may still be waiting to be written: it stays readable here.
+        if self.journal_unwritable.is_some() {
+            return;
+        }
         let now = Instant::now();
         let retention = self.config.retention;
         let expired: Vec<u64> = self

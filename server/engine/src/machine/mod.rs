@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use crate::budget::Budget;
 use crate::config::EngineConfig;
-use crate::journal::record::Acceptance;
+use crate::journal::record::FromJournal;
 use crate::lifecycle::WorkerStep;
 use crate::prover::{DeviceInfo, Prover};
 
@@ -63,6 +63,9 @@ pub(crate) struct Machine<P: Prover> {
     backend: String,
     synth_active: usize,
     draining: bool,
+    /// Why the journal cannot be written, while it cannot: no new work is taken, and no ended
+    /// job leaves memory (its end may not be on disk yet).
+    journal_unwritable: Option<String>,
     /// Jobs are recorded in a journal: they start once their acceptance is on disk.
     journaled: bool,
     counters: Tally,
@@ -114,6 +117,7 @@ impl<P: Prover> Machine<P> {
             backend,
             synth_active: 0,
             draining: false,
+            journal_unwritable: None,
             journaled: false,
             counters: Tally::default(),
             failures: Default::default(),
@@ -187,10 +191,18 @@ impl<P: Prover> Machine<P> {
                 result,
                 elapsed,
             } => self.finalized(job, result, elapsed),
-            Input::Journal(Acceptance::Failed { job_id, message }) => {
+            Input::Journal(FromJournal::Failed { job_id, message }) => {
                 self.journal_failed(&job_id, &message)
             }
-            Input::Journal(Acceptance::Recorded { job_id }) => self.recorded(&job_id),
+            Input::Journal(FromJournal::Recorded { job_id }) => self.recorded(&job_id),
+            Input::Journal(FromJournal::Unwritable { message }) => {
+                self.journal_unwritable = Some(message);
+                self.changed();
+            }
+            Input::Journal(FromJournal::Writable) => {
+                self.journal_unwritable = None;
+                self.changed();
+            }
             Input::Devices(readings) => self.note_devices(readings),
             Input::MemoryFreed => {}
             Input::Tick => self.expire_finished(),

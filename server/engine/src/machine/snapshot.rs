@@ -140,6 +140,7 @@ impl<P: Prover> Machine<P> {
                 backend: self.backend.clone(),
                 started_at_unix_ms: self.started_unix_ms,
                 draining: self.draining,
+                journal_unwritable: self.journal_unwritable.clone(),
             },
             memory: MemoryStatus {
                 total_bytes: total,
