@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
+import { after, afterEach, before, test } from "node:test";
 
 import { launch, waitLive } from "./lib/browser.mjs";
 import { prove, proveRefused, startDaemon, status } from "./lib/daemon.mjs";
@@ -19,6 +19,8 @@ before(async () => {
   browser = await launch();
 });
 after(async () => browser?.close());
+// Whatever a test does, no script on any of its pages may throw.
+afterEach(() => assert.deepEqual(browser.pageErrors.splice(0), [], "uncaught errors on the page"));
 
 /** The page as it is now, at the two window sizes the monitor is built for (1400×900, a laptop;
  * 1920×1080, a desktop): `target/monitor-e2e/monitor-<state>-<width>x<height>.png`. */

@@ -7,7 +7,9 @@ import { chromium } from "playwright-core";
 
 import { CHROMIUM } from "./env.mjs";
 
-/** A fresh browser with an empty profile; close() removes the profile. */
+/** A fresh browser with an empty profile; close() removes the profile. `errors` gathers uncaught
+ * errors and console errors of its pages; `pageErrors` the uncaught ones alone (a script that
+ * threw), which no test expects. */
 export async function launch() {
   const profile = mkdtempSync(join(tmpdir(), "snarkd-monitor-chromium-"));
   const context = await chromium.launchPersistentContext(profile, {
@@ -18,10 +20,15 @@ export async function launch() {
       "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
   const errors = [];
-  context.on("weberror", (e) => errors.push(String(e.error())));
+  const pageErrors = [];
+  context.on("weberror", (e) => {
+    errors.push(String(e.error()));
+    pageErrors.push(String(e.error()));
+  });
   return {
     context,
     errors,
+    pageErrors,
     async page(url) {
       const page = await context.newPage();
       page.on("console", (m) => m.type() === "error" && errors.push(m.text()));

@@ -319,8 +319,96 @@ mod garbage {
         }
     }
 
+    /// A request every kind's rules accept: a known kind and priority, and what that kind needs
+    /// (a C1 output; non-empty vanilla proofs; 32-byte randomness or commitments).
+    fn valid_submit() -> impl Strategy<Value = pb::SubmitProofRequest> {
+        let nonempty = || vec(any::<u8>(), 1..40);
+        (
+            any_submit(),
+            1..=4i32,
+            0..=4i32,
+            nonempty(),
+            vec(nonempty(), 1..4),
+            [
+                vec(any::<u8>(), DIGEST_BYTES),
+                vec(any::<u8>(), DIGEST_BYTES),
+            ],
+            vec(any::<u8>(), DIGEST_BYTES),
+            vec(any::<u8>(), DIGEST_BYTES),
+        )
+            .prop_map(
+                |(mut r, kind, priority, c1, proofs, [a, b], c, randomness)| {
+                    r.proof_kind = kind;
+                    r.priority = priority;
+                    r.vanilla_proof = c1;
+                    r.vanilla_proofs = proofs;
+                    (r.comm_r_old, r.comm_r_new, r.comm_d_new) = (a, b, c);
+                    r.randomness = randomness;
+                    r
+                },
+            )
+    }
+
+    /// One way to break a valid request, and a word its refusal must name.
+    fn broken(
+        mut r: pb::SubmitProofRequest,
+        how: usize,
+        value: i32,
+    ) -> (pb::SubmitProofRequest, &'static str) {
+        let kind = proof_kind(r.proof_kind).unwrap();
+        let needs_proofs = kind != ProofKind::PorepSealCommit;
+        match how {
+            0 => {
+                r.proof_kind = if value > 4 { value } else { 5 };
+                (r, "proof_kind")
+            }
+            1 => {
+                r.priority = if value > 4 { value } else { -1 };
+                (r, "priority")
+            }
+            2 if needs_proofs => {
+                r.vanilla_proofs.clear();
+                (r, "vanilla_proofs is empty")
+            }
+            3 if needs_proofs => {
+                r.vanilla_proofs.push(Vec::new());
+                (r, "is empty")
+            }
+            4 if kind == ProofKind::SnapDealsUpdate => {
+                r.comm_d_new.pop();
+                (r, "comm_d_new is 31 bytes")
+            }
+            4 if needs_proofs => {
+                r.randomness.clear();
+                (r, "randomness is missing")
+            }
+            _ => {
+                r.proof_kind = pb::ProofKind::PorepSealCommit as i32;
+                r.vanilla_proof.clear();
+                (r, "vanilla_proof is empty")
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn every_valid_request_converts(req in valid_submit()) {
+            let converted = proof_request(req.clone());
+            prop_assert!(converted.is_ok(), "refused {req:?}: {:?}", converted.err());
+            check(&req, converted);
+        }
+
+        #[test]
+        fn every_broken_request_is_invalid_argument_naming_what_is_wrong(
+            req in valid_submit(), how in 0..6usize, value in any::<i32>(),
+        ) {
+            let (req, names) = broken(req, how, value);
+            let err = proof_request(req.clone()).expect_err("a broken request is refused");
+            prop_assert_eq!(code_of(&err), tonic::Code::InvalidArgument);
+            prop_assert!(err.to_string().contains(names), "{err} (want {names:?}) for {req:?}");
+        }
 
         #[test]
         fn any_submit_request_converts_or_is_invalid_argument(req in any_submit()) {

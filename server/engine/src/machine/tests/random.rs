@@ -1,4 +1,6 @@
 //! Property test: random interleavings of submits, completions, cancellations and evictions.
+//! A submit is refused only when it could never fit, and with no failure or cancel every job is
+//! proved: a machine that refused or dropped all work would fail it.
 
 use proptest::prelude::*;
 use tokio::sync::oneshot;
@@ -44,18 +46,29 @@ proptest! {
     fn random_interleavings_keep_the_invariants(ops in prop::collection::vec(op(), 1..80), workers in 1..4u32, threads in 1..4usize, budget in prop::sample::select(vec![600u64, 700, 1000, 1300, 3000])) {
         let mut h = Harness::new(budget, workers, threads);
         let priorities = [Priority::Low, Priority::Normal, Priority::High, Priority::Critical];
+        // Whether some job may have ended other than completed (a failed step, a cancel).
+        let mut spoiled = false;
         for op in ops {
             match op {
                 Op::Submit { kind, priority, partitions, bytes } => {
-                    let _ = h.submit(ProofKind::ALL[kind], priorities[priority], partitions, bytes);
+                    let submitted = h.submit(ProofKind::ALL[kind], priorities[priority], partitions, bytes);
+                    // Refused only when it could never fit: a partition and its params over the budget.
+                    let fits = bytes + crate::test_prover::PARAMS_BYTES <= budget;
+                    match submitted {
+                        Ok(_) => prop_assert!(fits, "a job of {bytes} bytes accepted under a budget of {budget}"),
+                        Err(EngineError::TooLarge { .. }) => prop_assert!(!fits, "a job of {bytes} bytes refused under a budget of {budget}"),
+                        Err(other) => prop_assert!(false, "a submit refused: {other}"),
+                    }
                 }
                 Op::Complete { pick, fail } if !h.pending.is_empty() => {
                     let i = pick % h.pending.len();
+                    spoiled |= fail;
                     h.complete(i, fail);
                 }
                 Op::Complete { .. } => {}
                 Op::Cancel { pick } if !h.jobs.is_empty() => {
                     let id = h.jobs[pick % h.jobs.len()].clone();
+                    spoiled = true;
                     let _ = h.cancel(&id);
                 }
                 Op::Cancel { .. } => {}
@@ -69,7 +82,12 @@ proptest! {
         h.drain();
         h.check_invariants();
         for id in h.jobs.clone() {
-            prop_assert!(h.outcome(&id).is_some(), "job {id} never ended: deadlock");
+            let end = h.outcome(&id);
+            prop_assert!(end.is_some(), "job {id} never ended: deadlock");
+            // Work is done, not only ended: with no failure or cancel, every job is proved.
+            if !spoiled {
+                prop_assert!(matches!(end, Some(JobEnd::Completed(_))), "job {id} ended {end:?}");
+            }
         }
         let snap = h.machine.snapshot();
         prop_assert!(snap.workers.iter().all(|w| w.state == WorkerState::Idle));
