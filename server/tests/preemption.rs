@@ -60,3 +60,56 @@ async fn a_winning_post_is_proved_while_a_porep_device_phase_is_held() {
         pb::await_proof_response::Status::Completed as i32
     );
 }
+
+/// Cancel stops work: a cancelled PoRep's device phase, held step after step by the stand-in
+/// prover's gate, ends at its next step boundary, and its worker is free while the gate is
+/// still closed (without the stop the phase could not end before the gate opens).
+#[tokio::test]
+async fn a_cancelled_poreps_device_phase_stops_within_a_step_and_frees_its_worker() {
+    let mut d = common::start().await;
+    d.prover.close_background();
+    let porep = d
+        .grpc
+        .submit_proof(pb::SubmitProofRequest {
+            proof_kind: pb::ProofKind::PorepSealCommit as i32,
+            vanilla_proof: common::prover::vanilla(3),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    common::wait_for_status(&mut d.grpc, |s| {
+        job(s, &porep).is_some_and(|j| j.partitions[0].state == pb::PartitionState::Gpu as i32)
+    })
+    .await;
+    let cancelled = d
+        .grpc
+        .cancel_proof(pb::CancelProofRequest {
+            job_id: porep.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(cancelled.was_running);
+    common::wait_for_status(&mut d.grpc, |s| {
+        s.workers
+            .iter()
+            .all(|w| w.state == pb::WorkerState::Idle as i32)
+    })
+    .await;
+    // The freed worker proves the next job at once, the gate still closed for PoRep work.
+    let next = d
+        .grpc
+        .prove(pb::ProveRequest {
+            submit: Some(common::winning("")),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        next.result.unwrap().status,
+        pb::await_proof_response::Status::Completed as i32
+    );
+    d.prover.open();
+}

@@ -523,3 +523,43 @@ async fn a_panic_while_planning_is_an_internal_error_and_the_engine_goes_on() {
     let done = engine.await_job(&job.job_id).await.unwrap();
     assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
 }
+
+#[tokio::test]
+async fn a_cancelled_jobs_device_phase_stops_at_its_next_step_and_frees_the_worker() {
+    use crate::lifecycle::PartitionState as P;
+    let prover = TestProver::new(1);
+    let engine = engine(prover.clone());
+    // The PoRep's device phase goes on step after step until the test lets it end: only a stop
+    // at a step boundary can end it while this holds.
+    prover.device_steps_held.store(true, Ordering::SeqCst);
+    let porep = engine
+        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    snapshot_where(&engine, |s| {
+        s.jobs
+            .iter()
+            .any(|j| j.job_id == porep && j.partitions[0].state == P::Gpu)
+    })
+    .await;
+    assert!(engine.cancel(&porep).await.unwrap(), "it was running");
+    snapshot_where(&engine, |s| {
+        s.workers[0].state == crate::lifecycle::WorkerState::Idle
+    })
+    .await;
+    assert_eq!(
+        prover.proved.load(Ordering::SeqCst),
+        0,
+        "the phase stopped unproved"
+    );
+    // The worker takes the next work at once, although the held steps would never have ended.
+    let next = engine
+        .submit(request(ProofKind::WinningPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    let done = engine.await_job(&next).await.unwrap();
+    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    prover.device_steps_held.store(false, Ordering::SeqCst);
+}

@@ -32,6 +32,9 @@ pub enum StepError {
     /// steps are not.
     #[error("internal error (panic): {0}")]
     Panicked(String),
+    /// A device phase stopped at a step boundary because its job ended: nothing failed.
+    #[error("the device phase stopped: its job ended")]
+    Stopped,
 }
 
 impl StepError {

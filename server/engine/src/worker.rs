@@ -13,7 +13,7 @@ use crossbeam_channel::{select, Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::machine::{DeviceTask, Input};
+use crate::machine::{DeviceTask, Input, StopSignal};
 use crate::os_priority;
 use crate::prover::{DeviceInfo, PhaseHooks, Prover, StepError};
 use crate::steps::{guarded, spawn};
@@ -180,12 +180,14 @@ pub(crate) fn device_phase<P: Prover>(
         partition,
         params,
         mut reservation,
+        stop,
         ..
     } = task;
     let mut hooks = Hooks {
         job,
         index,
         abc_bytes,
+        stop,
         released: false,
         reservation: &mut reservation,
         report,
@@ -208,6 +210,7 @@ struct Hooks<'a, P: Prover> {
     job: u64,
     index: u32,
     abc_bytes: u64,
+    stop: StopSignal,
     released: bool,
     reservation: &'a mut crate::budget::Reservation,
     report: &'a mut dyn FnMut(Input<P>),
@@ -229,5 +232,9 @@ impl<P: Prover> PhaseHooks for Hooks<'_, P> {
 
     fn step_done(&mut self) {
         (self.between_steps)()
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop.is_set()
     }
 }

@@ -104,6 +104,11 @@ pub enum ProverError {
     #[error("pre-compiled circuit: {0}")]
     Precompiled(String),
 
+    /// The device phase stopped at a step boundary because its caller asked it to (its job
+    /// ended): no proof, and nothing failed.
+    #[error("the device phase stopped at a step boundary: its job ended")]
+    Stopped,
+
     /// The device phase (FFT/MSM) failed.
     #[error("device phase on backend {backend} failed: {reason}")]
     Device { backend: String, reason: String },

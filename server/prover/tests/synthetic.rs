@@ -362,3 +362,52 @@ fn releasing_abc_frees_exactly_the_abc_bytes_and_keeps_the_witness() {
     assert_eq!(kept.witness_bytes(), witness);
     assert_eq!(kept.public_inputs(), &inputs);
 }
+
+/// Asks the phase to stop once it has passed `after` step boundaries.
+struct StopAfter {
+    steps: usize,
+    after: usize,
+}
+
+impl PhaseHooks for StopAfter {
+    fn abc_released(&mut self, _: u64) {}
+    fn step_done(&mut self) {
+        self.steps += 1;
+    }
+    fn stop_requested(&self) -> bool {
+        self.steps >= self.after
+    }
+}
+
+/// A phase asked to stop ends at the next step boundary with `Stopped` and no proof; one never
+/// asked runs to its proof.
+#[test]
+fn a_phase_asked_to_stop_ends_at_the_next_step_boundary() {
+    let k = 60;
+    let params = params(k);
+    for after in [1, 3] {
+        let (circuit, _) = chain(k);
+        let partition = synthesize_circuit(0, circuit, CircuitShape::default()).unwrap();
+        let events = Mutex::new(Vec::new());
+        let mut hooks = StopAfter { steps: 0, after };
+        let result = prove_partition_with(
+            &LoggingOps(&events, 16),
+            partition,
+            &params,
+            Randomness::random(),
+            &mut hooks,
+        );
+        assert!(matches!(result, Err(ProverError::Stopped)), "{result:?}");
+        assert_eq!(
+            hooks.steps, after,
+            "stopped at the first boundary after the ask"
+        );
+        let msms = events
+            .into_inner()
+            .unwrap()
+            .iter()
+            .filter(|e| matches!(e, Event::MsmG1(_) | Event::MsmG2(_)))
+            .count();
+        assert!(msms < 5, "the multiexps did not all run: {msms}");
+    }
+}

@@ -185,7 +185,10 @@ impl Prover for FilecoinProver {
         // the device): the partition is worth synthesizing and proving again.
         let (proof, timings) = backend
             .prove(partition, params, Randomness::random(), hooks)
-            .map_err(|e| StepError::Retryable(e.to_string()))?;
+            .map_err(|e| match e {
+                ProverError::Stopped => StepError::Stopped,
+                other => StepError::Retryable(other.to_string()),
+            })?;
         let name = backend.name().to_string();
         if timings.faults > 0 {
             metrics::counter!("snarkd_device_faults_total", "device" => name.clone())

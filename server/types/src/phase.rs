@@ -10,6 +10,12 @@ pub trait PhaseHooks {
     /// preemption points: the caller may run other work now (a deadline partition's whole
     /// device phase), and this phase resumes when it returns, with its buffers intact.
     fn step_done(&mut self) {}
+    /// Whether the phase should stop at this step boundary rather than go on (its job was
+    /// cancelled or failed): asked after each `step_done`; a phase that stops returns an error
+    /// and frees its device.
+    fn stop_requested(&self) -> bool {
+        false
+    }
 }
 
 impl<F: FnMut(u64)> PhaseHooks for F {

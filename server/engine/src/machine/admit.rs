@@ -4,7 +4,7 @@
 
 use super::transition::Change;
 use super::Machine;
-use super::{DeviceTask, Effect, Stage};
+use super::{DeviceTask, Effect, Stage, StopSignal};
 use crate::budget::{Holder, Reservation};
 use crate::domain::Priority;
 use crate::lifecycle::{JobStep, PartitionState, WorkerStep};
@@ -231,6 +231,8 @@ impl<P: Prover> Machine<P> {
                 .ready()
                 .expect("filtered on ready")
                 .clone();
+            let stop = StopSignal::default();
+            self.device_phases.insert((seq, index), stop.clone());
             self.effects.push(Effect::Prove {
                 worker,
                 task: DeviceTask {
@@ -241,6 +243,7 @@ impl<P: Prover> Machine<P> {
                     partition: synthesized,
                     params,
                     reservation,
+                    stop,
                 },
             });
         }

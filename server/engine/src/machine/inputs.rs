@@ -1,6 +1,7 @@
 //! What the machine takes and asks for: inputs (requests from the API, steps finished on
 //! threads) and effects (work the driver starts), with the job facts a submit brings.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -133,6 +134,21 @@ pub(crate) enum Effect<P: Prover> {
 }
 
 /// One partition's device phase, handed to a worker.
+/// Set by the machine when the job of a partition whose device phase runs ends (cancelled, or
+/// failed in another partition): the phase stops at its next step boundary and frees its device.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StopSignal(Arc<AtomicBool>);
+
+impl StopSignal {
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
 pub(crate) struct DeviceTask<P: Prover> {
     pub job: u64,
     pub index: u32,
@@ -143,6 +159,8 @@ pub(crate) struct DeviceTask<P: Prover> {
     pub partition: P::Partition,
     pub params: Arc<P::Params>,
     pub reservation: Reservation,
+    /// Asks the phase to stop at its next step boundary.
+    pub stop: StopSignal,
 }
 
 /// The request-side facts of a job, checked by the API layer and the prover's `plan`.

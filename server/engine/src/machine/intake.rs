@@ -287,6 +287,10 @@ impl<P: Prover> Machine<P> {
                 // A synthesized partition's buffers and memory go with the stage it leaves.
                 self.transition(seq, index, Change::Cancel);
             }
+            // A device phase still running for it stops at its next step boundary.
+            if let Some(stop) = self.device_phases.get(&(seq, index)) {
+                stop.stop();
+            }
         }
         let job = self.jobs.get_mut(&seq).expect("job exists");
         let ended = job.phase.ended_at().expect("the job just ended");

@@ -33,7 +33,7 @@ use crate::journal::record::FromJournal;
 use crate::lifecycle::WorkerStep;
 use crate::prover::{DeviceInfo, Prover};
 
-pub(crate) use inputs::{DeviceTask, Effect, Input, JobOrigin, Request, RequestKey};
+pub(crate) use inputs::{DeviceTask, Effect, Input, JobOrigin, Request, RequestKey, StopSignal};
 use records::{
     Duty, Job, JobPhase, Moment, ParamsEntry, ParamsSlot, Part, Stage, Tally, Task, Worker,
 };
@@ -59,6 +59,9 @@ pub(crate) struct Machine<P: Prover> {
     params_estimates: HashMap<String, u64>,
     /// Partitions of unfinished jobs by stage, in scheduling order.
     stages: stages::Stages,
+    /// The device phases running (by job and partition), each to be told to stop if its job
+    /// ends first.
+    device_phases: HashMap<(u64, u32), StopSignal>,
     /// The prover's backend, as the status names it.
     backend: String,
     synth_active: usize,
@@ -114,6 +117,7 @@ impl<P: Prover> Machine<P> {
             params: HashMap::new(),
             params_estimates: HashMap::new(),
             stages: Default::default(),
+            device_phases: HashMap::new(),
             backend,
             synth_active: 0,
             draining: false,

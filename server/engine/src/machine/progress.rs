@@ -77,6 +77,7 @@ impl<P: Prover> Machine<P> {
         // The witness went into the device phase: nothing of the partition is left to hold but
         // its proof.
         drop(reservation);
+        self.device_phases.remove(&(job, index));
         let elapsed = self.step_elapsed(job, index);
         let retries_left = self
             .part(job, index)

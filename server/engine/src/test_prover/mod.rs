@@ -175,6 +175,9 @@ impl Prover for TestProver {
             drop(self.mid_step_gate.lock());
             self.in_mid_step.store(false, Ordering::SeqCst);
             hooks.step_done();
+            if hooks.stop_requested() {
+                return Err(StepError::Stopped);
+            }
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         self.proved.fetch_add(1, Ordering::SeqCst);

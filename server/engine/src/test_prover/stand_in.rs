@@ -149,6 +149,9 @@ impl Prover for StandInProver {
                 .load(std::sync::atomic::Ordering::SeqCst);
         while held && !*open.lock().unwrap() {
             hooks.step_done();
+            if hooks.stop_requested() {
+                return Err(StepError::Stopped);
+            }
             let closed = open.lock().unwrap();
             let _ = opened
                 .wait_timeout(closed, std::time::Duration::from_millis(2))

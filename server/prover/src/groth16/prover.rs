@@ -175,6 +175,7 @@ pub fn prove_partition_with(
     let fft = fft_start.elapsed();
     hooks.abc_released(abc_bytes);
     hooks.step_done();
+    stop_if_asked(hooks)?;
 
     let msm_start = Instant::now();
     let h_scalars = ScalarBytes::dense_in_place(h);
@@ -225,6 +226,7 @@ impl Steps<'_> {
         let ops = self.ops;
         let sum = self.stepped(bases, scalars, |b, s, h| ops.msm_g1_in_steps(b, s, h))?;
         self.hooks.step_done();
+        stop_if_asked(self.hooks)?;
         Ok(sum)
     }
 
@@ -262,7 +264,16 @@ impl Steps<'_> {
                 return Ok(sum);
             }
             self.hooks.step_done();
+            stop_if_asked(self.hooks)?;
         }
+    }
+}
+
+/// At a step boundary: the phase ends here when its caller asks it to.
+fn stop_if_asked(hooks: &dyn PhaseHooks) -> Result<()> {
+    match hooks.stop_requested() {
+        true => Err(ProverError::Stopped),
+        false => Ok(()),
     }
 }
 
