@@ -11,9 +11,9 @@ fn job<'a>(s: &'a pb::StatusSnapshot, id: &str) -> Option<&'a pb::JobStatus> {
     s.jobs.iter().find(|j| j.job_id == id)
 }
 
-#[tokio::test]
-async fn a_winning_post_is_proved_while_a_porep_device_phase_is_held() {
-    let mut d = common::start().await;
+/// Submits a PoRep with PoRep device phases held (step after step) and returns its job id once
+/// its partition is on a worker.
+async fn porep_held_on_device(d: &mut common::TestDaemon) -> String {
     d.prover.close_background();
     let porep = d
         .grpc
@@ -26,10 +26,18 @@ async fn a_winning_post_is_proved_while_a_porep_device_phase_is_held() {
         .unwrap()
         .into_inner()
         .job_id;
-    let on_device = |s: &pb::StatusSnapshot, id: &str| {
-        job(s, id).is_some_and(|j| j.partitions[0].state == pb::PartitionState::Gpu as i32)
-    };
     common::wait_for_status(&mut d.grpc, |s| on_device(s, &porep)).await;
+    porep
+}
+
+fn on_device(s: &pb::StatusSnapshot, id: &str) -> bool {
+    job(s, id).is_some_and(|j| j.partitions[0].state == pb::PartitionState::Gpu as i32)
+}
+
+#[tokio::test]
+async fn a_winning_post_is_proved_while_a_porep_device_phase_is_held() {
+    let mut d = common::start().await;
+    let porep = porep_held_on_device(&mut d).await;
 
     let winning = d
         .grpc
@@ -67,22 +75,7 @@ async fn a_winning_post_is_proved_while_a_porep_device_phase_is_held() {
 #[tokio::test]
 async fn a_cancelled_poreps_device_phase_stops_within_a_step_and_frees_its_worker() {
     let mut d = common::start().await;
-    d.prover.close_background();
-    let porep = d
-        .grpc
-        .submit_proof(pb::SubmitProofRequest {
-            proof_kind: pb::ProofKind::PorepSealCommit as i32,
-            vanilla_proof: common::prover::vanilla(3),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .job_id;
-    common::wait_for_status(&mut d.grpc, |s| {
-        job(s, &porep).is_some_and(|j| j.partitions[0].state == pb::PartitionState::Gpu as i32)
-    })
-    .await;
+    let porep = porep_held_on_device(&mut d).await;
     let cancelled = d
         .grpc
         .cancel_proof(pb::CancelProofRequest {
