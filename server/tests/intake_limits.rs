@@ -134,12 +134,24 @@ async fn request_ids_past_request_id_bytes_are_refused_without_being_echoed() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_job_ids_are_refused_short_and_unknown_ones_echo_at_most_64_bytes() {
     let mut d = start_with(test_config(), StandInProver::new()).await;
+    // Over the size of a small call's request: refused by size before it is decoded.
     let huge = "j".repeat(1 << 20);
     let awaited = common::await_job(&mut d.grpc, &huge, 1).await.unwrap_err();
     let cancel = pb::CancelProofRequest { job_id: huge };
     let cancelled = d.grpc.cancel_proof(cancel).await.unwrap_err();
     for status in [awaited, cancelled] {
-        assert_eq!(status.code(), Code::InvalidArgument);
+        assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+        let message = status.message();
+        assert!(message.contains("at most 65536 bytes"), "{message}");
+        assert!(message.len() < 200, "{message}");
+    }
+    // Within it, but longer than any job id: invalid, and not echoed whole.
+    let long = "j".repeat(10_000);
+    let awaited = common::await_job(&mut d.grpc, &long, 1).await.unwrap_err();
+    let cancel = pb::CancelProofRequest { job_id: long };
+    let cancelled = d.grpc.cancel_proof(cancel).await.unwrap_err();
+    for status in [awaited, cancelled] {
+        assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
         assert!(status.message().len() < 200, "{}", status.message());
     }
     let unknown = common::await_job(&mut d.grpc, &"k".repeat(64), 1)

@@ -158,7 +158,7 @@ async fn every_call_is_refused_by_size_on_both_ports_before_its_body_is_read() {
         assert!(
             status
                 .message()
-                .contains(&format!("a {method} request is at most 65536 bytes")),
+                .contains(&format!("{method} requests are at most 65536 bytes")),
             "{}",
             status.message()
         );

@@ -159,7 +159,7 @@ impl Intake {
                 Call::Small => (
                     "message_size",
                     Status::resource_exhausted(format!(
-                    "a {method} request is at most {SMALL_REQUEST_BYTES} bytes, and this one is \
+                    "{method} requests are at most {SMALL_REQUEST_BYTES} bytes, and this one is \
                      {found}: its fields are ids and numbers, send only those"
                 )),
                 ),
