@@ -4,40 +4,11 @@
 
 mod common;
 
-use std::path::Path;
-use std::time::Duration;
-
 use common::{http_get, start_with, test_config, winning, StandInProver};
+use snarkd_engine::journal::inject_write_fault;
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::{health_client::HealthClient, HealthCheckRequest};
-
-/// Makes every insert into and update of every table of the journal in `dir` fail, as on a
-/// failing disk (triggers of a second connection), or heals it.
-fn write_fault(dir: &Path, on: bool) {
-    let conn = rusqlite::Connection::open(dir.join("journal.sqlite")).unwrap();
-    conn.busy_timeout(Duration::from_secs(5)).unwrap();
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for table in tables {
-        for op in ["INSERT", "UPDATE"] {
-            let sql = if on {
-                format!(
-                    "CREATE TRIGGER fault_{op}_{table} BEFORE {op} ON {table} \
-                     BEGIN SELECT RAISE(FAIL, 'injected write fault'); END;"
-                )
-            } else {
-                format!("DROP TRIGGER fault_{op}_{table};")
-            };
-            conn.execute_batch(&sql).unwrap();
-        }
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_journal_that_cannot_be_written_turns_health_not_serving_until_it_can() {
@@ -63,7 +34,7 @@ async fn a_journal_that_cannot_be_written_turns_health_not_serving_until_it_can(
     );
 
     let dir = jobs.path().join("jobs");
-    write_fault(&dir, true);
+    inject_write_fault(&dir, true);
     let failed = d
         .grpc
         .submit_proof(winning("winpost-1-1"))
@@ -94,7 +65,7 @@ async fn a_journal_that_cannot_be_written_turns_health_not_serving_until_it_can(
         refused.message()
     );
 
-    write_fault(&dir, false);
+    inject_write_fault(&dir, false);
     assert_eq!(
         status(watch.message().await.unwrap()),
         ServingStatus::Serving as i32

@@ -1,7 +1,7 @@
 //! Reading a request's body before tonic decodes it: one gRPC message, no larger than the call
 //! allows, arrived by the body deadline. The message's length is known from its first five bytes,
-//! so an oversized one is refused before the rest is read, the buffer is sized once (no copies
-//! as it grows), and a byte past the message means a second one.
+//! so an oversized one is refused before the rest is read, the buffer is sized once in `finish`
+//! (no copies as it grows), and a byte past the message means a second one.
 
 use std::time::Duration;
 
@@ -72,8 +72,12 @@ impl BodyReader {
         Ok(())
     }
 
-    /// The whole body.
+    /// The whole body. The buffer is sized for the announced message here, not while the first
+    /// bytes are read (a proof request reads those before it holds a decoding slot).
     pub async fn finish(mut self) -> Result<Bytes, BodyError> {
+        if let Some(whole) = self.whole {
+            self.buf.reserve(whole.saturating_sub(self.buf.len()));
+        }
         self.fill(usize::MAX).await?;
         Ok(self.buf.freeze())
     }
@@ -88,9 +92,7 @@ impl BodyReader {
             if len as usize > self.limit {
                 return Err(BodyError::TooLarge(u64::from(len)));
             }
-            let whole = PREFIX + len as usize;
-            self.whole = Some(whole);
-            self.buf.reserve(whole.saturating_sub(have));
+            self.whole = Some(PREFIX + len as usize);
         }
         if self
             .whole

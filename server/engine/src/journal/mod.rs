@@ -278,6 +278,32 @@ fn journal_error(e: rusqlite::Error) -> EngineError {
     EngineError::Journal(e.to_string())
 }
 
+/// Makes every insert into and update of every table of the journal in `dir` fail, as on a
+/// failing disk (triggers, from a connection of its own), or heals it. For tests (the
+/// `test-hooks` feature).
+#[cfg(any(test, feature = "test-hooks"))]
+pub fn inject_write_fault(dir: &std::path::Path, on: bool) {
+    let conn = Connection::open(dir.join("journal.sqlite")).expect("the journal opens");
+    conn.busy_timeout(Duration::from_secs(5))
+        .expect("a busy timeout");
+    let tables: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
+        .and_then(|mut s| s.query_map([], |r| r.get(0))?.collect())
+        .expect("the journal's tables");
+    for table in tables {
+        for op in ["INSERT", "UPDATE"] {
+            let sql = match on {
+                true => format!(
+                    "CREATE TRIGGER fault_{op}_{table} BEFORE {op} ON {table} \
+                     BEGIN SELECT RAISE(FAIL, 'injected write fault'); END;"
+                ),
+                false => format!("DROP TRIGGER fault_{op}_{table};"),
+            };
+            conn.execute_batch(&sql).expect("the fault's trigger");
+        }
+    }
+}
+
 /// Rows of a journal on disk: (unfinished jobs, finished jobs, partition proofs). For tests (the
 /// `test-hooks` feature); opens the database read-only beside a running daemon.
 #[cfg(any(test, feature = "test-hooks"))]
@@ -327,5 +353,7 @@ pub(crate) fn plan_all<P: Prover>(
     done.into_iter().map(|(_, job, plan)| (job, plan)).collect()
 }
 
+#[cfg(test)]
+mod dir_tests;
 #[cfg(test)]
 mod tests;

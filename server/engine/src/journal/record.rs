@@ -51,8 +51,8 @@ pub(crate) enum FromJournal {
     Recorded { job_id: String },
     /// The write failed: the job fails (its submit got the error).
     Failed { job_id: String, message: String },
-    /// A write failed. Every record but an acceptance is kept and written again, in order,
-    /// until it succeeds; new work is refused meanwhile.
+    /// A write failed. A job's records but its acceptance are kept and written again, in
+    /// order, until they succeed; new work is refused meanwhile.
     Unwritable { message: String },
     /// Writes succeed again: every kept record is on disk.
     Writable,

@@ -88,21 +88,11 @@ pub(crate) fn open(path: &Path) -> Result<Connection, JournalError> {
     }
     conn.execute_batch(SCHEMA)?;
     conn.execute_batch(super::activity::SCHEMA)?;
-    let version: Option<String> = conn
-        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
-            r.get(0)
-        })
-        .optional()?;
-    match version.as_deref() {
-        None => {
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('schema', ?1)",
-                [SCHEMA_VERSION],
-            )?;
-        }
-        // Checked above, before the schema was created.
-        Some(_) => {}
-    }
+    // A journal of another schema was refused above: a new one gets ours.
+    conn.execute(
+        "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)",
+        [SCHEMA_VERSION],
+    )?;
     Ok(conn)
 }
 

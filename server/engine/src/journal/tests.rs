@@ -11,7 +11,7 @@ use crate::domain::{JobEnd, ProofKind, ProofRequest};
 use crate::test_prover::{request, TestProver};
 use crate::{Engine, EngineConfig};
 
-fn settings(dir: &Path) -> JournalSettings {
+pub(super) fn settings(dir: &Path) -> JournalSettings {
     JournalSettings {
         dir: dir.to_path_buf(),
         result_retention: Duration::from_secs(3600),
@@ -316,146 +316,6 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
 }
 
 #[test]
-fn a_damaged_database_is_set_aside_and_a_new_one_started() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("journal.sqlite"), vec![0x5a; 8192]).unwrap();
-    let journal = Journal::open(settings(dir.path())).unwrap();
-    drop(journal);
-    let aside: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.contains("damaged"))
-        .collect();
-    assert_eq!(aside.len(), 1, "{aside:?}");
-    assert_eq!(journal_counts(dir.path()).ok(), Some((0, 0, 0)));
-}
-
-fn mode(path: &Path) -> u32 {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-}
-
-fn set_mode(path: &Path, mode: u32) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
-}
-
-#[test]
-fn a_damaged_database_goes_aside_with_its_wal_and_shm() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("journal.sqlite");
-    std::fs::write(&db, vec![0x5a; 8192]).unwrap();
-    std::fs::write(dir.path().join("journal.sqlite-wal"), b"committed frames").unwrap();
-    std::fs::write(dir.path().join("journal.sqlite-shm"), b"index").unwrap();
-    drop(Journal::open(settings(dir.path())).unwrap());
-    let names: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    let aside = names
-        .iter()
-        .find(|n| n.contains("damaged") && !n.ends_with("wal") && !n.ends_with("shm"))
-        .unwrap_or_else(|| panic!("{names:?}"));
-    let wal = dir.path().join(format!("{aside}-wal"));
-    assert_eq!(std::fs::read(&wal).unwrap(), b"committed frames");
-    // The shared-memory index is SQLite's own (rebuilt from the WAL); it moves along.
-    assert!(
-        dir.path().join(format!("{aside}-shm")).exists(),
-        "{names:?}"
-    );
-    assert_eq!(
-        std::fs::read(dir.path().join(aside)).unwrap(),
-        vec![0x5a; 8192]
-    );
-}
-
-#[test]
-fn an_empty_database_where_jobs_were_kept_stops_startup_untouched() {
-    let dir = tempfile::tempdir().unwrap();
-    drop(Journal::open(settings(dir.path())).unwrap());
-    let db = dir.path().join("journal.sqlite");
-    std::fs::File::create(&db).unwrap(); // truncated to 0 bytes
-    std::fs::write(dir.path().join("inputs/4d1c-job.req"), b"an input").unwrap();
-    let err = Journal::open(settings(dir.path())).err().unwrap();
-    assert!(matches!(err, JournalError::Lost { .. }), "{err}");
-    let message = err.to_string();
-    assert!(
-        message.contains("4d1c-job") && message.contains("move the jobs dir aside"),
-        "{message}"
-    );
-    assert_eq!(std::fs::metadata(&db).unwrap().len(), 0, "left as it was");
-    // A new jobs dir, or an empty database beside a WAL (a new journal before its first
-    // checkpoint), opens as before.
-    let fresh = tempfile::tempdir().unwrap();
-    drop(Journal::open(settings(fresh.path())).unwrap());
-}
-
-#[test]
-fn a_journal_of_another_schema_is_refused_and_left_untouched() {
-    let dir = tempfile::tempdir().unwrap();
-    drop(Journal::open(settings(dir.path())).unwrap());
-    let db = dir.path().join("journal.sqlite");
-    rusqlite::Connection::open(&db)
-        .unwrap()
-        .execute("UPDATE meta SET value = '2' WHERE key = 'schema'", [])
-        .unwrap();
-    let before = std::fs::read(&db).unwrap();
-    let err = Journal::open(settings(dir.path())).err().unwrap();
-    assert!(matches!(err, JournalError::OtherSchema { .. }), "{err}");
-    assert!(err.to_string().contains("schema version 2"), "{err}");
-    assert_eq!(std::fs::read(&db).unwrap(), before, "not a byte changed");
-    let names = std::fs::read_dir(dir.path()).unwrap().count();
-    assert_eq!(names, 3, "nothing moved aside (journal, inputs, lock)");
-}
-
-#[test]
-fn the_jobs_dir_is_private_and_one_every_user_may_write_is_refused() {
-    let root = tempfile::tempdir().unwrap();
-    let new = root.path().join("state/snarkd/jobs");
-    drop(Journal::open(settings(&new)).unwrap());
-    assert_eq!(mode(&new), 0o700, "created private");
-
-    let loose = root.path().join("loose");
-    std::fs::create_dir(&loose).unwrap();
-    set_mode(&loose, 0o755);
-    drop(Journal::open(settings(&loose)).unwrap());
-    assert_eq!(mode(&loose), 0o700, "made private");
-
-    let open_to_all = root.path().join("tmp-like");
-    std::fs::create_dir(&open_to_all).unwrap();
-    set_mode(&open_to_all, 0o777);
-    let err = Journal::open(settings(&open_to_all)).err().unwrap();
-    assert!(matches!(err, JournalError::Unsafe { .. }), "{err}");
-    assert!(err.to_string().contains("every user may write it"), "{err}");
-    assert_eq!(
-        std::fs::read_dir(&open_to_all).unwrap().count(),
-        0,
-        "nothing written there"
-    );
-
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
-        let theirs = root.path().join("theirs");
-        std::fs::create_dir(&theirs).unwrap();
-        std::os::unix::fs::chown(&theirs, Some(65534), None).unwrap();
-        let err = Journal::open(settings(&theirs)).err().unwrap();
-        assert!(
-            err.to_string().contains("belongs to user id 65534"),
-            "{err}"
-        );
-    }
-}
-
-#[test]
-fn one_daemon_per_journal() {
-    let dir = tempfile::tempdir().unwrap();
-    let _first = Journal::open(settings(dir.path())).unwrap();
-    let err = Journal::open(settings(dir.path())).err().unwrap();
-    assert!(matches!(err, JournalError::Locked { .. }), "{err}");
-    assert!(err.to_string().contains("another snarkd"), "{err}");
-}
-
-#[test]
 fn the_history_of_the_last_hour_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let prover = TestProver::new(1);
@@ -503,33 +363,6 @@ fn the_history_of_the_last_hour_survives_a_restart() {
     life.kill();
 }
 
-/// Makes every insert into and update of every table of the journal in `dir` fail, as on a
-/// failing disk (triggers of a second connection), or heals it.
-fn write_fault(dir: &Path, on: bool) {
-    let conn = rusqlite::Connection::open(dir.join("journal.sqlite")).unwrap();
-    conn.busy_timeout(Duration::from_secs(5)).unwrap();
-    let tables: Vec<String> = conn
-        .prepare("SELECT name FROM sqlite_master WHERE type = 'table'")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for table in tables {
-        for op in ["INSERT", "UPDATE"] {
-            let sql = if on {
-                format!(
-                    "CREATE TRIGGER fault_{op}_{table} BEFORE {op} ON {table} \
-                     BEGIN SELECT RAISE(FAIL, 'injected write fault'); END;"
-                )
-            } else {
-                format!("DROP TRIGGER fault_{op}_{table};")
-            };
-            conn.execute_batch(&sql).unwrap();
-        }
-    }
-}
-
 fn unwritable(life: &Life, want: bool) {
     let mut status = life.engine.subscribe();
     life.run(status.wait_for(|s| s.daemon.journal_unwritable.is_some() == want))
@@ -542,7 +375,7 @@ fn a_failed_acceptance_fails_its_submit_and_the_job_is_not_started() {
     let prover = TestProver::new(1);
     let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
     // Every write fails: the job's acceptance, and anything else.
-    write_fault(dir.path(), true);
+    inject_write_fault(dir.path(), true);
     let err = life
         .run(life.engine.submit(request(ProofKind::WindowPost, 1, 1000)))
         .unwrap_err();
@@ -557,7 +390,7 @@ fn a_failed_acceptance_fails_its_submit_and_the_job_is_not_started() {
         refused.to_string().contains("no new work is taken"),
         "{refused}"
     );
-    write_fault(dir.path(), false);
+    inject_write_fault(dir.path(), false);
     // With nothing to write, the journal tries a small write to learn that writes succeed.
     unwritable(&life, false);
     let job = life
@@ -581,7 +414,7 @@ fn records_whose_write_failed_are_kept_and_written_once_it_heals_so_nothing_is_l
             request(ProofKind::PorepSealCommit, 2, 1000),
         )))
         .unwrap();
-    write_fault(dir.path(), true);
+    inject_write_fault(dir.path(), true);
     drop(gate);
     unwritable(&life, true);
     let proof = completed(&life, &job.job_id);
@@ -590,7 +423,7 @@ fn records_whose_write_failed_are_kept_and_written_once_it_heals_so_nothing_is_l
         [[0u8; 4], [1; 4]].concat(),
         "proved while the journal fails"
     );
-    write_fault(dir.path(), false);
+    inject_write_fault(dir.path(), false);
     unwritable(&life, false);
     life.kill();
 

@@ -98,9 +98,10 @@ impl JournalThread {
                         ack.send(Ok(()));
                     }
                 }
-                if std::mem::take(&mut self.failing) {
-                    tracing::warn!("the job journal is written again: new work is taken");
-                    engine(FromJournal::Writable);
+                // A commit that wrote nothing (an update of no row) proves nothing about the
+                // disk: the probe's real write decides.
+                if self.failing {
+                    self.probe(engine);
                 }
             }
             Err(e) => {
@@ -123,6 +124,9 @@ impl JournalThread {
                                 ack.send(Err(EngineError::Journal(message.clone())));
                             }
                         }
+                        // A stint or a load bucket is the history's: a crash may lose it too,
+                        // and keeping them would grow without bound on a disk that stays bad.
+                        Record::Stint(_) | Record::Load(_) => {}
                         other => self.kept.push((other, ack)),
                     }
                 }
