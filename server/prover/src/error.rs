@@ -104,6 +104,10 @@ pub enum ProverError {
     #[error("pre-compiled circuit: {0}")]
     Precompiled(String),
 
+    /// A local (test) parameter setup could not be made for a circuit.
+    #[error("local parameter setup: {0}")]
+    Setup(String),
+
     /// The device phase stopped at a step boundary because its caller asked it to (its job
     /// ended): no proof, and nothing failed.
     #[error("the device phase stopped at a step boundary: its job ended")]

@@ -2,7 +2,7 @@
 //! pre-compiled matrices are recorded from. Both go through [`with_blank`], so they always see
 //! the same circuit.
 
-use bellperson::groth16::{generate_random_parameters, Parameters};
+use bellperson::groth16::Parameters;
 use bellperson::Circuit;
 use blstrs::{Bls12, Scalar as Fr};
 use filecoin_proofs::constants::DefaultPieceHasher;
@@ -19,12 +19,13 @@ use storage_proofs_update::EmptySectorUpdateCompound;
 use super::{estimate, CircuitId, ProofKind};
 use crate::circuit::{representative_post, representative_seal, representative_update};
 use crate::error::{ProverError, Result};
-use crate::synthesis::precompiled::CircuitMatrices;
+use crate::params::setup::{groth16_setup, ToxicWaste};
+use crate::synthesis::precompiled::{CircuitMatrices, FullR1cs};
 
 /// What to do with a blank circuit.
 #[derive(Clone, Copy)]
 enum Use {
-    Setup,
+    Setup { rows: usize },
     Record { rows: usize },
 }
 
@@ -35,7 +36,8 @@ enum Made {
 
 /// Runs a local Groth16 setup (random toxic waste) on the blank circuit: test parameters.
 pub(crate) fn setup(circuit: CircuitId) -> Result<Parameters<Bls12>> {
-    match with_blank(circuit, Use::Setup)? {
+    let rows = estimate::shape(circuit.kind(), circuit.sector_size()).constraints;
+    match with_blank(circuit, Use::Setup { rows })? {
         Made::Params(p) => Ok(*p),
         Made::Matrices(_) => unreachable!("a setup makes parameters"),
     }
@@ -58,9 +60,10 @@ fn with_blank(circuit: CircuitId, what: Use) -> Result<Made> {
 
 fn apply<C: Circuit<Fr>>(circuit: C, what: Use) -> Result<Made> {
     match what {
-        Use::Setup => generate_random_parameters::<Bls12, _, _>(circuit, &mut OsRng)
-            .map(|p| Made::Params(Box::new(p)))
-            .map_err(ProverError::filecoin),
+        Use::Setup { rows } => {
+            let r1cs = FullR1cs::record(circuit, rows)?;
+            groth16_setup(&r1cs, &ToxicWaste::random(OsRng)).map(|p| Made::Params(Box::new(p)))
+        }
         Use::Record { rows } => {
             CircuitMatrices::record(circuit, rows).map(|m| Made::Matrices(Box::new(m)))
         }

@@ -10,6 +10,8 @@
 mod density;
 pub mod precompiled;
 mod recording_cs;
+#[cfg(test)]
+pub(crate) mod test_circuit;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 

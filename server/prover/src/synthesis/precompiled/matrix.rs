@@ -141,6 +141,36 @@ impl SparseMatrix {
     }
 }
 
+impl SparseMatrix {
+    /// `values`ᵀ·M: each variable's column summed with row `r` weighted by `values[r]`
+    /// (inputs first, then aux). With each row's Lagrange basis polynomial at a point as
+    /// `values`, it is each variable's A, B or C polynomial at that point (a Groth16 setup).
+    pub(crate) fn weighted_columns(
+        &self,
+        coeffs: &[Fr],
+        values: &[Fr],
+        inputs: usize,
+        aux: usize,
+    ) -> Vec<Fr> {
+        let mut out = vec![Fr::ZERO; inputs + aux];
+        for (r, value) in values.iter().enumerate().take(self.rows()) {
+            for t in self.row(r) {
+                let column = if t.var & INPUT_BIT != 0 {
+                    (t.var & !INPUT_BIT) as usize
+                } else {
+                    inputs + t.var as usize
+                };
+                match t.coeff {
+                    COEFF_ONE => out[column] += value,
+                    COEFF_MINUS_ONE => out[column] -= value,
+                    c => out[column] += coeffs[c as usize] * value,
+                }
+            }
+        }
+        out
+    }
+}
+
 /// `a∘b`, element by element, in parallel.
 pub(crate) fn hadamard(a: &[Fr], b: &[Fr]) -> Vec<Fr> {
     let mut out = vec![Fr::ZERO; a.len()];

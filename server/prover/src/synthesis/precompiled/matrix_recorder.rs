@@ -1,5 +1,5 @@
-//! `MatrixRecorder`: a `ConstraintSystem` that keeps a circuit's shape (its A and B matrices;
-//! C is never needed, see [`super`]) and no values. It never runs the value closures, so it records a blank
+//! `MatrixRecorder`: a `ConstraintSystem` that keeps a circuit's shape (its A and B matrices,
+//! and C only for a Groth16 setup: proving never needs it, see [`super`]) and no values. It never runs the value closures, so it records a blank
 //! circuit, as the parameter generator does.
 
 use std::collections::HashMap;
@@ -17,20 +17,14 @@ pub(crate) struct MatrixRecorder {
     interned: HashMap<[u8; 32], u32>,
     pub(crate) a: SparseMatrix,
     pub(crate) b: SparseMatrix,
+    /// Recorded only when asked for ([`MatrixRecorder::with_c`]).
+    pub(crate) c: Option<SparseMatrix>,
     /// Set when a count outgrew the 31/32-bit indices of the layout.
     pub(crate) overflow: bool,
 }
 
 impl MatrixRecorder {
     pub(crate) fn with_rows(rows: usize) -> Self {
-        let matrix = || SparseMatrix {
-            starts: {
-                let mut s = Vec::with_capacity(rows + 1);
-                s.push(0);
-                s
-            },
-            terms: Vec::with_capacity(rows * 2),
-        };
         // Indices COEFF_ONE and COEFF_MINUS_ONE.
         let coeffs = vec![Fr::ONE, -Fr::ONE];
         let interned = coeffs
@@ -43,10 +37,17 @@ impl MatrixRecorder {
             aux: 0,
             coeffs,
             interned,
-            a: matrix(),
-            b: matrix(),
+            a: empty_matrix(rows),
+            b: empty_matrix(rows),
+            c: None,
             overflow: false,
         }
+    }
+
+    /// Records C as well (its closures run; without this they never do).
+    pub(crate) fn with_c(mut self) -> Self {
+        self.c = Some(empty_matrix(self.a.starts.capacity().saturating_sub(1)));
+        self
     }
 
     fn intern(&mut self, coeff: &Fr) -> u32 {
@@ -64,11 +65,22 @@ impl MatrixRecorder {
     }
 }
 
+/// A matrix of no rows, with room for `rows`.
+fn empty_matrix(rows: usize) -> SparseMatrix {
+    let mut starts = Vec::with_capacity(rows + 1);
+    starts.push(0);
+    SparseMatrix {
+        starts,
+        terms: Vec::with_capacity(rows * 2),
+    }
+}
+
 /// Which matrix a row is recorded into.
 #[derive(Clone, Copy)]
 enum Which {
     A,
     B,
+    C,
 }
 
 fn record(cs: &mut MatrixRecorder, which: Which, lc: &LinearCombination<Fr>) {
@@ -96,6 +108,10 @@ fn record(cs: &mut MatrixRecorder, which: Which, lc: &LinearCombination<Fr>) {
     let matrix = match which {
         Which::A => &mut cs.a,
         Which::B => &mut cs.b,
+        Which::C => match &mut cs.c {
+            Some(c) => c,
+            None => return,
+        },
     };
     matrix.terms.extend_from_slice(&terms);
     if !matrix.end_row() {
@@ -132,7 +148,7 @@ impl ConstraintSystem<Fr> for MatrixRecorder {
         Ok(Variable::new_unchecked(Index::Input(self.inputs - 1)))
     }
 
-    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, _: LC)
+    fn enforce<A, AR, LA, LB, LC>(&mut self, _: A, a: LA, b: LB, c: LC)
     where
         A: FnOnce() -> AR,
         AR: Into<String>,
@@ -142,6 +158,9 @@ impl ConstraintSystem<Fr> for MatrixRecorder {
     {
         record(self, Which::A, &a(LinearCombination::zero()));
         record(self, Which::B, &b(LinearCombination::zero()));
+        if self.c.is_some() {
+            record(self, Which::C, &c(LinearCombination::zero()));
+        }
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)

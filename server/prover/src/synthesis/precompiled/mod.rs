@@ -16,10 +16,12 @@
 //! - `mod.rs`: [`CircuitMatrices`], recording and the pre-compiled synthesis.
 //! - `matrix.rs`: one matrix in compressed sparse rows and its product with a witness.
 //! - `matrix_recorder.rs`: the constraint system that records the matrices (no values).
+//! - `full_r1cs.rs`: the matrices with C, for a Groth16 setup ([`FullR1cs`]).
 //! - `witness.rs`: the constraint system that computes the witness only.
 //! - `file.rs`: the on-disk form (versioned, digested, checked before use).
 
 mod file;
+mod full_r1cs;
 mod matrix;
 mod matrix_recorder;
 mod witness;
@@ -30,6 +32,7 @@ use blstrs::{Bls12, Scalar as Fr};
 use ff::Field;
 
 pub use file::{MatricesFile, FORMAT_VERSION};
+pub(crate) use full_r1cs::{Columns, FullR1cs};
 use matrix::{LayoutError, SparseMatrix, INPUT_BIT};
 use matrix_recorder::MatrixRecorder;
 use witness::WitnessCs;
@@ -56,35 +59,7 @@ impl CircuitMatrices {
     /// Records the matrices of `circuit` (usually the blank circuit, whose values are never
     /// asked for). `rows` is a hint for reserving the row tables.
     pub fn record<C: Circuit<Fr>>(circuit: C, rows: usize) -> Result<CircuitMatrices> {
-        let failed = |reason: String| ProverError::Precompiled(format!("recording: {reason}"));
-        let run = move || -> Result<CircuitMatrices> {
-            let mut cs = MatrixRecorder::with_rows(rows);
-            synthesize_bound(&mut cs, circuit, |cs| cs.inputs)
-                .map_err(|e| failed(e.to_string()))?;
-            if cs.overflow {
-                return Err(failed(
-                    "the circuit has more variables or terms than the pre-compiled \
-                            layout indexes (2^31 variables, 2^32 terms per matrix)"
-                        .into(),
-                ));
-            }
-            let MatrixRecorder {
-                inputs,
-                aux,
-                mut coeffs,
-                mut a,
-                mut b,
-                ..
-            } = cs;
-            for m in [&mut a, &mut b] {
-                m.starts.shrink_to_fit();
-                m.terms.shrink_to_fit();
-            }
-            coeffs.shrink_to_fit();
-            CircuitMatrices::from_parts(inputs, aux, coeffs, a, b)
-                .map_err(|e| failed(e.to_string()))
-        };
-        caught(run, failed)
+        record(circuit, MatrixRecorder::with_rows(rows)).map(|(m, _)| m)
     }
 
     /// Constraints, including the per-input ones.
@@ -191,6 +166,49 @@ impl CircuitMatrices {
         }
         Ok(())
     }
+}
+
+/// Records `circuit` with `cs`: the matrices, and C when `cs` keeps it (checked like A and B).
+fn record<C: Circuit<Fr>>(
+    circuit: C,
+    mut cs: MatrixRecorder,
+) -> Result<(CircuitMatrices, Option<SparseMatrix>)> {
+    let failed = |reason: String| ProverError::Precompiled(format!("recording: {reason}"));
+    let run = move || -> Result<(CircuitMatrices, Option<SparseMatrix>)> {
+        synthesize_bound(&mut cs, circuit, |cs| cs.inputs).map_err(|e| failed(e.to_string()))?;
+        if cs.overflow {
+            return Err(failed(
+                "the circuit has more variables or terms than the pre-compiled \
+                        layout indexes (2^31 variables, 2^32 terms per matrix)"
+                    .into(),
+            ));
+        }
+        let MatrixRecorder {
+            inputs,
+            aux,
+            mut coeffs,
+            mut a,
+            mut b,
+            mut c,
+            ..
+        } = cs;
+        for m in [&mut a, &mut b].into_iter().chain(c.as_mut()) {
+            m.starts.shrink_to_fit();
+            m.terms.shrink_to_fit();
+        }
+        coeffs.shrink_to_fit();
+        let matrices = CircuitMatrices::from_parts(inputs, aux, coeffs, a, b)
+            .map_err(|e| failed(e.to_string()))?;
+        if let Some(c) = &c {
+            if c.rows() != matrices.a.rows() {
+                return Err(failed(LayoutError::RowCounts.to_string()));
+            }
+            c.check(inputs, aux, matrices.coeffs.len())
+                .map_err(|e| failed(e.to_string()))?;
+        }
+        Ok((matrices, c))
+    };
+    caught(run, failed)
 }
 
 /// Synthesizes `circuit` as partition `index` with its pre-compiled `matrices`: the witness

@@ -1,0 +1,185 @@
+//! The Groth16 setup of local test parameters, from a circuit's recorded R1CS. It makes the same
+//! parameters as bellperson's generator for the same toxic waste, bit for bit (tested), in the
+//! same layout its prover and ours read, but several times faster: each variable's polynomials
+//! are evaluated at τ straight from the recorded rows, and every point is a product of a fixed
+//! base ([`super::fixed_base`]) instead of a wNAF exponentiation made affine one inversion at a
+//! time.
+//!
+//! The parameters, for the QAP of m = 2^k ≥ rows Lagrange basis polynomials Lᵣ over the
+//! domain of m-th roots of unity, with uⱼ, vⱼ, wⱼ variable j's A, B and C polynomials:
+//! - vk: α·G1, β·G1, β·G2, γ·G2, δ·G1, δ·G2 and, for each input j, (β·uⱼ + α·vⱼ + wⱼ)/γ · G1;
+//! - L: (β·uⱼ + α·vⱼ + wⱼ)/δ · G1 for each aux variable (never zero: no variable unconstrained);
+//! - H: τⁱ·(τ^m − 1)/δ · G1 for i < m − 1;
+//! - A: uⱼ·G1, B: vⱼ·G1 and vⱼ·G2 over all variables, inputs first, leaving out zeros.
+
+use std::sync::Arc;
+
+use bellperson::groth16::{Parameters, VerifyingKey};
+use blstrs::{Bls12, G1Projective, G2Projective, Scalar as Fr};
+use ff::{BatchInvert, Field, PrimeField};
+use group::{Curve, Group};
+use rand_core::RngCore;
+use rayon::prelude::*;
+
+use super::fixed_base::FixedBase;
+use crate::error::{ProverError, Result};
+use crate::synthesis::precompiled::{Columns, FullR1cs};
+
+/// Elements computed together from one starting power.
+const CHUNK: usize = 1 << 14;
+
+/// The secrets of a setup. Anyone who knows them can forge proofs against its parameters: test
+/// parameters only.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ToxicWaste {
+    pub(crate) tau: Fr,
+    pub(crate) alpha: Fr,
+    pub(crate) beta: Fr,
+    pub(crate) gamma: Fr,
+    pub(crate) delta: Fr,
+}
+
+impl ToxicWaste {
+    pub(crate) fn random(mut rng: impl RngCore) -> ToxicWaste {
+        let mut non_zero = || loop {
+            let x = Fr::random(&mut rng);
+            if !bool::from(x.is_zero()) {
+                return x;
+            }
+        };
+        ToxicWaste {
+            tau: non_zero(),
+            alpha: non_zero(),
+            beta: non_zero(),
+            gamma: non_zero(),
+            delta: non_zero(),
+        }
+    }
+}
+
+/// Groth16 parameters for the circuit `r1cs` records, made with `waste`, on the current rayon
+/// pool.
+pub(crate) fn groth16_setup(r1cs: &FullR1cs, waste: &ToxicWaste) -> Result<Parameters<Bls12>> {
+    let ToxicWaste {
+        tau,
+        alpha,
+        beta,
+        gamma,
+        delta,
+    } = *waste;
+    let failed = |why: &str| ProverError::Setup(why.to_string());
+    let rows = r1cs.ab.num_constraints();
+    let domain = Domain::for_rows(rows).ok_or_else(|| failed("the circuit outgrows Fr's largest FFT domain"))?;
+    let z_tau = tau.pow_vartime([domain.size as u64]) - Fr::ONE;
+    if bool::from(z_tau.is_zero()) {
+        return Err(failed("τ is a root of unity of the domain; run it again"));
+    }
+    let gamma_inv = Option::<Fr>::from(gamma.invert()).ok_or_else(|| failed("γ is zero"))?;
+    let delta_inv = Option::<Fr>::from(delta.invert()).ok_or_else(|| failed("δ is zero"))?;
+
+    let Columns { a: u, b: v, c: w } = r1cs.columns_at(&domain.lagrange_at(tau, z_tau, rows));
+    let inputs = r1cs.ab.num_inputs();
+    // (β·uⱼ + α·vⱼ + wⱼ) over γ for inputs and over δ for aux variables.
+    let ext: Vec<Fr> = (0..u.len())
+        .into_par_iter()
+        .map(|j| {
+            let over = if j < inputs { gamma_inv } else { delta_inv };
+            (beta * u[j] + alpha * v[j] + w[j]) * over
+        })
+        .collect();
+    if ext[inputs..].iter().any(|e| bool::from(e.is_zero())) {
+        return Err(failed(
+            "an aux variable is unconstrained (its L element would be zero)",
+        ));
+    }
+    let h_scalars = powers(tau, domain.size - 1, z_tau * delta_inv);
+    let non_zero = |p: &[Fr]| -> Vec<Fr> {
+        p.iter().copied().filter(|x| !bool::from(x.is_zero())).collect()
+    };
+
+    let g1 = FixedBase::new(G1Projective::generator());
+    let g2 = FixedBase::new(G2Projective::generator());
+    let mut ext_points = g1.mul_all(&ext);
+    let l = ext_points.split_off(inputs);
+    let ic = ext_points;
+    let v_non_zero = non_zero(&v);
+    let vk = VerifyingKey::<Bls12> {
+        alpha_g1: g1.mul(&alpha).to_affine(),
+        beta_g1: g1.mul(&beta).to_affine(),
+        beta_g2: g2.mul(&beta).to_affine(),
+        gamma_g2: g2.mul(&gamma).to_affine(),
+        delta_g1: g1.mul(&delta).to_affine(),
+        delta_g2: g2.mul(&delta).to_affine(),
+        ic,
+    };
+    Ok(Parameters {
+        vk,
+        h: Arc::new(g1.mul_all(&h_scalars)),
+        l: Arc::new(l),
+        a: Arc::new(g1.mul_all(&non_zero(&u))),
+        b_g1: Arc::new(g1.mul_all(&v_non_zero)),
+        b_g2: Arc::new(g2.mul_all(&v_non_zero)),
+    })
+}
+
+/// The evaluation domain of bellperson's FFTs for a number of rows: the m-th roots of unity for
+/// the smallest power of two m ≥ rows.
+struct Domain {
+    size: usize,
+    omega: Fr,
+}
+
+impl Domain {
+    fn for_rows(rows: usize) -> Option<Domain> {
+        let size = rows.max(1).checked_next_power_of_two()?;
+        let exp = size.trailing_zeros();
+        if exp >= Fr::S {
+            return None;
+        }
+        let mut omega = Fr::ROOT_OF_UNITY;
+        for _ in exp..Fr::S {
+            omega = omega.square();
+        }
+        Some(Domain { size, omega })
+    }
+
+    /// Lᵣ(τ) for r < rows: ωʳ·(τ^m − 1) / (m·(τ − ωʳ)), with `z_tau` = τ^m − 1 (not zero).
+    fn lagrange_at(&self, tau: Fr, z_tau: Fr, rows: usize) -> Vec<Fr> {
+        let omegas = powers(self.omega, rows, Fr::ONE);
+        let mut inverses: Vec<Fr> = omegas.par_iter().map(|w| tau - w).collect();
+        // τ is no root of unity of the domain (z_tau ≠ 0), so no difference is zero.
+        inverses
+            .par_chunks_mut(CHUNK)
+            .for_each(|chunk| {
+                chunk.iter_mut().batch_invert();
+            });
+        let m_inv = Fr::from(self.size as u64)
+            .invert()
+            .expect("the domain's size is below Fr's modulus");
+        let scale = z_tau * m_inv;
+        omegas
+            .par_iter()
+            .zip(inverses.par_iter())
+            .map(|(w, inv)| *w * inv * scale)
+            .collect()
+    }
+}
+
+/// `scale`·xⁱ for i < n, in parallel chunks.
+fn powers(x: Fr, n: usize, scale: Fr) -> Vec<Fr> {
+    let mut out = vec![Fr::ZERO; n];
+    out.par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(k, chunk)| {
+            let mut p = x.pow_vartime([(k * CHUNK) as u64]) * scale;
+            for slot in chunk {
+                *slot = p;
+                p *= x;
+            }
+        });
+    out
+}
+
+#[cfg(test)]
+#[path = "setup_tests.rs"]
+mod tests;
