@@ -18,7 +18,7 @@ BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys
 SNARKD="$BIN/snarkd"
 
 # Real proofs need parameters and inputs. The demo makes LOCAL TEST parameters for 2 KiB PoSt
-# circuits (about a minute; they verify only against their own .vk, never on chain) and seals a
+# circuits (seconds; they verify only against their own .vk, never on chain) and seals a
 # random 2 KiB sector to get real WinningPoSt and WindowPoSt inputs.
 PARAMS="${SNARKD_TEST_PARAMS_DIR:-$HOME/.cache/snarkd/params-2k}"
 FIXTURES="$SNARKD_TOOLS/fixtures-2k"

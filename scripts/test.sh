@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 
 # Local test parameters (they verify only against their own .vk). Generated when missing:
-# PoRep ~10–25 min and SnapDeals ~7–14 min on two cores, the PoSt kinds about a minute.
+# PoRep ~85 s and SnapDeals ~50 s on two cores, the PoSt kinds seconds.
 export SNARKD_TEST_PARAMS_DIR="${SNARKD_TEST_PARAMS_DIR:-$HOME/.cache/snarkd/params-2k}"
 say "2 KiB test parameters in $SNARKD_TEST_PARAMS_DIR"
 cargo run -q -p snarkd -- params generate --sector-size 2KiB \

@@ -118,10 +118,10 @@ fn precompile_one(dir: &Path, circuit: CircuitId) -> anyhow::Result<()> {
 }
 
 /// Rough time of a local Groth16 setup, from the circuit's size (measured at 2 KiB on two cores:
-/// about 250 µs per constraint, spread over the cores).
+/// about 62 µs per constraint, spread over the cores; PoRep 84 s, SnapDeals 50 s).
 fn setup_estimate(circuit: CircuitId) -> Duration {
     let constraints = estimate::shape(circuit.kind(), circuit.sector_size()).constraints as f64;
-    Duration::from_secs_f64(10.0 + constraints * 500e-6 / cores())
+    Duration::from_secs_f64(2.0 + constraints * 62e-6 / cores())
 }
 
 /// Rough time of loading the parameters (about 120 MB/s of their file, measured at 2 KiB) and

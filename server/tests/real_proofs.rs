@@ -3,7 +3,7 @@
 //! checked again here with filecoin-proofs' verifier, and a tampered copy must be rejected.
 //!
 //! Parameters are generated once into `$SNARKD_TEST_PARAMS_DIR` (default
-//! `~/.cache/snarkd/params-2k`) when missing; PoRep's take 10–25 minutes on two cores.
+//! `~/.cache/snarkd/params-2k`) when missing; PoRep's take about 85 s on two cores.
 
 mod common;
 #[path = "common/real.rs"]

@@ -5,6 +5,8 @@
 //! circuit's `synthesize` call) and the rest, its proving phase. Both proofs are verified.
 //! [`bench_synthesis`] times synthesis alone three ways on a pool of a chosen size: stock
 //! bellperson's, our recording constraint system's and the pre-compiled path's.
+//! [`bench_setup`] times the local test parameters' Groth16 setup: bellperson's generator and
+//! ours on the same blank circuit.
 
 use std::time::{Duration, Instant};
 
@@ -255,4 +257,40 @@ fn same_abc(x: &crate::synthesis::Abc, y: &crate::synthesis::Abc) -> bool {
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
+}
+
+/// One circuit's Groth16 setup both ways (each on the global rayon pool, one after the other).
+#[derive(Clone, Debug)]
+pub struct SetupBench {
+    pub circuit: CircuitId,
+    /// bellperson's `generate_random_parameters` on the blank circuit.
+    pub bellperson: Duration,
+    /// Ours: recording the R1CS, then [`crate::params::setup::groth16_setup`].
+    pub ours: Duration,
+}
+
+/// Runs bellperson's setup and ours on `circuit`'s blank circuit and checks that both made
+/// parameters of the same shape (the unit tests show they are equal for equal toxic waste).
+pub fn bench_setup(circuit: CircuitId) -> Result<SetupBench> {
+    let t = Instant::now();
+    let theirs = crate::filecoin::blank::stock_setup(circuit)?;
+    let bellperson = t.elapsed();
+    let t = Instant::now();
+    let ours = crate::filecoin::blank::setup(circuit)?;
+    let ours_time = t.elapsed();
+    let shape = |p: &bellperson::groth16::Parameters<blstrs::Bls12>| {
+        [p.vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()]
+    };
+    if shape(&theirs) != shape(&ours) {
+        return Err(crate::ProverError::Setup(format!(
+            "{circuit}: the two setups made parameters of different shapes: {:?} and {:?}",
+            shape(&theirs),
+            shape(&ours)
+        )));
+    }
+    Ok(SetupBench {
+        circuit,
+        bellperson,
+        ours: ours_time,
+    })
 }

@@ -26,6 +26,9 @@ use crate::synthesis::precompiled::{CircuitMatrices, FullR1cs};
 #[derive(Clone, Copy)]
 enum Use {
     Setup { rows: usize },
+    /// bellperson's own generator: the baseline of the setup benchmark.
+    #[cfg(feature = "bench")]
+    StockSetup,
     Record { rows: usize },
 }
 
@@ -38,6 +41,15 @@ enum Made {
 pub(crate) fn setup(circuit: CircuitId) -> Result<Parameters<Bls12>> {
     let rows = estimate::shape(circuit.kind(), circuit.sector_size()).constraints;
     match with_blank(circuit, Use::Setup { rows })? {
+        Made::Params(p) => Ok(*p),
+        Made::Matrices(_) => unreachable!("a setup makes parameters"),
+    }
+}
+
+/// Test parameters from bellperson's own generator (the setup benchmark's baseline).
+#[cfg(feature = "bench")]
+pub(crate) fn stock_setup(circuit: CircuitId) -> Result<Parameters<Bls12>> {
+    match with_blank(circuit, Use::StockSetup)? {
         Made::Params(p) => Ok(*p),
         Made::Matrices(_) => unreachable!("a setup makes parameters"),
     }
@@ -63,6 +75,12 @@ fn apply<C: Circuit<Fr>>(circuit: C, what: Use) -> Result<Made> {
         Use::Setup { rows } => {
             let r1cs = FullR1cs::record(circuit, rows)?;
             groth16_setup(&r1cs, &ToxicWaste::random(OsRng)).map(|p| Made::Params(Box::new(p)))
+        }
+        #[cfg(feature = "bench")]
+        Use::StockSetup => {
+            bellperson::groth16::generate_random_parameters::<Bls12, _, _>(circuit, &mut OsRng)
+                .map(|p| Made::Params(Box::new(p)))
+                .map_err(ProverError::filecoin)
         }
         Use::Record { rows } => {
             CircuitMatrices::record(circuit, rows).map(|m| Made::Matrices(Box::new(m)))

@@ -30,8 +30,9 @@ pub struct GeneratedParams {
 /// `sector_size` in `dir`, under the production file names, skipping circuits whose files exist.
 ///
 /// These parameters come from a local random setup: they verify only against their own `.vk`,
-/// never on chain. Minutes per circuit at 2 KiB (PoRep ~10–25 min, Snap ~7–13 min, PoSt ~1 min on
-/// 2 cores); impractical beyond test sizes. Files are written to a temporary name and renamed, so
+/// never on chain. At 2 KiB on 2 cores PoRep takes about 85 s, Snap 50 s, the
+/// PoSt kinds seconds ([`crate::params::setup`]); about 62 µs a constraint on one core, so hours
+/// beyond test sizes. Files are written to a temporary name and renamed, so
 /// an interrupted run leaves no truncated parameter file behind.
 pub fn generate_params(
     dir: &Path,

@@ -4,8 +4,8 @@
 //! typed errors.
 //!
 //! Parameters: generated once into `$SNARKD_TEST_PARAMS_DIR` (default
-//! `$HOME/.cache/snarkd/params-2k`) when missing — PoSt in about a minute, Snap ~7–15 min, PoRep
-//! ~10–25 min on 2 cores. They verify only against their own `.vk`.
+//! `$HOME/.cache/snarkd/params-2k`) when missing — PoSt in seconds, Snap in about 50 s, PoRep in
+//! about 85 s on 2 cores. They verify only against their own `.vk`.
 
 mod bad_input;
 mod common;
