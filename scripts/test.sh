@@ -14,6 +14,23 @@ say "2 KiB test parameters in $SNARKD_TEST_PARAMS_DIR"
 cargo run -q -p snarkd -- params generate --sector-size 2KiB \
   --kind winning --kind wpost --kind snap --kind porep --dir "$SNARKD_TEST_PARAMS_DIR"
 
+# promtool ships in Debian's prometheus package, which also installs and starts a Prometheus
+# server (port 9090, enabled at boot) where an init system runs. Only promtool is wanted: stop
+# and disable the server this install started (in a container without an init system, apt's
+# policy usually keeps it from starting at all).
+if ! command -v promtool >/dev/null; then
+  say "installing promtool (Debian's prometheus package): the metrics and alert-rule tests use it"
+  as_root apt-get update
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends prometheus
+  if [ -d /run/systemd/system ]; then
+    as_root systemctl disable --now prometheus.service || true
+  elif [ -x /etc/init.d/prometheus ]; then
+    as_root /etc/init.d/prometheus stop || true
+    as_root update-rc.d prometheus disable || true
+  fi
+fi
+export PROMTOOL="${PROMTOOL:-promtool}"
+
 say "module cycles (scripts/module-cycles.py)"
 python3 scripts/module-cycles.py
 

@@ -13,6 +13,7 @@
 //! - `telemetry`: tracing subscriber and the Prometheus recorder.
 //! - `ready`: the ready file `run --ready-file` writes, and waiting for it (tools and tests).
 //! - `build_info`: version and git commit.
+//! - `once_per_second`: log lines a client can cause, at most one a second.
 
 pub mod allocator;
 pub mod api;
@@ -20,6 +21,7 @@ pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod http;
+pub mod once_per_second;
 pub mod params_cmd;
 pub mod proving;
 pub mod ready;

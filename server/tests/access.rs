@@ -7,8 +7,8 @@ mod common;
 use std::path::Path;
 
 use common::{
-    connect, grpc_web_frame, http_get, start, start_err, start_with, test_config, winning,
-    StandInProver,
+    connect, get_with_host, grpc_web_frame, http_get, start, start_err, start_with, test_config,
+    winning, StandInProver,
 };
 use prost::Message;
 use snarkd_proto::v1 as pb;
@@ -148,26 +148,21 @@ async fn grpc_web_post(
     request.send().await.unwrap()
 }
 
-async fn get_with_host(http: std::net::SocketAddr, path: &str, host: &str) -> (u16, String) {
-    let response = reqwest::Client::new()
-        .get(format!("http://{http}{path}"))
-        .header("host", host)
-        .send()
-        .await
-        .unwrap();
-    (response.status().as_u16(), response.text().await.unwrap())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_host_name_is_refused_on_the_http_port() {
     let d = start().await;
-    for path in ["/status", "/metrics", "/healthz", "/"] {
+    for path in ["/status", "/"] {
         let (code, body) = get_with_host(d.http, path, "evil.example").await;
         assert_eq!(code, 403, "{path}: {body}");
         assert!(
             body.contains("evil.example") && body.contains("[http] allowed_hosts"),
             "{body}"
         );
+    }
+    // Scrapers and probes name the port by address or service-discovery name.
+    for path in ["/metrics", "/healthz"] {
+        let (code, body) = get_with_host(d.http, path, "10.0.0.5:9821").await;
+        assert_eq!(code, 200, "{path}: {body}");
     }
     for host in ["localhost:9821", "127.0.0.1", "[::1]:19821"] {
         assert_eq!(
@@ -211,6 +206,23 @@ async fn a_foreign_host_name_is_refused_on_the_http_port() {
         200
     );
     assert_eq!(get_with_host(d.http, "/status", "localhost").await.0, 403);
+
+    // `scrapes_any_host = false` puts the scrapes behind the allowlist too.
+    let mut config = test_config();
+    config.http.scrapes_any_host = false;
+    let d = start_with(config, StandInProver::new()).await;
+    for path in ["/metrics", "/healthz"] {
+        assert_eq!(
+            get_with_host(d.http, path, "10.0.0.5:9821").await.0,
+            403,
+            "{path}"
+        );
+        assert_eq!(
+            get_with_host(d.http, path, "localhost").await.0,
+            200,
+            "{path}"
+        );
+    }
 }
 
 fn write_token(dir: &Path, token: &str) -> std::path::PathBuf {

@@ -255,36 +255,12 @@ async fn one_proof_at_the_default_log_level_logs_only_snarkds_lines() {
     use snarkd_prover::ProofKind;
     real::ensure_params(&[ProofKind::WindowPost]);
     let request = real::env().fixtures.request(ProofKind::WindowPost).clone();
-    let mut daemon = process::spawn(
-        std::path::Path::new(SNARKD),
-        [
-            // Empty counts as unset: the config's level decides.
-            ("RUST_LOG", String::new()),
-            (
-                "SNARKD_PARAMS_DIR",
-                real::env().params_dir.display().to_string(),
-            ),
-            ("SNARKD_GPUS_BACKEND", "cpu".into()),
-            ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
-        ],
-    );
-    let grpc = daemon.ready().grpc.parse().unwrap();
-    let result = common::connect(grpc)
-        .await
-        .prove(pb::ProveRequest {
-            submit: Some(real::wire(&request, pb::Priority::Unspecified)),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .result
-        .unwrap();
-    assert_eq!(
-        result.status,
-        pb::await_proof_response::Status::Completed as i32,
-        "{}",
-        result.error_message
-    );
+    let mut env = real::binary_env();
+    // Empty counts as unset: the config's level decides.
+    env.push(("RUST_LOG", String::new()));
+    let mut daemon = process::spawn(std::path::Path::new(SNARKD), env);
+    let grpc = daemon.ready().grpc;
+    real::prove_completed(&grpc, real::wire(&request, pb::Priority::Unspecified)).await;
     daemon.sigterm();
     let log = daemon.expect_clean_exit().await;
     let events: Vec<serde_json::Value> = log

@@ -272,8 +272,12 @@ async fn params_preload_evict_and_metrics() {
         .unwrap()
         .into_inner()
         .prometheus_text;
-    assert!(metrics.contains("snarkd_grpc_requests_total"), "{metrics}");
-    assert!(metrics.contains("method=\"PreloadSRS\""), "{metrics}");
+    assert!(
+        metrics.contains(
+            r#"grpc_server_handled_total{grpc_type="unary",grpc_service="cuzk.v1.ProvingEngine",grpc_method="PreloadSRS",grpc_code="OK"}"#
+        ),
+        "{metrics}"
+    );
     assert!(metrics.contains("snarkd_build_info"), "{metrics}");
 }
 

@@ -72,7 +72,9 @@ async fn metrics_and_healthz() {
     assert_eq!(code, 200);
     assert!(content_type.starts_with("text/plain"), "{content_type}");
     assert!(
-        body.contains("snarkd_grpc_requests_total{method=\"GetStatus\",code=\"Ok\"}"),
+        body.contains(
+            r#"grpc_server_handled_total{grpc_type="unary",grpc_service="cuzk.v1.ProvingEngine",grpc_method="GetStatus",grpc_code="OK"} 1"#
+        ),
         "{body}"
     );
 

@@ -38,6 +38,8 @@ async fn post_proofs_on_opencl_verify_and_status_names_the_device() {
     config.gpus.backend = Backend::Opencl;
     // Small launches, so the real MSMs take several chunks each.
     config.gpus.max_chunk_terms = 4096;
+    // The recorder first, as the daemon's main does: choosing the devices sets their gauges.
+    let _ = snarkd::telemetry::prometheus();
     let prover = snarkd::proving::from_config(&config).expect("an OpenCL device (PoCL in CI)");
     let device = prover.devices()[0].clone();
     let mut d = start_with(
@@ -63,6 +65,15 @@ async fn post_proofs_on_opencl_verify_and_status_names_the_device() {
     assert!(gpu.vram_total_bytes > 0);
     let first = list_devices().into_iter().next().unwrap();
     assert!(gpu.name.contains(&first.info.name), "{}", gpu.name);
+
+    // The device's info series (PoCL has no PCI bus id or NVML UUID: empty, not made up).
+    let text = metrics(&mut d).await;
+    let info = format!(
+        r#"snarkd_device_info{{device="opencl:0",backend="opencl",ordinal="0",name="{}",pci_bus_id="",UUID=""}} 1"#,
+        device.name
+    );
+    assert!(text.contains(&info), "metrics lack {info}:\n{text}");
+    assert!(text.contains("snarkd_gpu_expected 1"), "{text}");
     d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
 }
 

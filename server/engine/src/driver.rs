@@ -182,11 +182,13 @@ fn execute<P: Prover>(
 
 /// Point-in-time metrics, read off the snapshot so they always agree with the status.
 fn record_gauges(s: &StatusSnapshot) {
-    metrics::gauge!("snarkd_memory_total_bytes").set(s.memory.total_bytes as f64);
+    metrics::gauge!("snarkd_memory_budget_bytes").set(s.memory.total_bytes as f64);
     metrics::gauge!("snarkd_memory_used_bytes").set(s.memory.used_bytes as f64);
     metrics::gauge!("snarkd_memory_params_bytes").set(s.memory.params_bytes as f64);
     metrics::gauge!("snarkd_queue_depth").set(s.counters.queue_depth as f64);
     metrics::gauge!("snarkd_synthesis_active").set(s.synthesis.active as f64);
+    metrics::gauge!("snarkd_journal_writable")
+        .set(f64::from(u8::from(s.daemon.journal_unwritable.is_none())));
     for q in &s.queues {
         metrics::gauge!("snarkd_jobs_pending", "kind" => q.kind.as_str()).set(q.pending as f64);
         metrics::gauge!("snarkd_jobs_in_progress", "kind" => q.kind.as_str())
@@ -194,7 +196,8 @@ fn record_gauges(s: &StatusSnapshot) {
     }
     let now_ms = crate::clock::unix_ms();
     for w in &s.workers {
-        metrics::gauge!("snarkd_worker_busy_seconds", "worker" => w.worker_id.to_string())
-            .set(w.busy_secs(now_ms));
+        // A counter of whole seconds: the exporter's counters are integers.
+        metrics::counter!("snarkd_worker_busy_seconds_total", "worker" => w.worker_id.to_string())
+            .absolute(w.busy_secs(now_ms) as u64);
     }
 }

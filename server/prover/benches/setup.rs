@@ -24,7 +24,9 @@ fn main() -> anyhow::Result<()> {
     if kinds.is_empty() {
         kinds = vec!["winning".into(), "wpost".into()];
     }
-    println!("| circuit | bellperson (best of {runs}) | ours (best of {runs}) | ours / bellperson |");
+    println!(
+        "| circuit | bellperson (best of {runs}) | ours (best of {runs}) | ours / bellperson |"
+    );
     println!("|---|---|---|---|");
     for name in kinds {
         let kind = ProofKind::from_short(&name)?;

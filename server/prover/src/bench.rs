@@ -265,7 +265,7 @@ pub struct SetupBench {
     pub circuit: CircuitId,
     /// bellperson's `generate_random_parameters` on the blank circuit.
     pub bellperson: Duration,
-    /// Ours: recording the R1CS, then [`crate::params::setup::groth16_setup`].
+    /// Ours: recording the R1CS, then [`crate::setup::groth16_setup`].
     pub ours: Duration,
 }
 
@@ -279,7 +279,14 @@ pub fn bench_setup(circuit: CircuitId) -> Result<SetupBench> {
     let ours = crate::filecoin::blank::setup(circuit)?;
     let ours_time = t.elapsed();
     let shape = |p: &bellperson::groth16::Parameters<blstrs::Bls12>| {
-        [p.vk.ic.len(), p.h.len(), p.l.len(), p.a.len(), p.b_g1.len(), p.b_g2.len()]
+        [
+            p.vk.ic.len(),
+            p.h.len(),
+            p.l.len(),
+            p.a.len(),
+            p.b_g1.len(),
+            p.b_g2.len(),
+        ]
     };
     if shape(&theirs) != shape(&ours) {
         return Err(crate::ProverError::Setup(format!(

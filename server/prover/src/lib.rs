@@ -17,6 +17,7 @@
 //! - `filecoin`: request decoding, per-kind circuits, memory estimates, verification.
 //! - `params`: finding and loading production-named parameter files, recording pre-compiled
 //!   matrices, generating local test parameters.
+//! - `setup`: the Groth16 setup of local test parameters, from a circuit's recorded R1CS.
 //! - `threads`: thread nice values and the per-priority pools the multiexps run on.
 //! - `bench` (feature `bench`): side-by-side timing of our prover and stock bellperson (for
 //!   `snarkd-bench`).
@@ -41,6 +42,7 @@ pub mod fixtures;
 pub mod groth16;
 pub mod keys;
 pub mod params;
+pub(crate) mod setup;
 pub mod synthesis;
 pub mod threads;
 

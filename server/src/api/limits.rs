@@ -11,7 +11,6 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -28,6 +27,7 @@ use super::refusal::Sent;
 use super::request::proof_kind;
 use super::request_body::{BodyError, BodyReader};
 use super::{stream, wire_scan};
+use crate::once_per_second::OncePerSecond;
 
 pub use super::decode_slots::DecodeSlot;
 pub use snarkd_proto::MAX_MESSAGE_BYTES;
@@ -226,11 +226,9 @@ fn method_name(path: &str) -> String {
         .collect()
 }
 
-/// Refusals before a call is decoded: counted with the calls and on their own, logged.
+/// Refusals before a call is decoded: counted on their own (and with the calls, by
+/// [`super::grpc_metrics`]), logged.
 fn observe_refusal(method: &str, limit: &'static str, status: &Status) {
-    let code = format!("{:?}", status.code());
-    metrics::counter!("snarkd_grpc_requests_total", "method" => method.to_string(), "code" => code)
-        .increment(1);
     metrics::counter!("snarkd_intake_refusals_total", "limit" => limit).increment(1);
     if let Some(suppressed) = LOG_REFUSALS.allow() {
         tracing::warn!(method, limit, code = ?status.code(), message = status.message(),
@@ -239,37 +237,6 @@ fn observe_refusal(method: &str, limit: &'static str, status: &Status) {
 }
 
 static LOG_REFUSALS: OncePerSecond = OncePerSecond::new();
-
-/// Lets an event through at most once per second, counting the ones it held back.
-struct OncePerSecond {
-    last_second: AtomicU64,
-    held_back: AtomicU64,
-}
-
-impl OncePerSecond {
-    const fn new() -> Self {
-        OncePerSecond {
-            last_second: AtomicU64::new(0),
-            held_back: AtomicU64::new(0),
-        }
-    }
-
-    /// `Some(events held back since the last one let through)`, or `None` to hold this back.
-    fn allow(&self) -> Option<u64> {
-        let now = super::status::now_unix_ms() / 1000;
-        let last = self.last_second.load(Ordering::Relaxed);
-        if last != now
-            && self
-                .last_second
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
-            return Some(self.held_back.swap(0, Ordering::Relaxed));
-        }
-        self.held_back.fetch_add(1, Ordering::Relaxed);
-        None
-    }
-}
 
 /// Wraps the ProvingEngine service so every request is read and checked by [`Intake`] first.
 #[derive(Clone)]

@@ -24,6 +24,7 @@ pub mod client_request;
 pub mod decode_slots;
 pub mod encoded;
 pub mod error;
+pub mod grpc_metrics;
 pub mod limits;
 pub mod outcome;
 pub mod refusal;
@@ -48,6 +49,7 @@ use tonic::{Request, Response, Status};
 use crate::config::{LimitsSection, SchedulerSection};
 use decode_slots::{DecodeSlot, DecodeSlots};
 use error::status_of;
+use grpc_metrics::GrpcMetrics;
 use limits::MessageLimit;
 use stream_route::StatusRoute;
 
@@ -87,7 +89,9 @@ impl ProvingService {
 
     /// The tonic service with snarkd's message limits and its StreamStatus route, ready to add
     /// to a server.
-    pub fn into_server(self) -> MessageLimit<StatusRoute<ProvingEngineServer<ProvingService>>> {
+    pub fn into_server(
+        self,
+    ) -> GrpcMetrics<MessageLimit<StatusRoute<ProvingEngineServer<ProvingService>>>> {
         let engine = self.engine.clone();
         let intake = limits::Intake {
             slots: DecodeSlots::new(&self.limits, &self.scheduler),
@@ -97,7 +101,7 @@ impl ProvingService {
             note_refusal: Arc::new(move |failure| engine.note_refusal(failure)),
         };
         let route = StatusRoute::new(limits::sized(self.clone()), self);
-        MessageLimit::new(route, intake)
+        GrpcMetrics::new(MessageLimit::new(route, intake))
     }
 
     /// Submits a converted request, giving it its kind's usual priority when it has none and
@@ -133,10 +137,11 @@ impl ProvingService {
                 .increment(1);
         }
         request.priority = Some(priority);
+        let request_id = snarkd_types::logged_request_id(&request.request_id).into_owned();
         let submitted = self.engine.submit(request).await.map_err(status_of);
         drop(slot);
         let submitted = submitted?;
-        tracing::info!(job_id = %submitted.job_id, queue_position = submitted.queue_position, existing = submitted.existing, "proof submitted");
+        tracing::info!(job_id = %submitted.job_id, request_id, queue_position = submitted.queue_position, existing = submitted.existing, "proof submitted");
         Ok(outcome::submitted(submitted))
     }
 
@@ -176,13 +181,8 @@ impl ProvingService {
     }
 }
 
-/// Counts every call by method and resulting code, and logs failures.
+/// Logs failed calls ([`GrpcMetrics`] counts every call).
 fn observe<T>(method: &'static str, result: Result<T, Status>) -> Result<Response<T>, Status> {
-    let code = match &result {
-        Ok(_) => tonic::Code::Ok,
-        Err(status) => status.code(),
-    };
-    metrics::counter!("snarkd_grpc_requests_total", "method" => method, "code" => format!("{code:?}")).increment(1);
     if let Err(status) = &result {
         tracing::info!(method, code = ?status.code(), message = status.message(), "request refused");
     }
@@ -267,7 +267,7 @@ impl ProvingEngine for ProvingService {
         observe(
             "GetMetrics",
             Ok(pb::GetMetricsResponse {
-                prometheus_text: self.metrics.render(),
+                prometheus_text: crate::telemetry::render(&self.metrics),
             }),
         )
     }

@@ -14,6 +14,10 @@ pub struct HttpSection {
     pub allowed_hosts: Vec<String>,
     /// Serve every gRPC method on the HTTP port instead of the read-only ones only.
     pub serve_all_rpcs: bool,
+    /// `/metrics` and `/healthz` answer any host (scrapers and probes name the port by address
+    /// or service-discovery name; both pages are read-only and carry no client data); false puts
+    /// them behind `allowed_hosts` too.
+    pub scrapes_any_host: bool,
 }
 
 impl Default for HttpSection {
@@ -23,6 +27,7 @@ impl Default for HttpSection {
                 .map(String::from)
                 .to_vec(),
             serve_all_rpcs: false,
+            scrapes_any_host: true,
         }
     }
 }
@@ -130,6 +135,7 @@ mod tests {
         for key in [
             "allowed_hosts = ",
             "serve_all_rpcs = ",
+            "scrapes_any_host = ",
             "token_file = ",
             "cert_file = ",
             "key_file = ",

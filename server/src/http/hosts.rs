@@ -13,6 +13,9 @@ use tonic::Status;
 
 use super::refusal::refuse;
 use crate::config::HttpSection;
+use crate::once_per_second::OncePerSecond;
+
+static LOG_REFUSALS: OncePerSecond = OncePerSecond::new();
 
 /// The longest client-sent host name echoed in a refusal.
 const ECHO_CHARS: usize = 64;
@@ -39,7 +42,11 @@ pub async fn check_host(
         Some(host) if http.allows_host(&host) => next.run(request).await,
         host => {
             let shown: String = host.unwrap_or_default().chars().take(ECHO_CHARS).collect();
-            tracing::debug!(host = %shown, "refused a request for a host name not in [http] allowed_hosts");
+            if let Some(suppressed) = LOG_REFUSALS.allow() {
+                tracing::warn!(host = %shown, path = request.uri().path(), suppressed,
+                    "refused a request naming a host not in [http] allowed_hosts (a guard against \
+                     DNS rebinding); add the name there if it is yours (logged at most once a second)");
+            }
             refuse(
                 request.headers(),
                 StatusCode::FORBIDDEN,

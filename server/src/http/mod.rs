@@ -2,7 +2,8 @@
 //! `ssh -L 9821:localhost:9821`). It serves `GET /status` (the original daemon's JSON),
 //! `GET /metrics` (Prometheus text), `GET /healthz`, the read-only gRPC calls over gRPC-web (and
 //! plain gRPC; every call with `[http] serve_all_rpcs`), and the monitor's static files for every
-//! other path. Every request must name an allowed host (`[http] allowed_hosts`).
+//! other path. Every request but a scrape must name an allowed host (`[http] allowed_hosts`;
+//! `/metrics` and `/healthz` answer any host unless `[http] scrapes_any_host = false`).
 //!
 //! Layout:
 //! - `mod.rs`: the router and the small handlers.
@@ -44,23 +45,26 @@ pub struct HttpState {
 /// the gRPC-web layer answers 400 to plain HTTP/1 requests). Every route is behind the host
 /// allowlist of `http`.
 pub fn router(state: HttpState, grpc: Router, monitor_dir: PathBuf, http: &HttpSection) -> Router {
-    let pages = Router::new()
-        .route("/status", get(status))
+    let scrapes = Router::new()
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
+        .with_state(state.clone());
+    let pages = Router::new()
+        .route("/status", get(status))
         .with_state(state);
     let monitor = Router::new()
         .fallback(monitor::serve)
         .with_state(monitor_dir);
+    let host_check =
+        axum::middleware::from_fn_with_state(Arc::new(http.clone()), hosts::check_host);
+    let guarded = pages.merge(grpc).merge(monitor);
+    let routes = if http.scrapes_any_host {
+        guarded.layer(host_check).merge(scrapes)
+    } else {
+        guarded.merge(scrapes).layer(host_check)
+    };
     // Request logs at DEBUG (`RUST_LOG=tower_http=debug`).
-    pages
-        .merge(grpc)
-        .merge(monitor)
-        .layer(axum::middleware::from_fn_with_state(
-            Arc::new(http.clone()),
-            hosts::check_host,
-        ))
-        .layer(tower_http::trace::TraceLayer::new_for_http())
+    routes.layer(tower_http::trace::TraceLayer::new_for_http())
 }
 
 async fn status(State(state): State<HttpState>) -> Json<status_json::StatusJson> {
@@ -76,7 +80,7 @@ async fn metrics(State(state): State<HttpState>) -> Response {
             header::CONTENT_TYPE,
             "text/plain; version=0.0.4; charset=utf-8",
         )],
-        state.metrics.render(),
+        crate::telemetry::render(&state.metrics),
     )
         .into_response()
 }

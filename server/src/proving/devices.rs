@@ -16,8 +16,25 @@ use snarkd_prover::{CpuBackend, DeviceBackend};
 
 use crate::config::{total_memory_bytes, Backend, Config};
 
-/// One backend per selected device, with the device as the engine sees it.
+/// One backend per selected device, with the device as the engine sees it. Logs what was chosen
+/// and sets `snarkd_gpu_expected` (1 unless `[gpus] backend = "cpu"`), so that a box that asked
+/// for a GPU and proves on the CPU is told apart from one that asked for the CPU.
 pub fn backends(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>> {
+    let chosen = choose(config)?;
+    let gpu_expected = config.gpus.backend != Backend::Cpu;
+    metrics::gauge!("snarkd_gpu_expected").set(if gpu_expected { 1.0 } else { 0.0 });
+    let names: Vec<&str> = chosen.iter().map(|(_, b)| b.name()).collect();
+    if gpu_expected && names == ["cpu"] {
+        tracing::warn!(configured = ?config.gpus.backend,
+            "no GPU found: proving on the CPU, which takes hours for a 32 GiB PoRep; install the \
+             GPU's OpenCL driver (NVIDIA: its OpenCL ICD) and check `snarkd devices`");
+    } else {
+        tracing::info!(configured = ?config.gpus.backend, devices = ?names, "proving devices chosen");
+    }
+    Ok(chosen)
+}
+
+fn choose(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>> {
     match config.gpus.backend {
         Backend::Cpu => Ok(cpu()),
         Backend::Opencl => {

@@ -52,6 +52,11 @@ impl DeviceReader {
                         "NVML reports this device"
                     );
                 }
+                let nvml_device = nvml
+                    .as_ref()
+                    .zip(nvml_index)
+                    .and_then(|(nvml, i)| nvml.device_by_index(i).ok());
+                set_info(info, &**backend, nvml_device.as_ref());
                 Source {
                     ordinal: info.ordinal,
                     label: backend.name().to_string(),
@@ -124,7 +129,27 @@ fn read_nvml(nvml: &Nvml, index: u32, reading: &mut DeviceTelemetry) {
     reading.power_milliwatts = device.power_usage().ok();
 }
 
-/// One `gauge!` per metric, each with its literal name: `docker/check_compose.py` finds the
+/// `snarkd_device_info` (1) with what joins the device's series with DCGM's and node exporter's:
+/// its PCI bus id in NVML's and DCGM's form (`00000000:01:00.0`) and NVML's `UUID`, empty where
+/// unknown; and `snarkd_device_healthy` 1 until a proof says otherwise.
+fn set_info(info: &DeviceInfo, backend: &dyn DeviceBackend, nvml: Option<&nvml_wrapper::Device>) {
+    let label = backend.name().to_string();
+    let kind = label.split(':').next().unwrap_or_default().to_string();
+    let pci_bus_id = nvml
+        .and_then(|d| d.pci_info().ok())
+        .map(|p| p.bus_id)
+        .or_else(|| backend.pci_address().map(|p| p.bus_id()))
+        .unwrap_or_default();
+    let uuid = nvml.and_then(|d| d.uuid().ok()).unwrap_or_default();
+    metrics::gauge!("snarkd_device_info", "device" => label.clone(), "backend" => kind,
+        "ordinal" => info.ordinal.to_string(), "name" => info.name.clone(),
+        "pci_bus_id" => pci_bus_id, "UUID" => uuid)
+    .set(1.0);
+    let healthy = if backend.is_healthy() { 1.0 } else { 0.0 };
+    metrics::gauge!("snarkd_device_healthy", "device" => label).set(healthy);
+}
+
+/// One `gauge!` per metric, each with its literal name: `docker/check_metrics.py` finds the
 /// metrics the daemon registers (for the Grafana dashboard's check) by reading these calls.
 fn set_gauges(device: &str, r: &DeviceTelemetry) {
     let label = || device.to_string();

@@ -171,6 +171,17 @@ pub async fn http_get(addr: SocketAddr, path: &str) -> (u16, String, String) {
     (status, content_type, response.text().await.unwrap())
 }
 
+/// GET `path` on the HTTP port naming `host` in the Host header: (status, body).
+pub async fn get_with_host(addr: SocketAddr, path: &str, host: &str) -> (u16, String) {
+    let response = reqwest::Client::new()
+        .get(format!("http://{addr}{path}"))
+        .header("host", host)
+        .send()
+        .await
+        .unwrap();
+    (response.status().as_u16(), response.text().await.unwrap())
+}
+
 /// The longest any helper here waits for something the daemon should do: a failing test then
 /// says what it waited for instead of hanging (the slowest real wait, a 2 KiB PoRep proved on
 /// a busy CI machine, takes a few minutes).

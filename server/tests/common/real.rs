@@ -137,3 +137,34 @@ pub async fn prove_and_check(d: &mut RealDaemon, kind: ProofKind) {
     assert!(result.synthesis_ms + result.gpu_compute_ms <= result.total_ms + 1);
     assert_verifies(&request, &result.proof);
 }
+
+/// The settings of a `snarkd` process proving on the CPU with the test parameters.
+pub fn binary_env() -> Vec<(&'static str, String)> {
+    vec![
+        ("SNARKD_PARAMS_DIR", env().params_dir.display().to_string()),
+        ("SNARKD_GPUS_BACKEND", "cpu".into()),
+        ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
+    ]
+}
+
+/// Proves `submit` with `Prove` on the daemon at `grpc` (`host:port`), failing the test unless
+/// it COMPLETED.
+pub async fn prove_completed(grpc: &str, submit: pb::SubmitProofRequest) -> pb::AwaitProofResponse {
+    let result = common::connect(grpc.parse().unwrap())
+        .await
+        .prove(pb::ProveRequest {
+            submit: Some(submit),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .result
+        .unwrap();
+    assert_eq!(
+        result.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{}",
+        result.error_message
+    );
+    result
+}

@@ -23,4 +23,4 @@ pub use phase::{current_nice, panic_message, PhaseHooks};
 pub use kind::{ProofKind, UnknownKind};
 pub use priority::Priority;
 pub use request::{ProofInput, ProofRequest};
-pub use text::clip;
+pub use text::{clip, logged_request_id, LOGGED_REQUEST_ID_CHARS};

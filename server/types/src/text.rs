@@ -14,6 +14,15 @@ pub fn clip(text: &str, max_chars: usize) -> Cow<'_, str> {
     }
 }
 
+/// The most characters of a `request_id` a log line carries beside the job id, so that snarkd's
+/// lines join with Curio's (whose ids are far shorter: `porep-<miner>-<sector>`).
+pub const LOGGED_REQUEST_ID_CHARS: usize = 128;
+
+/// A `request_id` as log lines carry it.
+pub fn logged_request_id(id: &str) -> Cow<'_, str> {
+    clip(id, LOGGED_REQUEST_ID_CHARS)
+}
+
 #[cfg(test)]
 mod tests {
     use super::clip;

@@ -221,8 +221,8 @@ impl<P: Prover> Machine<P> {
             };
             if preempt {
                 let j = &self.jobs[&seq];
-                tracing::info!(job_id = %j.id, partition = index, worker,
-                    "deadline partition preempts the device phase running on its worker");
+                tracing::info!(job_id = %j.id, request_id = %j.origin.logged_request_id(),
+                    partition = index, worker, "deadline partition preempts the device phase running on its worker");
                 metrics::counter!("snarkd_preemptions_total", "kind" => j.origin.kind.as_str())
                     .increment(1);
             }

@@ -177,6 +177,11 @@ pub(crate) struct JobOrigin {
 }
 
 impl JobOrigin {
+    /// The `request_id` as log lines carry it, beside the job id, so they join with Curio's.
+    pub fn logged_request_id(&self) -> std::borrow::Cow<'_, str> {
+        snarkd_types::logged_request_id(&self.request_id)
+    }
+
     pub fn key(&self) -> RequestKey {
         RequestKey {
             request_id: self.request_id.clone(),

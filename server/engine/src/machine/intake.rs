@@ -103,7 +103,7 @@ impl<P: Prover> Machine<P> {
         }
         let seq = self.next_seq;
         self.next_seq += 1;
-        tracing::info!(job_id = %id, kind = %origin.kind, priority = ?origin.priority, partitions = plan.partitions, %circuit_id, "job queued");
+        tracing::info!(job_id = %id, request_id = %origin.logged_request_id(), kind = %origin.kind, priority = ?origin.priority, partitions = plan.partitions, %circuit_id, "job queued");
         let submitted_unix_ms = unix_ms();
         let record = Accepted {
             seq,
@@ -245,7 +245,7 @@ impl<P: Prover> Machine<P> {
             return Ok(false);
         }
         let was_running = job.phase.state() == JobState::Running;
-        tracing::info!(job_id, was_running, "job cancelled");
+        tracing::info!(job_id, request_id = %job.origin.logged_request_id(), was_running, "job cancelled");
         self.finish_job(seq, JobEnd::Cancelled);
         Ok(was_running)
     }
@@ -310,7 +310,8 @@ impl<P: Prover> Machine<P> {
                 Tally::add(&mut self.counters.failed, kind);
                 metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.as_str())
                     .increment(1);
-                tracing::warn!(job_id = %job.id, error = %message, "job failed");
+                tracing::warn!(job_id = %job.id, request_id = %job.origin.logged_request_id(),
+                    kind = %kind, error = %message, "job failed");
             }
             JobEnd::Cancelled => {
                 self.counters.cancelled += 1;

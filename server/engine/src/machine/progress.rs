@@ -93,7 +93,8 @@ impl<P: Prover> Machine<P> {
                     return;
                 }
                 let j = self.jobs.get_mut(&job).expect("transition checked the job");
-                tracing::warn!(job_id = %j.id, partition = index, worker, %error,
+                tracing::warn!(job_id = %j.id, request_id = %j.origin.logged_request_id(),
+                    partition = index, worker, %error,
                     "device phase failed; the partition is synthesized and proved again");
                 metrics::counter!("snarkd_partition_retries_total", "kind" => j.origin.kind.as_str())
                     .increment(1);
@@ -226,7 +227,8 @@ impl<P: Prover> Machine<P> {
         if j.phase.step() != JobStep::Finalizing {
             return; // ended (cancelled, say) while it was being finalized
         }
-        tracing::info!(job_id = %j.id, ok = result.is_ok(), ms = elapsed.as_millis() as u64, "job finalized");
+        tracing::info!(job_id = %j.id, request_id = %j.origin.logged_request_id(),
+            ok = result.is_ok(), ms = elapsed.as_millis() as u64, "job finalized");
         match result {
             Ok(proof) => {
                 self.finish_job(job, JobEnd::Completed(proof));

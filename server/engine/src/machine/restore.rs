@@ -42,7 +42,7 @@ impl<P: Prover> Machine<P> {
         let now = Instant::now();
         let age = Duration::from_millis(unix_ms().saturating_sub(job.submitted_unix_ms));
         let submitted = now.checked_sub(age).unwrap_or(now);
-        tracing::info!(job_id = %job.job_id, kind = %origin.kind, priority = ?origin.priority,
+        tracing::info!(job_id = %job.job_id, request_id = %origin.logged_request_id(), kind = %origin.kind, priority = ?origin.priority,
             partitions = parts.len(), proved, "job recovered from the journal");
         let seq = job.seq;
         self.insert_job(

@@ -41,6 +41,17 @@ impl PciAddress {
             && self.bus == bus
             && self.device.is_none_or(|d| d == device)
     }
+
+    /// The address as NVML and DCGM write a bus id (`00000000:01:00.0`), an unknown domain or
+    /// device as 0.
+    pub fn bus_id(&self) -> String {
+        format!(
+            "{:08X}:{:02X}:{:02X}.0",
+            self.domain.unwrap_or(0),
+            self.bus,
+            self.device.unwrap_or(0)
+        )
+    }
 }
 
 /// A backend's device-memory pool: reserved now, and the most it hands out.

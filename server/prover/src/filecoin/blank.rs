@@ -19,17 +19,21 @@ use storage_proofs_update::EmptySectorUpdateCompound;
 use super::{estimate, CircuitId, ProofKind};
 use crate::circuit::{representative_post, representative_seal, representative_update};
 use crate::error::{ProverError, Result};
-use crate::params::setup::{groth16_setup, ToxicWaste};
+use crate::setup::{groth16_setup, ToxicWaste};
 use crate::synthesis::precompiled::{CircuitMatrices, FullR1cs};
 
 /// What to do with a blank circuit.
 #[derive(Clone, Copy)]
 enum Use {
-    Setup { rows: usize },
+    Setup {
+        rows: usize,
+    },
     /// bellperson's own generator: the baseline of the setup benchmark.
     #[cfg(feature = "bench")]
     StockSetup,
-    Record { rows: usize },
+    Record {
+        rows: usize,
+    },
 }
 
 enum Made {

@@ -31,7 +31,7 @@ pub struct GeneratedParams {
 ///
 /// These parameters come from a local random setup: they verify only against their own `.vk`,
 /// never on chain. At 2 KiB on 2 cores PoRep takes about 85 s, Snap 50 s, the
-/// PoSt kinds seconds ([`crate::params::setup`]); about 62 µs a constraint on one core, so hours
+/// PoSt kinds seconds ([`crate::setup`]); about 62 µs a constraint on one core, so hours
 /// beyond test sizes. Files are written to a temporary name and renamed, so
 /// an interrupted run leaves no truncated parameter file behind.
 pub fn generate_params(

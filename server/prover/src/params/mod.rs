@@ -3,15 +3,12 @@
 //!
 //! Layout:
 //! - `mod.rs`: locating and loading parameter files ([`load_params`], [`LoadedParams`]).
-//! - `generate.rs`: creating local *test* parameters ([`generate_params`]).
-//! - `setup.rs`: the Groth16 setup those are made with, from a circuit's recorded R1CS;
-//!   `fixed_base.rs`: the fixed-base products it is made of.
+//! - `generate.rs`: creating local *test* parameters ([`generate_params`]), with the Groth16
+//!   setup of [`crate::setup`].
 //! - `precompiled.rs`: the circuits' pre-compiled matrices beside them.
 
-mod fixed_base;
 mod generate;
 pub mod precompiled;
-pub(crate) mod setup;
 
 use std::ffi::OsString;
 use std::fs::File;

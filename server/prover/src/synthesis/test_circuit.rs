@@ -129,4 +129,3 @@ pub(crate) fn blank() -> Mixed {
         unsatisfied: false,
     }
 }
-

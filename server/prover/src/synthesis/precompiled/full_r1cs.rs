@@ -36,7 +36,10 @@ impl FullR1cs {
         let eval = |matrix: &SparseMatrix| {
             matrix.weighted_columns(&m.coeffs, lagrange, m.num_inputs, m.num_aux)
         };
-        let (a, (b, c)) = rayon::join(|| eval(&m.a), || rayon::join(|| eval(&m.b), || eval(&self.c)));
+        let (a, (b, c)) = rayon::join(
+            || eval(&m.a),
+            || rayon::join(|| eval(&m.b), || eval(&self.c)),
+        );
         Columns { a, b, c }
     }
 }

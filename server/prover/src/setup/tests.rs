@@ -30,7 +30,10 @@ fn the_setup_makes_bellpersons_parameters_bit_for_bit() {
         waste.tau,
     )
     .unwrap();
-    assert!(theirs.h.len() > 4096 && theirs.l.len() > 4096, "several batches");
+    assert!(
+        theirs.h.len() > 4096 && theirs.l.len() > 4096,
+        "several batches"
+    );
     assert!(ours.vk == theirs.vk, "verifying keys differ");
     for (name, a, b) in [
         ("H", &ours.h, &theirs.h),
@@ -60,7 +63,11 @@ fn the_lagrange_basis_sums_to_one_and_is_one_hot_on_the_domain() {
     let x: Fr = omegas.iter().zip(&all).map(|(w, l)| *w * l).sum();
     assert_eq!(x, tau, "Σ ωʳ·Lᵣ(τ) = τ");
     assert_eq!(domain.omega.pow_vartime([1024u64]), Fr::ONE);
-    assert_ne!(domain.omega.pow_vartime([512u64]), Fr::ONE, "a primitive root");
+    assert_ne!(
+        domain.omega.pow_vartime([512u64]),
+        Fr::ONE,
+        "a primitive root"
+    );
 }
 
 /// A circuit with an aux variable no constraint uses.

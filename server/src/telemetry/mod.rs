@@ -2,6 +2,8 @@
 //! `[logging] level`, which by default shows snarkd's info lines and only warnings of the rest); metrics go through the `metrics` facade into one Prometheus recorder that
 //! `GET /metrics` and GetMetrics both render.
 
+mod describe;
+
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -63,6 +65,16 @@ pub fn init_logging(logging: &LoggingSection) {
 }
 
 static PROMETHEUS: OnceLock<PrometheusHandle> = OnceLock::new();
+/// The `process_*` metrics (CPU, resident memory, open files, start time, threads).
+static PROCESS: OnceLock<metrics_process::Collector> = OnceLock::new();
+
+/// `/metrics`' and GetMetrics' text: the process metrics read now, then everything recorded.
+pub fn render(handle: &PrometheusHandle) -> String {
+    if let Some(process) = PROCESS.get() {
+        process.collect();
+    }
+    handle.render()
+}
 
 /// The process-wide Prometheus recorder, installed on first use. Call it before the engine
 /// starts so the engine's first metrics are recorded.
@@ -70,6 +82,10 @@ pub fn prometheus() -> PrometheusHandle {
     PROMETHEUS
         .get_or_init(|| match recorder().install_recorder() {
             Ok(handle) => {
+                describe::describe_all();
+                let process = metrics_process::Collector::default();
+                process.describe();
+                let _ = PROCESS.set(process);
                 metrics::gauge!(
                     "snarkd_build_info",
                     "version" => crate::build_info::VERSION,

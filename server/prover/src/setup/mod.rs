@@ -2,8 +2,10 @@
 //! parameters as bellperson's generator for the same toxic waste, bit for bit (tested), in the
 //! same layout its prover and ours read, but several times faster: each variable's polynomials
 //! are evaluated at τ straight from the recorded rows, and every point is a product of a fixed
-//! base ([`super::fixed_base`]) instead of a wNAF exponentiation made affine one inversion at a
+//! base ([`fixed_base`]) instead of a wNAF exponentiation made affine one inversion at a
 //! time.
+//!
+//! Layout: `mod.rs`, the setup; `fixed_base.rs`, the fixed-base products it is made of.
 //!
 //! The parameters, for the QAP of m = 2^k ≥ rows Lagrange basis polynomials Lᵣ over the
 //! domain of m-th roots of unity, with uⱼ, vⱼ, wⱼ variable j's A, B and C polynomials:
@@ -21,9 +23,11 @@ use group::{Curve, Group};
 use rand_core::RngCore;
 use rayon::prelude::*;
 
-use super::fixed_base::FixedBase;
+mod fixed_base;
+
 use crate::error::{ProverError, Result};
 use crate::synthesis::precompiled::{Columns, FullR1cs};
+use fixed_base::FixedBase;
 
 /// Elements computed together from one starting power.
 const CHUNK: usize = 1 << 14;
@@ -69,7 +73,8 @@ pub(crate) fn groth16_setup(r1cs: &FullR1cs, waste: &ToxicWaste) -> Result<Param
     } = *waste;
     let failed = |why: &str| ProverError::Setup(why.to_string());
     let rows = r1cs.ab.num_constraints();
-    let domain = Domain::for_rows(rows).ok_or_else(|| failed("the circuit outgrows Fr's largest FFT domain"))?;
+    let domain = Domain::for_rows(rows)
+        .ok_or_else(|| failed("the circuit outgrows Fr's largest FFT domain"))?;
     let z_tau = tau.pow_vartime([domain.size as u64]) - Fr::ONE;
     if bool::from(z_tau.is_zero()) {
         return Err(failed("τ is a root of unity of the domain; run it again"));
@@ -94,7 +99,10 @@ pub(crate) fn groth16_setup(r1cs: &FullR1cs, waste: &ToxicWaste) -> Result<Param
     }
     let h_scalars = powers(tau, domain.size - 1, z_tau * delta_inv);
     let non_zero = |p: &[Fr]| -> Vec<Fr> {
-        p.iter().copied().filter(|x| !bool::from(x.is_zero())).collect()
+        p.iter()
+            .copied()
+            .filter(|x| !bool::from(x.is_zero()))
+            .collect()
     };
 
     let g1 = FixedBase::new(G1Projective::generator());
@@ -148,11 +156,9 @@ impl Domain {
         let omegas = powers(self.omega, rows, Fr::ONE);
         let mut inverses: Vec<Fr> = omegas.par_iter().map(|w| tau - w).collect();
         // τ is no root of unity of the domain (z_tau ≠ 0), so no difference is zero.
-        inverses
-            .par_chunks_mut(CHUNK)
-            .for_each(|chunk| {
-                chunk.iter_mut().batch_invert();
-            });
+        inverses.par_chunks_mut(CHUNK).for_each(|chunk| {
+            chunk.iter_mut().batch_invert();
+        });
         let m_inv = Fr::from(self.size as u64)
             .invert()
             .expect("the domain's size is below Fr's modulus");
@@ -181,5 +187,4 @@ fn powers(x: Fr, n: usize, scale: Fr) -> Vec<Fr> {
 }
 
 #[cfg(test)]
-#[path = "setup_tests.rs"]
 mod tests;

@@ -1,0 +1,147 @@
+//! The HELP text and unit of every metric snarkd registers, in one place, so that `/metrics`
+//! carries a `# HELP` line for each (`docker/check_metrics.py` checks that every metric the
+//! sources register is described here; the process metrics describe themselves).
+
+use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+
+/// Describes every metric; called once, when the recorder is installed.
+pub(super) fn describe_all() {
+    // The daemon.
+    describe_gauge!(
+        "snarkd_build_info",
+        "Always 1; the version and build id of the running daemon as labels."
+    );
+    describe_gauge!(
+        "snarkd_journal_writable",
+        "1 while the job journal can be written; 0 while writes fail and new work is refused."
+    );
+    describe_gauge!("snarkd_gpu_expected", "1 when [gpus] backend asks for a GPU (opencl or auto), 0 when it is cpu: with snarkd_device_info{backend=\"cpu\"}, a GPU box proving on its CPU.");
+
+    // Jobs and proofs.
+    describe_gauge!(
+        "snarkd_jobs_pending",
+        "Jobs accepted and waiting for their first partition to start, by proof kind."
+    );
+    describe_gauge!(
+        "snarkd_jobs_in_progress",
+        "Jobs with at least one partition started and not yet ended, by proof kind."
+    );
+    describe_gauge!("snarkd_queue_depth", "Partitions waiting: pending synthesis, or synthesized and waiting for a device, all kinds.");
+    describe_counter!(
+        "snarkd_proofs_completed_total",
+        "Proofs returned COMPLETED (verified), by proof kind."
+    );
+    describe_counter!(
+        "snarkd_proofs_failed_total",
+        "Proofs that ended FAILED, by proof kind."
+    );
+    describe_counter!(
+        "snarkd_proofs_cancelled_total",
+        "Proofs cancelled by a client before they ended, by proof kind."
+    );
+    describe_counter!(
+        "snarkd_preemptions_total",
+        "Partitions paused on a device for a deadline proof, by the paused job's kind."
+    );
+    describe_counter!("snarkd_partition_retries_total", "Partitions synthesized and proved again after a device fault or a failed partition check, by proof kind.");
+    describe_counter!("snarkd_priority_lowered_total", "Requests whose claimed priority was above their kind's ceiling and was lowered, by proof kind.");
+    describe_histogram!(
+        "snarkd_proof_seconds",
+        Unit::Seconds,
+        "Time from a proof's acceptance to its end, by proof kind."
+    );
+    describe_histogram!(
+        "snarkd_synthesis_seconds",
+        Unit::Seconds,
+        "CPU synthesis time of one partition, by proof kind."
+    );
+    describe_histogram!(
+        "snarkd_device_seconds",
+        Unit::Seconds,
+        "Device phase (FFTs and multi-exponentiations) of one partition, by proof kind."
+    );
+
+    // Resources.
+    describe_gauge!(
+        "snarkd_memory_budget_bytes",
+        Unit::Bytes,
+        "The memory budget work is admitted under ([memory] budget), not the machine's memory."
+    );
+    describe_gauge!(
+        "snarkd_memory_used_bytes",
+        Unit::Bytes,
+        "Memory reserved under the budget by loaded parameters and running partitions."
+    );
+    describe_gauge!(
+        "snarkd_memory_params_bytes",
+        Unit::Bytes,
+        "Memory reserved under the budget by loaded Groth16 parameters."
+    );
+    describe_gauge!(
+        "snarkd_synthesis_active",
+        "Partitions being synthesized now."
+    );
+    describe_counter!(
+        "snarkd_worker_busy_seconds_total",
+        Unit::Seconds,
+        "Whole seconds each device worker has spent on device phases; rate() is its busy share."
+    );
+
+    // Intake and gRPC.
+    describe_counter!(
+        "snarkd_intake_refusals_total",
+        "Requests refused before decoding, by the limit that refused them ([limits] keys)."
+    );
+    describe_counter!(
+        "grpc_server_started_total",
+        "ProvingEngine calls started, by type, service and method."
+    );
+    describe_counter!(
+        "grpc_server_handled_total",
+        "ProvingEngine calls ended, by type, service, method and gRPC status code."
+    );
+    describe_histogram!("grpc_server_handling_seconds", Unit::Seconds, "Time from a ProvingEngine call's start to the end of its response (a StreamStatus stream: until it closes).");
+
+    // Devices.
+    describe_gauge!("snarkd_device_info", "Always 1, one per proving device: its backend, ordinal, name, PCI bus id and NVML UUID (labels that join with DCGM's series).");
+    describe_gauge!(
+        "snarkd_device_healthy",
+        "1 while the device proves; 0 once it failed too often and its steps run on the CPU."
+    );
+    describe_counter!(
+        "snarkd_device_faults_total",
+        "Device steps that failed and were run again, by device."
+    );
+    describe_gauge!(
+        "snarkd_device_utilization_ratio",
+        "Share of the last sample period the device ran a kernel (NVML), 0 to 1."
+    );
+    describe_gauge!(
+        "snarkd_device_memory_used_bytes",
+        Unit::Bytes,
+        "Device memory in use, by every process (NVML)."
+    );
+    describe_gauge!(
+        "snarkd_device_memory_total_bytes",
+        Unit::Bytes,
+        "Device memory in all (NVML)."
+    );
+    describe_gauge!(
+        "snarkd_device_pool_used_bytes",
+        Unit::Bytes,
+        "Device memory reserved in snarkd's own pool."
+    );
+    describe_gauge!(
+        "snarkd_device_pool_limit_bytes",
+        Unit::Bytes,
+        "The most device memory snarkd's pool hands out."
+    );
+    describe_gauge!(
+        "snarkd_device_temperature_celsius",
+        "GPU temperature in degrees Celsius (NVML)."
+    );
+    describe_gauge!(
+        "snarkd_device_power_watts",
+        "Power the device draws, in watts (NVML)."
+    );
+}

@@ -1,0 +1,145 @@
+//! What an operator's monitoring sees of the real binary: `/metrics` after a real proof passes
+//! Prometheus' own linter (`promtool check metrics`, Debian's `prometheus` package, found through
+//! `PROMTOOL`), answers a scrape that names the port by address, and carries the device, gRPC
+//! and process metrics; every job lifecycle log line carries the client's `request_id`; a
+//! refused `Host` is logged at WARN, at most once a second.
+
+mod common;
+#[path = "common/real.rs"]
+mod real;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use common::get_with_host;
+use common::process::{self, SNARKD};
+use snarkd_proto::v1 as pb;
+use snarkd_prover::ProofKind;
+
+/// promtool, failing the test with how to install it when it is missing.
+fn promtool() -> String {
+    let program = std::env::var("PROMTOOL").unwrap_or_else(|_| "promtool".into());
+    match Command::new(&program).arg("--version").output() {
+        Ok(out) if out.status.success() => program,
+        _ => panic!(
+            "promtool is not installed (looked for {program:?}): install Debian's `prometheus` \
+             package, or run ./scripts/test.sh which does, or set PROMTOOL to its path"
+        ),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_proofs_metrics_pass_promtool_and_its_log_lines_carry_the_request_id() {
+    let promtool = promtool();
+    real::ensure_params(&[ProofKind::WindowPost]);
+    let mut request = real::wire(
+        real::env().fixtures.request(ProofKind::WindowPost),
+        pb::Priority::Unspecified,
+    );
+    // As Curio names a WindowPoSt task: spaces and brackets.
+    request.request_id = "wdpost-[1000 7] 0".into();
+    let mut daemon = process::spawn(std::path::Path::new(SNARKD), real::binary_env());
+    let ready = daemon.ready();
+    real::prove_completed(&ready.grpc, request.clone()).await;
+
+    // A scraper names the port by its address, on the default config.
+    let (code, metrics) = get_with_host(ready.http, "/metrics", "10.0.0.5:9821").await;
+    assert_eq!(code, 200, "{metrics}");
+    for wanted in [
+        "# HELP snarkd_proof_seconds ",
+        "# TYPE snarkd_worker_busy_seconds_total counter",
+        r#"snarkd_proofs_completed_total{kind="wpost"} 1"#,
+        r#"grpc_server_handled_total{grpc_type="unary",grpc_service="cuzk.v1.ProvingEngine",grpc_method="Prove",grpc_code="OK"} 1"#,
+        "grpc_server_handling_seconds_bucket{",
+        r#"snarkd_device_info{device="cpu",backend="cpu",ordinal="0","#,
+        "snarkd_gpu_expected 0",
+        "snarkd_journal_writable 1",
+        "process_resident_memory_bytes ",
+        "process_start_time_seconds ",
+    ] {
+        assert!(
+            metrics.contains(wanted),
+            "{wanted:?} missing from:\n{metrics}"
+        );
+    }
+    let mut check = Command::new(&promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    check
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(metrics.as_bytes())
+        .unwrap();
+    let out = check.wait_with_output().unwrap();
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && said.trim().is_empty(),
+        "promtool check metrics: {said}\non:\n{metrics}"
+    );
+
+    daemon.sigterm();
+    let log = daemon.expect_clean_exit().await;
+    let events: Vec<serde_json::Value> = log
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let lifecycle: Vec<&serde_json::Value> = events
+        .iter()
+        .filter(|e| e.get("job_id").is_some())
+        .collect();
+    for message in ["proof submitted", "job queued", "job finalized"] {
+        assert!(
+            lifecycle.iter().any(|e| e["message"] == message),
+            "no {message:?} line: {log:?}"
+        );
+    }
+    for e in &lifecycle {
+        assert_eq!(e["request_id"], request.request_id.as_str(), "{e}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_host_is_logged_at_warn_at_most_once_a_second() {
+    let mut daemon = process::spawn(
+        std::path::Path::new(SNARKD),
+        [("SNARKD_GPUS_BACKEND", "cpu")],
+    );
+    let http = daemon.ready().http;
+    const REFUSALS: usize = 20;
+    for _ in 0..REFUSALS {
+        let (code, body) = get_with_host(http, "/", "evil.example").await;
+        assert_eq!(code, 403, "{body}");
+    }
+    daemon.sigterm();
+    let log = daemon.expect_clean_exit().await;
+    let warnings: Vec<serde_json::Value> = log
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| {
+            e["level"] == "WARN"
+                && e["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("[http] allowed_hosts"))
+        })
+        .collect();
+    assert!(
+        !warnings.is_empty(),
+        "no WARN line for a refused host: {log:?}"
+    );
+    assert_eq!(warnings[0]["host"], "evil.example", "{}", warnings[0]);
+    // Twenty refusals in well under twenty seconds: far fewer lines than refusals.
+    assert!(
+        warnings.len() < REFUSALS / 2,
+        "{} lines for {REFUSALS} refusals: {warnings:?}",
+        warnings.len()
+    );
+}
