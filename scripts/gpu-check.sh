@@ -4,7 +4,8 @@
 #   2. proves each kind once through a daemon on the OpenCL device and once through a daemon on
 #      the CPU (real 2 KiB proofs, verified before they are returned),
 #      and records what the devices report (NVML's utilisation, memory, temperature, power and
-#      snarkd's pool: /status and /metrics; an NVIDIA device without NVML readings fails),
+#      snarkd's pool: /status and /metrics; an NVIDIA device without NVML readings, or whose
+#      snarkd_device_info lacks NVML's PCI bus id and UUID, fails),
 #   3. times the device phase on the OpenCL device and on the CPU for the same partitions
 #      (`device_bench`), and our whole prover against stock bellperson (`snarkd-bench bench`;
 #      stock bellperson runs on the CPU: it is built without its GPU features),
@@ -133,9 +134,16 @@ device_readings() {
     echo "$metrics"
     echo '```'
   } >>"$report"
-  if "$bin/snarkd" devices 2>/dev/null | grep -q 'NVIDIA' && ! grep -q '"utilization_percent"' <<<"$status"; then
-    echo "| device readings | FAILED: an NVIDIA device but no NVML readings in /status | |" >>"$report"
-    failures=$((failures + 1))
+  if "$bin/snarkd" devices 2>/dev/null | grep -q 'NVIDIA'; then
+    if ! grep -q '"utilization_percent"' <<<"$status"; then
+      echo "| device readings | FAILED: an NVIDIA device but no NVML readings in /status | |" >>"$report"
+      failures=$((failures + 1))
+    fi
+    # The info series joins with DCGM's by pci_bus_id and UUID: NVML gives both on NVIDIA.
+    if ! grep -Eq '^snarkd_device_info\{.*pci_bus_id="[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-9]".*UUID="GPU-' <<<"$metrics"; then
+      echo "| device info | FAILED: an NVIDIA device but snarkd_device_info lacks NVML's pci_bus_id or UUID | |" >>"$report"
+      failures=$((failures + 1))
+    fi
   fi
 }
 

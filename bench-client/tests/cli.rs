@@ -200,7 +200,7 @@ async fn preload_metrics_and_status_over_a_unix_socket() {
 
     let (code, metrics, _) = bench(&["--addr", &addr, "metrics"]).await;
     assert_eq!(code, 0);
-    assert!(metrics.contains("snarkd_memory_total_bytes"), "{metrics}");
+    assert!(metrics.contains("snarkd_memory_budget_bytes"), "{metrics}");
 
     let (code, _, err) = bench(&["--addr", &addr, "preload", "bogus-2k"]).await;
     assert_ne!(code, 0);

@@ -1,8 +1,9 @@
 //! What an operator's monitoring sees of the real binary: `/metrics` after a real proof passes
 //! Prometheus' own linter (`promtool check metrics`, Debian's `prometheus` package, found through
 //! `PROMTOOL`), answers a scrape that names the port by address, and carries the device, gRPC
-//! and process metrics; every job lifecycle log line carries the client's `request_id`; a
-//! refused `Host` is logged at WARN, at most once a second.
+//! and process metrics; every job lifecycle log line carries the client's `request_id`; the
+//! startup log says how the memory budget was reckoned and which devices prove; a refused `Host`
+//! is logged at WARN, at most once a second.
 
 mod common;
 #[path = "common/real.rs"]
@@ -105,6 +106,23 @@ async fn a_real_proofs_metrics_pass_promtool_and_its_log_lines_carry_the_request
     for e in &lifecycle {
         assert_eq!(e["request_id"], request.request_id.as_str(), "{e}");
     }
+    // How the memory budget was reckoned, and what the devices are, said once at startup.
+    let budget = events
+        .iter()
+        .find(|e| e["message"] == "memory budget")
+        .unwrap_or_else(|| panic!("no memory budget line: {log:?}"));
+    assert!(
+        budget["reckoned"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("set by [memory] budget")),
+        "{budget}"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| e["message"] == "proving devices chosen"),
+        "{log:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,10 +43,10 @@ async fn post_proofs_through_grpc_verify() {
     for line in [
         "snarkd_proofs_completed_total{kind=\"winning\"}",
         "snarkd_device_seconds_count{kind=\"wpost\"}",
-        "snarkd_memory_total_bytes",
+        "snarkd_memory_budget_bytes",
         "snarkd_memory_used_bytes",
         "snarkd_queue_depth",
-        "snarkd_worker_busy_seconds{worker=\"0\"}",
+        "snarkd_worker_busy_seconds_total{worker=\"0\"}",
     ] {
         assert!(
             metrics.lines().any(|l| l.starts_with(line)),

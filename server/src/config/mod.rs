@@ -8,6 +8,7 @@
 //! - `sources`: reading the file and the environment and merging them in order.
 //! - `access`: `[http]`, `[auth]` and `[tls]`: who may call what on which port.
 //! - `limits`: `[limits]`: bounds on what clients can make the daemon hold.
+//! - `machine_memory`: what memory `[memory] budget = "auto"` starts from (hugepages, cgroup).
 //! - `scheduler`: `[scheduler]`: each kind's usual priority and the most it may claim.
 //! - `jobs`: `[jobs]`: the job journal that keeps accepted jobs and results across restarts.
 //! - `default.toml`: the fully commented default config `snarkd config default` prints; a test
@@ -16,6 +17,7 @@
 mod access;
 mod jobs;
 mod limits;
+mod machine_memory;
 mod scheduler;
 mod sources;
 mod values;
@@ -33,6 +35,7 @@ use snarkd_engine::EngineConfig;
 pub use access::{AuthSection, HttpSection, TlsSection};
 pub use jobs::JobsSection;
 pub use limits::LimitsSection;
+pub use machine_memory::MachineMemory;
 pub use scheduler::SchedulerSection;
 pub use snarkd_engine::Lookahead;
 pub use sources::{ConfigError, Overrides};
@@ -115,6 +118,8 @@ impl Default for ParamsSection {
 pub struct MemorySection {
     pub budget: MemoryBudget,
     pub safety_margin: ByteSize,
+    /// Memory "auto" leaves to processes beside snarkd (Curio on the same box).
+    pub reserve: ByteSize,
 }
 
 impl Default for MemorySection {
@@ -122,6 +127,7 @@ impl Default for MemorySection {
         MemorySection {
             budget: MemoryBudget::Auto,
             safety_margin: ByteSize::gib(4),
+            reserve: ByteSize::b(0),
         }
     }
 }
@@ -292,15 +298,30 @@ impl Config {
 
     /// The memory budget in bytes on this machine.
     pub fn memory_budget_bytes(&self) -> Result<u64, ConfigError> {
-        let total = total_memory_bytes();
-        self.memory
+        self.memory_budget().map(|(bytes, _)| bytes)
+    }
+
+    /// The memory budget in bytes on this machine, and how it was reckoned (for the log).
+    pub fn memory_budget(&self) -> Result<(u64, String), ConfigError> {
+        let m = &self.memory;
+        let machine = MachineMemory::read();
+        let bytes = m
             .budget
-            .resolve(total, self.memory.safety_margin)
+            .resolve(machine.usable(), m.safety_margin, m.reserve)
             .map_err(|msg| ConfigError::Invalid {
                 key: "memory.budget".into(),
                 msg,
                 origin: String::new(),
-            })
+            })?;
+        let how = match m.budget {
+            MemoryBudget::Fixed(_) => "set by [memory] budget".to_string(),
+            MemoryBudget::Auto => format!(
+                "auto: {machine}; less safety_margin {} and reserve {}",
+                m.safety_margin.to_string_as(true),
+                m.reserve.to_string_as(true)
+            ),
+        };
+        Ok((bytes, how))
     }
 
     /// The engine's settings. Made once startup is done (runtime, devices): the process's

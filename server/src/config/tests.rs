@@ -395,20 +395,29 @@ fn a_missing_file_says_how_to_make_one() {
 }
 
 #[test]
-fn auto_budget_is_total_memory_minus_the_margin() {
+fn auto_budget_is_usable_memory_less_the_margin_and_the_reserve() {
     let gib = 1u64 << 30;
+    let none = ByteSize::b(0);
     assert_eq!(
-        MemoryBudget::Auto.resolve(24 * gib, ByteSize::gib(4)),
+        MemoryBudget::Auto.resolve(24 * gib, ByteSize::gib(4), none),
         Ok(20 * gib)
     );
     assert_eq!(
-        MemoryBudget::Fixed(ByteSize::gib(64)).resolve(24 * gib, ByteSize::gib(4)),
+        MemoryBudget::Auto.resolve(256 * gib, ByteSize::gib(4), ByteSize::gib(96)),
+        Ok(156 * gib),
+        "Curio's share beside it"
+    );
+    assert_eq!(
+        MemoryBudget::Fixed(ByteSize::gib(64)).resolve(24 * gib, ByteSize::gib(4), none),
         Ok(64 * gib)
     );
     let err = MemoryBudget::Auto
-        .resolve(2 * gib, ByteSize::gib(4))
+        .resolve(8 * gib, ByteSize::gib(4), ByteSize::gib(4))
         .unwrap_err();
-    assert!(err.contains("safety_margin"), "{err}");
+    assert!(
+        err.contains("safety_margin") && err.contains("reserve"),
+        "{err}"
+    );
 }
 
 #[test]

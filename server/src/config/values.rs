@@ -122,19 +122,29 @@ pub enum MemoryBudget {
 }
 
 impl MemoryBudget {
-    /// The budget in bytes on a machine with `total_ram` bytes of memory.
-    pub fn resolve(self, total_ram: u64, safety_margin: ByteSize) -> Result<u64, String> {
+    /// The budget in bytes when this process may use `usable` bytes of memory
+    /// ([`super::MachineMemory::usable`]): "auto" leaves `safety_margin` and `reserve` of it.
+    pub fn resolve(
+        self,
+        usable: u64,
+        safety_margin: ByteSize,
+        reserve: ByteSize,
+    ) -> Result<u64, String> {
         match self {
             MemoryBudget::Fixed(size) => Ok(size.as_u64()),
-            MemoryBudget::Auto => match total_ram.checked_sub(safety_margin.as_u64()) {
-                Some(budget) if budget > 0 => Ok(budget),
-                _ => Err(format!(
-                    "budget \"auto\" leaves nothing: this machine has {} of memory and the safety margin is {}; \
-                     lower [memory] safety_margin or set [memory] budget to a size such as \"8GiB\"",
-                    ByteSize(total_ram).to_string_as(true),
-                    safety_margin.to_string_as(true)
-                )),
-            },
+            MemoryBudget::Auto => {
+                match usable.checked_sub(safety_margin.as_u64().saturating_add(reserve.as_u64())) {
+                    Some(budget) if budget > 0 => Ok(budget),
+                    _ => Err(format!(
+                        "budget \"auto\" leaves nothing: this process may use {} of memory, the \
+                         safety margin is {} and the reserve {}; lower [memory] safety_margin or \
+                         reserve, or set [memory] budget to a size such as \"8GiB\"",
+                        ByteSize(usable).to_string_as(true),
+                        safety_margin.to_string_as(true),
+                        reserve.to_string_as(true)
+                    )),
+                }
+            }
         }
     }
 }

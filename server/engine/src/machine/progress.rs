@@ -165,7 +165,7 @@ impl<P: Prover> Machine<P> {
                     if bytes < reservation.bytes() {
                         reservation.shrink(reservation.bytes() - bytes);
                     } else if bytes > reservation.bytes() {
-                        tracing::warn!(%circuit_id, estimated = reservation.bytes(), measured = bytes, "params larger than estimated; budget counts the estimate");
+                        params_over_estimate(&circuit_id, reservation.bytes(), bytes);
                     }
                 }
                 entry.bytes =
@@ -292,5 +292,48 @@ impl<P: Prover> Machine<P> {
                 params,
             });
         }
+    }
+}
+
+/// Loaded parameters larger than their estimate: the budget keeps counting the estimate, which
+/// matters only when the difference does. A WARN past [`PARAMS_EXCESS_WARN_PERCENT`] % of the
+/// estimate (a wrong estimate, or another circuit version's files); an INFO line for the usual
+/// few kilobytes of file layout.
+fn params_over_estimate(circuit_id: &str, estimated: u64, measured: u64) {
+    if excess_matters(estimated, measured) {
+        tracing::warn!(circuit_id, estimated, measured,
+            "params much larger than estimated; the budget counts the estimate, so memory may run short");
+    } else {
+        tracing::info!(
+            circuit_id,
+            estimated,
+            measured,
+            "params slightly larger than estimated; the budget counts the estimate"
+        );
+    }
+}
+
+/// The excess over the estimate, in percent, above which loaded parameters log a WARN.
+pub(crate) const PARAMS_EXCESS_WARN_PERCENT: u64 = 5;
+
+fn excess_matters(estimated: u64, measured: u64) -> bool {
+    let excess = measured.saturating_sub(estimated);
+    excess.saturating_mul(100) > estimated.saturating_mul(PARAMS_EXCESS_WARN_PERCENT)
+}
+
+#[cfg(test)]
+mod params_excess_tests {
+    use super::excess_matters;
+
+    #[test]
+    fn only_an_excess_over_five_percent_of_the_estimate_matters() {
+        // A 2 KiB WindowPoSt's files: 22 KB over a 54 MB estimate.
+        assert!(!excess_matters(54_000_000, 54_022_000));
+        assert!(!excess_matters(100, 105));
+        assert!(excess_matters(100, 106));
+        assert!(
+            excess_matters(47 << 30, 50 << 30),
+            "another circuit version's files"
+        );
     }
 }
