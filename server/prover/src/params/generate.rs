@@ -48,7 +48,9 @@ pub fn generate_params(
         let generated = if params_path.exists() && vk_path.exists() {
             false
         } else {
-            tracing::warn!(circuit = %circuit, dir = %dir.display(),
+            // INFO: asked-for test parameters are not a fault (`snarkd params generate` says
+            // so on its own terminal line too).
+            tracing::info!(circuit = %circuit, dir = %dir.display(),
                 "generating local test parameters: they verify only against their own .vk, never on chain");
             let params = crate::filecoin::blank::setup(circuit)?;
             // Another process may have finished the same circuit meanwhile; keep the first set so
