@@ -101,10 +101,6 @@ async fn start_engine(config: &Config) -> anyhow::Result<Engine> {
     // Devices first: the baseline the budget is charged with includes their runtimes.
     let prover = prover(config)?;
     let engine_config = config.engine_config()?;
-    let (_, reckoned) = config.memory_budget()?;
-    tracing::info!(budget = %bytesize::ByteSize(engine_config.memory_budget_bytes).to_string_as(true),
-        baseline = %bytesize::ByteSize(engine_config.baseline_bytes).to_string_as(true),
-        %reckoned, "memory budget");
     let Some(settings) = config.jobs.journal_settings() else {
         tracing::warn!("[jobs] journal = false: accepted jobs are kept in memory only and a restart forgets them");
         return Ok(Engine::start(engine_config, prover));

@@ -296,11 +296,6 @@ impl Config {
         }
     }
 
-    /// The memory budget in bytes on this machine.
-    pub fn memory_budget_bytes(&self) -> Result<u64, ConfigError> {
-        self.memory_budget().map(|(bytes, _)| bytes)
-    }
-
     /// The memory budget in bytes on this machine, and how it was reckoned (for the log).
     pub fn memory_budget(&self) -> Result<(u64, String), ConfigError> {
         let m = &self.memory;
@@ -326,10 +321,13 @@ impl Config {
 
     /// The engine's settings. Made once startup is done (runtime, devices): the process's
     /// resident memory then is the budget's baseline, charged to it for the daemon's life, and
-    /// a budget with nothing left above it is an error that says the minimum.
+    /// a budget with nothing left above it is an error that says the minimum. Logs the budget
+    /// and how it was reckoned.
     pub fn engine_config(&self) -> Result<EngineConfig, ConfigError> {
-        let memory_budget_bytes = self.memory_budget_bytes()?;
+        let (memory_budget_bytes, reckoned) = self.memory_budget()?;
         let baseline_bytes = resident_memory_bytes();
+        tracing::info!(budget = %ByteSize(memory_budget_bytes).to_string_as(true),
+            baseline = %ByteSize(baseline_bytes).to_string_as(true), %reckoned, "memory budget");
         if memory_budget_bytes <= baseline_bytes {
             return Err(ConfigError::Invalid {
                 key: "memory.budget".into(),

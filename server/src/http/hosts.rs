@@ -43,7 +43,8 @@ pub async fn check_host(
         host => {
             let shown: String = host.unwrap_or_default().chars().take(ECHO_CHARS).collect();
             if let Some(suppressed) = LOG_REFUSALS.allow() {
-                tracing::warn!(host = %shown, path = request.uri().path(), suppressed,
+                let path = snarkd_types::clip(request.uri().path(), ECHO_CHARS);
+                tracing::warn!(host = %shown, %path, suppressed,
                     "refused a request naming a host not in [http] allowed_hosts (a guard against \
                      DNS rebinding); add the name there if it is yours (logged at most once a second)");
             }

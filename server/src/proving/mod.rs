@@ -194,8 +194,7 @@ impl Prover for FilecoinProver {
             metrics::counter!("snarkd_device_faults_total", "device" => name.clone())
                 .increment(u64::from(timings.faults));
         }
-        let healthy = if backend.is_healthy() { 1.0 } else { 0.0 };
-        metrics::gauge!("snarkd_device_healthy", "device" => name).set(healthy);
+        readings::set_healthy(&name, &**backend);
         let mut bytes = Vec::with_capacity(192);
         proof
             .write(&mut bytes)

@@ -145,8 +145,14 @@ fn set_info(info: &DeviceInfo, backend: &dyn DeviceBackend, nvml: Option<&nvml_w
         "ordinal" => info.ordinal.to_string(), "name" => info.name.clone(),
         "pci_bus_id" => pci_bus_id, "UUID" => uuid)
     .set(1.0);
+    set_healthy(&label, backend);
+}
+
+/// `snarkd_device_healthy{device}`: 1 while the backend proves on its device, 0 once it failed
+/// too often (at startup, and after every device phase).
+pub(super) fn set_healthy(device: &str, backend: &dyn DeviceBackend) {
     let healthy = if backend.is_healthy() { 1.0 } else { 0.0 };
-    metrics::gauge!("snarkd_device_healthy", "device" => label).set(healthy);
+    metrics::gauge!("snarkd_device_healthy", "device" => device.to_string()).set(healthy);
 }
 
 /// One `gauge!` per metric, each with its literal name: `docker/check_metrics.py` finds the

@@ -314,7 +314,7 @@ fn params_over_estimate(circuit_id: &str, estimated: u64, measured: u64) {
 }
 
 /// The excess over the estimate, in percent, above which loaded parameters log a WARN.
-pub(crate) const PARAMS_EXCESS_WARN_PERCENT: u64 = 5;
+const PARAMS_EXCESS_WARN_PERCENT: u64 = 5;
 
 fn excess_matters(estimated: u64, measured: u64) -> bool {
     let excess = measured.saturating_sub(estimated);

@@ -74,18 +74,19 @@ pub fn compute_h_in_steps(abc: Abc, between: &mut dyn FnMut()) -> Result<Vec<Fr>
     Ok(a)
 }
 
-/// The multiplicative subgroup H of order `size` = 2^`log` and what its FFTs need.
-struct Domain {
-    size: usize,
+/// The multiplicative subgroup H of order `size` = 2^`log` and what its FFTs need (the Groth16
+/// setup evaluates its Lagrange basis over the same H).
+pub(crate) struct Domain {
+    pub(crate) size: usize,
     log: u32,
-    omega: Fr,
+    pub(crate) omega: Fr,
     omega_inv: Fr,
-    size_inv: Fr,
+    pub(crate) size_inv: Fr,
 }
 
 impl Domain {
     /// The smallest domain holding `len` evaluations.
-    fn for_len(len: usize) -> Result<Domain> {
+    pub(crate) fn for_len(len: usize) -> Result<Domain> {
         let size = len.max(1).next_power_of_two();
         let log = size.trailing_zeros();
         if log > Fr::S {
@@ -134,7 +135,7 @@ impl Domain {
 }
 
 /// v[i] *= factor · ratio^i, in parallel.
-fn scale(v: &mut [Fr], ratio: Fr, factor: Fr) {
+pub(crate) fn scale(v: &mut [Fr], ratio: Fr, factor: Fr) {
     v.par_chunks_mut(TASK).enumerate().for_each(|(n, chunk)| {
         let mut power = factor * ratio.pow_vartime([(n * TASK) as u64]);
         for x in chunk {

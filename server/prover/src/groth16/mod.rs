@@ -10,7 +10,7 @@
 //! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2 (tiled, on the pool of the
 //!   caller's priority), [`ScalarBytes`] and [`Scalars`].
 
-mod fft;
+pub(crate) mod fft;
 mod msm;
 mod prover;
 

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use bellperson::groth16::{Parameters, VerifyingKey};
 use blstrs::{Bls12, G1Projective, G2Projective, Scalar as Fr};
-use ff::{BatchInvert, Field, PrimeField};
+use ff::{BatchInvert, Field};
 use group::{Curve, Group};
 use rand_core::RngCore;
 use rayon::prelude::*;
@@ -26,10 +26,11 @@ use rayon::prelude::*;
 mod fixed_base;
 
 use crate::error::{ProverError, Result};
+use crate::groth16::fft::{scale, Domain};
 use crate::synthesis::precompiled::{Columns, FullR1cs};
 use fixed_base::FixedBase;
 
-/// Elements computed together from one starting power.
+/// Differences inverted together (one inversion each batch).
 const CHUNK: usize = 1 << 14;
 
 /// The secrets of a setup. Anyone who knows them can forge proofs against its parameters: test
@@ -73,8 +74,7 @@ pub(crate) fn groth16_setup(r1cs: &FullR1cs, waste: &ToxicWaste) -> Result<Param
     } = *waste;
     let failed = |why: &str| ProverError::Setup(why.to_string());
     let rows = r1cs.ab.num_constraints();
-    let domain = Domain::for_rows(rows)
-        .ok_or_else(|| failed("the circuit outgrows Fr's largest FFT domain"))?;
+    let domain = Domain::for_len(rows).map_err(|e| failed(&e.to_string()))?;
     let z_tau = tau.pow_vartime([domain.size as u64]) - Fr::ONE;
     if bool::from(z_tau.is_zero()) {
         return Err(failed("τ is a root of unity of the domain; run it again"));
@@ -82,7 +82,7 @@ pub(crate) fn groth16_setup(r1cs: &FullR1cs, waste: &ToxicWaste) -> Result<Param
     let gamma_inv = Option::<Fr>::from(gamma.invert()).ok_or_else(|| failed("γ is zero"))?;
     let delta_inv = Option::<Fr>::from(delta.invert()).ok_or_else(|| failed("δ is zero"))?;
 
-    let Columns { a: u, b: v, c: w } = r1cs.columns_at(&domain.lagrange_at(tau, z_tau, rows));
+    let Columns { a: u, b: v, c: w } = r1cs.columns_at(&lagrange_at(&domain, tau, z_tau, rows));
     let inputs = r1cs.ab.num_inputs();
     // (β·uⱼ + α·vⱼ + wⱼ) over γ for inputs and over δ for aux variables.
     let ext: Vec<Fr> = (0..u.len())
@@ -130,59 +130,27 @@ pub(crate) fn groth16_setup(r1cs: &FullR1cs, waste: &ToxicWaste) -> Result<Param
     })
 }
 
-/// The evaluation domain of bellperson's FFTs for a number of rows: the m-th roots of unity for
-/// the smallest power of two m ≥ rows.
-struct Domain {
-    size: usize,
-    omega: Fr,
+/// Lᵣ(τ) for r < rows over `domain`'s m-th roots of unity: ωʳ·(τ^m − 1) / (m·(τ − ωʳ)), with
+/// `z_tau` = τ^m − 1 (not zero).
+fn lagrange_at(domain: &Domain, tau: Fr, z_tau: Fr, rows: usize) -> Vec<Fr> {
+    let omegas = powers(domain.omega, rows, Fr::ONE);
+    let mut inverses: Vec<Fr> = omegas.par_iter().map(|w| tau - w).collect();
+    // τ is no root of unity of the domain (z_tau ≠ 0), so no difference is zero.
+    inverses.par_chunks_mut(CHUNK).for_each(|chunk| {
+        chunk.iter_mut().batch_invert();
+    });
+    let scale = z_tau * domain.size_inv;
+    omegas
+        .par_iter()
+        .zip(inverses.par_iter())
+        .map(|(w, inv)| *w * inv * scale)
+        .collect()
 }
 
-impl Domain {
-    fn for_rows(rows: usize) -> Option<Domain> {
-        let size = rows.max(1).checked_next_power_of_two()?;
-        let exp = size.trailing_zeros();
-        if exp >= Fr::S {
-            return None;
-        }
-        let mut omega = Fr::ROOT_OF_UNITY;
-        for _ in exp..Fr::S {
-            omega = omega.square();
-        }
-        Some(Domain { size, omega })
-    }
-
-    /// Lᵣ(τ) for r < rows: ωʳ·(τ^m − 1) / (m·(τ − ωʳ)), with `z_tau` = τ^m − 1 (not zero).
-    fn lagrange_at(&self, tau: Fr, z_tau: Fr, rows: usize) -> Vec<Fr> {
-        let omegas = powers(self.omega, rows, Fr::ONE);
-        let mut inverses: Vec<Fr> = omegas.par_iter().map(|w| tau - w).collect();
-        // τ is no root of unity of the domain (z_tau ≠ 0), so no difference is zero.
-        inverses.par_chunks_mut(CHUNK).for_each(|chunk| {
-            chunk.iter_mut().batch_invert();
-        });
-        let m_inv = Fr::from(self.size as u64)
-            .invert()
-            .expect("the domain's size is below Fr's modulus");
-        let scale = z_tau * m_inv;
-        omegas
-            .par_iter()
-            .zip(inverses.par_iter())
-            .map(|(w, inv)| *w * inv * scale)
-            .collect()
-    }
-}
-
-/// `scale`·xⁱ for i < n, in parallel chunks.
-fn powers(x: Fr, n: usize, scale: Fr) -> Vec<Fr> {
-    let mut out = vec![Fr::ZERO; n];
-    out.par_chunks_mut(CHUNK)
-        .enumerate()
-        .for_each(|(k, chunk)| {
-            let mut p = x.pow_vartime([(k * CHUNK) as u64]) * scale;
-            for slot in chunk {
-                *slot = p;
-                p *= x;
-            }
-        });
+/// `factor`·xⁱ for i < n.
+fn powers(x: Fr, n: usize, factor: Fr) -> Vec<Fr> {
+    let mut out = vec![Fr::ONE; n];
+    scale(&mut out, x, factor);
     out
 }
 
