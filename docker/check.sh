@@ -32,8 +32,10 @@ promtool check config docker/prometheus/prometheus.yml
 promtool check rules docker/prometheus/alerts.yml
 promtool test rules docker/prometheus/alerts_test.yml
 
-"$venv/bin/python" -m unittest discover --start-directory docker --pattern 'test_*.py'
+# PyYAML for the checks, podman-compose to resolve the compose file (it needs PyYAML too).
+"$venv/bin/python" -c 'import yaml' 2>/dev/null || "$venv/bin/pip" install --quiet PyYAML
 [ -x "$venv/bin/podman-compose" ] || "$venv/bin/pip" install --quiet podman-compose==1.6.0
+"$venv/bin/python" -m unittest discover --start-directory docker --pattern 'test_*.py'
 # Values unlike the defaults, so that the check sees each variable reach its place.
 export SNARKD_MEMORY_BUDGET=64GiB SNARKD_BUILD_ID=0123456789ab \
   FIL_PROOFS_PARAMETER_CACHE=/srv/filecoin-proof-parameters
