@@ -26,6 +26,10 @@ python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
 # OpenCL: the ICD loader and PoCL's CPU device, so the OpenCL backend's tests run without a GPU.
 dpkg -s ocl-icd-opencl-dev >/dev/null 2>&1 || need_apt+=(ocl-icd-opencl-dev)
 dpkg -s pocl-opencl-icd >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)
+# systemd's tools, for the service tests (systemd-analyze verify, sysusers.d and tmpfiles.d
+# applied to a scratch root); none of them starts systemd.
+command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/null \
+  && command -v systemd-analyze >/dev/null || need_apt+=(systemd)
 # The podman client, which podman-compose asks for its version (docker/check.sh's compose check).
 command -v podman >/dev/null || need_apt+=(podman)
 if [ "${#need_apt[@]}" -gt 0 ]; then

@@ -55,7 +55,7 @@ async fn start(listen: ListenAddr) -> Daemon {
     let mut config = Config::default();
     config.daemon.listen = listen;
     config.daemon.http_listen = TcpAddr(([127, 0, 0, 1], 0).into());
-    config.daemon.monitor_dir = PathBuf::from("/nonexistent/monitor");
+    config.daemon.monitor_dir = Some(PathBuf::from("/nonexistent/monitor"));
     config.params.dir = test_params_dir();
     config.memory.budget = MemoryBudget::Fixed(bytesize::ByteSize::gib(8));
     config.synthesis.threads = 2;

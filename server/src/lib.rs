@@ -26,6 +26,7 @@ pub mod params_cmd;
 pub mod proving;
 pub mod ready;
 pub mod serve;
+pub mod service;
 pub mod telemetry;
 
 #[cfg(test)]

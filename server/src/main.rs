@@ -1,6 +1,7 @@
 //! The `snarkd` binary: parses the command line, builds the config, starts the engine and the
 //! servers, and shuts down cleanly on SIGINT/SIGTERM. If the engine stops by itself (a panic in
-//! its writer task), snarkd exits with a failure code so its service manager restarts it.
+//! its writer task), snarkd exits with a failure code so its service manager restarts it; a
+//! configuration error exits with 78 (`EX_CONFIG`), which the shipped unit does not restart.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,8 +10,8 @@ use std::sync::Arc;
 use anyhow::{anyhow, Context};
 use clap::Parser;
 use snarkd::cli::{Cli, Command, ConfigCommand, ParamsCommand, RunArgs};
-use snarkd::config::{Config, DEFAULT_TOML};
-use snarkd::{serve, telemetry, Daemon};
+use snarkd::config::{Config, ConfigError, DEFAULT_TOML};
+use snarkd::{serve, service, telemetry, Daemon};
 use snarkd_engine::Engine;
 
 fn main() -> ExitCode {
@@ -35,7 +36,11 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("snarkd: {err:#}");
-            ExitCode::FAILURE
+            if err.chain().any(|cause| cause.is::<ConfigError>()) {
+                ExitCode::from(service::EXIT_CONFIG)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }
@@ -74,6 +79,13 @@ async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow
         }
         .write(path)?;
     }
+    // Recovered, bound and serving: only now may a service manager call snarkd started.
+    service::ready(&format!(
+        "serving gRPC on {}, HTTP on {}",
+        daemon.grpc_addr(),
+        daemon.http_addr()
+    ));
+    service::spawn_watchdog();
     daemon.engine().follow_test_hooks();
 
     let signal = tokio::select! {
@@ -86,6 +98,7 @@ async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow
         }
     };
     tracing::info!(signal, "shutting down");
+    service::stopping();
     tokio::select! {
         _ = daemon.shutdown(config.daemon.drain_timeout) => {}
         second = signals.recv() => {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use snarkd_prover::filecoin::{estimate, parse_sector_size};
-use snarkd_prover::params::precompiled::matrices_file;
+use snarkd_prover::params::precompiled::{matrices_file, MatricesPlace};
 use snarkd_prover::{CircuitId, ProofKind};
 
 use crate::cli::CircuitsArgs;
@@ -100,7 +100,7 @@ fn precompile_one(dir: &Path, circuit: CircuitId) -> anyhow::Result<()> {
     let started = Instant::now();
     let shown = format!("{circuit}: loading parameters and pre-compiling the circuit");
     let loaded = in_phase(&shown, record_estimate(dir, circuit), || {
-        snarkd_prover::load_params_with(dir, circuit, Some(dir))
+        snarkd_prover::load_params_with(dir, circuit, Some(MatricesPlace::dir(dir)))
     })
     .with_context(|| format!("loading the parameters of {circuit}"))?;
     let m = loaded.precompiled().with_context(|| {

@@ -1,6 +1,8 @@
-//! The deployment files: the systemd unit passes `systemd-analyze verify`; every `SNARKD_*`
-//! setting in the Dockerfiles, the compose file and the unit is accepted by the daemon; and the
-//! upgrade path of `install.sh` replaces a running binary by rename, where a plain copy fails.
+//! The deployment files: the systemd unit passes `systemd-analyze verify`, the sysusers.d and
+//! tmpfiles.d entries their tools' checks; every `SNARKD_*` setting in the Dockerfile and the
+//! compose file is accepted by the daemon (the unit's are run as the unit runs them in
+//! `service_install.rs`); and the upgrade path of `install.sh` replaces a running binary by
+//! rename, where a plain copy fails.
 
 mod common;
 
@@ -72,11 +74,7 @@ fn start_with(settings: &[(String, String)]) -> Result<(), String> {
 
 #[test]
 fn every_snarkd_setting_in_the_deploy_files_is_accepted() {
-    for file in [
-        "docker/Dockerfile",
-        "docker/compose.yaml",
-        "server/deploy/snarkd.service",
-    ] {
+    for file in ["docker/Dockerfile", "docker/compose.yaml"] {
         let settings = snarkd_settings(&read(file));
         assert!(!settings.is_empty(), "{file} sets no SNARKD_ variable");
         if let Err(stderr) = start_with(&settings) {
@@ -109,12 +107,14 @@ fn the_systemd_unit_verifies() {
 
 #[test]
 fn install_upgrades_a_running_binary_by_rename_where_a_copy_fails() {
-    let (src, dest) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (src, root) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
     std::fs::copy(SNARKD, src.path().join("snarkd")).unwrap();
+    let dest = root.path().join("usr/local/bin");
     let install = |what: &str| {
         let out = Command::new(repo().join("server/deploy/install.sh"))
+            .arg("--root")
+            .arg(root.path())
             .arg(src.path())
-            .arg(dest.path())
             .output()
             .unwrap();
         assert!(
@@ -124,7 +124,7 @@ fn install_upgrades_a_running_binary_by_rename_where_a_copy_fails() {
         );
         String::from_utf8(out.stdout).unwrap()
     };
-    let installed = dest.path().join("snarkd");
+    let installed = dest.join("snarkd");
     assert!(install("first install").contains("installed"));
 
     let mut running = process::spawn(&installed, [("RUST_LOG", "info")]);
@@ -150,7 +150,7 @@ fn install_upgrades_a_running_binary_by_rename_where_a_copy_fails() {
 
     running.sigterm();
     assert_eq!(running.wait().code(), Some(0));
-    let leftovers: Vec<_> = std::fs::read_dir(dest.path())
+    let leftovers: Vec<_> = std::fs::read_dir(&dest)
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .filter(|n| n.to_string_lossy().contains(".new."))

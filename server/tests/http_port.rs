@@ -134,7 +134,7 @@ async fn monitor_page_says_it_is_not_built_until_it_is() {
     .unwrap();
     std::fs::write(dir.path().join("app.js"), "console.log(1)").unwrap();
     let mut config = test_config();
-    config.daemon.monitor_dir = dir.path().to_path_buf();
+    config.daemon.monitor_dir = Some(dir.path().to_path_buf());
     let d = start_with(config, StandInProver::new()).await;
     assert_eq!(
         http_get(d.http, "/").await.2,
@@ -166,7 +166,7 @@ async fn monitor_files_go_out_precompressed_and_revalidate_to_304() {
         std::fs::write(dir.path().join(name), body).unwrap();
     }
     let mut config = test_config();
-    config.daemon.monitor_dir = dir.path().to_path_buf();
+    config.daemon.monitor_dir = Some(dir.path().to_path_buf());
     let d = start_with(config, StandInProver::new()).await;
     let http = reqwest::Client::new();
     let get = |path: &str, accept: &str, if_none_match: Option<&str>| {

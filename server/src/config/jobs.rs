@@ -24,14 +24,11 @@ pub struct JobsSection {
     pub max_results: u64,
 }
 
-/// Beside the Filecoin params cache's default place.
-pub const DEFAULT_JOBS_DIR: &str = "/var/tmp/snarkd/jobs";
-
 impl Default for JobsSection {
     fn default() -> Self {
         JobsSection {
             journal: true,
-            dir: PathBuf::from(DEFAULT_JOBS_DIR),
+            dir: super::paths::state_dir().join("jobs"),
             result_retention: Duration::from_secs(24 * 3600),
             max_results: 100_000,
         }

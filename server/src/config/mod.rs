@@ -8,6 +8,7 @@
 //! - `sources`: reading the file and the environment and merging them in order.
 //! - `access`: `[http]`, `[auth]` and `[tls]`: who may call what on which port.
 //! - `limits`: `[limits]`: bounds on what clients can make the daemon hold.
+//! - `paths`: the default state directory (journal, pre-compiled circuits) and monitor.
 //! - `machine_memory`: what memory `[memory] budget = "auto"` starts from (hugepages, cgroup).
 //! - `scheduler`: `[scheduler]`: each kind's usual priority and the most it may claim.
 //! - `jobs`: `[jobs]`: the job journal that keeps accepted jobs and results across restarts.
@@ -18,6 +19,7 @@ mod access;
 mod jobs;
 mod limits;
 mod machine_memory;
+pub mod paths;
 mod scheduler;
 mod sources;
 mod values;
@@ -78,8 +80,9 @@ pub struct DaemonSection {
     /// How long a SIGINT/SIGTERM waits for running jobs before the daemon exits anyway.
     #[serde(with = "humantime_serde")]
     pub drain_timeout: Duration,
-    /// The built monitor (static files) served on the HTTP port.
-    pub monitor_dir: PathBuf,
+    /// The built monitor (static files) served on the HTTP port; unset: the installed copy
+    /// beside the binary, else a checkout's build ([`paths::default_monitor_dir`]).
+    pub monitor_dir: Option<PathBuf>,
     /// Permissions of the unix socket when `listen` is one.
     pub socket_mode: FileMode,
 }
@@ -91,7 +94,7 @@ impl Default for DaemonSection {
             http_listen: TcpAddr(([127, 0, 0, 1], 9821).into()),
             retention: Duration::from_secs(30),
             drain_timeout: Duration::from_secs(5 * 60),
-            monitor_dir: PathBuf::from("monitor-ui/dist"),
+            monitor_dir: None,
             socket_mode: FileMode(0o660),
         }
     }
@@ -175,7 +178,8 @@ pub struct SynthesisSection {
     /// Synthesize from each circuit's pre-compiled matrices (a witness pass plus sparse
     /// products) once they are loaded with the circuit's parameters.
     pub precompiled: bool,
-    /// Where the pre-compiled matrices are kept; unset means `[params] dir`.
+    /// Where the pre-compiled matrices are written; unset means `precompiled/` in the state
+    /// directory. Valid ones beside the parameters (`snarkd params precompile`) are read too.
     pub precompiled_dir: Option<PathBuf>,
 }
 
@@ -284,8 +288,16 @@ impl Config {
             self.synthesis
                 .precompiled_dir
                 .clone()
-                .unwrap_or_else(|| self.params.dir.clone())
+                .unwrap_or_else(|| paths::state_dir().join("precompiled"))
         })
+    }
+
+    /// The monitor's directory: `[daemon] monitor_dir`, else the installed or checkout build.
+    pub fn monitor_dir(&self) -> PathBuf {
+        self.daemon
+            .monitor_dir
+            .clone()
+            .unwrap_or_else(paths::default_monitor_dir)
     }
 
     /// Partition syntheses allowed at once on this machine.

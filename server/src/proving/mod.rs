@@ -20,6 +20,7 @@ use snarkd_engine::prover::{
 };
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::Randomness;
+use snarkd_prover::params::precompiled::{matrices_file, MatricesPlace};
 use snarkd_prover::{
     CircuitId, DeviceBackend, LoadedParams, PreparedJob, ProverError, SynthesizedPartition,
 };
@@ -139,7 +140,9 @@ impl Prover for FilecoinProver {
         let size = |path: PathBuf| std::fs::metadata(path).ok().map(|m| m.len());
         let params = size(snarkd_prover::params::params_paths(&self.params_dir, circuit).0);
         let matrices = self.precompiled_dir.as_deref().map_or(0, |dir| {
-            size(snarkd_prover::params::precompiled::matrices_file(dir, circuit).path)
+            let file = |dir| size(matrices_file(dir, circuit).path);
+            file(dir)
+                .or_else(|| file(&self.params_dir))
                 .unwrap_or_else(|| snarkd_prover::filecoin::estimate::precompiled_bytes(circuit))
         });
         params.unwrap_or(0) + matrices
@@ -151,7 +154,10 @@ impl Prover for FilecoinProver {
         let params = snarkd_prover::load_params_with(
             &self.params_dir,
             circuit,
-            self.precompiled_dir.as_deref(),
+            self.precompiled_dir.as_deref().map(|dir| MatricesPlace {
+                dir,
+                read_also: Some(&self.params_dir),
+            }),
         )
         .map_err(setup_error)?;
         Ok(EngineParams {

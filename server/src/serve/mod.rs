@@ -209,7 +209,7 @@ impl Daemon {
                 draining: draining_rx,
             },
             services.grpc_web_router(&config.http, token),
-            config.daemon.monitor_dir.clone(),
+            config.monitor_dir(),
             &config.http,
         );
         let http_stop = stop();

@@ -42,13 +42,30 @@ pub fn log_filter(level: &str) -> String {
 }
 
 /// Installs the process's log subscriber. `RUST_LOG`, when set and not empty, wins over
-/// `[logging] level`. A second call (tests start several daemons) keeps the first subscriber.
+/// `[logging] level`. Text logs on a journald stream (systemd's service stderr) go to the
+/// journal natively instead, each entry at its level's priority (so `journalctl -p warning`
+/// finds the warnings) with its fields; JSON stays JSON for shippers. A second call (tests
+/// start several daemons) keeps the first subscriber.
 pub fn init_logging(logging: &LoggingSection) {
     let filter = std::env::var(EnvFilter::DEFAULT_ENV)
         .ok()
         .filter(|v| !v.trim().is_empty())
         .and_then(|v| EnvFilter::try_new(v).ok())
         .unwrap_or_else(|| EnvFilter::new(log_filter(&logging.level)));
+    if logging.format == LogFormat::Text && crate::service::under_journald() {
+        use tracing_subscriber::layer::SubscriberExt;
+        use tracing_subscriber::util::SubscriberInitExt;
+        match tracing_journald::layer() {
+            Ok(journald) => {
+                let _ = tracing_subscriber::registry()
+                    .with(filter)
+                    .with(journald.with_syslog_identifier("snarkd".into()))
+                    .try_init();
+                return;
+            }
+            Err(err) => eprintln!("snarkd: journald unreachable ({err}); logging to stderr"),
+        }
+    }
     // Colour only for a person at a terminal: journald, log files and pipes get plain text.
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -40,7 +40,7 @@ pub fn test_config() -> Config {
     let mut config = Config::default();
     config.daemon.listen = ListenAddr::Tcp(([127, 0, 0, 1], 0).into());
     config.daemon.http_listen = TcpAddr(([127, 0, 0, 1], 0).into());
-    config.daemon.monitor_dir = PathBuf::from("/nonexistent/monitor");
+    config.daemon.monitor_dir = Some(PathBuf::from("/nonexistent/monitor"));
     config.memory.budget = MemoryBudget::Fixed(ByteSize::gib(1));
     config.synthesis.threads = 2;
     // In memory unless a test sets a journal dir of its own (one daemon per journal).

@@ -55,7 +55,7 @@ where
 
 /// The daemon's process, killed when dropped: a test that fails half-way leaves no daemon
 /// behind (one would keep the test run's output pipe open).
-pub struct Reaper(Child);
+pub struct Reaper(pub Child);
 
 impl std::ops::Deref for Reaper {
     type Target = Child;

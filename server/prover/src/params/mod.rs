@@ -72,13 +72,13 @@ pub fn load_params(dir: &Path, circuit: CircuitId) -> Result<Arc<LoadedParams>> 
     load_params_with(dir, circuit, None)
 }
 
-/// [`load_params`], with the circuit's pre-compiled matrices from `precompiled_dir` when given
+/// [`load_params`], with the circuit's pre-compiled matrices from `precompiled` when given
 /// (recorded and saved there when missing or unusable; see [`precompiled::load_or_record`]).
 /// Matrices that cannot be had are logged and left out: synthesis then takes the plain path.
 pub fn load_params_with(
     dir: &Path,
     circuit: CircuitId,
-    precompiled_dir: Option<&Path>,
+    precompiled: Option<precompiled::MatricesPlace<'_>>,
 ) -> Result<Arc<LoadedParams>> {
     let (params_path, vk_path) = params_paths(dir, circuit);
     let params = {
@@ -107,9 +107,9 @@ pub fn load_params_with(
     }
     let size_bytes = crate::keys::parameters_size_bytes(&params);
     tracing::info!(circuit = %circuit, size_bytes, dir = %dir.display(), "loaded groth16 parameters");
-    let precompiled = precompiled_dir.and_then(|pdir| {
+    let precompiled = precompiled.and_then(|place| {
         let started = std::time::Instant::now();
-        match precompiled::load_or_record(pdir, circuit, &params) {
+        match precompiled::load_or_record(place, circuit, &params) {
             Ok((m, source)) => {
                 tracing::info!(circuit = %circuit, bytes = m.size_bytes(), ?source,
                     elapsed_ms = started.elapsed().as_millis() as u64, "pre-compiled circuit ready");

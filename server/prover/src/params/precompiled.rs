@@ -37,20 +37,45 @@ pub enum MatricesSource {
     },
 }
 
-/// The matrices of `circuit` for `params`: read from `dir`, or recorded (and saved there) when
-/// the file is missing or unusable. Fails only when recording fails or the recorded circuit
-/// does not fit `params` (parameters of another circuit version: no pre-compiled path then).
+/// Where a circuit's matrices are looked for and kept.
+#[derive(Clone, Copy, Debug)]
+pub struct MatricesPlace<'a> {
+    /// Read from here first, and written here when they are recorded.
+    pub dir: &'a Path,
+    /// Also read from here (never written): the params directory, where `snarkd params
+    /// precompile` leaves them, when the daemon writes its own elsewhere.
+    pub read_also: Option<&'a Path>,
+}
+
+impl<'a> MatricesPlace<'a> {
+    /// Read and written in `dir` only.
+    pub fn dir(dir: &'a Path) -> Self {
+        MatricesPlace {
+            dir,
+            read_also: None,
+        }
+    }
+}
+
+/// The matrices of `circuit` for `params`: read from the place's directory or the one it also
+/// reads, or recorded (and saved in its directory) when neither holds a usable file. Fails only
+/// when recording fails or the recorded circuit does not fit `params` (parameters of another
+/// circuit version: no pre-compiled path then).
 pub fn load_or_record(
-    dir: &Path,
+    place: MatricesPlace<'_>,
     circuit: CircuitId,
     params: &Parameters<Bls12>,
 ) -> Result<(CircuitMatrices, MatricesSource)> {
-    let file = matrices_file(dir, circuit);
+    let file = matrices_file(place.dir, circuit);
     let replaced = match file.read(params) {
         Ok(Some(m)) => return Ok((m, MatricesSource::Read)),
         Ok(None) => None,
         Err(e) => Some(e.to_string()),
     };
+    let beside = place.read_also.filter(|other| *other != place.dir);
+    if let Some(Ok(Some(m))) = beside.map(|other| matrices_file(other, circuit).read(params)) {
+        return Ok((m, MatricesSource::Read));
+    }
     if let Some(reason) = &replaced {
         tracing::warn!(circuit = %circuit, %reason, "recording the pre-compiled circuit again");
     }

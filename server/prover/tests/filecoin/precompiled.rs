@@ -1,11 +1,11 @@
 //! Pre-compiled circuits on the real circuits of every kind: the partition synthesized from the
 //! matrices is the recording constraint system's, bit for bit, and its proof verifies; the
-//! matrices are loaded and charged with the parameters, saved beside them, and recorded again
-//! when their file is damaged or stale.
+//! matrices are loaded and charged with the parameters, saved where asked (read from beside
+//! the parameters too), and recorded again when their file is damaged or stale.
 
 use snarkd_prover::filecoin::estimate;
 use snarkd_prover::groth16::Randomness;
-use snarkd_prover::params::precompiled::matrices_file;
+use snarkd_prover::params::precompiled::{matrices_file, MatricesPlace};
 use snarkd_prover::synthesis::precompiled::MatricesFile;
 use snarkd_prover::{load_params, load_params_with, prepare, CpuBackend, DeviceBackend, ProofKind};
 
@@ -21,7 +21,12 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
         params(kind); // generated when missing
         let job = prepare(fx.request(kind)).unwrap();
         let circuit = job.circuit_id();
-        let loaded = load_params_with(&env().params_dir, circuit, Some(dir.path())).unwrap();
+        let loaded = load_params_with(
+            &env().params_dir,
+            circuit,
+            Some(MatricesPlace::dir(dir.path())),
+        )
+        .unwrap();
         let m = loaded
             .precompiled()
             .expect("matrices recorded on first load");
@@ -94,7 +99,14 @@ fn a_damaged_or_stale_file_is_recorded_again_and_a_valid_one_is_read() {
         .circuit_id();
     let dir = tempfile::tempdir().unwrap();
     let file = matrices_file(dir.path(), circuit);
-    let load = || load_params_with(&env().params_dir, circuit, Some(dir.path())).unwrap();
+    let load = || {
+        load_params_with(
+            &env().params_dir,
+            circuit,
+            Some(MatricesPlace::dir(dir.path())),
+        )
+        .unwrap()
+    };
 
     let first = load();
     let good = std::fs::read(&file.path).unwrap();
@@ -123,6 +135,20 @@ fn a_damaged_or_stale_file_is_recorded_again_and_a_valid_one_is_read() {
         std::fs::read(&file.path).unwrap(),
         good,
         "stale file replaced"
+    );
+
+    // The daemon's place: its own directory (empty here), reading the good file beside the
+    // parameters too, without writing anything into its own.
+    let own = tempfile::tempdir().unwrap();
+    let place = MatricesPlace {
+        dir: own.path(),
+        read_also: Some(dir.path()),
+    };
+    let beside = load_params_with(&env().params_dir, circuit, Some(place)).unwrap();
+    assert_eq!(beside.precompiled(), first.precompiled());
+    assert!(
+        !matrices_file(own.path(), circuit).path.exists(),
+        "read from beside the parameters, not recorded again"
     );
 
     // Pre-compilation off: parameters alone.
