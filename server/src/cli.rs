@@ -40,6 +40,24 @@ pub enum ParamsCommand {
     /// (published or generated) into `<params stem>.snarkd-r1cs` beside them, so the daemon's
     /// first load reads them instead of recording them. Valid files are kept.
     Precompile(CircuitsArgs),
+    /// Check the parameter and verifying-key files against the digests filecoin-proofs
+    /// publishes (its parameters.json): each is published, a local test set, missing or
+    /// damaged, with how to fetch what is not there. Exits 1 when any is missing or damaged.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Sector size to check, e.g. 32GiB [default: every size with files in the directory].
+    #[arg(long, value_name = "SIZE")]
+    pub sector_size: Option<String>,
+    /// Parameter directory [default: the config's [params] dir, which defaults to
+    /// $FIL_PROOFS_PARAMETER_CACHE or /var/tmp/filecoin-proof-parameters].
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// Config file (TOML), for [params] dir and [synthesis] precompiled_dir.
+    #[arg(long, short = 'c', value_name = "FILE", env = "SNARKD_CONFIG")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

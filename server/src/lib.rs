@@ -22,6 +22,7 @@ pub mod cli;
 pub mod config;
 pub mod http;
 pub mod once_per_second;
+pub mod params_check;
 pub mod params_cmd;
 pub mod proving;
 pub mod ready;

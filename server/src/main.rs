@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         }
         Command::Params(ParamsCommand::Generate(args)) => snarkd::params_cmd::generate(args),
         Command::Params(ParamsCommand::Precompile(args)) => snarkd::params_cmd::precompile(args),
+        Command::Params(ParamsCommand::Check(args)) => params_check(args),
         Command::Devices => {
             println!("ordinal\tplatform\tname\ttype\tmemory\tcompute units");
             for line in snarkd::proving::devices::listing() {
@@ -43,6 +44,17 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+fn params_check(args: snarkd::cli::CheckArgs) -> anyhow::Result<()> {
+    let config = Config::load(args.config.as_deref(), &Default::default())?;
+    let size = args
+        .sector_size
+        .as_deref()
+        .map(snarkd_prover::filecoin::parse_sector_size)
+        .transpose()?;
+    let dir = args.dir.unwrap_or_else(|| config.params.dir.clone());
+    snarkd::params_check::run(&dir, config.precompiled_dir().as_deref(), size)
 }
 
 fn run(args: RunArgs) -> anyhow::Result<()> {

@@ -86,5 +86,5 @@ fn write_files(
     crate::files::write_atomically(&meta_path, |w| {
         write!(w, "{{\"sector_size\":{sector_size}}}")
     })?;
-    Ok(())
+    super::check::record_local_test_set(dir, circuit)
 }

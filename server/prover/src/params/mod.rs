@@ -6,7 +6,9 @@
 //! - `generate.rs`: creating local *test* parameters ([`generate_params`]), with the Groth16
 //!   setup of [`crate::setup`].
 //! - `precompiled.rs`: the circuits' pre-compiled matrices beside them.
+//! - `check.rs`: the files against filecoin-proofs' published digests ([`check::check_circuit`]).
 
+pub mod check;
 mod generate;
 pub mod precompiled;
 
