@@ -28,6 +28,7 @@ pub mod proving;
 pub mod ready;
 pub mod serve;
 pub mod service;
+pub mod startup;
 pub mod telemetry;
 
 #[cfg(test)]

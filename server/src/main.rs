@@ -81,8 +81,8 @@ async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow
     let mut signals = serve::Signals::new()?;
     // Before the engine starts, so its first metrics are recorded.
     telemetry::prometheus();
-    let engine = start_engine(&config).await?;
-    let daemon = Daemon::start(&config, engine).await?;
+    let started = start_engine(&config).await?;
+    let daemon = Daemon::start(&config, started.engine.clone()).await?;
     if let Some(path) = ready_file {
         snarkd::ready::Ready {
             pid: std::process::id(),
@@ -98,6 +98,7 @@ async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow
         daemon.http_addr()
     ));
     service::spawn_watchdog();
+    spawn_startup_summary(&config, started, &daemon);
     daemon.engine().follow_test_hooks();
 
     let signal = tokio::select! {
@@ -120,20 +121,80 @@ async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow
     Ok(())
 }
 
+/// The started engine and what the startup summary needs of its making.
+struct Started {
+    engine: Engine,
+    prover: Arc<snarkd::proving::FilecoinProver>,
+    memory_budget_bytes: u64,
+    reckoned: String,
+}
+
 /// The engine, on the job journal unless `[jobs] journal = false`. Unfinished jobs in the
 /// journal are recovered before this returns (and so before the ports are bound).
-async fn start_engine(config: &Config) -> anyhow::Result<Engine> {
+async fn start_engine(config: &Config) -> anyhow::Result<Started> {
     // Devices first: the baseline the budget is charged with includes their runtimes.
     let prover = prover(config)?;
-    let engine_config = config.engine_config()?;
-    let Some(settings) = config.jobs.journal_settings() else {
-        tracing::warn!("[jobs] journal = false: accepted jobs are kept in memory only and a restart forgets them");
-        return Ok(Engine::start(engine_config, prover));
+    let (engine_config, reckoned) = config.engine_config_reckoned()?;
+    let memory_budget_bytes = engine_config.memory_budget_bytes;
+    let engine = match config.jobs.journal_settings() {
+        None => {
+            tracing::warn!("[jobs] journal = false: accepted jobs are kept in memory only and a restart forgets them");
+            Engine::start(engine_config, prover.clone())
+        }
+        Some(settings) => {
+            let journal = snarkd_engine::Journal::open(settings).map_err(|e| anyhow!(e))?;
+            Engine::open(engine_config, prover.clone(), journal)
+                .await
+                .map_err(|e| anyhow!(e))?
+        }
     };
-    let journal = snarkd_engine::Journal::open(settings).map_err(|e| anyhow!(e))?;
-    Engine::open(engine_config, prover, journal)
-        .await
-        .map_err(|e| anyhow!(e))
+    Ok(Started {
+        engine,
+        prover,
+        memory_budget_bytes,
+        reckoned,
+    })
+}
+
+/// Gathers the startup summary off the runtime (the params check may read files), then logs
+/// it and publishes it in `/status`.
+fn spawn_startup_summary(config: &Config, started: Started, daemon: &Daemon) {
+    let recovered_jobs = (started.engine.snapshot().jobs.iter())
+        .filter(|j| !j.state.is_finished())
+        .count();
+    let mut summary = snarkd::startup::StartupSummary {
+        version: snarkd::build_info::VERSION.to_string(),
+        build_id: snarkd::build_info::BUILD_ID.to_string(),
+        backend: format!("{:?}", config.gpus.backend).to_lowercase(),
+        gpu_fallback: config.gpus.backend != snarkd::config::Backend::Cpu
+            && started.prover.backend_names() == ["cpu"],
+        devices: started.prover.device_summaries(),
+        memory_budget_bytes: started.memory_budget_bytes,
+        memory_reckoned: started.reckoned,
+        params_dir: config.params.dir.clone(),
+        precompiled_dir: config.precompiled_dir(),
+        params: Vec::new(),
+        journal_dir: config.jobs.journal.then(|| config.jobs.dir.clone()),
+        recovered_jobs,
+        grpc: daemon.grpc_addr().to_string(),
+        http: daemon.http_addr().to_string(),
+    };
+    let slot = daemon.startup();
+    tokio::spawn(async move {
+        let gathered = tokio::task::spawn_blocking(move || {
+            summary.params = snarkd::params_check::inventory(
+                &summary.params_dir,
+                summary.precompiled_dir.as_deref(),
+                None,
+            );
+            summary
+        })
+        .await;
+        if let Ok(summary) = gathered {
+            summary.log();
+            let _ = slot.set(summary);
+        }
+    });
 }
 
 /// The prover the engine runs: real Filecoin circuits on the configured backend.

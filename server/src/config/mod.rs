@@ -336,6 +336,12 @@ impl Config {
     /// a budget with nothing left above it is an error that says the minimum. Logs the budget
     /// and how it was reckoned.
     pub fn engine_config(&self) -> Result<EngineConfig, ConfigError> {
+        self.engine_config_reckoned().map(|(config, _)| config)
+    }
+
+    /// [`Config::engine_config`] and how its memory budget was reckoned (for the startup
+    /// summary).
+    pub fn engine_config_reckoned(&self) -> Result<(EngineConfig, String), ConfigError> {
         let (memory_budget_bytes, reckoned) = self.memory_budget()?;
         let baseline_bytes = resident_memory_bytes();
         tracing::info!(budget = %ByteSize(memory_budget_bytes).to_string_as(true),
@@ -353,7 +359,7 @@ impl Config {
                 origin: String::new(),
             });
         }
-        Ok(EngineConfig {
+        let config = EngineConfig {
             memory_budget_bytes,
             baseline_bytes,
             synthesis_threads: self.synthesis_threads(),
@@ -367,7 +373,8 @@ impl Config {
             device_telemetry_interval: self.gpus.telemetry_interval,
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
-        })
+        };
+        Ok((config, reckoned))
     }
 }
 

@@ -39,6 +39,8 @@ pub struct HttpState {
     pub metrics: PrometheusHandle,
     /// True once shutdown has begun: /healthz then answers 503.
     pub draining: watch::Receiver<bool>,
+    /// The startup summary, once gathered (`startup` in /status).
+    pub startup: crate::startup::Published,
 }
 
 /// The HTTP router. `grpc` holds the gRPC routes, already wrapped for gRPC-web (only they are:
@@ -67,11 +69,20 @@ pub fn router(state: HttpState, grpc: Router, monitor_dir: PathBuf, http: &HttpS
     routes.layer(tower_http::trace::TraceLayer::new_for_http())
 }
 
-async fn status(State(state): State<HttpState>) -> Json<status_json::StatusJson> {
-    Json(status_json::status_json(
-        &state.engine.snapshot(),
-        now_unix_ms(),
-    ))
+/// `/status`: the engine's status and, once gathered, the startup summary.
+#[derive(serde::Serialize)]
+struct StatusPage {
+    #[serde(flatten)]
+    status: status_json::StatusJson,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    startup: Option<crate::startup::StartupSummary>,
+}
+
+async fn status(State(state): State<HttpState>) -> Json<StatusPage> {
+    Json(StatusPage {
+        status: status_json::status_json(&state.engine.snapshot(), now_unix_ms()),
+        startup: state.startup.get().cloned(),
+    })
 }
 
 async fn metrics(State(state): State<HttpState>) -> Response {

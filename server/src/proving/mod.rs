@@ -67,6 +67,25 @@ impl FilecoinProver {
         self
     }
 
+    /// Each device's backend name (`cpu`, `opencl:0`, …).
+    pub fn backend_names(&self) -> Vec<&str> {
+        self.backends.iter().map(|(_, b)| b.name()).collect()
+    }
+
+    /// The devices the engine runs workers on, for the startup summary.
+    pub fn device_summaries(&self) -> Vec<crate::startup::DeviceSummary> {
+        self.backends
+            .iter()
+            .map(|(info, backend)| crate::startup::DeviceSummary {
+                ordinal: info.ordinal,
+                name: info.name.clone(),
+                memory_bytes: info.memory_bytes,
+                pci_bus_id: backend.pci_address().map(|p| p.bus_id()),
+                driver: backend.driver(),
+            })
+            .collect()
+    }
+
     fn backend(&self, device: &DeviceInfo) -> Result<&Arc<dyn DeviceBackend>, StepError> {
         self.backends
             .iter()

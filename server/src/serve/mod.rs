@@ -59,6 +59,7 @@ pub struct Daemon {
     upkeep: JoinHandle<()>,
     watchdog: JoinHandle<()>,
     _socket: Option<listen::SocketFile>,
+    startup: crate::startup::Published,
 }
 
 /// Turns health NOT_SERVING while the job journal cannot be written, and SERVING again after
@@ -202,11 +203,13 @@ impl Daemon {
             }
         };
 
+        let startup = crate::startup::Published::default();
         let http_router = http::router(
             HttpState {
                 engine: engine.clone(),
                 metrics: metrics.clone(),
                 draining: draining_rx,
+                startup: startup.clone(),
             },
             services.grpc_web_router(&config.http, token),
             config.monitor_dir(),
@@ -246,6 +249,7 @@ impl Daemon {
             upkeep: telemetry::spawn_upkeep(metrics),
             watchdog,
             _socket: socket,
+            startup,
         })
     }
 
@@ -257,6 +261,11 @@ impl Daemon {
     /// The HTTP address actually bound.
     pub fn http_addr(&self) -> SocketAddr {
         self.http_addr
+    }
+
+    /// Where the startup summary is published for `/status` (set once, when gathered).
+    pub fn startup(&self) -> crate::startup::Published {
+        self.startup.clone()
     }
 
     /// The engine being served.

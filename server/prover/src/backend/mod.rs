@@ -76,6 +76,11 @@ pub trait DeviceBackend: Send + Sync {
         None
     }
 
+    /// The driver that runs the device (platform and version), where there is one.
+    fn driver(&self) -> Option<String> {
+        None
+    }
+
     /// The backend's own device-memory pool, for backends that keep one.
     fn pool(&self) -> Option<PoolUse> {
         None

@@ -31,6 +31,8 @@ pub struct OpenClDeviceInfo {
     pub compute_units: u32,
     /// Where it sits on the PCI bus, where the driver says (`None` for PoCL's CPU device).
     pub pci: Option<PciAddress>,
+    /// The OpenCL driver's version as it reports it (`CL_DRIVER_VERSION`), e.g. "550.54.15".
+    pub driver_version: String,
 }
 
 /// One discovered device: its description and its OpenCL handle.
@@ -90,6 +92,10 @@ fn discover() -> Vec<OpenClDevice> {
                 max_alloc_bytes: device.max_mem_alloc_size().unwrap_or(0),
                 compute_units: device.max_compute_units().unwrap_or(1),
                 pci: pci_address(&device),
+                driver_version: device
+                    .driver_version()
+                    .map(|v| v.trim().to_string())
+                    .unwrap_or_default(),
             };
             out.push(OpenClDevice { info, device });
         }

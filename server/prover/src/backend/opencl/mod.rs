@@ -303,6 +303,15 @@ impl DeviceBackend for OpenClBackend {
         self.device.info.pci
     }
 
+    fn driver(&self) -> Option<String> {
+        let info = &self.device.info;
+        Some(
+            format!("{} {}", info.platform, info.driver_version)
+                .trim()
+                .to_string(),
+        )
+    }
+
     fn pool(&self) -> Option<PoolUse> {
         Some(PoolUse {
             used_bytes: self.memory.used(),
