@@ -103,6 +103,13 @@ impl RunArgs {
 pub enum ConfigCommand {
     /// Print the default config with every key documented.
     Default,
+    /// Print the snarkd config a cuzk daemon config amounts to: each cuzk key moved to the
+    /// snarkd key that means the same, or dropped with a comment saying what to set instead.
+    /// (snarkd also runs on a cuzk config as it is, logging the same notes as warnings.)
+    FromCuzk {
+        /// The cuzk config (TOML), e.g. /data/zk/cuzk.toml.
+        file: PathBuf,
+    },
 }
 
 #[cfg(test)]

@@ -22,6 +22,9 @@ fn main() -> ExitCode {
             print!("{DEFAULT_TOML}");
             Ok(())
         }
+        Command::Config(ConfigCommand::FromCuzk { file }) => Config::from_cuzk(&file)
+            .map(|text| print!("{text}"))
+            .map_err(Into::into),
         Command::Params(ParamsCommand::Generate(args)) => snarkd::params_cmd::generate(args),
         Command::Params(ParamsCommand::Precompile(args)) => snarkd::params_cmd::precompile(args),
         Command::Params(ParamsCommand::Check(args)) => params_check(args),
@@ -61,6 +64,9 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
     let arenas = snarkd::allocator::cap_malloc_arenas();
     let config = Config::load(args.config.as_deref(), &args.overrides())?;
     telemetry::init_logging(&config.logging);
+    for note in &config.carried_over {
+        tracing::warn!(note = %note, "cuzk config key");
+    }
     if let Some(arenas) = arenas {
         tracing::debug!(arenas, "malloc arenas capped (MALLOC_ARENA_MAX overrides)");
     }

@@ -10,12 +10,14 @@
 //! - `limits`: `[limits]`: bounds on what clients can make the daemon hold.
 //! - `paths`: the default state directory (journal, pre-compiled circuits) and monitor.
 //! - `machine_memory`: what memory `[memory] budget = "auto"` starts from (hugepages, cgroup).
+//! - `cuzk`: a cuzk daemon config read as snarkd's (keys moved, dropped with a note, or refused).
 //! - `scheduler`: `[scheduler]`: each kind's usual priority and the most it may claim.
 //! - `jobs`: `[jobs]`: the job journal that keeps accepted jobs and results across restarts.
 //! - `default.toml`: the fully commented default config `snarkd config default` prints; a test
 //!   keeps it equal to the defaults in code.
 
 mod access;
+mod cuzk;
 mod jobs;
 mod limits;
 mod machine_memory;
@@ -24,6 +26,8 @@ mod scheduler;
 mod sources;
 mod values;
 
+#[cfg(test)]
+mod cuzk_tests;
 #[cfg(test)]
 mod tests;
 
@@ -63,6 +67,9 @@ pub struct Config {
     pub auth: AuthSection,
     pub tls: TlsSection,
     pub limits: LimitsSection,
+    /// Notes on a cuzk config's keys, moved or dropped (`cuzk.rs`), logged at startup.
+    #[serde(skip)]
+    pub carried_over: Vec<String>,
 }
 
 /// `[daemon]`: where the daemon listens and how it ends.
@@ -241,6 +248,11 @@ impl Config {
     /// and the command-line `overrides`.
     pub fn load(path: Option<&Path>, overrides: &Overrides) -> Result<Config, ConfigError> {
         sources::load(path, std::env::vars(), overrides)
+    }
+
+    /// `snarkd config from-cuzk FILE`: the snarkd config a cuzk config amounts to.
+    pub fn from_cuzk(path: &Path) -> Result<String, ConfigError> {
+        sources::from_cuzk(path)
     }
 
     /// Checks what types alone cannot; the error names the key.

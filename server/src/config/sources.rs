@@ -69,6 +69,12 @@ pub(super) fn load(
     let file_label = path
         .map(|p| format!(" (in {})", p.display()))
         .unwrap_or_default();
+    let carried_over =
+        super::cuzk::carry_over(&mut table).map_err(|(key, msg)| ConfigError::Invalid {
+            key,
+            msg,
+            origin: file_label.clone(),
+        })?;
     let from_env = apply_env(&mut table, env)?;
     check_moved(&table, &from_env, &file_label)?;
 
@@ -83,6 +89,7 @@ pub(super) fn load(
             }
         })?;
 
+    config.carried_over = carried_over;
     if let Some(listen) = &overrides.listen {
         config.daemon.listen = listen.clone();
     }
@@ -97,6 +104,44 @@ pub(super) fn load(
             msg,
         })?;
     Ok(config)
+}
+
+/// The snarkd config a cuzk config at `path` amounts to, as TOML, with a comment for each key
+/// moved or dropped (`snarkd config from-cuzk`). Checked by loading it as snarkd would.
+pub(super) fn from_cuzk(path: &Path) -> Result<String, ConfigError> {
+    let mut table = read_file(path)?;
+    let label = format!(" (in {})", path.display());
+    let invalid = |(key, msg)| ConfigError::Invalid {
+        key,
+        msg,
+        origin: label.clone(),
+    };
+    if !super::cuzk::is_cuzk(&table) {
+        return Err(invalid((
+            String::new(),
+            "has no key only cuzk has ([srs], [memory] total_budget, [gpus] gpu_workers_per_device, ...): is it a cuzk config?".into(),
+        )));
+    }
+    let notes = super::cuzk::carry_over(&mut table).map_err(invalid)?;
+    let text = toml::to_string(&table).map_err(|e| invalid((String::new(), e.to_string())))?;
+    let mut out = format!(
+        "# snarkd config carried over from the cuzk config {}.\n",
+        path.display()
+    );
+    for note in notes.iter().skip(1) {
+        out.push_str(&format!("# {note}\n"));
+    }
+    out.push_str(
+        "# Every other key has snarkd's default: `snarkd config default` shows them all.\n\n",
+    );
+    out.push_str(&text);
+    // What it says must load as a snarkd config.
+    let reread: toml::Table = out
+        .parse()
+        .map_err(|e: toml::de::Error| invalid((String::new(), e.to_string())))?;
+    serde_path_to_error::deserialize::<_, Config>(toml::Value::Table(reread))
+        .map_err(|e| invalid((e.path().to_string(), e.into_inner().message().to_string())))?;
+    Ok(out)
 }
 
 fn read_file(path: &Path) -> Result<toml::Table, ConfigError> {

@@ -23,11 +23,11 @@ fn load_with(
     load(tmp.as_ref().map(|f| f.path()), env, overrides).map_err(|e| e.to_string())
 }
 
-fn load_ok(file: &str, env: &[(&str, &str)]) -> Config {
+pub(super) fn load_ok(file: &str, env: &[(&str, &str)]) -> Config {
     load_with(Some(file), env, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn load_err(file: &str, env: &[(&str, &str)]) -> String {
+pub(super) fn load_err(file: &str, env: &[(&str, &str)]) -> String {
     match load_with(Some(file), env, &Overrides::default()) {
         Ok(config) => panic!("expected an error, got {config:?}"),
         Err(e) => e,
