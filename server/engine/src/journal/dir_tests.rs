@@ -82,18 +82,22 @@ fn an_empty_database_where_jobs_were_kept_stops_startup_untouched() {
 }
 
 #[test]
-fn a_journal_of_another_schema_is_refused_and_left_untouched() {
+fn a_journal_of_a_newer_schema_is_refused_naming_both_versions_and_left_untouched() {
     let dir = tempfile::tempdir().unwrap();
     drop(Journal::open(settings(dir.path())).unwrap());
     let db = dir.path().join("journal.sqlite");
     rusqlite::Connection::open(&db)
         .unwrap()
-        .execute("UPDATE meta SET value = '2' WHERE key = 'schema'", [])
+        .execute("UPDATE meta SET value = '3' WHERE key = 'schema'", [])
         .unwrap();
     let before = std::fs::read(&db).unwrap();
     let err = Journal::open(settings(dir.path())).err().unwrap();
     assert!(matches!(err, JournalError::OtherSchema { .. }), "{err}");
-    assert!(err.to_string().contains("schema version 2"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("has schema version 3, and this snarkd reads versions 1 to 2"),
+        "{err}"
+    );
     assert_eq!(std::fs::read(&db).unwrap(), before, "not a byte changed");
     let names = std::fs::read_dir(dir.path()).unwrap().count();
     assert_eq!(names, 3, "nothing moved aside (journal, inputs, lock)");

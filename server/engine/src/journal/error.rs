@@ -21,13 +21,16 @@ pub enum JournalError {
     /// The database is missing or empty where jobs were kept: starting afresh would lose them.
     #[error("the job journal {} is missing or empty, but the jobs dir has been used ({} input files: {jobs:?}): starting a new journal would lose acknowledged jobs; restore the file from a backup, or move the jobs dir aside to start afresh", db.display(), jobs.len())]
     Lost { db: PathBuf, jobs: Vec<String> },
-    /// The database was written by a snarkd with another schema: left as it is.
-    #[error("the job journal {} has schema version {found}, and this snarkd reads version {ours}: run the snarkd that wrote it (or a newer one), or move the jobs dir aside; the journal was left untouched", db.display())]
+    /// The database was written by a snarkd with a newer (or unknown) schema: left as it is.
+    #[error("the job journal {} has schema version {found}, and this snarkd reads versions 1 to {ours} (older ones are upgraded in place): run the snarkd that wrote it (or a newer one), or move the jobs dir aside; the journal was left untouched", db.display())]
     OtherSchema {
         db: PathBuf,
         found: String,
-        ours: &'static str,
+        ours: u32,
     },
+    /// Upgrading an older journal failed: left as it was (the upgrade is one transaction).
+    #[error("the job journal could not be upgraded ({0}); it was left as it was: check the disk and start again, or run the snarkd that wrote it")]
+    Migration(String),
     /// The database refused a statement.
     #[error("the job journal's database: {0}")]
     Database(#[from] rusqlite::Error),

@@ -42,10 +42,13 @@ fn codec() -> impl Options {
 }
 
 /// Marks an input file; its last byte is the format version ([`VERSION`]).
-const MAGIC: &[u8; 16] = b"snarkd-input\0\0\0\x02";
-/// The input format this version writes: 2, a [`ProofRequest`] (its id, its priority, then its
-/// [`ProofInput`]). Version 1, the flat request of snarkd before `snarkd-types`, is still read.
-const VERSION: u8 = 2;
+const MAGIC: &[u8; 16] = b"snarkd-input\0\0\0\x03";
+/// The input format this version writes: 3, a [`ProofRequest`] in CBOR with its fields named, so
+/// that an input outlives a reordering or addition of the request's fields (a new field with a
+/// default reads from an older input). Still read: 2, the same request in bincode (fields by
+/// position), and 1, the flat request of snarkd before `snarkd-types`; a journal upgrade
+/// rewrites both as 3 (`migrate.rs`).
+pub(crate) const VERSION: u8 = 3;
 
 /// Inputs up to this size are kept in the job's journal row, so a submit costs one flush to
 /// disk shared by a batch of submits; larger ones (C1 outputs, big PoSt partitions) are files.
@@ -60,9 +63,21 @@ pub fn encode(request: &ProofRequest) -> Vec<u8> {
 
 fn encode_into(out: &mut impl Write, request: &ProofRequest) -> std::io::Result<()> {
     out.write_all(MAGIC)?;
-    codec()
-        .serialize_into(out, request)
-        .map_err(std::io::Error::other)
+    ciborium::into_writer(request, out).map_err(std::io::Error::other)
+}
+
+/// `request` in input format 2 (bincode), as snarkd before format 3 wrote it: for tests of the
+/// upgrade.
+#[cfg(test)]
+pub(crate) fn encode_format_2(request: &ProofRequest) -> Vec<u8> {
+    let mut bytes = b"snarkd-input\0\0\0\x02".to_vec();
+    codec().serialize_into(&mut bytes, request).unwrap();
+    bytes
+}
+
+/// The format an encoded input is in (its magic's last byte), None when it is not one.
+pub(crate) fn format_of(bytes: &[u8]) -> Option<u8> {
+    (bytes.len() >= MAGIC.len() && bytes[..15] == MAGIC[..15]).then(|| bytes[15])
 }
 
 /// Decodes an input of `len` bytes read from `what`; any damage is an error that says so.
@@ -81,7 +96,17 @@ pub(crate) fn decode(
     }
     let undecodable = |e: bincode::Error| bad(format!("{what} does not decode: {e}"));
     match magic[15] {
-        VERSION => codec()
+        VERSION => {
+            let mut rest = input.take(len);
+            let request: ProofRequest = ciborium::from_reader(&mut rest)
+                .map_err(|e| bad(format!("{what} does not decode: {e}")))?;
+            // Nothing may follow the request (the other formats reject trailing bytes too).
+            match rest.read(&mut [0u8; 1]) {
+                Ok(0) => Ok(request),
+                _ => Err(bad(format!("{what} has bytes after its request"))),
+            }
+        }
+        2 => codec()
             .with_limit(len)
             .deserialize_from(input)
             .map_err(undecodable),
@@ -161,10 +186,14 @@ pub struct InputStore {
 impl InputStore {
     pub(crate) fn open(dir: PathBuf) -> std::io::Result<InputStore> {
         fs::create_dir_all(&dir)?;
-        // Temporary files are inputs whose job was never acknowledged.
+        // Temporary files are inputs whose job was never acknowledged, or rewrites of an
+        // upgrade cut short (the upgrade runs again on the originals).
         for entry in fs::read_dir(&dir)? {
             let path = entry?.path();
-            if path.extension().is_some_and(|e| e == "tmp") {
+            if path
+                .extension()
+                .is_some_and(|e| e == "tmp" || e == "upgrade")
+            {
                 let _ = fs::remove_file(&path);
             }
         }
@@ -302,6 +331,29 @@ mod tests {
     }
 
     #[test]
+    fn format_3_names_its_fields_and_format_2_still_reads() {
+        let request = sample();
+        let bytes = encode(&request);
+        assert_eq!(format_of(&bytes), Some(3));
+        // Self-describing: the field names are in the bytes.
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            text.contains("request_id") && text.contains("vanilla_proofs"),
+            "{text}"
+        );
+        let old = encode_format_2(&request);
+        assert_eq!(format_of(&old), Some(2));
+        assert_eq!(
+            decode(&old[..], old.len() as u64, "a format 2 input").unwrap(),
+            request
+        );
+        let mut trailing = bytes.clone();
+        trailing.push(0);
+        let err = decode(&trailing[..], trailing.len() as u64, "the input").unwrap_err();
+        assert!(err.to_string().contains("bytes after its request"), "{err}");
+    }
+
+    #[test]
     fn inputs_of_format_1_still_read_and_keep_their_digest() {
         let r = sample();
         let i = &r.input;
@@ -350,7 +402,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("input format 9, newer than this snarkd's (2)"),
+            err.contains("input format 9, newer than this snarkd's (3)"),
             "{err}"
         );
     }

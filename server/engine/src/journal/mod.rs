@@ -20,13 +20,15 @@
 //!   of them), so a client coming back after a restart still gets its answer.
 //!
 //! Layout: `dir` (the directory and database file before SQLite opens them), `store` (schema
-//! and statements), `input` (input files and digests), `record` (what
+//! and statements), `migrate` (upgrades of older schemas in place), `input` (input files and
+//! digests), `record` (what
 //! the machine sends), `writer` (the journal thread).
 
 mod activity;
 mod dir;
 mod error;
 mod input;
+mod migrate;
 pub(crate) mod record;
 mod store;
 mod writer;
@@ -101,9 +103,11 @@ impl Journal {
         let conn = match store::open(&db_path) {
             Ok(conn) => conn,
             // Another snarkd's journal, or one this one cannot safely start over: untouched.
-            Err(err @ (JournalError::OtherSchema { .. } | JournalError::Io { .. })) => {
-                return Err(err)
-            }
+            Err(
+                err @ (JournalError::OtherSchema { .. }
+                | JournalError::Io { .. }
+                | JournalError::Migration(_)),
+            ) => return Err(err),
             Err(err) => {
                 dir::set_aside(&db_path, kept, &inputs_dir, &err);
                 store::open(&db_path)?
@@ -355,5 +359,7 @@ pub(crate) fn plan_all<P: Prover>(
 
 #[cfg(test)]
 mod dir_tests;
+#[cfg(test)]
+mod migrate_tests;
 #[cfg(test)]
 mod tests;

@@ -12,8 +12,7 @@ use crate::domain::{JobEnd, JobOutcome, Priority, ProofKind, Timings};
 use crate::history::Ended;
 use crate::journal::InputDigest;
 
-/// Bumped when the schema changes incompatibly.
-const SCHEMA_VERSION: &str = "1";
+use super::migrate::SCHEMA_VERSION;
 
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,24 +56,32 @@ CREATE TABLE IF NOT EXISTS quarantine (
 pub(crate) fn open(path: &Path) -> Result<Connection, JournalError> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
-    // Another schema's journal is refused before anything here writes to it.
+    // A newer schema's journal is refused before anything here writes to it; an older one is
+    // upgraded once the tables are there.
     let has_meta: bool = conn.query_row(
         "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
         [],
         |r| r.get(0),
     )?;
+    let mut older = None;
     if has_meta {
         let version: Option<String> = conn
             .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
                 r.get(0)
             })
             .optional()?;
-        if let Some(found) = version.filter(|v| v != SCHEMA_VERSION) {
-            return Err(JournalError::OtherSchema {
-                db: path.to_path_buf(),
-                found,
-                ours: SCHEMA_VERSION,
-            });
+        if let Some(found) = version {
+            match found.parse::<u32>() {
+                Ok(v) if v == SCHEMA_VERSION => {}
+                Ok(v) if (1..SCHEMA_VERSION).contains(&v) => older = Some(v),
+                _ => {
+                    return Err(JournalError::OtherSchema {
+                        db: path.to_path_buf(),
+                        found,
+                        ours: SCHEMA_VERSION,
+                    })
+                }
+            }
         }
     }
     // auto_vacuum only takes effect before the first table is created.
@@ -88,10 +95,14 @@ pub(crate) fn open(path: &Path) -> Result<Connection, JournalError> {
     }
     conn.execute_batch(SCHEMA)?;
     conn.execute_batch(super::activity::SCHEMA)?;
-    // A journal of another schema was refused above: a new one gets ours.
+    if let Some(from) = older {
+        let inputs = path.with_file_name("inputs");
+        super::migrate::run(&conn, from, &inputs)?;
+    }
+    // A journal of a newer schema was refused above: a new one gets ours.
     conn.execute(
         "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema', ?1)",
-        [SCHEMA_VERSION],
+        [SCHEMA_VERSION.to_string()],
     )?;
     Ok(conn)
 }

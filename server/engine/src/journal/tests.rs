@@ -28,13 +28,13 @@ fn config() -> EngineConfig {
 }
 
 /// A daemon's life: a runtime with an engine opened on the journal in `dir`.
-struct Life {
+pub(super) struct Life {
     runtime: tokio::runtime::Runtime,
-    engine: Engine,
+    pub(super) engine: Engine,
 }
 
 impl Life {
-    fn open(dir: &Path, settings: JournalSettings, prover: Arc<TestProver>) -> Life {
+    pub(super) fn open(dir: &Path, settings: JournalSettings, prover: Arc<TestProver>) -> Life {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -55,12 +55,12 @@ impl Life {
         Life { runtime, engine }
     }
 
-    fn run<T>(&self, f: impl std::future::Future<Output = T>) -> T {
+    pub(super) fn run<T>(&self, f: impl std::future::Future<Output = T>) -> T {
         self.runtime.block_on(f)
     }
 
     /// Ends the life as `kill -9` would for the engine: nothing is drained or cancelled.
-    fn kill(self) {
+    pub(super) fn kill(self) {
         self.runtime.shutdown_background();
     }
 }
@@ -72,7 +72,7 @@ fn with_id(id: &str, request: ProofRequest) -> ProofRequest {
     }
 }
 
-fn completed(life: &Life, job_id: &str) -> Vec<u8> {
+pub(super) fn completed(life: &Life, job_id: &str) -> Vec<u8> {
     match life.run(life.engine.await_job(job_id)).unwrap().end {
         JobEnd::Completed(proof) => proof,
         other => panic!("job {job_id} ended {other:?}"),
@@ -261,18 +261,18 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
         .join("inputs")
         .join(format!("{bad_row}.req"))
         .exists());
-    // One flipped byte of `sector_size` (after the 16-byte header, the empty request id, the
-    // priority left unset and the kind): the row's input still decodes, but not to what was
-    // recorded.
+    // `sector_size` changed: the row's input still decodes, but not to what was recorded.
     let conn = rusqlite::Connection::open(dir.path().join("journal.sqlite")).unwrap();
-    let mut input: Vec<u8> = conn
+    let input: Vec<u8> = conn
         .query_row(
             "SELECT input FROM jobs WHERE job_id = ?1",
             [&bad_row],
             |r| r.get(0),
         )
         .unwrap();
-    input[16 + 8 + 1 + 1 + 4] ^= 0xff;
+    let mut changed = input::decode(&input[..], input.len() as u64, "the row").unwrap();
+    changed.input.sector_size ^= 0xff;
+    let input = input::encode(&changed);
     conn.execute(
         "UPDATE jobs SET input = ?1 WHERE job_id = ?2",
         rusqlite::params![input, bad_row],
