@@ -128,10 +128,15 @@ fn params_generate_says_the_files_are_local_test_params() {
     assert!(err.contains("wimming"), "{err}");
 }
 
+/// sysexits.h EX_CONFIG: what snarkd exits with when its configuration is wrong.
+const EX_CONFIG: i32 = 78;
+
 #[test]
 fn startup_errors_exit_nonzero_and_say_what_to_do() {
+    // A config error exits with sysexits' EX_CONFIG, which the unit's
+    // RestartPreventExitStatus= names: restarting cannot fix it.
     let out = snarkd(&["run", "--config", "/nonexistent/snarkd.toml"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(EX_CONFIG));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("/nonexistent/snarkd.toml") && err.contains("snarkd config default"),
@@ -140,6 +145,7 @@ fn startup_errors_exit_nonzero_and_say_what_to_do() {
 
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
+    // A port in use may be free later: a plain failure, which systemd retries.
     let out = snarkd(&["run", "--listen", &addr, "--http-listen", "127.0.0.1:0"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
@@ -152,7 +158,7 @@ fn startup_errors_exit_nonzero_and_say_what_to_do() {
     let file = dir.path().join("bad.toml");
     std::fs::write(&file, "[gpus]\nbackend = \"metal\"\n").unwrap();
     let out = snarkd(&["run", "--config", file.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(EX_CONFIG));
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(
         err.contains("gpus.backend") && err.contains("metal"),
@@ -167,7 +173,7 @@ fn a_memory_budget_below_the_daemons_own_memory_is_a_startup_error() {
         [("SNARKD_MEMORY_BUDGET", "1MiB")],
     );
     let err = p.try_ready().expect_err("snarkd must not start");
-    assert_eq!(p.wait().code(), Some(1));
+    assert_eq!(p.wait().code(), Some(EX_CONFIG));
     assert!(
         err.contains("memory.budget")
             && err.contains("less than snarkd itself holds after startup")
