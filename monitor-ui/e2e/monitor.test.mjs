@@ -321,6 +321,38 @@ test("a worker chip shows what its device reports and leaves out what it does no
   }
 });
 
+test("a daemon that asked for a GPU and proves on the CPU is marked; one set to the CPU is not", STEP, async () => {
+  // backend "auto" on a box whose OpenCL driver finds nothing (no ICD at all).
+  const noIcds = mkdtempSync(join(tmpdir(), "snarkd-e2e-no-icds-"));
+  for (const [env, marked] of [
+    [{ SNARKD_GPUS_BACKEND: "auto", OCL_ICD_VENDORS: noIcds }, true],
+    [{ SNARKD_GPUS_BACKEND: "cpu" }, false],
+  ]) {
+    const daemon = await startDaemon({ env });
+    try {
+      const page = await browser.page(`${daemon.httpUrl}/`);
+      await waitLive(page);
+      const badge = await page.evaluate(() => document.querySelector(".no-gpu")?.innerText ?? null);
+      if (marked) {
+        assert.equal(badge, "NO GPU: proving on the CPU");
+        await page.screenshot({ path: join(ARTIFACTS, "monitor-no-gpu.png") });
+      } else {
+        assert.equal(badge, null, "backend cpu is what was asked for: no mark");
+      }
+      // The startup summary in /status says the same once gathered.
+      let startup;
+      for (let i = 0; i < 100 && !startup; i++) {
+        startup = (await status(daemon)).startup;
+        if (!startup) await new Promise((r) => setTimeout(r, 100));
+      }
+      assert.equal(startup?.gpu_fallback, marked);
+      await page.close();
+    } finally {
+      await daemon.stop();
+    }
+  }
+});
+
 test("a failed job and a refused request stay in the failure log after their rows fade", STEP, async () => {
   // Parameter files that are there but garbage: a WindowPoSt is accepted (its files exist),
   // then fails when its parameters cannot be loaded.

@@ -35,6 +35,7 @@ pub fn busy() -> StatusSnapshot {
             version: "0.1.0".into(),
             build_id: "abc".into(),
             backend: "cpu".into(),
+            gpu_fallback: false,
             started_at_unix_ms: STARTED_MS,
             draining: false,
             journal_unwritable: None,

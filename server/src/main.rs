@@ -172,8 +172,7 @@ fn spawn_startup_summary(config: &Config, started: Started, daemon: &Daemon) {
         version: snarkd::build_info::VERSION.to_string(),
         build_id: snarkd::build_info::BUILD_ID.to_string(),
         backend: format!("{:?}", config.gpus.backend).to_lowercase(),
-        gpu_fallback: config.gpus.backend != snarkd::config::Backend::Cpu
-            && started.prover.backend_names() == ["cpu"],
+        gpu_fallback: snarkd_engine::prover::Prover::gpu_fallback(&*started.prover),
         devices: started.prover.device_summaries(),
         memory_budget_bytes: started.memory_budget_bytes,
         memory_reckoned: started.reckoned,

@@ -149,6 +149,11 @@ fn Header(dash: Memo<Option<Dashboard>>) -> impl IntoView {
             <span title="build">{move || h().build_id}</span>
             <span>"uptime " <b class="uptime">{move || h().uptime}</b></span>
             <span>"backend " <b>{move || h().backend}</b></span>
+            <Show when=move || h().gpu_fallback>
+                <span class="no-gpu" title="[gpus] backend asked for a GPU and none was found: install the GPU's OpenCL driver and check `snarkd devices`">
+                    "NO GPU: proving on the CPU"
+                </span>
+            </Show>
             <span>"devices " <b>{move || h().devices.join(", ")}</b></span>
             <Show when=move || h().draining>
                 <span class="draining">"draining: no new proofs"</span>

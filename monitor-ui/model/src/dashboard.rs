@@ -32,6 +32,8 @@ pub struct Header {
     pub build_id: String,
     pub uptime: String,
     pub backend: String,
+    /// A GPU was asked for and the CPU proves instead.
+    pub gpu_fallback: bool,
     /// Distinct devices, `#ordinal name`, in ordinal order.
     pub devices: Vec<String>,
     pub draining: bool,
@@ -188,6 +190,7 @@ fn header(s: &StatusSnapshot, now_ms: u64) -> Header {
         build_id: daemon.build_id,
         uptime: format::duration_secs(uptime_secs),
         backend: daemon.backend,
+        gpu_fallback: daemon.gpu_fallback,
         devices: devices.into_iter().map(|(_, d)| d).collect(),
         draining: daemon.draining,
         sequence: s.sequence,

@@ -127,6 +127,10 @@ pub trait Prover: Send + Sync + 'static {
 
     /// The device-phase backend, e.g. `cpu`.
     fn backend_name(&self) -> String;
+    /// A GPU was asked for but none was found, so the CPU proves (the status says so).
+    fn gpu_fallback(&self) -> bool {
+        false
+    }
     /// The devices to run workers on.
     fn devices(&self) -> Vec<DeviceInfo>;
     /// Decodes and checks a request once: a malformed one is `InvalidRequest`, one this machine

@@ -43,6 +43,8 @@ pub struct DaemonInfo {
     pub version: String,
     pub build_id: String,
     pub backend: String,
+    /// A GPU was asked for and the CPU proves instead.
+    pub gpu_fallback: bool,
     pub started_at_unix_ms: u64,
     /// Intake stopped for shutdown; queued and running jobs still finish.
     pub draining: bool,

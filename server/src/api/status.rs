@@ -127,6 +127,7 @@ pub fn without_jobs(s: &StatusSnapshot, now_ms: u64) -> pb::StatusSnapshot {
             build_id: s.daemon.build_id.clone(),
             uptime_seconds: s.daemon.uptime_secs(now_ms),
             backend: s.daemon.backend.clone(),
+            gpu_fallback: s.daemon.gpu_fallback,
             started_at_unix_ms: s.daemon.started_at_unix_ms,
             draining: s.daemon.draining,
         }),

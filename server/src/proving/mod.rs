@@ -30,10 +30,11 @@ use crate::config::Config;
 /// The prover the config asks for: its backend on each selected device.
 pub fn from_config(config: &Config) -> anyhow::Result<Arc<FilecoinProver>> {
     let backends = devices::backends(config)?;
-    Ok(Arc::new(
-        FilecoinProver::new(config.params.dir.clone(), backends)
-            .with_precompiled(config.precompiled_dir()),
-    ))
+    let gpu_expected = config.gpus.backend != crate::config::Backend::Cpu;
+    let mut prover = FilecoinProver::new(config.params.dir.clone(), backends)
+        .with_precompiled(config.precompiled_dir());
+    prover.gpu_fallback = gpu_expected && prover.backend_names() == ["cpu"];
+    Ok(Arc::new(prover))
 }
 
 /// Proves with real circuits, each device with its own backend.
@@ -43,6 +44,8 @@ pub struct FilecoinProver {
     precompiled_dir: Option<PathBuf>,
     backends: Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>,
     readings: readings::DeviceReader,
+    /// A GPU was asked for and the CPU proves instead.
+    gpu_fallback: bool,
 }
 
 impl FilecoinProver {
@@ -57,6 +60,7 @@ impl FilecoinProver {
             precompiled_dir: None,
             readings: readings::DeviceReader::new(&backends),
             backends,
+            gpu_fallback: false,
         }
     }
 
@@ -104,6 +108,10 @@ impl Prover for FilecoinProver {
     type Plan = PreparedJob;
     type Params = LoadedParams;
     type Partition = SynthesizedPartition;
+
+    fn gpu_fallback(&self) -> bool {
+        self.gpu_fallback
+    }
 
     fn backend_name(&self) -> String {
         let mut names: Vec<&str> = self

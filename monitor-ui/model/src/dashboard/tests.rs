@@ -179,6 +179,20 @@ fn header_counts_uptime_from_the_start_and_lists_each_device_once() {
     assert_eq!(h.devices, ["#0 cpu", "#1 gpu"]);
     assert_eq!(h.sequence, 42);
     assert_eq!(h.backend, "cpu");
+    assert!(!h.gpu_fallback);
+}
+
+#[test]
+fn a_daemon_that_found_no_gpu_is_marked() {
+    let s = StatusSnapshot {
+        daemon: Some(DaemonInfo {
+            backend: "cpu".to_string(),
+            gpu_fallback: true,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    assert!(Dashboard::from_snapshot(&s, 0).header.gpu_fallback);
 }
 
 #[test]

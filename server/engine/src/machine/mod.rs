@@ -64,6 +64,8 @@ pub(crate) struct Machine<P: Prover> {
     device_phases: HashMap<(u64, u32), StopSignal>,
     /// The prover's backend, as the status names it.
     backend: String,
+    /// A GPU was asked for and the CPU proves instead.
+    gpu_fallback: bool,
     synth_active: usize,
     draining: bool,
     /// Why the journal cannot be written, while it cannot: no new work is taken, and no ended
@@ -103,6 +105,7 @@ impl<P: Prover> Machine<P> {
         }
         let _baseline = budget.charge_held(crate::budget::Holder::Baseline, config.baseline_bytes);
         let backend = prover.backend_name();
+        let gpu_fallback = prover.gpu_fallback();
         Machine {
             config,
             prover,
@@ -119,6 +122,7 @@ impl<P: Prover> Machine<P> {
             stages: Default::default(),
             device_phases: HashMap::new(),
             backend,
+            gpu_fallback,
             synth_active: 0,
             draining: false,
             journal_unwritable: None,

@@ -138,6 +138,7 @@ impl<P: Prover> Machine<P> {
                 version: self.config.version.clone(),
                 build_id: self.config.build_id.clone(),
                 backend: self.backend.clone(),
+                gpu_fallback: self.gpu_fallback,
                 started_at_unix_ms: self.started_unix_ms,
                 draining: self.draining,
                 journal_unwritable: self.journal_unwritable.clone(),
