@@ -62,21 +62,35 @@ fn stalling(then: Then) -> stream::BoxStream<'static, Result<Frame<Bytes>, Infal
 }
 
 /// Calls `path` on the HTTP port over gRPC-web (HTTP/1.1) with `body`; the status it ended with
-/// (from the headers of a trailers-only answer, else from the trailer frame).
+/// (from the headers of a trailers-only answer, else from the trailer frame). Written on a bare
+/// TCP connection, reading while it writes: a call refused before its body is read is answered
+/// and the connection closed while the body is still being sent, so the client's write fails
+/// (broken pipe) and an HTTP client would lose the answer it was already given.
 pub async fn call_web(addr: SocketAddr, path: &str, body: Vec<u8>) -> Status {
-    let response = reqwest::Client::new()
-        .post(format!("http://{addr}{path}"))
-        .header("content-type", "application/grpc-web+proto")
-        .header("x-grpc-web", "1")
-        .body(body)
-        .send()
-        .await
-        .expect("gRPC-web call");
-    if let Some(status) = Status::from_header_map(response.headers()) {
-        return status;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let (mut rd, mut wr) = stream.into_split();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nhost: {addr}\r\ncontent-type: application/grpc-web+proto\r\n\
+         x-grpc-web: 1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let writer = tokio::spawn(async move {
+        // The server may close before it has all of it: that is the case under test.
+        let _ = wr.write_all(head.as_bytes()).await;
+        let _ = wr.write_all(&body).await;
+    });
+    let mut response = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        match rd.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => response.extend_from_slice(&chunk[..n]),
+        }
     }
-    let body = response.bytes().await.expect("gRPC-web body");
-    let text = String::from_utf8_lossy(&body).to_lowercase();
+    writer.abort();
+    let text = String::from_utf8_lossy(&response).to_lowercase();
+    assert!(text.starts_with("http/1.1 "), "no HTTP answer: {text:?}");
     let code = text
         .split("grpc-status:")
         .nth(1)
