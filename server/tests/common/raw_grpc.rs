@@ -79,18 +79,26 @@ pub async fn call_web(addr: SocketAddr, path: &str, body: Vec<u8>) -> Status {
         // The server may close before it has all of it: that is the case under test.
         let _ = wr.write_all(head.as_bytes()).await;
         let _ = wr.write_all(&body).await;
+        // Not closed from this side until the answer is read: hyper closes a connection whose
+        // client half-closes, answer or not.
+        std::future::pending::<()>().await;
+        drop(wr);
     });
     let mut response = Vec::new();
     let mut chunk = vec![0u8; 64 << 10];
-    loop {
+    let ended = loop {
         match rd.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
+            Ok(0) => break None,
+            Err(e) => break Some(e),
             Ok(n) => response.extend_from_slice(&chunk[..n]),
         }
-    }
+    };
     writer.abort();
     let text = String::from_utf8_lossy(&response).to_lowercase();
-    assert!(text.starts_with("http/1.1 "), "no HTTP answer: {text:?}");
+    assert!(
+        text.starts_with("http/1.1 "),
+        "no HTTP answer: {text:?} (the read ended with {ended:?})"
+    );
     let code = text
         .split("grpc-status:")
         .nth(1)
