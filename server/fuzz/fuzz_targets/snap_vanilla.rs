@@ -3,15 +3,6 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use snarkd_fuzz::{check_prepared, layout::Snap};
-use snarkd_prover::{ProofKind, ProofInput};
+use snarkd_fuzz::{check_prepared, requests};
 
-fuzz_target!(|data: &[u8]| {
-    let input = Snap::parse(data);
-    let mut req = ProofInput::new(ProofKind::SnapDealsUpdate, Snap::UPDATE_2K);
-    req.comm_r_old = input.comm_r_old.to_vec();
-    req.comm_r_new = input.comm_r_new.to_vec();
-    req.comm_d_new = input.comm_d_new.to_vec();
-    req.vanilla_proofs = input.vanilla_proofs;
-    check_prepared(&req);
-});
+fuzz_target!(|data: &[u8]| check_prepared(&requests::snap(data)));

@@ -2,6 +2,7 @@
 //!
 //! Layout:
 //! - `layout`: how a fuzz input's bytes become request fields (and back, for the seed writer).
+//! - `requests`: each target's bytes → the `ProofInput` it prepares (replayed by a cargo test).
 //!
 //! The crash rule: a decoder must return `Ok` or `Err`, never panic. `snarkd_prover::prepare`
 //! catches a panic inside a kind's decoder and returns it as an `InvalidRequest` ("decoding them
@@ -10,6 +11,7 @@
 //! into a crash, so the rule holds however the target is run.
 
 pub mod layout;
+pub mod requests;
 
 use snarkd_prover::{prepare, ProofInput};
 
