@@ -30,7 +30,7 @@ struct Shape {
     build: fn(usize) -> pb::SubmitProofRequest,
 }
 
-const SHAPES: [Shape; 4] = [
+const SHAPES: [Shape; 5] = [
     Shape {
         name: "one-byte vanilla_proofs entries",
         build: |size| pb::SubmitProofRequest {
@@ -54,6 +54,22 @@ const SHAPES: [Shape; 4] = [
         build: |size| {
             let mut c1 = br#"{"registered_proof":"StackedDrg2KiBV1_1","x":""#.to_vec();
             c1.resize(size - 8, b'a');
+            pb::SubmitProofRequest {
+                proof_kind: pb::ProofKind::PorepSealCommit as i32,
+                vanilla_proof: c1,
+                ..Default::default()
+            }
+        },
+    },
+    Shape {
+        name: "one C1 output of nested empty arrays",
+        build: |size| {
+            // Valid JSON that decodes into a vector per three bytes.
+            let mut c1 = br#"{"vanilla_proofs":["#.to_vec();
+            while c1.len() + 3 < size - 8 {
+                c1.extend_from_slice(b"[],");
+            }
+            c1.extend_from_slice(b"[]]}");
             pb::SubmitProofRequest {
                 proof_kind: pb::ProofKind::PorepSealCommit as i32,
                 vanilla_proof: c1,

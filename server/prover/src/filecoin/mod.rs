@@ -6,12 +6,15 @@
 //! - `blank.rs`: each kind's blank circuit, for the parameter setup and the pre-compiled matrices.
 //! - `registered.rs`: `registered_proof` numbers ↔ filecoin-proofs-api enums.
 //! - `request.rs`: [`ProofInput`] and field decoding (C1 wrapper, prover id, lengths).
+//! - `c1_shape.rs`: a C1 output's JSON walked before it is decoded (no more arrays and objects
+//!   than a C1 output holds for its size).
 //! - `estimate.rs`: [`MemoryEstimate`] per partition, before synthesis.
 //! - `nodes.rs`: every hash node and Merkle path element of a decoded vanilla proof checked
 //!   before filecoin's verifiers see it.
 //! - `porep.rs`, `post.rs`, `snap.rs`: per-kind circuits, public inputs and verification.
 
 pub mod blank;
+mod c1_shape;
 pub mod estimate;
 mod nodes;
 mod porep;

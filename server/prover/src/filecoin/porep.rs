@@ -47,6 +47,7 @@ pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
             )));
         }
     }
+    super::c1_shape::check(&json)?;
     let c1: SealCommitPhase1Output =
         serde_json::from_slice(&json).map_err(|e| ProverError::Decode {
             what: "porep c1 output (SealCommitPhase1Output json)".into(),

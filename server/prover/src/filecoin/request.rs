@@ -1,6 +1,8 @@
 //! [`ProofInput`] (`snarkd-types`' one definition of what a proof is made from) and the decoding
 //! helpers every kind shares.
 
+use std::borrow::Cow;
+
 use base64::Engine;
 use serde::Deserialize;
 
@@ -98,8 +100,9 @@ impl WrapperProbe {
 
 /// The bare C1 JSON inside `vanilla_proof`, unwrapping Curio's
 /// `{"SectorNum":n,"Phase1Out":base64(json),"SectorSize":n}` when present. Returns the JSON and
-/// the wrapper's sector number / size (if any) for consistency checks.
-pub(crate) fn unwrap_c1(raw: &[u8]) -> Result<(Vec<u8>, Option<u64>, Option<u64>)> {
+/// the wrapper's sector number / size (if any) for consistency checks. A bare C1 JSON is
+/// borrowed, not copied.
+pub(crate) fn unwrap_c1(raw: &[u8]) -> Result<(Cow<'_, [u8]>, Option<u64>, Option<u64>)> {
     let decode_err = |reason: String| ProverError::Decode {
         what: "porep c1 output (vanilla_proof)".into(),
         reason,
@@ -117,9 +120,9 @@ pub(crate) fn unwrap_c1(raw: &[u8]) -> Result<(Vec<u8>, Option<u64>, Option<u64>
         let inner = base64::engine::general_purpose::STANDARD
             .decode(w.phase1_out.trim())
             .map_err(|e| decode_err(format!("Phase1Out is not base64: {e}")))?;
-        return Ok((inner, w.sector_num, w.sector_size));
+        return Ok((Cow::Owned(inner), w.sector_num, w.sector_size));
     }
-    Ok((raw.to_vec(), None, None))
+    Ok((Cow::Borrowed(raw), None, None))
 }
 
 #[cfg(test)]
@@ -139,9 +142,9 @@ mod tests {
         let b64 = base64::engine::general_purpose::STANDARD.encode(inner);
         let wrapped = format!(r#"{{"SectorNum":7,"Phase1Out":"{b64}","SectorSize":2048}}"#);
         let (json, num, size) = unwrap_c1(wrapped.as_bytes()).unwrap();
-        assert_eq!(json, inner);
+        assert_eq!(&*json, inner);
         assert_eq!((num, size), (Some(7), Some(2048)));
-        assert_eq!(unwrap_c1(inner).unwrap().0, inner);
+        assert!(matches!(unwrap_c1(inner).unwrap().0, Cow::Borrowed(b) if b == inner));
         assert!(matches!(
             unwrap_c1(b"{\"registered"),
             Err(ProverError::Decode { .. })
