@@ -11,9 +11,12 @@ use snarkd_engine::prover::Prover;
 use snarkd_engine::Engine;
 use snarkd_proto::v1 as pb;
 use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
-use snarkd_prover::{CircuitId, ProofInput, ProofKind};
+use snarkd_prover::{ProofInput, ProofKind};
 
 use crate::common;
+
+#[path = "independent.rs"]
+mod independent;
 
 pub const SECTOR_2K: u64 = 2 << 10;
 
@@ -27,6 +30,9 @@ pub fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
         let params_dir = snarkd_prover::test_params_dir();
+        // filecoin-proofs-api's verifiers read their keys from its parameter cache, a setting
+        // it reads once: set before anything of filecoin-proofs runs.
+        std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", &params_dir);
         let work = tempfile::tempdir().unwrap();
         let fixtures =
             generate_fixtures(SECTOR_2K, work.path()).expect("sealing the fixture sector");
@@ -90,27 +96,48 @@ pub async fn start_with<P: Prover>(
     }
 }
 
-/// The wire request for a fixture request, as Curio would send it (no request id).
+/// The wire request for a fixture, as Curio would send it (no request id): the proto message
+/// filled field by field from the fixture's files, not through snarkd's own conversion.
 pub fn wire(r: &ProofInput, priority: pb::Priority) -> pb::SubmitProofRequest {
-    snarkd::api::client_request::submit_request(r, priority, String::new())
+    let proof_kind = match r.kind {
+        ProofKind::PorepSealCommit => pb::ProofKind::PorepSealCommit,
+        ProofKind::WinningPost => pb::ProofKind::WinningPost,
+        ProofKind::WindowPost => pb::ProofKind::WindowPostPartition,
+        ProofKind::SnapDealsUpdate => pb::ProofKind::SnapDealsUpdate,
+    };
+    pb::SubmitProofRequest {
+        request_id: String::new(),
+        proof_kind: proof_kind as i32,
+        sector_size: r.sector_size,
+        registered_proof: r.registered_proof,
+        priority: priority as i32,
+        vanilla_proof: r.vanilla_proof.clone(),
+        vanilla_proofs: r.vanilla_proofs.clone(),
+        sector_number: r.sector_number,
+        miner_id: r.miner_id,
+        randomness: r.randomness.clone(),
+        partition_index: r.partition_index,
+        comm_r_old: r.comm_r_old.clone(),
+        comm_r_new: r.comm_r_new.clone(),
+        comm_d_new: r.comm_d_new.clone(),
+    }
 }
 
-/// Checks `proof` with filecoin-proofs' verifier for `request`, and that the same proof with its
-/// first A point negated (still a valid curve point) is rejected.
+/// Checks `proof` for the fixture `request` with filecoin-proofs-api's own verifier, on public
+/// inputs filecoin-proofs derives from the original inputs (the C1 output it wrote, the seal's
+/// comm_r, the PoSt randomness, the update's commitments), and that the same proof with its
+/// first A point negated (still a valid curve point) is rejected. Nothing of snarkd's decoding
+/// takes part.
 pub fn assert_verifies(request: &ProofInput, proof: &[u8]) {
-    let circuit = CircuitId::new(request.kind, SECTOR_2K).unwrap();
-    let params = snarkd_prover::load_params(&env().params_dir, circuit).expect("params");
-    let job = snarkd_prover::prepare(request).expect("fixture decodes");
-    assert_eq!(proof.len(), 192 * job.num_partitions());
     assert!(
-        job.verify(proof, &params).expect("verifier runs"),
-        "{} proof must verify",
+        independent::verify(request, proof),
+        "{} proof must verify with filecoin-proofs-api",
         request.kind
     );
     let mut tampered = proof.to_vec();
     tampered[0] ^= 0x20; // the sign flag of the compressed G1 point A: -A
     assert!(
-        !job.verify(&tampered, &params).unwrap_or(false),
+        !independent::verify(request, &tampered),
         "{} tampered proof must be rejected",
         request.kind
     );
