@@ -9,10 +9,13 @@
 //!   pool of the caller's priority).
 //! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2 (tiled, on the pool of the
 //!   caller's priority), [`ScalarBytes`] and [`Scalars`].
+//! - `test_hold.rs`: (`test-hooks`) real phases held at a step boundary for the daemon's tests.
 
 pub(crate) mod fft;
 mod msm;
 mod prover;
+#[cfg(feature = "test-hooks")]
+pub mod test_hold;
 
 pub use fft::compute_h;
 pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};

@@ -176,6 +176,8 @@ pub fn prove_partition_with(
     hooks.abc_released(abc_bytes);
     hooks.step_done();
     stop_if_asked(hooks)?;
+    #[cfg(feature = "test-hooks")]
+    super::test_hold::at_boundary(hooks)?;
 
     let msm_start = Instant::now();
     let h_scalars = ScalarBytes::dense_in_place(h);
