@@ -16,7 +16,7 @@ use crate::journal::{
     encode_input, InputDigest, Journal, JournalError, JournalReader, JournalThread, RecoveredJob,
     INLINE_INPUT_BYTES,
 };
-use crate::machine::{Input, JobOrigin, Machine, Request, RequestKey};
+use crate::machine::{Input, JobOrigin, Machine, Request, RequestKey, Ticket};
 use crate::prover::{Planned, Prover};
 use crate::status::StatusSnapshot;
 
@@ -229,19 +229,32 @@ impl Engine {
     /// request is hashed, written to the journal and decoded once, on blocking threads; decoding
     /// errors are `InvalidRequest`. With a journal, the answer comes once the job is on disk.
     pub async fn submit(&self, request: ProofRequest) -> Result<Submitted, EngineError> {
+        self.submit_holding(request, ()).await
+    }
+
+    /// [`Engine::submit`], keeping `held` (the API's decoding slot) until the submit returns or,
+    /// when its caller goes away first, until the blocking work already begun for it (hashing,
+    /// writing, decoding) has ended: what `held` stands for is never freed while that work
+    /// still runs. Work not yet begun is not begun.
+    pub async fn submit_holding<T: Send + 'static>(
+        &self,
+        request: ProofRequest,
+        held: T,
+    ) -> Result<Submitted, EngineError> {
         let kind = request.kind();
-        let (request, digest) = blocking(move || {
-            let digest = InputDigest::of(&request);
-            Ok((request, digest))
-        })
-        .await?;
-        let origin = JobOrigin {
+        let ticket = Ticket {
             request_id: request.request_id.clone(),
             kind,
             priority: request.priority.unwrap_or_else(|| kind.default_priority()),
-            digest,
             input_bytes: request.input_bytes(),
         };
+        self.precheck(&ticket).await?;
+        let (request, digest, held) = blocking(move || {
+            let digest = InputDigest::of(&request);
+            Ok((request, digest, held))
+        })
+        .await?;
+        let origin = ticket.with_digest(digest);
         if let Some(existing) = self.find_existing(origin.key()).await? {
             return Ok(existing);
         }
@@ -249,7 +262,7 @@ impl Engine {
         let writer = self.writer.clone();
         let journal = self.journal.clone();
         let id = job_id.clone();
-        let (plan, inline_input, input) = blocking(move || {
+        let (plan, inline_input, input, held) = blocking(move || {
             let unwritten =
                 |e: std::io::Error| EngineError::Journal(format!("cannot write the input: {e}"));
             // A small input goes into the journal row (one flush with the record); a large one
@@ -266,7 +279,7 @@ impl Engine {
             };
             let plan = writer.plan(request)?;
             let input = pending.map(|p| p.commit()).transpose().map_err(unwritten)?;
-            Ok((plan, inline, input))
+            Ok((plan, inline, input, held))
         })
         .await?;
         let (reply, answer) = oneshot::channel();
@@ -283,7 +296,33 @@ impl Engine {
         if let (false, Some(input)) = (submitted.existing, input) {
             input.keep();
         }
+        drop(held);
         Ok(submitted)
+    }
+
+    /// The cheap checks, before anything of the input is hashed, written or decoded: a refused
+    /// submit costs no more than its message. A retry of a job that completed and left memory
+    /// goes on to be answered from the journal, whatever the queues hold.
+    async fn precheck(&self, ticket: &Ticket) -> Result<(), EngineError> {
+        let asked = ticket.clone();
+        let refused = match self
+            .ask(|reply| Request::Precheck {
+                ticket: asked,
+                reply,
+            })
+            .await?
+        {
+            Ok(()) => return Ok(()),
+            Err(refused) => refused,
+        };
+        let (Some(journal), false) = (self.journal.clone(), ticket.request_id.is_empty()) else {
+            return Err(refused);
+        };
+        let (request_id, kind) = (ticket.request_id.clone(), ticket.kind);
+        match blocking(move || journal.has_completed(&request_id, kind)).await? {
+            true => Ok(()),
+            false => Err(refused),
+        }
     }
 
     /// The live job for `key`, in memory or (completed) in the journal.

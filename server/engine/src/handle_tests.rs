@@ -158,6 +158,56 @@ async fn unspecified_priority_means_the_kinds_priority() {
     );
 }
 
+/// Cheap checks first: a submit past its priority's `[limits]` is refused before its input is
+/// hashed or decoded (the prover never plans it), while a retry of a queued job under the same
+/// request id still gets that job.
+#[tokio::test]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
+async fn a_submit_past_the_limits_is_refused_before_it_is_decoded_and_a_retry_still_attaches() {
+    let prover = TestProver::new(1);
+    let config = EngineConfig {
+        memory_budget_bytes: 1 << 20,
+        synthesis_threads: 2,
+        limits: crate::config::IntakeLimits {
+            queued_jobs: 1,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let engine = Engine::start(config, prover.clone());
+    let gate = prover.gate.lock();
+    let with_id = |id: &str| ProofRequest {
+        request_id: id.into(),
+        ..request(ProofKind::PorepSealCommit, 2, 1000)
+    };
+    let first = engine.submit(with_id("porep-1000-1")).await.unwrap();
+    assert_eq!(prover.planned.load(Ordering::SeqCst), 1);
+
+    let refused = engine.submit(with_id("porep-1000-2")).await.unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            EngineError::LimitReached {
+                limit: "queued_jobs",
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(
+        prover.planned.load(Ordering::SeqCst),
+        1,
+        "the refused submit was decoded"
+    );
+
+    let retry = engine.submit(with_id("porep-1000-1")).await.unwrap();
+    assert_eq!(retry.job_id, first.job_id);
+    assert!(retry.existing);
+    assert_eq!(prover.planned.load(Ordering::SeqCst), 1);
+    drop(gate);
+    engine.idle().await;
+}
+
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn draining_refuses_new_work_and_finishes_the_rest() {

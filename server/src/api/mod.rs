@@ -106,7 +106,7 @@ impl ProvingService {
 
     /// Submits a converted request, giving it its kind's usual priority when it has none and
     /// lowering a claim above its kind's ceiling. The decoding slot is held until the engine has
-    /// decoded (planned) the request.
+    /// decoded (planned) the request, even when the client goes away first.
     async fn submit(
         &self,
         request: Result<ProofRequest, EngineError>,
@@ -138,9 +138,13 @@ impl ProvingService {
         }
         request.priority = Some(priority);
         let request_id = snarkd_types::logged_request_id(&request.request_id).into_owned();
-        let submitted = self.engine.submit(request).await.map_err(status_of);
-        drop(slot);
-        let submitted = submitted?;
+        // The slot goes with the submit: held until it returns, or, if the client goes away
+        // first, until the decoding already begun for it ends.
+        let submitted = self
+            .engine
+            .submit_holding(request, slot)
+            .await
+            .map_err(status_of)?;
         tracing::info!(job_id = %submitted.job_id, request_id, queue_position = submitted.queue_position, existing = submitted.existing, "proof submitted");
         Ok(outcome::submitted(submitted))
     }

@@ -70,6 +70,11 @@ pub(crate) enum Input<P: Prover> {
 pub(crate) enum Request {
     /// A request the API refused at submit, for the failure log.
     Refused(crate::failures::Failure),
+    /// The checks a submit passes before its input is hashed, written or decoded.
+    Precheck {
+        ticket: Ticket,
+        reply: oneshot::Sender<Result<(), EngineError>>,
+    },
     Find {
         key: RequestKey,
         reply: oneshot::Sender<Option<Submitted>>,
@@ -187,6 +192,28 @@ impl JobOrigin {
             request_id: self.request_id.clone(),
             kind: self.kind,
             digest: self.digest,
+        }
+    }
+}
+
+/// A submit as it is known before its input is hashed or decoded: what the cheap checks
+/// (drain, journal, `[limits]`) need. With the input's digest it becomes the job's origin.
+#[derive(Debug, Clone)]
+pub(crate) struct Ticket {
+    pub request_id: String,
+    pub kind: ProofKind,
+    pub priority: Priority,
+    pub input_bytes: u64,
+}
+
+impl Ticket {
+    pub fn with_digest(self, digest: InputDigest) -> JobOrigin {
+        JobOrigin {
+            request_id: self.request_id,
+            kind: self.kind,
+            priority: self.priority,
+            digest,
+            input_bytes: self.input_bytes,
         }
     }
 }

@@ -9,9 +9,11 @@ use tokio::time::Instant;
 use super::transition::Change;
 use super::transition::JobChange;
 use super::JobPhase;
+use super::Ticket;
 use super::{unix_ms, Machine};
 use super::{Effect, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally};
 use crate::budget::Holder;
+use crate::domain::Priority;
 use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, Submitted};
 use crate::error::EngineError;
 use crate::failures::{Failed, Failure, FailureStage};
@@ -70,18 +72,11 @@ impl<P: Prover> Machine<P> {
         plan: Planned<P::Plan>,
         inline_input: Option<Vec<u8>>,
     ) -> Result<(Submitted, Option<Accepted>), EngineError> {
-        if self.draining {
-            return Err(EngineError::ShuttingDown);
-        }
-        if let Some(why) = &self.journal_unwritable {
-            return Err(EngineError::Journal(format!(
-                "{why}; no new work is taken until the journal can be written again (check the disk under [jobs] dir)"
-            )));
-        }
+        self.check_intake_open()?;
         if let Some(existing) = self.find_request(&origin.key()) {
             return Ok((existing, None));
         }
-        self.check_intake_limits(&origin)?;
+        self.check_intake_limits(origin.priority, origin.input_bytes)?;
         let (memory, circuit_id) = (plan.memory, plan.circuit_id.as_str());
         let params_bytes = self.params_bytes(circuit_id);
         // The most a job can ever have: the budget less the daemon's own memory.
@@ -189,11 +184,41 @@ impl<P: Prover> Machine<P> {
         self.changed();
     }
 
+    /// What a submit must pass before its input is hashed, written or decoded (cheap checks
+    /// first): intake open (no drain, a writable journal) and its priority's `[limits]`. A
+    /// request id that names a live job of its kind passes: the whole submit then decides
+    /// whether it is that job's retry (same input) and answers with it.
+    pub(super) fn precheck(&self, ticket: &Ticket) -> Result<(), EngineError> {
+        self.check_intake_open()?;
+        let live_retry = !ticket.request_id.is_empty()
+            && self.jobs.values().any(|j| {
+                j.origin.request_id == ticket.request_id
+                    && j.origin.kind == ticket.kind
+                    && !matches!(j.phase.state(), JobState::Failed | JobState::Cancelled)
+            });
+        if live_retry {
+            return Ok(());
+        }
+        self.check_intake_limits(ticket.priority, ticket.input_bytes)
+    }
+
+    /// Refuses new work while draining or while the journal cannot be written.
+    fn check_intake_open(&self) -> Result<(), EngineError> {
+        if self.draining {
+            return Err(EngineError::ShuttingDown);
+        }
+        if let Some(why) = &self.journal_unwritable {
+            return Err(EngineError::Journal(format!(
+                "{why}; no new work is taken until the journal can be written again (check the disk under [jobs] dir)"
+            )));
+        }
+        Ok(())
+    }
+
     /// Refuses a job that would take its priority past `[limits]`: each priority counts only its
     /// own unfinished jobs, so a flood of LOW work never refuses a CRITICAL one.
-    fn check_intake_limits(&self, origin: &JobOrigin) -> Result<(), EngineError> {
+    fn check_intake_limits(&self, priority: Priority, input_bytes: u64) -> Result<(), EngineError> {
         let limits = self.config.limits;
-        let priority = origin.priority;
         let (jobs, bytes) = self
             .jobs
             .values()
@@ -209,14 +234,14 @@ impl<P: Prover> Machine<P> {
                 detail: format!("{jobs} {name} jobs are queued or running"),
             });
         }
-        if bytes + origin.input_bytes > limits.queued_input_bytes {
+        if bytes + input_bytes > limits.queued_input_bytes {
             return Err(EngineError::LimitReached {
                 limit: "queued_input_bytes",
                 value: human(limits.queued_input_bytes),
                 detail: format!(
                     "{name} jobs hold {} of input and this request brings {}",
                     human(bytes),
-                    human(origin.input_bytes)
+                    human(input_bytes)
                 ),
             });
         }

@@ -33,7 +33,9 @@ use crate::journal::record::FromJournal;
 use crate::lifecycle::WorkerStep;
 use crate::prover::{DeviceInfo, Prover};
 
-pub(crate) use inputs::{DeviceTask, Effect, Input, JobOrigin, Request, RequestKey, StopSignal};
+pub(crate) use inputs::{
+    DeviceTask, Effect, Input, JobOrigin, Request, RequestKey, StopSignal, Ticket,
+};
 use records::{
     Duty, Job, JobPhase, Moment, ParamsEntry, ParamsSlot, Part, Stage, Tally, Task, Worker,
 };
@@ -221,6 +223,9 @@ impl<P: Prover> Machine<P> {
 
     fn request(&mut self, request: Request) {
         match request {
+            Request::Precheck { ticket, reply } => {
+                let _ = reply.send(self.precheck(&ticket));
+            }
             Request::Find { key, reply } => {
                 let _ = reply.send(self.find_request(&key));
             }

@@ -42,6 +42,8 @@ pub struct TestProver {
     pub mid_step_gate: parking_lot::Mutex<()>,
     /// ... and say so here.
     pub in_mid_step: AtomicBool,
+    /// Requests planned (decoded), refused or not.
+    pub planned: std::sync::atomic::AtomicU32,
     /// Device phases that returned a proof.
     pub proved: std::sync::atomic::AtomicU32,
     /// (step, the job's circuit or device, the thread's nice value) of every step run.
@@ -64,6 +66,7 @@ impl TestProver {
             device_steps_held: AtomicBool::new(false),
             mid_step_gate: Default::default(),
             in_mid_step: AtomicBool::new(false),
+            planned: Default::default(),
             proved: Default::default(),
             nice_seen: Default::default(),
             readings: Default::default(),
@@ -112,6 +115,7 @@ impl Prover for TestProver {
             .collect()
     }
     fn plan(&self, request: ProofRequest) -> Result<Planned<TestPlan>, EngineError> {
+        self.planned.fetch_add(1, Ordering::SeqCst);
         if self.panic_in_plan.load(Ordering::SeqCst) {
             panic!("synthetic decoder exploded");
         }
