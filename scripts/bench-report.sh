@@ -4,7 +4,7 @@
 # report.json into target/bench-report (or --out DIR). Extra arguments go to `snarkd-bench report`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
+SNARKD_SETUP=demo source scripts/setup.sh
 
 export SNARKD_TEST_PARAMS_DIR="${SNARKD_TEST_PARAMS_DIR:-$HOME/.cache/snarkd/params-2k}"
 bin="$(./scripts/build.sh --release --no-monitor | tail -n 1)"

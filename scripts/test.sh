@@ -5,7 +5,7 @@
 # Extra arguments go to `cargo test`, e.g. ./scripts/test.sh -p snarkd
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/setup.sh
+SNARKD_SETUP=test source scripts/setup.sh
 
 # Local test parameters (they verify only against their own .vk). Generated when missing:
 # PoRep ~85 s and SnapDeals ~50 s on two cores, the PoSt kinds seconds.
@@ -30,6 +30,18 @@ if ! command -v promtool >/dev/null; then
   fi
 fi
 export PROMTOOL="${PROMTOOL:-promtool}"
+
+# The demo's setup, on a machine that has nothing, installs none of what only the tests use.
+say "setup: what the demo installs on a bare machine (SNARKD_SETUP_PLAN)"
+bare="$(mktemp -d)"
+for tool in bash sed sort head cut dirname; do ln -s "$(command -v "$tool")" "$bare/$tool"; done
+demo_plan="$(env -i HOME="$HOME" PATH="$bare" SNARKD_SETUP=demo SNARKD_SETUP_PLAN=1 "$bare/bash" -c 'source scripts/setup.sh')"
+test_plan="$(env -i HOME="$HOME" PATH="$bare" SNARKD_SETUP=test SNARKD_SETUP_PLAN=1 "$bare/bash" -c 'source scripts/setup.sh')"
+rm -r "$bare"
+for pkg in chromium podman pocl-opencl-icd systemd; do
+  [[ " $test_plan " == *" $pkg "* ]] || { echo "the test setup's plan lacks $pkg: $test_plan" >&2; exit 1; }
+  [[ " $demo_plan " != *" $pkg "* ]] || { echo "the demo's setup would install $pkg: $demo_plan" >&2; exit 1; }
+done
 
 say "module cycles (scripts/module-cycles.py)"
 python3 scripts/module-cycles.py
