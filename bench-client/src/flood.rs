@@ -64,12 +64,13 @@ const SHAPES: [Shape; 5] = [
     Shape {
         name: "one C1 output of nested empty arrays",
         build: |size| {
-            // Valid JSON that decodes into a vector per three bytes.
-            let mut c1 = br#"{"vanilla_proofs":["#.to_vec();
-            while c1.len() + 3 < size - 8 {
+            // JSON a C1 decoder takes, with a vector per three bytes (the proof type's variant
+            // holds a list of lists of proofs).
+            let mut c1 = br#"{"vanilla_proofs":{"StackedDrg2KiBV1":["#.to_vec();
+            while c1.len() + 4 < size - 8 {
                 c1.extend_from_slice(b"[],");
             }
-            c1.extend_from_slice(b"[]]}");
+            c1.extend_from_slice(b"[]]}}");
             pb::SubmitProofRequest {
                 proof_kind: pb::ProofKind::PorepSealCommit as i32,
                 vanilla_proof: c1,

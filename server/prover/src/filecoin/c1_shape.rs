@@ -127,11 +127,11 @@ mod tests {
 
     #[test]
     fn json_of_empty_arrays_is_refused_before_it_is_built() {
-        let mut json = br#"{"vanilla_proofs":["#.to_vec();
+        let mut json = br#"{"vanilla_proofs":{"StackedDrg2KiBV1":["#.to_vec();
         for _ in 0..1_000_000 {
             json.extend_from_slice(b"[],");
         }
-        json.extend_from_slice(b"[]]}");
+        json.extend_from_slice(b"[]]}}");
         let why = reason(&json);
         assert!(
             why.contains("arrays and objects") && why.contains("one per 40 bytes"),
