@@ -6,7 +6,12 @@
 //! snarkd-bench gen     --sector-size 2KiB --out DIR
 //! snarkd-bench bench   [--fixtures DIR] [--params-dir DIR] [--kind porep|snap|wpost|winning]...
 //! snarkd-bench [--addr URL] [--json] single -t KIND --input DIR
-//! snarkd-bench [--addr URL] [--json] batch  -c COUNT -j CONCURRENCY -t KIND --input DIR [--priority P]
+//! snarkd-bench [--addr URL] [--json] single --c1 C1.json [--sector-number N] --miner-id ID [--proof-out FILE]
+//! snarkd-bench [--addr URL] [--json] single -t winning|wpost --vanilla FILE... --randomness HEX
+//!              --miner-id ID (--sector-size SIZE | --registered-proof N) [--partition I] [--comm-r SECTOR=HEX]
+//! snarkd-bench [--addr URL] [--json] single -t snap --vanilla FILE... --comm-r-old HEX --comm-r-new HEX
+//!              --comm-d-new HEX (--sector-size SIZE | --registered-proof N)
+//! snarkd-bench [--addr URL] [--json] batch  -c COUNT -j CONCURRENCY (the same input flags) [--priority P]
 //! snarkd-bench [--addr URL] [--json] status
 //! snarkd-bench [--addr URL] watch [--interval 500ms] [--count N]
 //! snarkd-bench [--addr URL] preload CIRCUIT_ID
@@ -25,6 +30,8 @@
 //! - `remote.rs`: the client subcommands against a daemon.
 //! - `client.rs`: the gRPC connection over TCP or a Unix socket.
 //! - `request.rs`: wire requests from `gen`'s fixtures.
+//! - `inputs.rs`: the input flags of `single` and `batch`: fixtures, or Curio's files.
+//! - `check.rs`: the returned proof checked with filecoin-proofs-api's verifiers.
 //! - `summary.rs`: proof outcomes, batch summary and latency percentiles.
 //! - `usage.rs`: the device workers' busy share during a batch, from the status stream.
 //! - `watch.rs`: the live terminal view of the status stream.
@@ -32,9 +39,11 @@
 //! - `flood.rs`: the daemon's memory under maximum-size hostile requests.
 //! - `durability.rs`: what the job journal costs (submit latency, throughput, recovery time).
 
+mod check;
 mod client;
 mod durability;
 mod flood;
+mod inputs;
 mod local;
 mod remote;
 mod report;
@@ -49,7 +58,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::ProofKind;
 
 #[derive(Parser)]
 #[command(
@@ -97,27 +105,26 @@ enum Cmd {
         #[arg(long)]
         synthesis_only: bool,
     },
-    /// Prove one fixture request through the daemon (one Prove call).
+    /// Prove one request through the daemon (one Prove call): a fixture, or the files Curio
+    /// sends; the returned proof is checked here with filecoin-proofs-api where the input allows.
     Single {
-        /// porep, snap, wpost or winning.
-        #[arg(short = 't', long = "type", value_parser = request::parse_kind)]
-        kind: ProofKind,
-        /// Fixtures written by `gen`.
+        #[command(flatten)]
+        input: inputs::InputArgs,
+        /// Write the returned proof to this file.
         #[arg(long)]
-        input: PathBuf,
+        proof_out: Option<PathBuf>,
+        /// Verifying keys for the check here [default: $FIL_PROOFS_PARAMETER_CACHE].
+        #[arg(long)]
+        params_dir: Option<PathBuf>,
     },
-    /// Prove COUNT copies of a fixture request, CONCURRENCY at a time, and summarise.
+    /// Prove COUNT copies of a request, CONCURRENCY at a time, and summarise.
     Batch {
         #[arg(short = 'c', long)]
         count: usize,
         #[arg(short = 'j', long, default_value_t = 1)]
         concurrency: usize,
-        /// porep, snap, wpost or winning.
-        #[arg(short = 't', long = "type", value_parser = request::parse_kind)]
-        kind: ProofKind,
-        /// Fixtures written by `gen`.
-        #[arg(long)]
-        input: PathBuf,
+        #[command(flatten)]
+        input: inputs::InputArgs,
         /// low, normal, high or critical [default: the kind's usual priority].
         #[arg(long, value_parser = request::parse_priority)]
         priority: Option<pb::Priority>,
@@ -154,16 +161,27 @@ fn remote(cli: Cli) -> Result<bool> {
     let (addr, json) = (cli.addr.as_str(), cli.json);
     runtime.block_on(async {
         match cli.cmd {
-            Cmd::Single { kind, input } => remote::single(addr, kind, &input, json).await,
+            Cmd::Single {
+                input,
+                proof_out,
+                params_dir,
+            } => {
+                if let Some(dir) = params_dir {
+                    // Read once by filecoin-proofs, at its first verification: set before it.
+                    std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", dir);
+                }
+                let loaded = input.load()?;
+                remote::single(addr, loaded, proof_out.as_deref(), json).await
+            }
             Cmd::Batch {
                 count,
                 concurrency,
-                kind,
                 input,
                 priority,
             } => {
                 let priority = priority.unwrap_or(pb::Priority::Unspecified);
-                remote::batch(addr, kind, &input, count, concurrency, priority, json).await
+                let request = input.load()?.input;
+                remote::batch(addr, &request, count, concurrency, priority, json).await
             }
             Cmd::Status => remote::status(addr, json).await.map(|()| true),
             Cmd::Watch { interval, count } => {

@@ -9,11 +9,12 @@ use anyhow::{bail, Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{ProofInput, ProofKind};
+use snarkd_prover::ProofInput;
 use tokio::sync::Semaphore;
 
 use crate::client::{connect, Client};
-use crate::request::{load, to_wire};
+use crate::inputs::Loaded;
+use crate::request::to_wire;
 use crate::summary::{Outcome, Summary};
 use crate::usage;
 
@@ -42,21 +43,62 @@ pub fn request_id(i: usize) -> String {
     format!("snarkd-bench-{}-{i}", uuid::Uuid::new_v4())
 }
 
-/// Proves one fixture request; Ok(false) when it did not complete.
-pub async fn single(addr: &str, kind: ProofKind, input: &Path, as_json: bool) -> Result<bool> {
-    let request = load(input, kind)?;
+/// Proves one request, checks the proof here where the input allows and writes it to
+/// `proof_out`; Ok(false) when it did not complete or did not verify.
+pub async fn single(
+    addr: &str,
+    loaded: Loaded,
+    proof_out: Option<&Path>,
+    as_json: bool,
+) -> Result<bool> {
+    let Loaded {
+        input: request,
+        check,
+        mut unchecked,
+    } = loaded;
+    let kind = request.kind;
     let mut client = connect(addr).await?;
     let submit = to_wire(&request, pb::Priority::Unspecified, request_id(0));
     let outcome = prove(&mut client, submit).await;
     if outcome.status == "RPC_ERROR" {
         bail!("Prove failed: {}", outcome.error);
     }
+    // A proof that fails the check fails the command; one that cannot be checked here (no
+    // verifying key at hand) is said so.
+    let verified = match (&check, outcome.completed()) {
+        (Some(check), true) => match tokio::task::block_in_place(|| check.verify(&outcome.proof)) {
+            Ok(verified) => Some(verified),
+            Err(e) => {
+                unchecked = Some(format!("{e:#}"));
+                None
+            }
+        },
+        _ => None,
+    };
+    if let (Some(path), true) = (proof_out, outcome.completed()) {
+        std::fs::write(path, &outcome.proof)
+            .with_context(|| format!("writing the proof to {}", path.display()))?;
+    }
+    let verified_text = match (verified, &unchecked) {
+        (Some(true), _) => "yes (filecoin-proofs-api)".to_string(),
+        (Some(false), _) => "NO: filecoin-proofs-api rejects it".to_string(),
+        (None, Some(why)) => format!("not checked here: {why}"),
+        (None, None) => "not checked".to_string(),
+    };
     if as_json {
         let mut j = outcome.json();
         j["kind"] = json!(kind.as_str());
+        j["verified"] = json!(verified);
+        if let Some(why) = &unchecked {
+            j["unchecked"] = json!(why);
+        }
         println!("{j}");
     } else {
-        println!("kind        {}\n{}", kind.as_str(), outcome.text());
+        println!(
+            "kind        {}\n{}\nverified    {verified_text}",
+            kind.as_str(),
+            outcome.text()
+        );
     }
     if !outcome.completed() {
         eprintln!(
@@ -66,23 +108,27 @@ pub async fn single(addr: &str, kind: ProofKind, input: &Path, as_json: bool) ->
             outcome.error
         );
     }
-    Ok(outcome.completed())
+    if verified == Some(false) {
+        eprintln!(
+            "error: the returned {} proof does not verify",
+            kind.as_str()
+        );
+    }
+    Ok(outcome.completed() && verified != Some(false))
 }
 
-/// Proves `count` copies of a fixture request, at most `concurrency` in flight; Ok(false) when
+/// Proves `count` copies of a request, at most `concurrency` in flight; Ok(false) when
 /// any did not complete.
 pub async fn batch(
     addr: &str,
-    kind: ProofKind,
-    input: &Path,
+    request: &ProofInput,
     count: usize,
     concurrency: usize,
     priority: pb::Priority,
     as_json: bool,
 ) -> Result<bool> {
-    let request = load(input, kind)?;
     let client = connect(addr).await?;
-    let summary = run_batch(client, &request, count, concurrency, priority, true).await?;
+    let summary = run_batch(client, request, count, concurrency, priority, true).await?;
     if as_json {
         println!("{}", summary.json());
     } else {

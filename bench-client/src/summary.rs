@@ -15,6 +15,8 @@ pub struct Outcome {
     /// COMPLETED, FAILED, CANCELLED, TIMEOUT, UNKNOWN, or RPC_ERROR when the call itself failed.
     pub status: String,
     pub error: String,
+    /// The proof returned (empty unless it completed).
+    pub proof: Vec<u8>,
     pub proof_bytes: usize,
     /// Client-side latency of the call.
     pub latency: Duration,
@@ -35,6 +37,7 @@ impl Outcome {
             request_id,
             status,
             error: r.error_message.clone(),
+            proof: r.proof.clone(),
             proof_bytes: r.proof.len(),
             latency,
             queue_wait_ms: r.queue_wait_ms,
@@ -50,6 +53,7 @@ impl Outcome {
             request_id,
             status: "RPC_ERROR".into(),
             error,
+            proof: Vec::new(),
             proof_bytes: 0,
             latency,
             queue_wait_ms: 0,

@@ -1,6 +1,8 @@
 //! The `snarkd-bench` binary against a real in-process snarkd daemon (real engine, real prover on
 //! the CPU, 2 KiB test parameters and fixtures), over TCP and a Unix socket: exit codes and the
-//! JSON shape of `single`, `batch` and `status`. Only the PoSt kinds: they prove in seconds.
+//! JSON shape of `single`, `batch` and `status`, and `single` on the files Curio sends (a C1
+//! output bare and wrapped, PoSt and SnapDeals vanilla proofs), each proof checked by the bench
+//! with filecoin-proofs-api.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -14,16 +16,12 @@ use snarkd_prover::{test_params_dir, ProofKind};
 
 const SECTOR_2K: u64 = 2 << 10;
 
-/// 2 KiB PoSt params (made once when missing) and fixtures written as `snarkd-bench gen` does.
+/// 2 KiB params (made once when missing) and fixtures written as `snarkd-bench gen` does.
 fn fixtures_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
     DIR.get_or_init(|| {
-        snarkd_prover::generate_params(
-            &test_params_dir(),
-            SECTOR_2K,
-            &[ProofKind::WinningPost, ProofKind::WindowPost],
-        )
-        .expect("generating 2 KiB test params");
+        snarkd_prover::generate_params(&test_params_dir(), SECTOR_2K, &ProofKind::ALL)
+            .expect("generating 2 KiB test params");
         let dir = tempfile::tempdir().unwrap();
         let work = tempfile::tempdir().unwrap();
         generate_fixtures(SECTOR_2K, work.path())
@@ -104,11 +102,22 @@ async fn single_and_batch_against_a_real_daemon() {
     let daemon = start(ListenAddr::Tcp(([127, 0, 0, 1], 0).into())).await;
     let (addr, input) = (addr(&daemon), fixtures_dir().to_str().unwrap().to_string());
 
+    let params = test_params_dir().to_str().unwrap().to_string();
     let single = bench_json(&[
-        "--addr", &addr, "--json", "single", "-t", "winning", "--input", &input,
+        "--addr",
+        &addr,
+        "--json",
+        "single",
+        "-t",
+        "winning",
+        "--input",
+        &input,
+        "--params-dir",
+        &params,
     ])
     .await;
     assert_eq!(single["status"], "COMPLETED", "{single}");
+    assert_eq!(single["verified"], true, "{single}");
     assert_eq!(single["kind"], "winning");
     assert_eq!(single["proof_bytes"], 192);
     assert!(single["total_ms"].as_u64().is_some(), "{single}");
@@ -285,4 +294,121 @@ fn gen_writes_the_manifest_and_inputs_for_all_four_kinds() {
         let job = snarkd_prover::prepare(fixtures.request(kind)).expect("request decodes");
         assert_eq!(job.sector_size(), SECTOR_2K, "{kind}");
     }
+}
+
+/// `single` on the files Curio sends, as an operator would run it on their own inputs: each
+/// proof comes back COMPLETED, is checked by the bench with filecoin-proofs-api and written
+/// where asked; a wrong `--registered-proof` is refused with the daemon's message.
+#[tokio::test(flavor = "multi_thread")]
+async fn single_proves_curio_files_and_checks_them() {
+    use base64::Engine as _;
+    let daemon = start(ListenAddr::Tcp(([127, 0, 0, 1], 0).into())).await;
+    let addr = addr(&daemon);
+    let dir = fixtures_dir();
+    let m: Value = serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap())
+        .expect("the manifest");
+    let file = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (miner, sector) = (m["miner_id"].to_string(), m["sector_number"].to_string());
+    let params = test_params_dir().to_str().unwrap().to_string();
+    let out = tempfile::tempdir().unwrap();
+    let proof_out = out.path().join("porep.proof");
+    let common = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["--addr", &addr, "--json", "single", "--params-dir", &params];
+        args.extend_from_slice(extra);
+        args.into_iter().map(String::from).collect()
+    };
+    let run = |args: Vec<String>| async move {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let j = bench_json(&args).await;
+        assert_eq!(j["status"], "COMPLETED", "{j}");
+        assert_eq!(j["verified"], true, "{args:?}: {j}");
+        j
+    };
+
+    // A bare C1 output: the sector and miner beside it, as Curio sends them.
+    let c1 = file("porep-c1.json");
+    let bare = [
+        "--c1",
+        &c1,
+        "--sector-number",
+        &sector,
+        "--miner-id",
+        &miner,
+    ];
+    let j = run(common(
+        &[&bare[..], &["--proof-out", proof_out.to_str().unwrap()]].concat(),
+    ))
+    .await;
+    assert_eq!(j["kind"], "porep");
+    let written = std::fs::read(&proof_out).expect("--proof-out wrote the proof");
+    assert_eq!(written.len() as u64, j["proof_bytes"].as_u64().unwrap());
+
+    // Curio's wrapper states the sector itself.
+    let wrapped = out.path().join("c1-wrapped.json");
+    let inner = std::fs::read(&c1).unwrap();
+    let wrapper = serde_json::json!({
+        "SectorNum": m["sector_number"],
+        "Phase1Out": base64::engine::general_purpose::STANDARD.encode(inner),
+        "SectorSize": 2048,
+    });
+    std::fs::write(&wrapped, wrapper.to_string()).unwrap();
+    run(common(&[
+        "--c1",
+        wrapped.to_str().unwrap(),
+        "--miner-id",
+        &miner,
+    ]))
+    .await;
+
+    // WinningPoSt and WindowPoSt from their vanilla proof files, checked against the sector's
+    // comm_r.
+    let comm_r = format!("{}={}", m["sector_number"], m["comm_r"].as_str().unwrap());
+    for (kind, vanilla, entry) in [
+        ("winning", "winning-vanilla-0.bin", "winning"),
+        ("wpost", "wpost-vanilla-0.bin", "window"),
+    ] {
+        let randomness = m[entry]["randomness"].as_str().unwrap().to_string();
+        run(common(&[
+            "-t",
+            kind,
+            "--vanilla",
+            &file(vanilla),
+            "--randomness",
+            &randomness,
+            "--miner-id",
+            &miner,
+            "--sector-size",
+            "2KiB",
+            "--comm-r",
+            &comm_r,
+        ]))
+        .await;
+    }
+
+    // SnapDeals from its partition files and the three commitments.
+    let mut snap_args = vec!["-t".to_string(), "snap".into(), "--vanilla".into()];
+    let partitions = m["snap"]["files"].as_array().unwrap();
+    snap_args.extend(partitions.iter().map(|f| file(f.as_str().unwrap())));
+    for flag in ["comm_r_old", "comm_r_new", "comm_d_new"] {
+        snap_args.push(format!("--{}", flag.replace('_', "-")));
+        snap_args.push(m["snap"][flag].as_str().unwrap().to_string());
+    }
+    snap_args.extend(["--sector-size".into(), "2KiB".into()]);
+    let snap_refs: Vec<&str> = snap_args.iter().map(String::as_str).collect();
+    run(common(&snap_refs)).await;
+
+    // A proof type the C1 output was not made with: the daemon's own message.
+    let wrong = [
+        &["--addr", &addr, "single"][..],
+        &bare,
+        &["--registered-proof", "8"],
+    ]
+    .concat();
+    let (code, stdout, stderr) = bench(&wrong).await;
+    assert_ne!(code, 0, "{stdout}");
+    assert!(
+        stderr.contains("InvalidArgument") && stderr.contains("StackedDrg2KiBV1_1"),
+        "{stderr}"
+    );
+    daemon.shutdown(std::time::Duration::from_secs(5)).await;
 }

@@ -9,13 +9,16 @@ use crate::failures::FailureStage;
 use crate::test_prover::{request, TestProver, PARAMS_BYTES};
 use crate::{Engine, EngineConfig, StatusSnapshot};
 
-fn engine(prover: std::sync::Arc<TestProver>) -> Engine {
-    let config = EngineConfig {
+fn config() -> EngineConfig {
+    EngineConfig {
         memory_budget_bytes: 1 << 20,
         synthesis_threads: 2,
         ..Default::default()
-    };
-    Engine::start(config, prover)
+    }
+}
+
+fn engine(prover: std::sync::Arc<TestProver>) -> Engine {
+    Engine::start(config(), prover)
 }
 
 #[tokio::test(start_paused = true)]
@@ -166,13 +169,11 @@ async fn unspecified_priority_means_the_kinds_priority() {
 async fn a_submit_past_the_limits_is_refused_before_it_is_decoded_and_a_retry_still_attaches() {
     let prover = TestProver::new(1);
     let config = EngineConfig {
-        memory_budget_bytes: 1 << 20,
-        synthesis_threads: 2,
         limits: crate::config::IntakeLimits {
             queued_jobs: 1,
             ..Default::default()
         },
-        ..Default::default()
+        ..config()
     };
     let engine = Engine::start(config, prover.clone());
     let gate = prover.gate.lock();
