@@ -98,11 +98,14 @@ impl WrapperProbe {
     }
 }
 
+/// A C1 output's JSON, with the sector number and size Curio's wrapper gave (if any).
+pub(crate) type Unwrapped<'a> = (Cow<'a, [u8]>, Option<u64>, Option<u64>);
+
 /// The bare C1 JSON inside `vanilla_proof`, unwrapping Curio's
 /// `{"SectorNum":n,"Phase1Out":base64(json),"SectorSize":n}` when present. Returns the JSON and
 /// the wrapper's sector number / size (if any) for consistency checks. A bare C1 JSON is
 /// borrowed, not copied.
-pub(crate) fn unwrap_c1(raw: &[u8]) -> Result<(Cow<'_, [u8]>, Option<u64>, Option<u64>)> {
+pub(crate) fn unwrap_c1(raw: &[u8]) -> Result<Unwrapped<'_>> {
     let decode_err = |reason: String| ProverError::Decode {
         what: "porep c1 output (vanilla_proof)".into(),
         reason,

@@ -17,8 +17,11 @@ mod requests;
 /// What `prepare` says when it caught a decoder's panic.
 const CAUGHT_PANIC: &str = "decoding them failed";
 
+/// How a target's bytes become a request.
+type Build = fn(&[u8]) -> ProofInput;
+
 /// Each fuzz target's directory name and how its bytes become a request.
-const TARGETS: [(&str, fn(&[u8]) -> ProofInput); 3] = [
+const TARGETS: [(&str, Build); 3] = [
     ("porep_c1", requests::porep),
     ("post_vanilla", requests::post),
     ("snap_vanilla", requests::snap),
@@ -29,7 +32,7 @@ fn fuzz_dir() -> PathBuf {
 }
 
 /// Every file under `fuzz_dir()/<under>/<target>/`, with its target's request builder.
-fn inputs(under: &str) -> Vec<(PathBuf, fn(&[u8]) -> ProofInput)> {
+fn inputs(under: &str) -> Vec<(PathBuf, Build)> {
     let mut out = Vec::new();
     for (target, build) in TARGETS {
         let dir = fuzz_dir().join(under).join(target);
