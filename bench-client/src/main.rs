@@ -33,6 +33,7 @@
 //! - `inputs.rs`: the input flags of `single` and `batch`: fixtures, or Curio's files.
 //! - `check.rs`: the returned proof checked with filecoin-proofs-api's verifiers.
 //! - `summary.rs`: proof outcomes, batch summary and latency percentiles.
+//! - `results.rs`: `--out DIR`: a CSV row per proof, the run with the machine and the daemon.
 //! - `usage.rs`: the device workers' busy share during a batch, from the status stream.
 //! - `watch.rs`: the live terminal view of the status stream.
 //! - `report/`: the side-by-side benchmarks and their report.
@@ -48,6 +49,7 @@ mod local;
 mod remote;
 mod report;
 mod request;
+mod results;
 mod summary;
 mod usage;
 mod watch;
@@ -116,6 +118,9 @@ enum Cmd {
         /// Verifying keys for the check here [default: $FIL_PROOFS_PARAMETER_CACHE].
         #[arg(long)]
         params_dir: Option<PathBuf>,
+        /// Write proofs.csv and result.json (the run, this machine, the daemon) here.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Prove COUNT copies of a request, CONCURRENCY at a time, and summarise.
     Batch {
@@ -128,6 +133,9 @@ enum Cmd {
         /// low, normal, high or critical [default: the kind's usual priority].
         #[arg(long, value_parser = request::parse_priority)]
         priority: Option<pb::Priority>,
+        /// Write proofs.csv and result.json (the run, this machine, the daemon) here.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// The daemon's devices, loaded parameters, queues and counters.
     Status,
@@ -165,23 +173,30 @@ fn remote(cli: Cli) -> Result<bool> {
                 input,
                 proof_out,
                 params_dir,
+                out,
             } => {
                 if let Some(dir) = params_dir {
                     // Read once by filecoin-proofs, at its first verification: set before it.
                     std::env::set_var("FIL_PROOFS_PARAMETER_CACHE", dir);
                 }
                 let loaded = input.load()?;
-                remote::single(addr, loaded, proof_out.as_deref(), json).await
+                remote::single(addr, loaded, proof_out.as_deref(), out.as_deref(), json).await
             }
             Cmd::Batch {
                 count,
                 concurrency,
                 input,
                 priority,
+                out,
             } => {
                 let priority = priority.unwrap_or(pb::Priority::Unspecified);
                 let request = input.load()?.input;
-                remote::batch(addr, &request, count, concurrency, priority, json).await
+                let run = remote::BatchRun {
+                    count,
+                    concurrency,
+                    priority,
+                };
+                remote::batch(addr, &request, run, out.as_deref(), json).await
             }
             Cmd::Status => remote::status(addr, json).await.map(|()| true),
             Cmd::Watch { interval, count } => {

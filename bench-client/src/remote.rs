@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 use crate::client::{connect, Client};
 use crate::inputs::Loaded;
 use crate::request::to_wire;
+use crate::results;
 use crate::summary::{Outcome, Summary};
 use crate::usage;
 
@@ -49,6 +50,7 @@ pub async fn single(
     addr: &str,
     loaded: Loaded,
     proof_out: Option<&Path>,
+    out: Option<&Path>,
     as_json: bool,
 ) -> Result<bool> {
     let Loaded {
@@ -85,13 +87,23 @@ pub async fn single(
         (None, Some(why)) => format!("not checked here: {why}"),
         (None, None) => "not checked".to_string(),
     };
+    let mut j = outcome.json();
+    j["kind"] = json!(kind.as_str());
+    j["verified"] = json!(verified);
+    if let Some(why) = &unchecked {
+        j["unchecked"] = json!(why);
+    }
+    if let Some(dir) = out {
+        let daemon = results::daemon(&mut client).await?;
+        results::write(
+            dir,
+            kind.as_str(),
+            std::slice::from_ref(&outcome),
+            j.clone(),
+            daemon,
+        )?;
+    }
     if as_json {
-        let mut j = outcome.json();
-        j["kind"] = json!(kind.as_str());
-        j["verified"] = json!(verified);
-        if let Some(why) = &unchecked {
-            j["unchecked"] = json!(why);
-        }
         println!("{j}");
     } else {
         println!(
@@ -117,18 +129,40 @@ pub async fn single(
     Ok(outcome.completed() && verified != Some(false))
 }
 
+/// How many copies `batch` proves, how many at once, at which priority.
+pub struct BatchRun {
+    pub count: usize,
+    pub concurrency: usize,
+    pub priority: pb::Priority,
+}
+
 /// Proves `count` copies of a request, at most `concurrency` in flight; Ok(false) when
 /// any did not complete.
 pub async fn batch(
     addr: &str,
     request: &ProofInput,
-    count: usize,
-    concurrency: usize,
-    priority: pb::Priority,
+    run: BatchRun,
+    out: Option<&Path>,
     as_json: bool,
 ) -> Result<bool> {
+    let BatchRun {
+        count,
+        concurrency,
+        priority,
+    } = run;
     let client = connect(addr).await?;
+    let mut describe = client.clone();
     let summary = run_batch(client, request, count, concurrency, priority, true).await?;
+    if let Some(dir) = out {
+        let daemon = results::daemon(&mut describe).await?;
+        results::write(
+            dir,
+            &summary.kind,
+            &summary.outcomes,
+            summary.json(),
+            daemon,
+        )?;
+    }
     if as_json {
         println!("{}", summary.json());
     } else {

@@ -122,10 +122,40 @@ async fn single_and_batch_against_a_real_daemon() {
     assert_eq!(single["proof_bytes"], 192);
     assert!(single["total_ms"].as_u64().is_some(), "{single}");
 
+    let results = tempfile::tempdir().unwrap();
+    let out = results.path().to_str().unwrap();
     let batch = bench_json(&[
         "--addr", &addr, "--json", "batch", "-c", "3", "-j", "2", "-t", "wpost", "--input", &input,
+        "--out", out,
     ])
     .await;
+    // A row per proof, and the run with the machine and the daemon it measured.
+    let csv = std::fs::read_to_string(results.path().join("proofs.csv")).expect("proofs.csv");
+    let rows: Vec<&str> = csv.lines().collect();
+    assert!(
+        rows[0].starts_with("kind,request_id,outcome,queue_ms"),
+        "{csv}"
+    );
+    assert_eq!(rows.len(), 4, "{csv}");
+    assert!(
+        rows[1..]
+            .iter()
+            .all(|r| r.starts_with("wpost,") && r.contains(",COMPLETED,")),
+        "{csv}"
+    );
+    let result: Value =
+        serde_json::from_slice(&std::fs::read(results.path().join("result.json")).unwrap())
+            .expect("result.json");
+    assert_eq!(result["run"]["count"], 3, "{result}");
+    assert!(result["machine"]["cores"].as_u64() >= Some(1), "{result}");
+    assert_eq!(result["daemon"]["backend"], "cpu", "{result}");
+    assert!(
+        !result["daemon"]["version"]
+            .as_str()
+            .unwrap_or("")
+            .is_empty(),
+        "{result}"
+    );
     assert_eq!(batch["count"], 3, "{batch}");
     assert_eq!(
         (batch["completed"].as_u64(), batch["failed"].as_u64()),
