@@ -8,19 +8,30 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
-use filecoin_proofs_api::seal::{verify_seal, SealCommitPhase1Output};
+use filecoin_proofs_api::seal::verify_seal;
 use filecoin_proofs_api::update::verify_empty_sector_update_proof;
 use filecoin_proofs_api::{
-    PublicReplicaInfo, RegisteredPoStProof, RegisteredUpdateProof, SectorId,
+    PublicReplicaInfo, RegisteredPoStProof, RegisteredSealProof, RegisteredUpdateProof, SectorId,
 };
 use snarkd_prover::filecoin::registered::{post_proof, update_proof};
 use snarkd_prover::fixtures::Fixtures;
 use snarkd_prover::{prover_id_from_miner_id, ProofKind};
 
+/// The public values of a seal that its C1 output states, read under filecoin-proofs-api's own
+/// field names; the vanilla proofs (nearly all of a C1) are skipped, not built.
+#[derive(serde::Deserialize)]
+pub struct SealPublic {
+    pub registered_proof: RegisteredSealProof,
+    pub comm_r: [u8; 32],
+    pub comm_d: [u8; 32],
+    pub ticket: [u8; 32],
+    pub seed: [u8; 32],
+}
+
 /// What a proof is checked against.
 pub enum Check {
     Porep {
-        c1: Box<SealCommitPhase1Output>,
+        seal: SealPublic,
         miner_id: u64,
         sector_number: u64,
     },
@@ -48,7 +59,7 @@ impl Check {
         let b32 = |v: &[u8]| -> Result<[u8; 32]> { v.try_into().context("32 bytes") };
         Ok(match kind {
             ProofKind::PorepSealCommit => Check::Porep {
-                c1: Box::new(serde_json::from_slice(&r.vanilla_proof).context("the C1 output")?),
+                seal: serde_json::from_slice(&r.vanilla_proof).context("the C1 output")?,
                 miner_id: r.miner_id,
                 sector_number: r.sector_number,
             },
@@ -75,17 +86,17 @@ impl Check {
     pub fn verify(&self, proof: &[u8]) -> Result<bool> {
         let verified = match self {
             Check::Porep {
-                c1,
+                seal,
                 miner_id,
                 sector_number,
             } => verify_seal(
-                c1.registered_proof,
-                c1.comm_r,
-                c1.comm_d,
+                seal.registered_proof,
+                seal.comm_r,
+                seal.comm_d,
                 prover_id_from_miner_id(*miner_id),
                 SectorId::from(*sector_number),
-                c1.ticket,
-                c1.seed,
+                seal.ticket,
+                seal.seed,
                 proof,
             ),
             Check::Post {

@@ -8,10 +8,9 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use base64::Engine;
 use bytesize::ByteSize;
-use filecoin_proofs_api::seal::SealCommitPhase1Output;
 use snarkd_prover::{ProofInput, ProofKind};
 
-use crate::check::Check;
+use crate::check::{Check, SealPublic};
 use crate::request::{load, parse_kind};
 
 /// The proof input, from fixtures or from Curio's files.
@@ -103,23 +102,25 @@ impl InputArgs {
 
     fn porep(&self, path: &PathBuf) -> Result<Loaded> {
         let raw = read(path)?;
-        let wrapper: Option<CurioWrapper> = serde_json::from_slice::<serde_json::Value>(&raw)
-            .ok()
-            .filter(|v| v.get("Phase1Out").is_some())
-            .map(serde_json::from_value)
-            .transpose()
-            .context("Curio's C1 wrapper")?;
-        let json = match &wrapper {
-            Some(w) => base64::engine::general_purpose::STANDARD
-                .decode(w.phase1_out.trim())
-                .context("the wrapper's Phase1Out is not base64")?,
-            None => raw.clone(),
+        // One pass over the file: Curio's wrapper fields if it has them, the rest (a bare C1's
+        // proofs) skipped unbuilt.
+        let outer: CurioWrapper = serde_json::from_slice(&raw)
+            .with_context(|| format!("{} is not JSON", path.display()))?;
+        let inner;
+        let json = match &outer.phase1_out {
+            Some(b64) => {
+                inner = base64::engine::general_purpose::STANDARD
+                    .decode(b64.trim())
+                    .context("the wrapper's Phase1Out is not base64")?;
+                &inner[..]
+            }
+            None => &raw[..],
         };
-        let c1: SealCommitPhase1Output = serde_json::from_slice(&json)
+        let seal: SealPublic = serde_json::from_slice(json)
             .with_context(|| format!("{} is not a C1 output", path.display()))?;
         let sector_number = self
             .sector_number
-            .or(wrapper.as_ref().and_then(|w| w.sector_num))
+            .or(outer.sector_num)
             .context("a bare C1 output does not say its sector: give --sector-number")?;
         let miner_id = self.miner_id()?;
         let mut input = ProofInput::new(
@@ -129,14 +130,14 @@ impl InputArgs {
         input.sector_size = self
             .sector_size
             .map(|s| s.as_u64())
-            .unwrap_or_else(|| u64::from(c1.registered_proof.sector_size()));
+            .unwrap_or_else(|| u64::from(seal.registered_proof.sector_size()));
         input.vanilla_proof = raw;
         input.sector_number = sector_number;
         input.miner_id = miner_id;
         Ok(Loaded {
             input,
             check: Some(Check::Porep {
-                c1: Box::new(c1),
+                seal,
                 miner_id,
                 sector_number,
             }),
@@ -240,13 +241,14 @@ impl InputArgs {
     }
 }
 
-/// Curio's wrapper around a C1 output.
+/// Curio's wrapper around a C1 output; both fields absent in a bare C1.
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "PascalCase")]
 struct CurioWrapper {
     #[serde(default)]
     sector_num: Option<u64>,
-    phase1_out: String,
+    #[serde(default)]
+    phase1_out: Option<String>,
 }
 
 fn read(path: &PathBuf) -> Result<Vec<u8>> {

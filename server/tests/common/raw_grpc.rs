@@ -79,10 +79,10 @@ pub async fn call_web(addr: SocketAddr, path: &str, body: Vec<u8>) -> Status {
         // The server may close before it has all of it: that is the case under test.
         let _ = wr.write_all(head.as_bytes()).await;
         let _ = wr.write_all(&body).await;
-        // Not closed from this side until the answer is read: hyper closes a connection whose
-        // client half-closes, answer or not.
-        std::future::pending::<()>().await;
-        drop(wr);
+        // Not closed from this side until the answer is read (the task is aborted then): hyper
+        // closes a connection whose client half-closes, answer or not.
+        let _open = wr;
+        std::future::pending::<()>().await
     });
     let mut response = Vec::new();
     let mut chunk = vec![0u8; 64 << 10];
