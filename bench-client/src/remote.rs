@@ -97,7 +97,7 @@ pub async fn single(
         let daemon = results::daemon(&mut client).await?;
         results::write(
             dir,
-            kind.as_str(),
+            (kind.as_str(), "single"),
             std::slice::from_ref(&outcome),
             j.clone(),
             daemon,
@@ -157,7 +157,7 @@ pub async fn batch(
         let daemon = results::daemon(&mut describe).await?;
         results::write(
             dir,
-            &summary.kind,
+            (&summary.kind, "batch"),
             &summary.outcomes,
             summary.json(),
             daemon,

@@ -1,8 +1,8 @@
-//! What a run leaves for people to look at later (`single`/`batch --out DIR`): `proofs.csv`, a
-//! row per proof (kind, request, queue, params, synthesis, device, total, client latency,
-//! outcome), and `result.json`: the run's own JSON beside the machine the client ran on and the
-//! daemon it measured (version, build, backend, devices, memory budget, from its first status
-//! snapshot), so a result says what it is a result of.
+//! What a run leaves for people to look at later (`single`/`batch --out DIR`, and `report`):
+//! `proofs.csv`, a row per proof (kind, condition, request, queue, params, synthesis, device,
+//! total, client latency, outcome), and `result.json`: the run's own JSON beside the machine the
+//! client ran on and the daemon it measured (version, build, backend, devices, memory budget, from
+//! its first status snapshot), so a result says what it is a result of.
 
 use std::path::Path;
 
@@ -64,20 +64,38 @@ pub fn machine() -> Value {
     })
 }
 
-/// Writes `proofs.csv` and `result.json` into `dir` (created if missing).
+/// Writes `proofs.csv` and `result.json` into `dir` (created if missing): `outcomes` are proofs
+/// of `kind` made under `condition` ("single", "batch").
 pub fn write(
     dir: &Path,
-    kind: &str,
+    (kind, condition): (&str, &str),
     outcomes: &[Outcome],
     run: Value,
     daemon: Value,
 ) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let csv_path = dir.join("proofs.csv");
-    let mut csv = csv::Writer::from_path(&csv_path)
-        .with_context(|| format!("writing {}", csv_path.display()))?;
+    proofs_csv(
+        &dir.join("proofs.csv"),
+        outcomes.iter().map(|o| (kind, condition, o)),
+    )?;
+    let result = json!({ "run": run, "machine": machine(), "daemon": daemon });
+    let json_path = dir.join("result.json");
+    std::fs::write(&json_path, serde_json::to_vec_pretty(&result)?)
+        .with_context(|| format!("writing {}", json_path.display()))?;
+    Ok(())
+}
+
+/// Writes a CSV row per proof to `path`: its kind, the condition it was made under, then what the
+/// daemon and the client measured of it.
+pub fn proofs_csv<'a>(
+    path: &Path,
+    proofs: impl IntoIterator<Item = (&'a str, &'a str, &'a Outcome)>,
+) -> Result<()> {
+    let mut csv =
+        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
     csv.write_record([
         "kind",
+        "condition",
         "request_id",
         "outcome",
         "queue_ms",
@@ -88,9 +106,10 @@ pub fn write(
         "client_ms",
         "error",
     ])?;
-    for o in outcomes {
+    for (kind, condition, o) in proofs {
         csv.write_record([
             kind.to_string(),
+            condition.to_string(),
             o.request_id.clone(),
             o.status.clone(),
             o.queue_wait_ms.to_string(),
@@ -103,9 +122,5 @@ pub fn write(
         ])?;
     }
     csv.flush()?;
-    let result = json!({ "run": run, "machine": machine(), "daemon": daemon });
-    let json_path = dir.join("result.json");
-    std::fs::write(&json_path, serde_json::to_vec_pretty(&result)?)
-        .with_context(|| format!("writing {}", json_path.display()))?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Proof outcomes and the batch summary: wall time, proofs/min, latency percentiles and the
 //! daemon's mean per-phase times, as text for people and JSON for scripts.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use snarkd_proto::v1 as pb;
@@ -20,6 +20,8 @@ pub struct Outcome {
     pub proof_bytes: usize,
     /// Client-side latency of the call.
     pub latency: Duration,
+    /// When the call came back (the report's throughput-over-time chart).
+    pub finished: Instant,
     pub queue_wait_ms: u64,
     pub srs_load_ms: u64,
     pub synthesis_ms: u64,
@@ -40,6 +42,7 @@ impl Outcome {
             proof: r.proof.clone(),
             proof_bytes: r.proof.len(),
             latency,
+            finished: Instant::now(),
             queue_wait_ms: r.queue_wait_ms,
             srs_load_ms: r.srs_load_ms,
             synthesis_ms: r.synthesis_ms,
@@ -56,6 +59,7 @@ impl Outcome {
             proof: Vec::new(),
             proof_bytes: 0,
             latency,
+            finished: Instant::now(),
             queue_wait_ms: 0,
             srs_load_ms: 0,
             synthesis_ms: 0,

@@ -133,14 +133,14 @@ async fn single_and_batch_against_a_real_daemon() {
     let csv = std::fs::read_to_string(results.path().join("proofs.csv")).expect("proofs.csv");
     let rows: Vec<&str> = csv.lines().collect();
     assert!(
-        rows[0].starts_with("kind,request_id,outcome,queue_ms"),
+        rows[0].starts_with("kind,condition,request_id,outcome,queue_ms"),
         "{csv}"
     );
     assert_eq!(rows.len(), 4, "{csv}");
     assert!(
         rows[1..]
             .iter()
-            .all(|r| r.starts_with("wpost,") && r.contains(",COMPLETED,")),
+            .all(|r| r.starts_with("wpost,batch,") && r.contains(",COMPLETED,")),
         "{csv}"
     );
     let result: Value =

@@ -1,5 +1,7 @@
 //! `snarkd-bench report`: the four benchmarks behind snarkd's claims, each a ratio against a
-//! baseline run side by side in the same invocation, written as `report.md` and `report.json`.
+//! baseline run side by side in the same invocation, written as `report.md`, `report.json` (with
+//! the machine and the daemon measured), `proofs.csv` (a row per timed deadline proof) and
+//! `report.html` (the table and SVG charts of those proofs: `html.rs`).
 //!
 //! 1. Throughput: `count` WindowPoSt partitions through the daemon vs the same proofs made by
 //!    filecoin-proofs-api in one process, one after another (what a lotus-style worker does).
@@ -21,6 +23,7 @@
 
 mod baseline;
 pub(crate) mod daemon;
+mod html;
 mod latency;
 mod mix;
 mod precompiled;
@@ -174,6 +177,18 @@ pub fn report(o: Options) -> Result<()> {
     };
     let runtime = tokio::runtime::Runtime::new()?;
     let mut rows = Vec::new();
+    // The timed deadline proofs, for proofs.csv and the page's charts.
+    let mut runs: Vec<html::Run> = Vec::new();
+    // The daemon measured, as its status describes it with the settings every run starts from.
+    let described = {
+        let d = Daemon::start(&snarkd, &base_env("auto".into()))?;
+        let described = runtime.block_on(async {
+            let mut client = d.client().await?;
+            crate::results::daemon(&mut client).await
+        })?;
+        d.stop()?;
+        described
+    };
 
     if o.runs(Part::Throughput) {
         eprintln!(
@@ -336,6 +351,10 @@ pub fn report(o: Options) -> Result<()> {
                 (&idle, "idle"),
                 (&loaded, "during 2 PoRep C2 jobs"),
             ));
+            runs.push(html::Run::of(
+                name,
+                [(idle, "idle"), (loaded, "during 2 PoRep C2 jobs")],
+            ));
         }
     }
 
@@ -379,16 +398,16 @@ pub fn report(o: Options) -> Result<()> {
             anyhow::Ok(idle)
         })?;
         d.stop()?;
-        let mut runs = Vec::new();
+        let mut mix_runs = Vec::new();
         for preempt in ["true", "false"] {
             eprintln!("5/7 mix: {:?} with preempt = {preempt}", o.mix_duration);
             let mut env = base_env("auto".into());
             env.push(("SNARKD_SCHEDULER_PREEMPT", preempt.into()));
             let d = Daemon::start(&snarkd, &env)?;
-            runs.push(runtime.block_on(mix::run(&d, &requests, shape))?);
+            mix_runs.push(runtime.block_on(mix::run(&d, &requests, shape))?);
             d.stop()?;
         }
-        let (on, off) = (&runs[0], &runs[1]);
+        let (on, off) = (&mix_runs[0], &mix_runs[1]);
         rows.extend(deadline_rows(
             "mix: WinningPoSt",
             (&idle.0, "idle"),
@@ -423,6 +442,15 @@ pub fn report(o: Options) -> Result<()> {
             ratio: rate_on / rate_off,
             target: Some((">= 0.90 (at most 10 % lost)", rate_on >= 0.9 * rate_off)),
         });
+        let on = mix_runs.swap_remove(0);
+        runs.push(html::Run::of(
+            "mix: WinningPoSt",
+            [(idle.0, "idle"), (on.winning, "in the mix")],
+        ));
+        runs.push(html::Run::of(
+            "mix: WindowPoSt",
+            [(idle.1, "idle"), (on.wpost, "in the mix")],
+        ));
     }
 
     if o.runs(Part::Precompiled) {
@@ -473,7 +501,7 @@ pub fn report(o: Options) -> Result<()> {
         rows.extend(subscribers::rows(&sides, shape));
     }
 
-    write(&o.out, &rows)
+    write(&o.out, &rows, &runs, &described)
 }
 
 /// p50 and p99 rows of a deadline kind's latencies against its idle ones, each side labelled
@@ -529,28 +557,35 @@ async fn preload(mut client: crate::client::Client, circuit: &str) -> Result<()>
     Ok(())
 }
 
-fn write(out: &Path, rows: &[Row]) -> Result<()> {
-    let command: Vec<String> = std::env::args().collect();
-    let machine = json!({
-        "cpus": std::thread::available_parallelism().map_or(0, |n| n.get()),
-        "memory_bytes": memory_total(),
-    });
+fn write(out: &Path, rows: &[Row], runs: &[html::Run], daemon: &Value) -> Result<()> {
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let machine = crate::results::machine();
     let j = json!({
-        "command": command.join(" "),
+        "command": command,
         "snarkd_bench_version": env!("CARGO_PKG_VERSION"),
         "machine": machine,
+        "daemon": daemon,
         "benchmarks": rows.iter().map(Row::json).collect::<Vec<_>>(),
     });
     std::fs::write(
         out.join("report.json"),
         serde_json::to_string_pretty(&j)? + "\n",
     )?;
+    crate::results::proofs_csv(
+        &out.join("proofs.csv"),
+        runs.iter().flat_map(|r| {
+            (r.sides.iter()).flat_map(|s| s.outcomes.iter().map(|o| (&*r.kind, &*s.condition, o)))
+        }),
+    )?;
+    std::fs::write(
+        out.join("report.html"),
+        html::page(&command, &machine, daemon, rows, runs),
+    )?;
     let mut md = String::from("# snarkd benchmark report\n\n");
     md.push_str(&format!(
-        "Reproduce with `{}` ({} CPUs, {} RAM). Each ratio is snarkd over a baseline run in the same invocation.\n\n",
-        command.join(" "),
-        machine["cpus"],
-        ByteSize(memory_total())
+        "Reproduce with `{command}` ({} CPUs, {} RAM). Each ratio is snarkd over a baseline run in the same invocation. Charts: report.html.\n\n",
+        machine["cores"],
+        ByteSize(machine["memory_bytes"].as_u64().unwrap_or(0))
     ));
     md.push_str(
         "| benchmark | baseline | snarkd | ratio | target | met |\n|---|---|---|---|---|---|\n",
@@ -575,15 +610,4 @@ fn write(out: &Path, rows: &[Row]) -> Result<()> {
     std::fs::write(out.join("report.md"), &md)?;
     print!("{md}");
     Ok(())
-}
-
-fn memory_total() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            m.lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        })
-        .map_or(0, |kib| kib * 1024)
 }
