@@ -6,7 +6,8 @@
 //! [`bench_synthesis`] times synthesis alone three ways on a pool of a chosen size: stock
 //! bellperson's, our recording constraint system's and the pre-compiled path's.
 //! [`bench_setup`] times the local test parameters' Groth16 setup: bellperson's generator and
-//! ours on the same blank circuit.
+//! ours on the same blank circuit. [`bench_native_label`] times PoRep label hashes through
+//! bellperson's gadgets (witness only) and natively.
 
 use std::time::{Duration, Instant};
 
@@ -299,5 +300,109 @@ pub fn bench_setup(circuit: CircuitId) -> Result<SetupBench> {
         circuit,
         bellperson,
         ours: ours_time,
+    })
+}
+
+/// Label hashes (`create_label_circuit`: SHA-256 over 1,248 bytes, then the packing) computed
+/// by bellperson's gadgets on its witness-only constraint system and natively
+/// ([`crate::synthesis::native`]): the median over the runs of the time per label.
+#[derive(Clone, Debug)]
+pub struct NativeLabelBench {
+    /// Labels per run.
+    pub labels: usize,
+    /// The gadgets on `WitnessCS`, per label.
+    pub gadget: Duration,
+    /// The native computation, per label.
+    pub native: Duration,
+}
+
+impl NativeLabelBench {
+    /// Native over gadgets (below 1: native is faster).
+    pub fn ratio(&self) -> f64 {
+        self.native.as_secs_f64() / self.gadget.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Times `labels` label hashes both ways, `runs` times, on random inputs laid out as in the PoRep
+/// circuit (allocated replica id, node and parent bits, a constant layer); each label's aux values
+/// must be equal both ways.
+pub fn bench_native_label(labels: usize, runs: usize) -> Result<NativeLabelBench> {
+    use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
+    use bellperson::gadgets::uint32::UInt32;
+    use bellperson::util_cs::witness_cs::WitnessCS;
+    use bellperson::ConstraintSystem;
+    use blstrs::Scalar as Fr;
+    use rand::{Rng, SeedableRng};
+    use storage_proofs_core::gadgets::uint64::UInt64;
+    use storage_proofs_porep::stacked::{create_label_circuit, TOTAL_PARENTS};
+
+    use crate::synthesis::native::bit::Bit;
+    use crate::synthesis::native::label::label;
+
+    let failed = |reason: String| crate::ProverError::Synthesis {
+        partition: 0,
+        reason,
+    };
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(7);
+    let mut inputs = WitnessCS::<Fr>::new();
+    let mut random_bits = |n: usize| -> Result<(Vec<Boolean>, Vec<Bit>)> {
+        let values: Vec<bool> = (0..n).map(|_| rng.gen()).collect();
+        let gadget = values
+            .iter()
+            .map(|&v| AllocatedBit::alloc(&mut inputs, Some(v)).map(Boolean::Is))
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| failed(e.to_string()))?;
+        Ok((gadget, values.into_iter().map(Bit::Var).collect()))
+    };
+    let (replica_gadget, replica) = random_bits(256)?;
+    let (node_bits, node) = random_bits(64)?;
+    let node_gadget = UInt64::from_bits(&node_bits);
+    let mut parents_gadget = Vec::new();
+    let mut parents = Vec::new();
+    for _ in 0..TOTAL_PARENTS {
+        let (g, n) = random_bits(256)?;
+        parents_gadget.push(g);
+        parents.push(n);
+    }
+    let node: [Bit; 64] = node
+        .try_into()
+        .map_err(|_| failed("the node is not 64 bits".into()))?;
+    let layer: [Bit; 32] = Bit::constants_le(2);
+
+    let (mut gadget_times, mut native_times) = (Vec::new(), Vec::new());
+    for _ in 0..runs.max(1) {
+        let copies: Vec<_> = (0..labels).map(|_| parents_gadget.clone()).collect();
+        let t = Instant::now();
+        let mut gadget_cs = WitnessCS::<Fr>::new();
+        for copy in copies {
+            gadget_cs = WitnessCS::<Fr>::new();
+            create_label_circuit(
+                &mut gadget_cs,
+                &replica_gadget,
+                copy,
+                UInt32::constant(2),
+                node_gadget.clone(),
+            )
+            .map_err(|e| failed(e.to_string()))?;
+        }
+        gadget_times.push(t.elapsed() / labels.max(1) as u32);
+
+        let t = Instant::now();
+        let mut native_aux = Vec::new();
+        for _ in 0..labels {
+            native_aux = Vec::new();
+            std::hint::black_box(label(&mut native_aux, &replica, &parents, &layer, &node));
+        }
+        native_times.push(t.elapsed() / labels.max(1) as u32);
+        if native_aux != gadget_cs.aux_slice() {
+            return Err(failed(
+                "the native label's aux values differ from the gadgets'".into(),
+            ));
+        }
+    }
+    Ok(NativeLabelBench {
+        labels,
+        gadget: median(gadget_times),
+        native: median(native_times),
     })
 }

@@ -6,8 +6,11 @@
 //! - `recording_cs.rs`: the recording constraint system.
 //! - `density.rs`: [`Density`], the bit sets of variables occurring in A and B.
 //! - `precompiled/`: the same partition from recorded R1CS matrices and a witness-only pass.
+//! - `native/` (tests, feature `bench`): gadget witnesses computed natively (SHA-256, labels).
 
 mod density;
+#[cfg(any(test, feature = "bench"))]
+pub(crate) mod native;
 pub mod precompiled;
 mod recording_cs;
 #[cfg(test)]
