@@ -7,7 +7,8 @@ set -euo pipefail
 SNARKD_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SNARKD_TOOLS="$SNARKD_ROOT/.tools"
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Each step with the seconds since the calling script began, so a slow step shows in the log.
+say() { printf '\033[1m==> [%ss] %s\033[0m\n' "$SECONDS" "$*" >&2; }
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"
@@ -80,7 +81,10 @@ if ! rust_is_new_enough; then
     else
       say "installing Rust with rustup into ~/.cargo"
     fi
-    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --no-modify-path
+    # rustup's installer script from the Rust distribution server (what sh.rustup.rs serves),
+    # which also serves the toolchains: one host to reach.
+    curl --proto '=https' --tlsv1.2 -sSf https://static.rust-lang.org/rustup/rustup-init.sh \
+      | sh -s -- -y --profile minimal --no-modify-path
   fi
   if ! rust_is_new_enough; then
     say "updating rustup's stable toolchain to $RUST_NEEDED or later"

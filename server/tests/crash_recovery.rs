@@ -19,8 +19,9 @@ use snarkd_prover::ProofKind;
 
 use pb::await_proof_response::Status as Ended;
 
-/// Kill points at least; more are taken until each moment below was hit.
-const KILLS: usize = 10;
+/// Kill points at least (each moment below aimed at twice); more are taken until each moment was
+/// hit.
+const KILLS: usize = 6;
 /// Kill points at most, so a run that never hits a moment fails instead of looping.
 const MOST_KILLS: usize = 30;
 

@@ -4,10 +4,12 @@
 //! verifier. Counts every failure by where it was caught; exits 1 if there was any. For hunting
 //! rare, load-dependent faults: run it beside other work (a build, a second copy).
 //!
-//!   cargo run --release -p snarkd-prover --example soak [-- KIND [PROOFS [SYNTH_THREADS]]]
+//!   cargo run --release -p snarkd-prover --example soak [-- KIND [PROOFS [SYNTH_THREADS [SECTORS]]]]
 //!
-//! KIND is winning, wpost, snap or porep (default winning), PROOFS defaults to 100 and
-//! SYNTH_THREADS to 2. Parameters come from `snarkd_prover::test_params_dir()`.
+//! KIND is winning, wpost, snap or porep (default winning), PROOFS defaults to 100,
+//! SYNTH_THREADS to 2 and SECTORS to 1: the number of random sectors sealed for inputs, which the
+//! proofs take in turn (many hunt faults that depend on the input, one those that depend on load).
+//! Parameters come from `snarkd_prover::test_params_dir()`.
 
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -29,12 +31,20 @@ fn main() -> anyhow::Result<()> {
     };
     let proofs: usize = args.get(1).map_or(Ok(100), |n| n.parse())?;
     let synth_threads: usize = args.get(2).map_or(Ok(2), |n| n.parse())?;
+    let sectors: usize = args.get(3).map_or(Ok(1), |n| n.parse())?;
 
-    let work = tempfile::tempdir()?;
-    let fixtures = generate_fixtures(SECTOR_2K, work.path())?;
     let params = load_params(&test_params_dir(), CircuitId::new(kind, SECTOR_2K)?)?;
-    let job = Arc::new(prepare(fixtures.request(kind))?);
-    let partitions = job.num_partitions();
+    let (mut jobs, mut sealed) = (Vec::with_capacity(sectors), Vec::with_capacity(sectors));
+    for _ in 0..sectors.max(1) {
+        let work = tempfile::tempdir()?;
+        let fixtures = generate_fixtures(SECTOR_2K, work.path())?;
+        jobs.push(Arc::new(prepare(fixtures.request(kind))?));
+        sealed.push(work);
+    }
+    let jobs = Arc::new(jobs);
+    let partitions = jobs[0].num_partitions();
+    // Proof `i` is of sector `i % sectors`.
+    let job_of = |i: usize| &jobs[i % jobs.len()];
 
     // Synthesis threads take partition numbers from a shared counter and hand partitions over
     // through a channel as small as the daemon's ready queue, so synthesis overlaps proving.
@@ -43,12 +53,13 @@ fn main() -> anyhow::Result<()> {
     let total = proofs * partitions;
     let synths: Vec<_> = (0..synth_threads)
         .map(|_| {
-            let (job, next, tx) = (job.clone(), next.clone(), tx.clone());
+            let (jobs, next, tx) = (jobs.clone(), next.clone(), tx.clone());
             std::thread::spawn(move || loop {
                 let n = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if n >= total {
                     return;
                 }
+                let job = &jobs[(n / partitions) % jobs.len()];
                 if tx.send((n, job.synthesize(n % partitions))).is_err() {
                     return;
                 }
@@ -86,9 +97,13 @@ fn main() -> anyhow::Result<()> {
                 .iter_mut()
                 .map(|p| p.take().expect("checked"))
                 .collect();
-            if let Err(e) = job.finalize(&parts, &params) {
+            if let Err(e) = job_of(n / partitions).finalize(&parts, &params) {
                 verifier_failed += 1;
-                eprintln!("proof {}: filecoin verifier: {e}", n / partitions);
+                eprintln!(
+                    "proof {} (sector {}): filecoin verifier: {e}",
+                    n / partitions,
+                    (n / partitions) % jobs.len()
+                );
             }
         }
     }
@@ -98,9 +113,10 @@ fn main() -> anyhow::Result<()> {
     }
     let failed = synth_failed + self_check_failed + verifier_failed;
     println!(
-        "{kind}: {proofs} proofs ({partitions} partitions each) in {:.1} s with {synth_threads} \
-         synthesis threads: {synth_failed} synthesis, {self_check_failed} self-check and \
-         {verifier_failed} verifier failures",
+        "{kind}: {proofs} proofs ({partitions} partitions each) of {} sectors in {:.1} s with \
+         {synth_threads} synthesis threads: {synth_failed} synthesis, {self_check_failed} \
+         self-check and {verifier_failed} verifier failures",
+        jobs.len(),
         start.elapsed().as_secs_f64()
     );
     if failed > 0 {
