@@ -2,7 +2,7 @@
 # The README's two commands on a stock Debian 12 (bookworm), as a newcomer's fresh machine has it:
 # a root made here by mmdebstrap (Debian's "important" packages: what a minimal server install
 # has; no compiler, no Rust, no Node.js, no Python packages), into which a clean clone of this
-# checkout's HEAD is copied. Inside it, as root, with the host's network:
+# checkout's HEAD is copied. Inside it, as root, with the host's network (and its TLS trust):
 #   1. ./scripts/demo.sh --once, which must end with its two real proofs COMPLETED;
 #   2. the test command's setup step (SNARKD_SETUP=test source scripts/setup.sh), through
 #      installing (the test suite itself is not run).
@@ -50,10 +50,19 @@ for m in proc sys dev dev/pts; do
   mounts+=("$ROOTFS/$m")
 done
 cp /etc/resolv.conf "$ROOTFS/etc/resolv.conf"
+# The host's network as it is, trust anchors included: a network that inspects TLS (a company
+# proxy) has its CA among the local ones, which ca-certificates adds to the root's bundle when
+# setup installs it, and the variables that point tools at the system bundle.
+mkdir -p "$ROOTFS/usr/local/share/ca-certificates"
+cp /usr/local/share/ca-certificates/*.crt "$ROOTFS/usr/local/share/ca-certificates/" 2>/dev/null || true
+ca_env=()
+for v in SSL_CERT_FILE SSL_CERT_DIR CURL_CA_BUNDLE REQUESTS_CA_BUNDLE PIP_CERT NODE_EXTRA_CA_CERTS GIT_SSL_CAINFO; do
+  [ -n "${!v:-}" ] && ca_env+=("$v=${!v}")
+done
 
 # A login-like environment: nothing of this machine's PATH, caches or tool locations.
 in_root() {
-  chroot "$ROOTFS" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+  chroot "$ROOTFS" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${ca_env[@]}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/bash -c "cd /root/snarkd && $1"
 }
