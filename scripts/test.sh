@@ -10,8 +10,12 @@ SNARKD_SETUP=test source scripts/setup.sh
 # Local test parameters (they verify only against their own .vk). Generated when missing:
 # PoRep ~85 s and SnapDeals ~50 s on two cores, the PoSt kinds seconds.
 export SNARKD_TEST_PARAMS_DIR="${SNARKD_TEST_PARAMS_DIR:-$HOME/.cache/snarkd/params-2k}"
+# Made with the build that ships (scripts/build.sh, run again below with the monitor): one build
+# of the daemon's features, not a second one for `cargo run -p snarkd` alone.
+say "building what ships (scripts/build.sh --no-monitor)"
+SNARKD_BIN_DIR="$(./scripts/build.sh --no-monitor | tail -n 1)"
 say "2 KiB test parameters in $SNARKD_TEST_PARAMS_DIR"
-cargo run -q -p snarkd -- params generate --sector-size 2KiB \
+"$SNARKD_BIN_DIR/snarkd" params generate --sector-size 2KiB \
   --kind winning --kind wpost --kind snap --kind porep --dir "$SNARKD_TEST_PARAMS_DIR"
 
 # promtool ships in Debian's prometheus package, which also installs and starts a Prometheus
