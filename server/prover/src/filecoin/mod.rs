@@ -12,6 +12,8 @@
 //! - `nodes.rs`: every hash node and Merkle path element of a decoded vanilla proof checked
 //!   before filecoin's verifiers see it.
 //! - `porep.rs`, `post.rs`, `snap.rs`: per-kind circuits, public inputs and verification.
+//! - `synthetic/` (feature `bench`): production-shaped partition circuits from seeded random
+//!   values, for benchmarks and tests; no request reaches them.
 
 pub mod blank;
 mod c1_shape;
@@ -22,6 +24,8 @@ mod post;
 pub mod registered;
 mod request;
 mod snap;
+#[cfg(feature = "bench")]
+pub mod synthetic;
 
 #[cfg(feature = "bench")]
 use bellperson::groth16::Parameters;

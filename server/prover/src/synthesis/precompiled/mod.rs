@@ -222,19 +222,7 @@ pub fn synthesize_precompiled<C: Circuit<Fr>>(
     matrices: &CircuitMatrices,
 ) -> Result<SynthesizedPartition> {
     let started = std::time::Instant::now();
-    let failed = move |reason: String| ProverError::Synthesis {
-        partition: index,
-        reason,
-    };
-    let run = move || -> Result<WitnessCs> {
-        let mut cs = WitnessCs::with_capacity(matrices.num_inputs, matrices.num_aux);
-        let synthesized = cs
-            .alloc_input(|| "ONE", || Ok(Fr::ONE))
-            .and_then(|_| circuit.synthesize(&mut cs));
-        synthesized.map_err(|e| failed(e.to_string()))?;
-        Ok(cs)
-    };
-    let WitnessCs { inputs, aux } = caught(run, failed)?;
+    let (inputs, aux) = witness_pass(index, circuit, matrices.num_inputs, matrices.num_aux)?;
     if inputs.len() != matrices.num_inputs || aux.len() != matrices.num_aux {
         return Err(ProverError::Precompiled(format!(
             "the witness has {} inputs and {} aux values, the pre-compiled circuit {} and {}",
@@ -275,6 +263,31 @@ pub fn synthesize_precompiled<C: Circuit<Fr>>(
             m.b_aux_density.clone(),
         ],
     ))
+}
+
+/// The witness pass of [`synthesize_precompiled`]: ONE, then `circuit` on [`WitnessCs`], with
+/// room reserved for `inputs` public inputs and `aux` aux values; returns (inputs, aux). An error
+/// or a panic inside the circuit is [`ProverError::Synthesis`] of partition `index`.
+pub(crate) fn witness_pass<C: Circuit<Fr>>(
+    index: usize,
+    circuit: C,
+    inputs: usize,
+    aux: usize,
+) -> Result<(Vec<Fr>, Vec<Fr>)> {
+    let failed = move |reason: String| ProverError::Synthesis {
+        partition: index,
+        reason,
+    };
+    let run = move || -> Result<WitnessCs> {
+        let mut cs = WitnessCs::with_capacity(inputs, aux);
+        let synthesized = cs
+            .alloc_input(|| "ONE", || Ok(Fr::ONE))
+            .and_then(|_| circuit.synthesize(&mut cs));
+        synthesized.map_err(|e| failed(e.to_string()))?;
+        Ok(cs)
+    };
+    let WitnessCs { inputs, aux } = caught(run, failed)?;
+    Ok((inputs, aux))
 }
 
 #[cfg(test)]

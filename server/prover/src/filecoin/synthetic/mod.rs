@@ -1,0 +1,199 @@
+//! Production-shaped partition circuits from seeded random values, for benchmarks and tests
+//! (feature `bench`; no request reaches them): PoRep (`StackedCircuit`, from synthetic vanilla
+//! proofs through `StackedCompound::circuit`), SnapDeals (`EmptySectorUpdateCircuit`) and
+//! Window/Winning PoSt (`FallbackPoStCircuit`), at any sector size with registered proofs, with
+//! a chosen number of challenges (PoRep, SnapDeals) or sectors (PoSt) and no Groth16 parameters.
+//!
+//! The values are random, so the circuits are not satisfied, but every value is present and the
+//! ones the circuits check while synthesizing hold: a SnapDeals challenge's new replica leaf is
+//! its old leaf plus its data leaf times rho (for the challenges the circuit derives), every
+//! challenge of a partition shares the TreeD siblings above the partition's apex, and the packed
+//! k / h-select input is valid. Merkle path positions are the digits of the challenged node.
+//!
+//! Layout:
+//! - `mod.rs`: [`synthesize`] (builds one circuit and runs it one [`Synthesis`] way) and
+//!   [`production_count`].
+//! - `paths.rs`: random Merkle paths of a tree's shape.
+//! - `porep.rs`, `snap.rs`, `post.rs`: each kind's circuit.
+//! - `count.rs`: the constraint system that only counts.
+
+mod count;
+mod paths;
+mod porep;
+mod post;
+mod snap;
+
+use std::time::{Duration, Instant};
+
+use bellperson::util_cs::witness_cs::WitnessCS;
+use bellperson::{Circuit, ConstraintSystem};
+use blstrs::Scalar as Fr;
+use filecoin_proofs::{with_shape, MerkleTreeTrait, TreeRHasher};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+
+use super::{CircuitId, CircuitShape, ProofKind};
+use crate::error::{ProverError, Result};
+use crate::synthesis::{caught, precompiled, synthesize_circuit};
+use porep::challenges_per_partition as porep_challenges;
+use post::sectors_per_partition as post_sectors;
+
+/// How to synthesize a synthetic circuit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Synthesis {
+    /// Count its constraints (one per public input included), inputs and aux variables; no
+    /// value is computed.
+    Count,
+    /// snarkd's witness-only pass (the pre-compiled path's first step), with room reserved for
+    /// the given shape, as the pre-compiled matrices give it.
+    Witness(CircuitShape),
+    /// bellperson's own witness-only constraint system (`WitnessCS`: no room reserved).
+    BellpersonWitness,
+    /// snarkd's plain path: the recording constraint system (witness, a/b/c, densities), with
+    /// room reserved for the given shape.
+    Recording(CircuitShape),
+}
+
+/// What one synthesis took and made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Synthesized {
+    /// Time in the synthesis alone (building the circuit beforehand is not counted).
+    pub wall: Duration,
+    /// Public inputs, ONE included.
+    pub inputs: usize,
+    pub aux: usize,
+    /// Constraints, one per public input included; `None` on the witness-only paths, which do
+    /// not count them.
+    pub constraints: Option<usize>,
+}
+
+/// Builds the synthetic partition circuit of `kind` at `sector_size` with `count` challenges
+/// (PoRep, SnapDeals) or sectors (PoSt) from values seeded by `seed`, and synthesizes it `how`.
+/// SnapDeals takes at most its production challenge count (its challenge generator yields no
+/// more per partition); other counts are not bounded.
+pub fn synthesize(
+    kind: ProofKind,
+    sector_size: u64,
+    count: usize,
+    seed: u64,
+    how: Synthesis,
+) -> Result<Synthesized> {
+    let mut run = Run { how, done: None };
+    with_circuit(kind, sector_size, count, seed, &mut run)?;
+    Ok(run
+        .done
+        .expect("with_circuit hands its circuit over or fails"))
+}
+
+/// Something done with a synthetic circuit, whatever its type (which depends on the tree shape
+/// of the sector size).
+trait UseCircuit {
+    fn take<C: Circuit<Fr>>(&mut self, circuit: C) -> Result<()>;
+}
+
+/// A synthesis `how`, and what it gave.
+struct Run {
+    how: Synthesis,
+    done: Option<Synthesized>,
+}
+
+impl UseCircuit for Run {
+    fn take<C: Circuit<Fr>>(&mut self, circuit: C) -> Result<()> {
+        self.done = Some(apply(circuit, self.how)?);
+        Ok(())
+    }
+}
+
+/// Builds the circuit [`synthesize`] describes and hands it to `user`.
+fn with_circuit(
+    kind: ProofKind,
+    sector_size: u64,
+    count: usize,
+    seed: u64,
+    user: &mut impl UseCircuit,
+) -> Result<()> {
+    CircuitId::new(kind, sector_size)?;
+    if count == 0 {
+        return Err(ProverError::WrongCount {
+            what: "challenges or sectors",
+            expected: "at least 1".into(),
+            actual: 0,
+        });
+    }
+    with_shape!(sector_size, build, kind, sector_size, count, seed, user)
+}
+
+/// Challenges (PoRep, SnapDeals) or sectors (PoSt) in one production partition of `kind` at
+/// `sector_size`: what [`synthesize`]'s `count` is for the real circuit.
+pub fn production_count(kind: ProofKind, sector_size: u64) -> Result<usize> {
+    CircuitId::new(kind, sector_size)?;
+    match kind {
+        ProofKind::PorepSealCommit => with_shape!(sector_size, porep_challenges, sector_size),
+        ProofKind::SnapDealsUpdate => Ok(snap::challenges_per_partition(sector_size)),
+        ProofKind::WindowPost | ProofKind::WinningPost => {
+            with_shape!(sector_size, post_sectors, kind, sector_size)
+        }
+    }
+}
+
+fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    kind: ProofKind,
+    sector_size: u64,
+    count: usize,
+    seed: u64,
+    user: &mut impl UseCircuit,
+) -> Result<()> {
+    let rng = &mut ChaCha8Rng::seed_from_u64(seed);
+    match kind {
+        ProofKind::PorepSealCommit => user.take(porep::circuit::<Tree>(sector_size, count, rng)?),
+        ProofKind::SnapDealsUpdate => user.take(snap::circuit::<Tree>(sector_size, count, rng)?),
+        ProofKind::WindowPost | ProofKind::WinningPost => {
+            user.take(post::circuit::<Tree>(kind, sector_size, count, rng)?)
+        }
+    }
+}
+
+/// Synthesizes `circuit` `how`, timing the synthesis alone (what it made is dropped after).
+fn apply<C: Circuit<Fr>>(circuit: C, how: Synthesis) -> Result<Synthesized> {
+    let started = Instant::now();
+    let done = |inputs, aux, constraints| Synthesized {
+        wall: started.elapsed(),
+        inputs,
+        aux,
+        constraints,
+    };
+    Ok(match how {
+        Synthesis::Count => {
+            let s = count::count(circuit)?;
+            done(s.inputs, s.aux, Some(s.constraints))
+        }
+        Synthesis::Witness(room) => {
+            let (inputs, aux) = precompiled::witness_pass(0, circuit, room.inputs, room.aux)?;
+            done(inputs.len(), aux.len(), None)
+        }
+        Synthesis::BellpersonWitness => {
+            let run = || {
+                // `new` allocates ONE.
+                let mut cs = WitnessCS::<Fr>::new();
+                circuit.synthesize(&mut cs).map_err(failed)?;
+                Ok(done(cs.inputs_slice().len(), cs.aux_slice().len(), None))
+            };
+            caught(run, failed)?
+        }
+        Synthesis::Recording(room) => {
+            let p = synthesize_circuit(0, circuit, room)?;
+            done(p.num_inputs(), p.num_aux(), Some(p.num_constraints()))
+        }
+    })
+}
+
+/// A synthesis error or panic of the synthetic circuit (partition 0).
+fn failed(reason: impl ToString) -> ProverError {
+    ProverError::Synthesis {
+        partition: 0,
+        reason: reason.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;
