@@ -17,19 +17,21 @@
 //! 7. StreamStatus with a thousand subscribers while hundreds of jobs are queued, against one
 //!    subscriber: first message and change-to-client p99, unseen jobs, daemon CPU and RSS.
 //!
-//! Layout: `mod.rs` runs them and writes the report, `daemon.rs` the snarkd child processes,
-//! `baseline.rs` the filecoin-proofs-api baseline, `latency.rs` and `mix.rs` the deadline runs,
-//! `precompiled.rs` the pre-compiled synthesis run, `subscribers.rs` the status stream run.
+//! Layout: `mod.rs` runs them, `files.rs` writes the report, `daemon.rs` the snarkd child
+//! processes, `baseline.rs` the filecoin-proofs-api baseline, `latency.rs` and `mix.rs` the
+//! deadline runs, `precompiled.rs` the pre-compiled synthesis run, `subscribers.rs` the status
+//! stream run.
 
 mod baseline;
 pub(crate) mod daemon;
+mod files;
 mod html;
 mod latency;
 mod mix;
 mod precompiled;
 mod subscribers;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -501,7 +503,7 @@ pub fn report(o: Options) -> Result<()> {
         rows.extend(subscribers::rows(&sides, shape));
     }
 
-    write(&o.out, &rows, &runs, &described)
+    files::write(&o.out, &rows, &runs, &described)
 }
 
 /// p50 and p99 rows of a deadline kind's latencies against its idle ones, each side labelled
@@ -554,60 +556,5 @@ async fn preload(mut client: crate::client::Client, circuit: &str) -> Result<()>
         })
         .await
         .with_context(|| format!("PreloadSRS {circuit}"))?;
-    Ok(())
-}
-
-fn write(out: &Path, rows: &[Row], runs: &[html::Run], daemon: &Value) -> Result<()> {
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let machine = crate::results::machine();
-    let j = json!({
-        "command": command,
-        "snarkd_bench_version": env!("CARGO_PKG_VERSION"),
-        "machine": machine,
-        "daemon": daemon,
-        "benchmarks": rows.iter().map(Row::json).collect::<Vec<_>>(),
-    });
-    std::fs::write(
-        out.join("report.json"),
-        serde_json::to_string_pretty(&j)? + "\n",
-    )?;
-    crate::results::proofs_csv(
-        &out.join("proofs.csv"),
-        runs.iter().flat_map(|r| {
-            (r.sides.iter()).flat_map(|s| s.outcomes.iter().map(|o| (&*r.kind, &*s.condition, o)))
-        }),
-    )?;
-    std::fs::write(
-        out.join("report.html"),
-        html::page(&command, &machine, daemon, rows, runs),
-    )?;
-    let mut md = String::from("# snarkd benchmark report\n\n");
-    md.push_str(&format!(
-        "Reproduce with `{command}` ({} CPUs, {} RAM). Each ratio is snarkd over a baseline run in the same invocation. Charts: report.html.\n\n",
-        machine["cores"],
-        ByteSize(machine["memory_bytes"].as_u64().unwrap_or(0))
-    ));
-    md.push_str(
-        "| benchmark | baseline | snarkd | ratio | target | met |\n|---|---|---|---|---|---|\n",
-    );
-    for r in rows {
-        md.push_str(&format!(
-            "| {} | {}: {:.3} | {}: {:.3} | {:.2} | {} | {} |\n",
-            r.name,
-            r.baseline.0,
-            r.baseline.1,
-            r.snarkd.0,
-            r.snarkd.1,
-            r.ratio,
-            r.target.map_or("—", |t| t.0),
-            match r.target {
-                Some((_, true)) => "yes",
-                Some((_, false)) => "**no**",
-                None => "—",
-            }
-        ));
-    }
-    std::fs::write(out.join("report.md"), &md)?;
-    print!("{md}");
     Ok(())
 }
