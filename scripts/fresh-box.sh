@@ -3,7 +3,8 @@
 # a root made here by mmdebstrap (Debian's "important" packages: what a minimal server install
 # has; no compiler, no Rust, no Node.js, no Python packages), into which a clean clone of this
 # checkout's HEAD is copied. Inside it, as root, with the host's network (and its TLS trust):
-#   1. ./scripts/demo.sh --once, which must end with its two real proofs COMPLETED;
+#   1. ./scripts/demo.sh --once, which must end with its two real proofs COMPLETED and install
+#      none of what only the tests use (Chromium, podman, Node.js, npm);
 #   2. the test command's setup step (SNARKD_SETUP=test source scripts/setup.sh), through
 #      installing (the test suite itself is not run).
 # Prints each step's wall time and what it installed (Debian packages added, the toolchains and
@@ -78,9 +79,10 @@ proofs="$(grep -c '^status COMPLETED' "$OUT/demo.log" || true)"
 packages >"$OUT/packages-demo.txt"
 demo_installed="$(comm -13 "$OUT/packages-stock.txt" "$OUT/packages-demo.txt")"
 demo_tools="$(in_root 'ls ~/.cargo/bin 2>/dev/null | tr "\n" " "; ls .tools 2>/dev/null | tr "\n" " "')"
-for pkg in chromium podman; do
+for pkg in chromium podman nodejs npm; do
   ! grep -qx "$pkg" <<<"$demo_installed" || fail "the demo installed $pkg"
 done
+! in_root 'test -e .tools/node' || fail "the demo installed Node.js into .tools/node"
 
 say "2/2 the test command's setup (SNARKD_SETUP=test source scripts/setup.sh)"
 t=$SECONDS
@@ -89,7 +91,7 @@ setup_s=$((SECONDS - t))
 packages >"$OUT/packages-test.txt"
 test_installed="$(comm -13 "$OUT/packages-demo.txt" "$OUT/packages-test.txt")"
 
-named() { grep -xE 'build-essential|pkg-config|git|curl|python3|python3-venv|nodejs|npm|chromium|podman|systemd|pocl-opencl-icd|ocl-icd-opencl-dev|lld(-[0-9]+)?|rustc-web' <<<"$1" | tr '\n' ' '; }
+named() { grep -xE 'build-essential|pkg-config|git|curl|python3|python3-venv|brotli|nodejs|npm|chromium|podman|systemd|pocl-opencl-icd|ocl-icd-opencl-dev|lld(-[0-9]+)?|rustc-web' <<<"$1" | tr '\n' ' '; }
 {
   echo "# Fresh-box run: the README's commands on a stock Debian 12 root"
   echo

@@ -1,6 +1,7 @@
 # Installs what building, testing and demonstrating snarkd needs on Debian/Ubuntu, and exports
-# the tools' locations. Sourced by demo.sh (SNARKD_SETUP=demo: no browser, no OpenCL or systemd
-# test tools, no podman) and test.sh (everything); safe to run again (it skips what is there).
+# the tools' locations. Sourced by demo.sh (SNARKD_SETUP=demo: no browser, no Node.js or npm, no
+# OpenCL or systemd test tools, no podman) and test.sh (everything); safe to run again (it skips
+# what is there).
 #   SNARKD_SETUP=demo|test source scripts/setup.sh
 
 set -euo pipefail
@@ -35,6 +36,8 @@ command -v python3 >/dev/null || need_apt+=(python3)
 # `python3 -m venv --help` works without ensurepip (Ubuntu Server's python3), whose absence then
 # breaks creating the venv: ask for both modules.
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need_apt+=(python3-venv)
+# The monitor bundle's precompressed copies (scripts/build-monitor.sh): brotli (gzip is essential).
+command -v brotli >/dev/null || need_apt+=(brotli)
 if [ "$SNARKD_SETUP" = test ]; then
   # OpenCL: the ICD loader and PoCL's CPU device, so the OpenCL backend's tests run without a GPU.
   dpkg -s ocl-icd-opencl-dev >/dev/null 2>&1 || need_apt+=(ocl-icd-opencl-dev)
@@ -45,12 +48,11 @@ if [ "$SNARKD_SETUP" = test ]; then
     && command -v systemd-analyze >/dev/null || need_apt+=(systemd)
   # The podman client, which podman-compose asks for its version (docker/check.sh's compose check).
   command -v podman >/dev/null || need_apt+=(podman)
-  # The monitor's browser tests run in Debian's Chromium.
+  # The monitor's browser tests run in Debian's Chromium, driven from Node.js; npm installs their
+  # playwright-core and binaryen's wasm-opt, which the test command runs on the monitor's wasm.
   command -v chromium >/dev/null || need_apt+=(chromium)
+  command -v npm >/dev/null || need_apt+=(nodejs npm)
 fi
-# The monitor bundle (scripts/build-monitor.sh): npm runs binaryen's wasm-opt, Node.js the
-# precompression.
-command -v npm >/dev/null || need_apt+=(nodejs npm)
 # SNARKD_SETUP_PLAN=1: print the packages this machine lacks for the purpose, install nothing.
 if [ -n "${SNARKD_SETUP_PLAN:-}" ]; then
   echo "${need_apt[*]}"
@@ -115,20 +117,17 @@ if [ "${#need_apt[@]}" -gt 0 ]; then
   fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${need_apt[@]}"
 fi
-# Node.js 18 or later for the monitor build, 20 or later for the browser tests' playwright-core.
+# Node.js 20 or later for the browser tests' playwright-core (the test command only). A system
+# Node.js older than that (Debian 12 has 18): Node from npm's registry (the `node` package brings
+# the official binary) into .tools/node, first on PATH.
 if [ "$SNARKD_SETUP" = test ]; then
-  NODE_NEEDED=20 NODE_FOR="the browser tests need"
-else
-  NODE_NEEDED=18 NODE_FOR="the monitor build needs"
-fi
-# A system Node.js older than needed (Debian 12 has 18): Node from npm's registry (the `node`
-# package brings the official binary) into .tools/node, first on PATH.
-node_version() { node --version 2>/dev/null | sed 's/^v//'; }
-if ! version_at_least "$(node_version)" "$NODE_NEEDED"; then
-  export PATH="$SNARKD_TOOLS/node/node_modules/.bin:$PATH"
-  if ! version_at_least "$(node_version)" "$NODE_NEEDED"; then
-    say "Node.js $(node_version) is older than the $NODE_NEEDED $NODE_FOR: installing node@22 from npm into .tools/node"
-    npm install --prefix "$SNARKD_TOOLS/node" --no-audit --no-fund --silent node@22
+  node_version() { node --version 2>/dev/null | sed 's/^v//'; }
+  if ! version_at_least "$(node_version)" 20; then
+    export PATH="$SNARKD_TOOLS/node/node_modules/.bin:$PATH"
+    if ! version_at_least "$(node_version)" 20; then
+      say "Node.js $(node_version) is older than the 20 the browser tests need: installing node@22 from npm into .tools/node"
+      npm install --prefix "$SNARKD_TOOLS/node" --no-audit --no-fund --silent node@22
+    fi
   fi
 fi
 

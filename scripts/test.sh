@@ -35,14 +35,15 @@ if ! command -v promtool >/dev/null; then
 fi
 export PROMTOOL="${PROMTOOL:-promtool}"
 
-# The demo's setup, on a machine that has nothing, installs none of what only the tests use.
+# The demo's setup, on a machine that has nothing, installs none of what only the tests use
+# (Node.js and npm among them).
 say "setup: what the demo installs on a bare machine (SNARKD_SETUP_PLAN)"
 bare="$(mktemp -d)"
 for tool in bash sed sort head cut dirname; do ln -s "$(command -v "$tool")" "$bare/$tool"; done
 demo_plan="$(env -i HOME="$HOME" PATH="$bare" SNARKD_SETUP=demo SNARKD_SETUP_PLAN=1 "$bare/bash" -c 'source scripts/setup.sh')"
 test_plan="$(env -i HOME="$HOME" PATH="$bare" SNARKD_SETUP=test SNARKD_SETUP_PLAN=1 "$bare/bash" -c 'source scripts/setup.sh')"
 rm -r "$bare"
-for pkg in chromium podman pocl-opencl-icd systemd; do
+for pkg in chromium podman pocl-opencl-icd systemd nodejs npm; do
   [[ " $test_plan " == *" $pkg "* ]] || { echo "the test setup's plan lacks $pkg: $test_plan" >&2; exit 1; }
   [[ " $demo_plan " != *" $pkg "* ]] || { echo "the demo's setup would install $pkg: $demo_plan" >&2; exit 1; }
 done
@@ -59,9 +60,10 @@ cargo test --workspace --config "target.'cfg(all())'.runner='$PWD/scripts/test-r
 say "slowest test binaries"
 sort -rn "$durations" | head -n 5 >&2
 
-# What ships (the build the Docker images run too): daemon, client and monitor bundle. Then the
-# monitor in headless Chromium against the real daemon, and the images' static checks.
-SNARKD_BIN_DIR="$(./scripts/build.sh | tail -n 1)"
+# What ships (the build the Docker images run too): daemon, client and monitor bundle, its wasm
+# through binaryen's wasm-opt as the images have it. Then the monitor in headless Chromium against
+# the real daemon, and the images' static checks.
+SNARKD_BIN_DIR="$(SNARKD_MONITOR_WASM_OPT=1 ./scripts/build.sh | tail -n 1)"
 say "monitor browser tests (monitor-ui/e2e; screenshots in target/monitor-e2e)"
 (cd monitor-ui/e2e && npm ci --no-audit --no-fund --silent && SNARKD_BIN_DIR="$SNARKD_BIN_DIR" npm test)
 
