@@ -9,7 +9,7 @@ mod common;
 #[path = "common/real.rs"]
 mod real;
 
-use real::{env, prove_and_check, start, wire};
+use real::{env, metrics_text, prove_and_check, start, wire};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::ProofKind;
 
@@ -33,13 +33,7 @@ async fn post_proofs_through_grpc_verify() {
         "{:?}",
         status.loaded_srs
     );
-    let metrics = d
-        .grpc
-        .get_metrics(pb::GetMetricsRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .prometheus_text;
+    let metrics = metrics_text(&mut d).await;
     for line in [
         "snarkd_proofs_completed_total{kind=\"winning\"}",
         "snarkd_device_seconds_count{kind=\"wpost\"}",

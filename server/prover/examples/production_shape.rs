@@ -3,14 +3,15 @@
 //! per-sector) slope extrapolated to a full production partition. A measurement, not a test.
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example production_shape -- \
-//!       KIND SIZE COUNT... [--paths witness,bellperson,recording] [--runs N] [--seed N]
+//!       KIND SIZE COUNT... [--paths witness,bellperson,recording,native] [--runs N] [--seed N]
 //!       [--count-full]
 //!
 //! KIND is porep, snap, wpost or winning; SIZE e.g. 2KiB or 32GiB; each COUNT is a number of
 //! challenges (porep, snap) or sectors (PoSt). Per count, the circuit is first counted
 //! (constraints, inputs, aux), then synthesized on each path: `witness`, snarkd's witness-only
 //! pass (the pre-compiled path's first step, room reserved from the count); `bellperson`,
-//! bellperson's own `WitnessCS`; `recording`, snarkd's plain path (witness and a/b/c). Stock
+//! bellperson's own `WitnessCS`; `recording`, snarkd's plain path (witness and a/b/c); `native`,
+//! snarkd's native witness (PoRep only so far; challenges in parallel, a batch per thread). Stock
 //! bellperson's proving synthesis runs only inside `create_random_proof`, which needs Groth16
 //! parameters, so it is not here.
 //!
@@ -63,6 +64,7 @@ fn main() -> anyhow::Result<()> {
                         "witness" => Ok("witness"),
                         "bellperson" => Ok("bellperson"),
                         "recording" => Ok("recording"),
+                        "native" => Ok("native"),
                         other => Err(anyhow::anyhow!("unknown path {other:?}; {usage}")),
                     })
                     .collect::<anyhow::Result<_>>()?;
@@ -110,6 +112,7 @@ fn main() -> anyhow::Result<()> {
             let how = match path {
                 "witness" => Synthesis::Witness(shape),
                 "bellperson" => Synthesis::BellpersonWitness,
+                "native" => Synthesis::Native(shape),
                 _ => Synthesis::Recording(shape),
             };
             let row = measure(path, count, runs, || {

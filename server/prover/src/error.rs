@@ -113,6 +113,12 @@ pub enum ProverError {
     #[error("the device phase stopped at a step boundary: its job ended")]
     Stopped,
 
+    /// A partition's proof does not verify against the partition's own public inputs: wrong
+    /// device results, a prover fault, or a witness that does not satisfy the circuit (a native
+    /// witness in the wrong layout). Proving the partition again may succeed.
+    #[error("the partition proof does not verify against the partition's own public inputs: {0}")]
+    PartitionProofInvalid(String),
+
     /// The device phase (FFT/MSM) failed.
     #[error("device phase on backend {backend} failed: {reason}")]
     Device { backend: String, reason: String },

@@ -33,6 +33,7 @@ pub fn from_config(config: &Config) -> anyhow::Result<Arc<FilecoinProver>> {
     let gpu_expected = config.gpus.backend != crate::config::Backend::Cpu;
     let mut prover = FilecoinProver::new(config.params.dir.clone(), backends)
         .with_precompiled(config.precompiled_dir());
+    prover.native_witness = config.synthesis.native_witness;
     prover.gpu_fallback = gpu_expected && prover.backend_names() == ["cpu"];
     Ok(Arc::new(prover))
 }
@@ -46,6 +47,8 @@ pub struct FilecoinProver {
     readings: readings::DeviceReader,
     /// A GPU was asked for and the CPU proves instead.
     gpu_fallback: bool,
+    /// Native witnesses where a kind has them (with pre-compiled matrices only).
+    pub native_witness: bool,
 }
 
 impl FilecoinProver {
@@ -61,6 +64,7 @@ impl FilecoinProver {
             readings: readings::DeviceReader::new(&backends),
             backends,
             gpu_fallback: false,
+            native_witness: true,
         }
     }
 
@@ -202,8 +206,11 @@ impl Prover for FilecoinProver {
     ) -> Result<SynthesizedPartition, StepError> {
         let matrices = params.and_then(LoadedParams::precompiled);
         // The witness comes from the request alone: what fails once fails again.
-        job.synthesize_with(index as usize, matrices)
-            .map_err(|e| StepError::Fatal(e.to_string()))
+        match matrices {
+            Some(m) if self.native_witness => job.synthesize_native(index as usize, m),
+            _ => job.synthesize_with(index as usize, matrices),
+        }
+        .map_err(|e| StepError::Fatal(e.to_string()))
     }
 
     fn prove(
@@ -214,13 +221,21 @@ impl Prover for FilecoinProver {
         hooks: &mut dyn PhaseHooks,
     ) -> Result<Vec<u8>, StepError> {
         let backend = self.backend(device)?;
+        let native = partition.native().cloned();
         // A device fault, or a partition proof that fails its own check (a wrong result from
-        // the device): the partition is worth synthesizing and proving again.
+        // the device, or a native witness that does not satisfy the circuit, whose job then
+        // synthesizes from the gadgets): the partition is worth synthesizing and proving again.
         let (proof, timings) = backend
             .prove(partition, params, Randomness::random(), hooks)
-            .map_err(|e| match e {
-                ProverError::Stopped => StepError::Stopped,
-                other => StepError::Retryable(other.to_string()),
+            .map_err(|e| match (e, native) {
+                (ProverError::Stopped, _) => StepError::Stopped,
+                (e @ ProverError::PartitionProofInvalid(_), Some(switch)) => {
+                    switch.turn_off();
+                    let circuit = params.circuit_id().to_string();
+                    snarkd_prover::filecoin::count_native_fallback(&circuit, "proof_check", &e.to_string());
+                    StepError::Retryable(format!("{e} (made from a native witness: the job's partitions are synthesized from the gadgets from now on)"))
+                }
+                (other, _) => StepError::Retryable(other.to_string()),
             })?;
         let name = backend.name().to_string();
         if timings.faults > 0 {

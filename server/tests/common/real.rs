@@ -143,6 +143,16 @@ pub fn assert_verifies(request: &ProofInput, proof: &[u8]) {
     );
 }
 
+/// The daemon's Prometheus text, through gRPC's GetMetrics.
+pub async fn metrics_text(d: &mut RealDaemon) -> String {
+    d.grpc
+        .get_metrics(pb::GetMetricsRequest {})
+        .await
+        .expect("GetMetrics")
+        .into_inner()
+        .prometheus_text
+}
+
 pub async fn prove_and_check(d: &mut RealDaemon, kind: ProofKind) {
     let request = env().fixtures.request(kind).clone();
     let result = d

@@ -12,12 +12,15 @@
 //! - `nodes.rs`: every hash node and Merkle path element of a decoded vanilla proof checked
 //!   before filecoin's verifiers see it.
 //! - `porep.rs`, `post.rs`, `snap.rs`: per-kind circuits, public inputs and verification.
+//! - `native/`: per-kind drivers of the native witness (the circuit's values in its allocation
+//!   order, SHA-256 natively, `synthesis::native`).
 //! - `synthetic/` (feature `bench`): production-shaped partition circuits from seeded random
 //!   values, for benchmarks and tests; no request reaches them.
 
 pub mod blank;
 mod c1_shape;
 pub mod estimate;
+mod native;
 mod nodes;
 mod porep;
 mod post;
@@ -39,6 +42,7 @@ use crate::synthesis::SynthesizedPartition;
 
 pub use crate::circuit::{parse_sector_size, sector_size_name, CircuitId, ProofKind, SECTOR_SIZES};
 pub use estimate::{CircuitShape, MemoryEstimate};
+pub use native::{count_fallback as count_native_fallback, NativeSwitch};
 #[cfg(feature = "fixtures")]
 pub(crate) use request::bytes32 as request_bytes32;
 pub use request::{prover_id_from_miner_id, ProofInput};
@@ -55,6 +59,15 @@ pub(crate) trait KindJob: Send + Sync {
     /// (`create_random_proof`), for comparison.
     #[cfg(feature = "bench")]
     fn prove_stock(&self, index: usize, params: &Parameters<Bls12>) -> Result<StockProof>;
+    /// The witness of partition `index` (already range-checked) computed natively, with room for
+    /// `room`'s inputs and aux values; `None` for a kind without a native witness.
+    fn native_witness(
+        &self,
+        _index: usize,
+        _room: &CircuitMatrices,
+    ) -> Option<std::result::Result<native::Witness, native::NativeError>> {
+        None
+    }
     /// Verifies the partition proofs (in order) with filecoin's verifier for this kind.
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool>;
 }
@@ -164,6 +177,8 @@ pub struct PreparedJob {
     registered_proof: u64,
     registered_name: String,
     inner: Box<dyn KindJob>,
+    /// On until a partition proof made from a native witness fails its check.
+    native: NativeSwitch,
 }
 
 impl std::fmt::Debug for PreparedJob {
@@ -227,6 +242,7 @@ pub fn prepare(req: &ProofInput) -> Result<PreparedJob> {
         registered_proof,
         registered_name,
         inner: job,
+        native: NativeSwitch::default(),
     })
 }
 

@@ -24,6 +24,25 @@ pub(crate) fn check_nodes<T: Serialize>(what: &str, value: &T) -> Result<()> {
     })
 }
 
+/// A Merkle path element as the circuits' `AuthPath` takes it: the siblings and the index of
+/// the node among them.
+pub(crate) type PathElement = (Vec<Option<blstrs::Scalar>>, Option<usize>);
+
+/// The Merkle path elements inside `value` in the order they are serialized (for an inclusion
+/// proof of a tree with sub- and top-trees: base, sub, top), each checked as [`check_nodes`]
+/// checks them: what `MerkleProofTrait::as_options` gives, for proofs whose inclusion proof
+/// storage-proofs keeps private (a column proof's).
+pub(crate) fn path_elements<T: Serialize>(what: &str, value: &T) -> Result<Vec<PathElement>> {
+    let mut walker = Walker {
+        collected: Some(Default::default()),
+        ..Walker::default()
+    };
+    value
+        .serialize(&mut walker)
+        .map_err(|e| ProverError::InvalidRequest(format!("{what} holds {}", e.0)))?;
+    Ok(walker.collected.map(|(done, _)| done).unwrap_or_default())
+}
+
 /// The node types filecoin's hashers serialize as a newtype around their 32 bytes.
 const DOMAINS: [&str; 2] = ["PoseidonDomain", "Sha256Domain"];
 
@@ -31,6 +50,9 @@ const DOMAINS: [&str; 2] = ["PoseidonDomain", "Sha256Domain"];
 struct Walker {
     /// Compound values entered and not yet ended.
     depth: usize,
+    /// When collecting ([`path_elements`]): the path elements ended so far, and the siblings
+    /// of the one being walked.
+    collected: Option<(Vec<PathElement>, Vec<blstrs::Scalar>)>,
     /// Inside a `PathElement`: the siblings seen so far, its index, and its depth.
     element: Option<(usize, Option<u64>, usize)>,
     /// Inside a domain newtype: its bytes so far.
@@ -81,13 +103,16 @@ impl Walker {
         let canonical = node
             .repr()
             .and_then(|repr| Option::<blstrs::Scalar>::from(blstrs::Scalar::from_repr(repr)));
-        if canonical.is_none() {
+        let Some(node) = canonical else {
             return Err(Bad(
                 "a hash node that is not a BLS12-381 field element".to_string()
             ));
-        }
+        };
         if let Some((siblings, _, _)) = &mut self.element {
             *siblings += 1;
+            if let Some((_, hashes)) = &mut self.collected {
+                hashes.push(node);
+            }
         }
         Ok(())
     }
@@ -114,7 +139,13 @@ impl Walker {
         // A node has 1, 3, 7 or 15 siblings (arity 2, 4, 8 or 16) and sits at index <= siblings.
         let arity_ok = matches!(siblings + 1, 2 | 4 | 8 | 16);
         match index {
-            Some(i) if arity_ok && i <= siblings as u64 => Ok(()),
+            Some(i) if arity_ok && i <= siblings as u64 => {
+                if let Some((done, hashes)) = &mut self.collected {
+                    let hashes = std::mem::take(hashes).into_iter().map(Some).collect();
+                    done.push((hashes, Some(i as usize)));
+                }
+                Ok(())
+            }
             _ => Err(Bad(format!(
                 "a Merkle path element with {siblings} sibling(s) and index {}",
                 index.map_or("none".to_string(), |i| i.to_string())
@@ -237,6 +268,9 @@ impl ser::Serializer for &mut Walker {
         let walker = self.enter();
         if name == "PathElement" {
             walker.element = Some((0, None, walker.depth));
+            if let Some((_, hashes)) = &mut walker.collected {
+                hashes.clear();
+            }
         }
         Ok(walker)
     }

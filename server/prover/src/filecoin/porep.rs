@@ -16,11 +16,14 @@ use storage_proofs_porep::stacked::{
     self, generate_replica_id, ChallengeRequirements, StackedCompound, StackedDrg, Tau,
 };
 
+use super::native::porep::PorepPartition;
+use super::native::{NativeError, Witness};
 use super::nodes::check_nodes;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
 use super::{build_circuit, Decoded, KindJob, ProofInput};
 use crate::error::{ProverError, Result};
+use crate::synthesis::precompiled::CircuitMatrices;
 use storage_proofs_core::proof::ProofScheme;
 
 type Inputs<Tree> = stacked::PublicInputs<
@@ -221,6 +224,43 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
     }
 
     super::runs_its_circuit!();
+
+    fn native_witness(
+        &self,
+        index: usize,
+        room: &CircuitMatrices,
+    ) -> Option<std::result::Result<Witness, NativeError>> {
+        let tau = self.pub_inputs.tau.as_ref()?;
+        let partition = PorepPartition {
+            replica_id: self.pub_inputs.replica_id.into(),
+            comm_d: tau.comm_d.into(),
+            comm_r: tau.comm_r.into(),
+            proofs: &self.vanilla[index],
+            layers: self.pub_params.vanilla_params.num_layers,
+        };
+        let witness = match partition.witness(room.num_inputs(), room.num_aux()) {
+            Ok(witness) => witness,
+            Err(e) => return Some(Err(e)),
+        };
+        // The public inputs as the verifier derives them, independently of the witness.
+        let expected = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
+            StackedDrg<'_, Tree, DefaultPieceHasher>,
+            _,
+        >>::generate_public_inputs(
+            &self.pub_inputs,
+            &self.pub_params.vanilla_params,
+            Some(index),
+        );
+        Some(match expected {
+            Ok(expected) if witness.0.get(1..) == Some(&expected[..]) => Ok(witness),
+            Ok(_) => Err(NativeError::Shape(
+                "its public inputs differ from the verifier's".into(),
+            )),
+            Err(e) => Err(NativeError::Shape(format!(
+                "the verifier's public inputs: {e}"
+            ))),
+        })
+    }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
         let multi = MultiProof::new(proofs.to_vec(), pvk);

@@ -289,12 +289,11 @@ fn self_check(
 ) -> Result<()> {
     match verify_proof(pvk, proof, &inputs[1..]) {
         Ok(true) => Ok(()),
-        Ok(false) => Err(ProverError::Device {
-            backend: "any".into(),
-            reason: "the partition proof does not verify against the partition's own public \
-                     inputs (wrong device results or a prover fault); prove the partition again"
+        Ok(false) => Err(ProverError::PartitionProofInvalid(
+            "wrong device results, a prover fault or a witness that does not satisfy the \
+             circuit; prove the partition again"
                 .into(),
-        }),
+        )),
         Err(e) => Err(ProverError::Device {
             backend: "any".into(),
             reason: format!("checking the partition proof: {e}"),

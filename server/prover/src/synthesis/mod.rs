@@ -6,10 +6,9 @@
 //! - `recording_cs.rs`: the recording constraint system.
 //! - `density.rs`: [`Density`], the bit sets of variables occurring in A and B.
 //! - `precompiled/`: the same partition from recorded R1CS matrices and a witness-only pass.
-//! - `native/` (tests, feature `bench`): gadget witnesses computed natively (SHA-256, labels).
+//! - `native/`: gadget witnesses computed natively (SHA-256, labels), for `filecoin::native`.
 
 mod density;
-#[cfg(any(test, feature = "bench"))]
 pub(crate) mod native;
 pub mod precompiled;
 mod recording_cs;
@@ -54,6 +53,9 @@ impl Abc {
 pub struct SynthesizedPartition {
     witness: Witness,
     abc: Abc,
+    /// Set when the witness was computed natively: the job's switch, to turn off if the
+    /// partition's proof fails its check.
+    native: Option<crate::filecoin::NativeSwitch>,
 }
 
 /// What a partition keeps once its a/b/c evaluations are consumed: the witness and the A/B
@@ -90,7 +92,21 @@ impl SynthesizedPartition {
                 b_aux_density,
             },
             abc,
+            native: None,
         }
+    }
+
+    /// The partition, marked as made from a native witness of the job `switch` belongs to.
+    pub(crate) fn made_natively(mut self, switch: crate::filecoin::NativeSwitch) -> Self {
+        self.native = Some(switch);
+        self
+    }
+
+    /// When the witness was computed natively, the job's switch of native witnesses: a proof of
+    /// this partition that fails its check should turn it off, so that the partition is proved
+    /// again from the gadgets.
+    pub fn native(&self) -> Option<&crate::filecoin::NativeSwitch> {
+        self.native.as_ref()
     }
 
     /// The witness and, apart, the a/b/c evaluations (the device phase drops them after H).

@@ -162,7 +162,8 @@ fn a_wrong_device_result_fails_the_partition_self_check() {
     };
     let err = prove(&OneWrongMsm(std::cell::Cell::new(true))).unwrap_err();
     assert!(
-        matches!(&err, ProverError::Device { reason, .. } if reason.contains("own public inputs")),
+        matches!(&err, ProverError::PartitionProofInvalid(_))
+            && err.to_string().contains("own public inputs"),
         "{err}"
     );
     // The same steps without the fault pass the check and the verifier.

@@ -1,5 +1,6 @@
 //! Pre-compiled circuits on the real circuits of every kind: the partition synthesized from the
-//! matrices is the recording constraint system's, bit for bit, and its proof verifies; the
+//! matrices, with the gadgets' witness or the native one (PoRep), is the recording constraint
+//! system's, bit for bit, and the proof made from the native one verifies; the
 //! matrices are loaded and charged with the parameters, saved where asked (read from beside
 //! the parameters too), and recorded again when their file is damaged or stale.
 
@@ -75,7 +76,23 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
                 ga.a == wa.a && ga.b == wa.b && ga.c == wa.c,
                 "{circuit} {i}: a/b/c"
             );
-            let fresh = job.synthesize_with(i, Some(m)).unwrap();
+            // The native witness where the kind has one (PoRep), the gadgets' otherwise: the
+            // same partition, and the proof below is made from it.
+            let fresh = job.synthesize_native(i, m).unwrap();
+            assert_eq!(
+                fresh.native().is_some(),
+                kind == ProofKind::PorepSealCommit,
+                "{circuit} partition {i}: native witness"
+            );
+            assert_eq!(
+                fresh.witness(),
+                want.witness(),
+                "{circuit} partition {i}: native"
+            );
+            assert!(
+                fresh.abc().a == wa.a && fresh.abc().b == wa.b && fresh.abc().c == wa.c,
+                "{circuit} {i}: native a/b/c"
+            );
             let (proof, _) = backend
                 .prove(fresh, &loaded, Randomness::random(), &mut |_| {})
                 .unwrap();

@@ -19,7 +19,7 @@
 
 mod count;
 mod paths;
-mod porep;
+pub(crate) mod porep;
 mod post;
 mod snap;
 
@@ -49,6 +49,9 @@ pub enum Synthesis {
     Witness(CircuitShape),
     /// bellperson's own witness-only constraint system (`WitnessCS`: no room reserved).
     BellpersonWitness,
+    /// snarkd's native witness (`filecoin::native`), with room reserved for the given shape;
+    /// PoRep only so far.
+    Native(CircuitShape),
     /// snarkd's plain path: the recording constraint system (witness, a/b/c, densities), with
     /// room reserved for the given shape.
     Recording(CircuitShape),
@@ -87,8 +90,16 @@ pub fn synthesize(
 
 /// Something done with a synthetic circuit, whatever its type (which depends on the tree shape
 /// of the sector size).
-trait UseCircuit {
+pub(crate) trait UseCircuit {
     fn take<C: Circuit<Fr>>(&mut self, circuit: C) -> Result<()>;
+
+    /// A PoRep partition, which has its native witness as well as its circuit.
+    fn take_porep<Tree: 'static + MerkleTreeTrait>(
+        &mut self,
+        partition: &porep::Partition<Tree>,
+    ) -> Result<()> {
+        self.take(partition.circuit()?)
+    }
 }
 
 /// A synthesis `how`, and what it gave.
@@ -99,13 +110,38 @@ struct Run {
 
 impl UseCircuit for Run {
     fn take<C: Circuit<Fr>>(&mut self, circuit: C) -> Result<()> {
+        if let Synthesis::Native(_) = self.how {
+            return Err(failed("only PoRep has a native witness so far"));
+        }
         self.done = Some(apply(circuit, self.how)?);
+        Ok(())
+    }
+
+    fn take_porep<Tree: 'static + MerkleTreeTrait>(
+        &mut self,
+        partition: &porep::Partition<Tree>,
+    ) -> Result<()> {
+        let Synthesis::Native(room) = self.how else {
+            return self.take(partition.circuit()?);
+        };
+        let started = Instant::now();
+        let native = partition.native();
+        let (inputs, aux) = caught(
+            || native.witness(room.inputs, room.aux).map_err(failed),
+            failed,
+        )?;
+        self.done = Some(Synthesized {
+            wall: started.elapsed(),
+            inputs: inputs.len(),
+            aux: aux.len(),
+            constraints: None,
+        });
         Ok(())
     }
 }
 
 /// Builds the circuit [`synthesize`] describes and hands it to `user`.
-fn with_circuit(
+pub(crate) fn with_circuit(
     kind: ProofKind,
     sector_size: u64,
     count: usize,
@@ -145,7 +181,9 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 ) -> Result<()> {
     let rng = &mut ChaCha8Rng::seed_from_u64(seed);
     match kind {
-        ProofKind::PorepSealCommit => user.take(porep::circuit::<Tree>(sector_size, count, rng)?),
+        ProofKind::PorepSealCommit => {
+            user.take_porep(&porep::partition::<Tree>(sector_size, count, rng)?)
+        }
         ProofKind::SnapDealsUpdate => user.take(snap::circuit::<Tree>(sector_size, count, rng)?),
         ProofKind::WindowPost | ProofKind::WinningPost => {
             user.take(post::circuit::<Tree>(kind, sector_size, count, rng)?)
@@ -180,6 +218,7 @@ fn apply<C: Circuit<Fr>>(circuit: C, how: Synthesis) -> Result<Synthesized> {
             };
             caught(run, failed)?
         }
+        Synthesis::Native(_) => unreachable!("take_porep runs the native witness"),
         Synthesis::Recording(room) => {
             let p = synthesize_circuit(0, circuit, room)?;
             done(p.num_inputs(), p.num_aux(), Some(p.num_constraints()))

@@ -18,6 +18,7 @@ use storage_proofs_porep::stacked::{
 use super::paths::{binary_levels, random_path, tree_levels, Path};
 use crate::circuit::representative_seal;
 use crate::error::{ProverError, Result};
+use crate::filecoin::native::porep::PorepPartition;
 
 type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 type DataDomain = <DefaultPieceHasher as Hasher>::Domain;
@@ -46,13 +47,21 @@ pub(super) fn challenges_per_partition<Tree: 'static + MerkleTreeTrait>(
         .num_challenges_per_partition())
 }
 
-/// The PoRep partition circuit at `sector_size` over `challenges` random challenges (partition
-/// 0 of a sector with random commitments and replica id).
-pub(crate) fn circuit<Tree: 'static + MerkleTreeTrait>(
+/// What a synthetic PoRep partition is made from: the public parameters, the public inputs and
+/// one vanilla proof per challenge (partition 0 of a sector with random commitments and replica
+/// id), as a C2 request's are.
+pub(crate) struct Partition<Tree: 'static + MerkleTreeTrait> {
+    params: PublicParams<Tree>,
+    inputs: PublicInputs<TreeDomain<Tree>, DataDomain>,
+    proofs: Vec<Proof<Tree, DefaultPieceHasher>>,
+}
+
+/// The PoRep partition at `sector_size` over `challenges` random challenges.
+pub(crate) fn partition<Tree: 'static + MerkleTreeTrait>(
     sector_size: u64,
     challenges: usize,
     rng: &mut impl RngCore,
-) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+) -> Result<Partition<Tree>> {
     let pp = params::<Tree>(sector_size)?;
     let comm_d = DataDomain::random(rng);
     let comm_c = TreeDomain::<Tree>::random(rng);
@@ -69,14 +78,41 @@ pub(crate) fn circuit<Tree: 'static + MerkleTreeTrait>(
         }),
         k: Some(0),
     };
-    <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::circuit(
-        &inputs,
-        (),
-        &proofs,
-        &pp,
-        Some(0),
-    )
-    .map_err(ProverError::filecoin)
+    Ok(Partition {
+        params: pp,
+        inputs,
+        proofs,
+    })
+}
+
+impl<Tree: 'static + MerkleTreeTrait> Partition<Tree> {
+    /// Its circuit, built by `StackedCompound::circuit` as a request's is.
+    pub(crate) fn circuit(&self) -> Result<StackedCircuit<Tree, DefaultPieceHasher>> {
+        <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<_, _>>::circuit(
+            &self.inputs,
+            (),
+            &self.proofs,
+            &self.params,
+            Some(0),
+        )
+        .map_err(ProverError::filecoin)
+    }
+
+    /// What its native witness is computed from.
+    pub(crate) fn native(&self) -> PorepPartition<'_, Tree> {
+        let tau = self
+            .inputs
+            .tau
+            .as_ref()
+            .expect("a synthetic partition has its tau");
+        PorepPartition {
+            replica_id: self.inputs.replica_id.into(),
+            comm_d: tau.comm_d.into(),
+            comm_r: tau.comm_r.into(),
+            proofs: &self.proofs,
+            layers: self.params.num_layers,
+        }
+    }
 }
 
 /// The vanilla proof of one random challenge: its TreeD, TreeR and TreeC paths, its own column

@@ -3,6 +3,7 @@
 
 use std::ops::Not;
 
+use bellperson::gadgets::boolean::Boolean;
 use blstrs::Scalar as Fr;
 use ff::Field;
 
@@ -41,6 +42,16 @@ impl Bit {
     pub(crate) fn alloc(aux: &mut Vec<Fr>, value: bool) -> Bit {
         aux.push(if value { Fr::ONE } else { Fr::ZERO });
         Var(value)
+    }
+
+    /// The bit a gadget's `Boolean` is, in the same form; `None` when it has no value (a blank
+    /// circuit's).
+    pub(crate) fn of(boolean: &Boolean) -> Option<Bit> {
+        match boolean {
+            Boolean::Constant(v) => Some(Const(*v)),
+            Boolean::Is(bit) => bit.get_value().map(Var),
+            Boolean::Not(bit) => bit.get_value().map(NotVar),
+        }
     }
 
     /// The `N` bits of `value`, least significant first, as constants (`N` is at most 64).

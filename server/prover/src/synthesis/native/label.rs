@@ -3,18 +3,18 @@
 //! low 254 bits packed into one field element.
 
 use blstrs::Scalar as Fr;
-use ff::PrimeField;
 use storage_proofs_porep::stacked::TOTAL_PARENTS;
 
 use super::bit::Bit;
-use super::pack::{pack_bits, reverse_bits_in_bytes};
+use super::pack::{packed, reverse_bits_in_bytes};
 use super::sha256::sha256;
 
 /// Bits in each 32-byte slot of the label's input.
 const SLOT_BITS: usize = 256;
 
-/// The label of node `node` in layer `layer`: appends to `aux` what `create_label_circuit` on the
-/// same bits allocates (the hash's variables, then the packed label) and returns the label.
+/// The label of node `node` in layer `layer`: appends to `aux` the hash's variables, as
+/// `create_label_circuit` on the same bits allocates them, and returns the label, which the
+/// gadget allocates next and the caller must (it is the handle later gadgets take).
 ///
 /// `replica_id` (32 to 256 bits) and each parent (1 to 256 bits) are in the hash's bit order,
 /// most significant bit of each byte first, each padded with constant zeros to 32 bytes. `layer`
@@ -53,7 +53,14 @@ pub(crate) fn label<P: AsRef<[Bit]>>(
         (2 + TOTAL_PARENTS) * SLOT_BITS,
         "each parent must be 1 to 256 bits"
     );
-    let digest = sha256(aux, &message);
-    let le = reverse_bits_in_bytes(&digest);
-    pack_bits(aux, &le[..Fr::CAPACITY as usize])
+    packed_digest(aux, &message)
+}
+
+/// SHA-256 of `message` (as [`sha256`]), read as a little-endian number and cut to its low 254
+/// bits: the value `multipack::pack_bits` allocates after the hash in filecoin's SHA-256
+/// circuits (labels, `Sha256Function::hash_circuit`). Appends the hash's variables to `aux`;
+/// the packed value is returned, not appended.
+pub(crate) fn packed_digest(aux: &mut Vec<Fr>, message: &[Bit]) -> Fr {
+    let digest = sha256(aux, message);
+    packed(&reverse_bits_in_bytes(&digest))
 }

@@ -8,18 +8,25 @@ use super::bit::Bit;
 
 /// `multipack::pack_bits`: allocates one variable, the number whose bits, least significant first,
 /// are the first `Fr::CAPACITY` (254) of `bits`, and returns its value.
+#[cfg(test)]
 pub(crate) fn pack_bits(aux: &mut Vec<Fr>, bits: &[Bit]) -> Fr {
+    let value = packed(bits);
+    aux.push(value);
+    value
+}
+
+/// The number whose bits, least significant first, are the first `Fr::CAPACITY` (254) of
+/// `bits`: the value [`pack_bits`] allocates.
+pub(crate) fn packed(bits: &[Bit]) -> Fr {
     let low = &bits[..bits.len().min(Fr::CAPACITY as usize)];
-    let value = low.iter().rev().fold(Fr::ZERO, |acc, bit| {
+    low.iter().rev().fold(Fr::ZERO, |acc, bit| {
         let doubled = acc.double();
         if bit.value() {
             doubled + Fr::ONE
         } else {
             doubled
         }
-    });
-    aux.push(value);
-    value
+    })
 }
 
 /// `bits` with the bits of each byte in reverse order (a last partial byte padded with constant

@@ -302,6 +302,7 @@ fn check_label(rng: &mut ChaCha8Rng, layer: u32) {
         &Bit::constants_le(u64::from(layer)),
         &node,
     );
+    twin.aux.push(got);
 
     let what = format!("label in layer {layer}");
     twin.assert_same_aux(&what);

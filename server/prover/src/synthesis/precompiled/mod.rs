@@ -35,7 +35,7 @@ pub use file::{MatricesFile, FORMAT_VERSION};
 pub(crate) use full_r1cs::{Columns, FullR1cs};
 use matrix::{LayoutError, SparseMatrix, INPUT_BIT};
 use matrix_recorder::MatrixRecorder;
-use witness::WitnessCs;
+pub(crate) use witness::WitnessCs;
 
 use super::{caught, synthesize_bound, Abc, Density, SynthesizedPartition};
 use crate::error::{ProverError, Result};
@@ -222,7 +222,18 @@ pub fn synthesize_precompiled<C: Circuit<Fr>>(
     matrices: &CircuitMatrices,
 ) -> Result<SynthesizedPartition> {
     let started = std::time::Instant::now();
-    let (inputs, aux) = witness_pass(index, circuit, matrices.num_inputs, matrices.num_aux)?;
+    let witness = witness_pass(index, circuit, matrices.num_inputs, matrices.num_aux)?;
+    from_witness(index, witness, matrices, started)
+}
+
+/// The second half of [`synthesize_precompiled`]: partition `index` from its witness (however it
+/// was computed, `started` when it began) and the circuit's `matrices`.
+pub(crate) fn from_witness(
+    index: usize,
+    (inputs, aux): (Vec<Fr>, Vec<Fr>),
+    matrices: &CircuitMatrices,
+    started: std::time::Instant,
+) -> Result<SynthesizedPartition> {
     if inputs.len() != matrices.num_inputs || aux.len() != matrices.num_aux {
         return Err(ProverError::Precompiled(format!(
             "the witness has {} inputs and {} aux values, the pre-compiled circuit {} and {}",

@@ -1,0 +1,131 @@
+//! Native witnesses: per kind, a driver that walks its circuit's allocation order over the
+//! request's own values, computes the SHA-256 parts natively (`crate::synthesis::native`) and
+//! the rest with the circuit's gadgets on the witness-only constraint system, so that the
+//! circuit's recorded matrices apply to what it makes ([`PreparedJob::synthesize_native`]).
+//!
+//! The allocation-order invariant (every value at the index the circuit gives it) is checked by
+//! tests, the driver's inputs and aux against the gadget path's value for value (`tests.rs`,
+//! and the real 2 KiB inputs in the prover's filecoin tests). At run time nothing relies on it
+//! alone: a native witness whose public inputs differ from the verifier's, or that fails, is
+//! replaced by the gadgets' at once; a partition proof made from a native witness that fails
+//! its check (`groth16::prover`'s self check) turns the job's native witnesses off
+//! ([`NativeSwitch`]) and the engine proves the partition again, from the gadgets. Each
+//! fallback is logged and counted (`snarkd_native_witness_fallbacks_total`).
+//!
+//! Layout:
+//! - `mod.rs`: [`NativeSwitch`] and [`PreparedJob::synthesize_native`].
+//! - `porep.rs`: [`porep::PorepPartition`], a PoRep partition's witness.
+//! - `tests.rs` (feature `bench`): each driver against the gadgets on synthetic partitions.
+
+pub(crate) mod porep;
+#[cfg(all(test, feature = "bench"))]
+mod tests;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use bellperson::SynthesisError;
+use blstrs::Scalar as Fr;
+
+use super::PreparedJob;
+use crate::error::Result;
+use crate::synthesis::precompiled::{self, CircuitMatrices};
+use crate::synthesis::{caught, SynthesizedPartition};
+
+/// A witness: the public inputs (ONE first) and the aux values.
+pub(crate) type Witness = (Vec<Fr>, Vec<Fr>);
+
+/// Why a native witness could not be made: the request's values do not fit the circuit (the
+/// gadget path fails the same way, or the proof does), or a gadget failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NativeError {
+    #[error("{0}")]
+    Synthesis(#[from] SynthesisError),
+    #[error("{0}")]
+    Shape(String),
+}
+
+/// A job's switch of native witnesses: on until [`NativeSwitch::turn_off`], then every later
+/// synthesis of the job takes the gadget path. Clones share the switch.
+#[derive(Clone, Debug)]
+pub struct NativeSwitch(Arc<AtomicBool>);
+
+impl Default for NativeSwitch {
+    fn default() -> Self {
+        NativeSwitch(Arc::new(AtomicBool::new(true)))
+    }
+}
+
+impl NativeSwitch {
+    pub fn is_on(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Turns the job's native witnesses off (a partition proof made from one failed its check).
+    pub fn turn_off(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// Counts a native witness given up for the gadgets' (`stage`: `synthesis` when it could not
+/// be made or its public inputs were wrong, `proof_check` when the proof made from it failed).
+pub fn count_fallback(circuit: &str, stage: &'static str, reason: &str) {
+    tracing::warn!(
+        circuit,
+        stage,
+        reason,
+        "the native witness is not used; the partition is synthesized from the gadgets"
+    );
+    metrics::counter!("snarkd_native_witness_fallbacks_total", "circuit" => circuit.to_string(), "stage" => stage)
+        .increment(1);
+}
+
+impl PreparedJob {
+    /// Synthesizes partition `index` from a native witness and the circuit's pre-compiled
+    /// `matrices`, where the kind has one and the job's [`NativeSwitch`] is on; otherwise, or
+    /// when the native witness cannot be made, as [`PreparedJob::synthesize_with`] does (the
+    /// gadgets' witness). A partition made natively says so ([`SynthesizedPartition::native`]).
+    pub fn synthesize_native(
+        &self,
+        index: usize,
+        matrices: &CircuitMatrices,
+    ) -> Result<SynthesizedPartition> {
+        if index < self.num_partitions() && self.native.is_on() {
+            let started = Instant::now();
+            let failed = |reason: String| crate::ProverError::Synthesis {
+                partition: index,
+                reason,
+            };
+            let made = caught(|| Ok(self.inner.native_witness(index, matrices)), failed);
+            match made {
+                Ok(None) => {}
+                Ok(Some(Ok(witness))) => {
+                    let witness = corrupted_for_test(witness);
+                    return precompiled::from_witness(index, witness, matrices, started)
+                        .map(|p| p.made_natively(self.native.clone()));
+                }
+                Ok(Some(Err(e))) => {
+                    count_fallback(&self.circuit.to_string(), "synthesis", &e.to_string())
+                }
+                Err(e) => count_fallback(&self.circuit.to_string(), "synthesis", &e.to_string()),
+            }
+        }
+        self.synthesize_with(index, Some(matrices))
+    }
+}
+
+/// With the `test-hooks` feature, `SNARKD_TEST_CORRUPT_NATIVE_WITNESS` set changes one aux value
+/// of every native witness (what a layout mistake would do); builds that ship read no such
+/// variable.
+fn corrupted_for_test(witness: Witness) -> Witness {
+    #[cfg(feature = "test-hooks")]
+    if std::env::var_os("SNARKD_TEST_CORRUPT_NATIVE_WITNESS").is_some() {
+        let (inputs, mut aux) = witness;
+        if let Some(last) = aux.last_mut() {
+            *last += Fr::from(1u64);
+        }
+        return (inputs, aux);
+    }
+    witness
+}
