@@ -3,7 +3,8 @@
 //! per-sector) slope extrapolated to a full production partition. A measurement, not a test.
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example production_shape -- \
-//!       KIND SIZE COUNT... [--paths witness,bellperson,recording,native] [--runs N] [--seed N]
+//!       KIND SIZE COUNT... [--paths witness,bellperson,recording,native,precompiled,
+//!       precompiled-native] [--runs N] [--seed N]
 //!       [--count-full]
 //!
 //! KIND is porep, snap, wpost or winning; SIZE e.g. 2KiB or 32GiB; each COUNT is a number of
@@ -11,7 +12,10 @@
 //! (constraints, inputs, aux), then synthesized on each path: `witness`, snarkd's witness-only
 //! pass (the pre-compiled path's first step, room reserved from the count); `bellperson`,
 //! bellperson's own `WitnessCS`; `recording`, snarkd's plain path (witness and a/b/c); `native`,
-//! snarkd's native witness (PoRep only so far; challenges in parallel, a batch per thread). Stock
+//! snarkd's native witness (PoRep only so far; challenges in parallel, a batch per thread);
+//! `precompiled` and `precompiled-native`, the whole pre-compiled synthesis (witness, then
+//! a and b as sparse products and c = a∘b) from matrices recorded before the timing, with the
+//! gadgets' or the native witness (PoRep only). Stock
 //! bellperson's proving synthesis runs only inside `create_random_proof`, which needs Groth16
 //! parameters, so it is not here.
 //!
@@ -65,6 +69,8 @@ fn main() -> anyhow::Result<()> {
                         "bellperson" => Ok("bellperson"),
                         "recording" => Ok("recording"),
                         "native" => Ok("native"),
+                        "precompiled" => Ok("precompiled"),
+                        "precompiled-native" => Ok("precompiled-native"),
                         other => Err(anyhow::anyhow!("unknown path {other:?}; {usage}")),
                     })
                     .collect::<anyhow::Result<_>>()?;
@@ -113,6 +119,8 @@ fn main() -> anyhow::Result<()> {
                 "witness" => Synthesis::Witness(shape),
                 "bellperson" => Synthesis::BellpersonWitness,
                 "native" => Synthesis::Native(shape),
+                "precompiled" => Synthesis::Precompiled { native: false },
+                "precompiled-native" => Synthesis::Precompiled { native: true },
                 _ => Synthesis::Recording(shape),
             };
             let row = measure(path, count, runs, || {

@@ -34,6 +34,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{CircuitId, CircuitShape, ProofKind};
 use crate::error::{ProverError, Result};
+use crate::synthesis::precompiled::CircuitMatrices;
 use crate::synthesis::{caught, precompiled, synthesize_circuit};
 use porep::challenges_per_partition as porep_challenges;
 use post::sectors_per_partition as post_sectors;
@@ -52,6 +53,10 @@ pub enum Synthesis {
     /// snarkd's native witness (`filecoin::native`), with room reserved for the given shape;
     /// PoRep only so far.
     Native(CircuitShape),
+    /// The whole pre-compiled synthesis (witness, a = A·w, b = B·w, c = a∘b) from the circuit's
+    /// matrices, recorded beforehand (not timed); the witness natively when `native`. PoRep
+    /// only so far.
+    Precompiled { native: bool },
     /// snarkd's plain path: the recording constraint system (witness, a/b/c, densities), with
     /// room reserved for the given shape.
     Recording(CircuitShape),
@@ -110,8 +115,10 @@ struct Run {
 
 impl UseCircuit for Run {
     fn take<C: Circuit<Fr>>(&mut self, circuit: C) -> Result<()> {
-        if let Synthesis::Native(_) = self.how {
-            return Err(failed("only PoRep has a native witness so far"));
+        if let Synthesis::Native(_) | Synthesis::Precompiled { .. } = self.how {
+            return Err(failed(
+                "only PoRep has a native witness (and this pre-compiled run) so far",
+            ));
         }
         self.done = Some(apply(circuit, self.how)?);
         Ok(())
@@ -121,6 +128,27 @@ impl UseCircuit for Run {
         &mut self,
         partition: &porep::Partition<Tree>,
     ) -> Result<()> {
+        if let Synthesis::Precompiled { native } = self.how {
+            let matrices = CircuitMatrices::record(partition.circuit()?, 0)?;
+            let circuit = partition.circuit()?;
+            let started = Instant::now();
+            let p = if native {
+                let witness = partition
+                    .native()
+                    .witness(matrices.num_inputs(), matrices.num_aux())
+                    .map_err(failed)?;
+                precompiled::from_witness(0, witness, &matrices, started)?
+            } else {
+                precompiled::synthesize_precompiled(0, circuit, &matrices)?
+            };
+            self.done = Some(Synthesized {
+                wall: started.elapsed(),
+                inputs: p.num_inputs(),
+                aux: p.num_aux(),
+                constraints: Some(p.num_constraints()),
+            });
+            return Ok(());
+        }
         let Synthesis::Native(room) = self.how else {
             return self.take(partition.circuit()?);
         };
@@ -218,7 +246,9 @@ fn apply<C: Circuit<Fr>>(circuit: C, how: Synthesis) -> Result<Synthesized> {
             };
             caught(run, failed)?
         }
-        Synthesis::Native(_) => unreachable!("take_porep runs the native witness"),
+        Synthesis::Native(_) | Synthesis::Precompiled { .. } => {
+            unreachable!("take_porep runs these")
+        }
         Synthesis::Recording(room) => {
             let p = synthesize_circuit(0, circuit, room)?;
             done(p.num_inputs(), p.num_aux(), Some(p.num_constraints()))
