@@ -238,10 +238,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
             proofs: &self.vanilla[index],
             layers: self.pub_params.vanilla_params.num_layers,
         };
-        let witness = match partition.witness(room.num_inputs(), room.num_aux()) {
-            Ok(witness) => witness,
-            Err(e) => return Some(Err(e)),
-        };
+        let witness = partition.witness(room.num_inputs(), room.num_aux());
         // The public inputs as the verifier derives them, independently of the witness.
         let expected = <StackedCompound<Tree, DefaultPieceHasher> as CompoundProof<
             StackedDrg<'_, Tree, DefaultPieceHasher>,
@@ -251,15 +248,7 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PorepJob<Tree> {
             &self.pub_params.vanilla_params,
             Some(index),
         );
-        Some(match expected {
-            Ok(expected) if witness.0.get(1..) == Some(&expected[..]) => Ok(witness),
-            Ok(_) => Err(NativeError::Shape(
-                "its public inputs differ from the verifier's".into(),
-            )),
-            Err(e) => Err(NativeError::Shape(format!(
-                "the verifier's public inputs: {e}"
-            ))),
-        })
+        Some(super::native::checked_inputs(witness, expected))
     }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {

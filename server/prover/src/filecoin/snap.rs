@@ -13,14 +13,17 @@ use storage_proofs_core::multi_proof::MultiProof;
 use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_update::vanilla::PartitionProof;
 use storage_proofs_update::{
-    EmptySectorUpdate, EmptySectorUpdateCompound, PublicInputs, SetupParams,
+    EmptySectorUpdate, EmptySectorUpdateCircuit, EmptySectorUpdateCompound, PublicInputs,
+    SetupParams,
 };
 
+use super::native::{self, NativeError, Witness};
 use super::nodes::check_nodes;
 use super::registered::update_proof;
 use super::request::{bytes32, decode_bincode, field_element};
 use super::{build_circuit, check_paths, Decoded, KindJob, ProofInput};
 use crate::error::{ProverError, Result};
+use crate::synthesis::precompiled::CircuitMatrices;
 
 struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     pub_params: compound_proof::PublicParams<'static, EmptySectorUpdate<Tree>>,
@@ -152,10 +155,7 @@ fn check_vanilla<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 
 impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> SnapJob<Tree> {
     /// The circuit of partition `index` (already range-checked).
-    fn circuit(
-        &self,
-        index: usize,
-    ) -> Result<impl bellperson::Circuit<blstrs::Scalar> + Send + '_> {
+    fn circuit(&self, index: usize) -> Result<EmptySectorUpdateCircuit<Tree>> {
         build_circuit(index, || {
             <EmptySectorUpdateCompound<Tree> as CompoundProof<EmptySectorUpdate<Tree>, _>>::circuit(
                 &self.pub_inputs,
@@ -174,6 +174,27 @@ impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> KindJob for SnapJob<
     }
 
     super::runs_its_circuit!();
+
+    fn native_witness(
+        &self,
+        index: usize,
+        room: &CircuitMatrices,
+    ) -> Option<std::result::Result<Witness, NativeError>> {
+        let made = self
+            .circuit(index)
+            .map_err(|e| NativeError::Shape(e.to_string()))
+            .and_then(|c| native::snap::witness(c, room.num_inputs(), room.num_aux()));
+        // The public inputs as the verifier derives them, independently of the witness.
+        let expected = <EmptySectorUpdateCompound<Tree> as CompoundProof<
+            EmptySectorUpdate<Tree>,
+            _,
+        >>::generate_public_inputs(
+            &self.pub_inputs,
+            &self.pub_params.vanilla_params,
+            Some(index),
+        );
+        Some(native::checked_inputs(made, expected))
+    }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
         let multi = MultiProof::new(proofs.to_vec(), pvk);

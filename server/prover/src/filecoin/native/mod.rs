@@ -1,5 +1,5 @@
 //! Native witnesses: per kind, a driver that walks its circuit's allocation order over the
-//! request's own values, computes the SHA-256 parts natively (`crate::synthesis::native`) and
+//! request's own values (PoRep, SnapDeals), computes the SHA-256 parts natively (`crate::synthesis::native`) and
 //! the rest with the circuit's gadgets on the witness-only constraint system, so that the
 //! circuit's recorded matrices apply to what it makes ([`PreparedJob::synthesize_native`]).
 //!
@@ -15,9 +15,13 @@
 //! Layout:
 //! - `mod.rs`: [`NativeSwitch`] and [`PreparedJob::synthesize_native`].
 //! - `porep.rs`: [`porep::PorepPartition`], a PoRep partition's witness.
+//! - `snap.rs`: [`snap::witness`], a SnapDeals partition's witness.
+//! - `sha_tree.rs`: binary SHA-256 Merkle tree hashes and path levels (TreeD).
 //! - `tests.rs` (feature `bench`): each driver against the gadgets on synthetic partitions.
 
 pub(crate) mod porep;
+mod sha_tree;
+pub(crate) mod snap;
 #[cfg(all(test, feature = "bench"))]
 mod tests;
 
@@ -25,12 +29,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
+use bellperson::gadgets::boolean::Boolean;
+use bellperson::gadgets::num::AllocatedNum;
 use bellperson::SynthesisError;
 use blstrs::Scalar as Fr;
+use rayon::prelude::*;
 
 use super::PreparedJob;
 use crate::error::Result;
-use crate::synthesis::precompiled::{self, CircuitMatrices};
+use crate::synthesis::native::bit::Bit;
+use crate::synthesis::precompiled::{self, CircuitMatrices, WitnessCs};
 use crate::synthesis::{caught, SynthesizedPartition};
 
 /// A witness: the public inputs (ONE first) and the aux values.
@@ -44,6 +52,77 @@ pub(crate) enum NativeError {
     Synthesis(#[from] SynthesisError),
     #[error("{0}")]
     Shape(String),
+}
+
+/// Runs `challenge` for each of `items` in order of their values in the witness: the first on
+/// `cs` itself, which tells the size of one; the others in parallel, a batch of one per thread
+/// at a time, each on a system of exactly that size, then appended to `cs` in order (so at most
+/// a batch of challenges' values are held twice).
+fn in_order<T: Sync>(
+    cs: &mut WitnessCs,
+    items: &[T],
+    challenge: impl Fn(&mut WitnessCs, &T) -> std::result::Result<(), NativeError> + Sync,
+) -> std::result::Result<(), NativeError> {
+    let Some((first, rest)) = items.split_first() else {
+        return Ok(());
+    };
+    let before = (cs.inputs.len(), cs.aux.len());
+    challenge(cs, first)?;
+    let each = (cs.inputs.len() - before.0, cs.aux.len() - before.1);
+    cs.inputs.reserve(rest.len() * each.0);
+    cs.aux.reserve(rest.len() * each.1);
+    for batch in rest.chunks(rayon::current_num_threads().max(1)) {
+        let done: Vec<WitnessCs> = batch
+            .par_iter()
+            .map(|item| {
+                let mut sub = WitnessCs::with_capacity(each.0, each.1);
+                challenge(&mut sub, item)?;
+                Ok(sub)
+            })
+            .collect::<std::result::Result<_, NativeError>>()?;
+        for sub in done {
+            cs.inputs.extend_from_slice(&sub.inputs);
+            cs.aux.extend_from_slice(&sub.aux);
+        }
+    }
+    Ok(())
+}
+
+/// `made`, unless its public inputs (after ONE) differ from the verifier's `expected` ones.
+pub(crate) fn checked_inputs(
+    made: std::result::Result<Witness, NativeError>,
+    expected: std::result::Result<Vec<Fr>, anyhow::Error>,
+) -> std::result::Result<Witness, NativeError> {
+    let witness = made?;
+    match expected {
+        Ok(expected) if witness.0.get(1..) == Some(&expected[..]) => Ok(witness),
+        Ok(_) => Err(NativeError::Shape(
+            "its public inputs differ from the verifier's".into(),
+        )),
+        Err(e) => Err(NativeError::Shape(format!(
+            "the verifier's public inputs: {e:#}"
+        ))),
+    }
+}
+
+/// Allocates `value` (`AllocatedNum::alloc`).
+fn num(cs: &mut WitnessCs, value: Fr) -> std::result::Result<AllocatedNum<Fr>, NativeError> {
+    Ok(AllocatedNum::alloc(cs, || Ok(value))?)
+}
+
+/// Allocates `value` and makes it a public input (`alloc` then `inputize`).
+fn input_num(cs: &mut WitnessCs, value: Fr) -> std::result::Result<AllocatedNum<Fr>, NativeError> {
+    let n = num(cs, value)?;
+    n.inputize(&mut *cs)?;
+    Ok(n)
+}
+
+/// Gadget booleans as [`Bit`]s (each must have its value).
+fn bits(booleans: &[Boolean]) -> std::result::Result<Vec<Bit>, NativeError> {
+    booleans
+        .iter()
+        .map(|b| Bit::of(b).ok_or(NativeError::Synthesis(SynthesisError::AssignmentMissing)))
+        .collect()
 }
 
 /// A job's switch of native witnesses: on until [`NativeSwitch::turn_off`], then every later

@@ -15,9 +15,7 @@
 //!    SHA-256 and the label; the encoded node and its TreeR path; the column hash of the labels
 //!    and its TreeC path.
 //!
-//! Challenges are independent once step 1 is done: the first is computed in place, the others
-//! each on its own constraint system, in parallel, a batch of one per thread at a time (so at
-//! most that many challenges' values are held twice), and appended in order.
+//! Challenges are independent once step 1 is done: they run through [`super::in_order`].
 
 use bellperson::gadgets::boolean::{AllocatedBit, Boolean};
 use bellperson::gadgets::multipack;
@@ -28,11 +26,9 @@ use ff::Field;
 use filecoin_hashers::{HashFunction, Hasher, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::MerkleTreeTrait;
-use rayon::prelude::*;
 use sha2::digest::typenum::{U11, U2};
 use storage_proofs_core::drgraph::BASE_DEGREE;
 use storage_proofs_core::gadgets::encode::encode;
-use storage_proofs_core::gadgets::insertion::insert;
 use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
 use storage_proofs_core::gadgets::uint64::UInt64;
 use storage_proofs_core::gadgets::variables::Root;
@@ -40,10 +36,10 @@ use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{ColumnProof, Proof, EXP_DEGREE, TOTAL_PARENTS};
 
-use super::{NativeError, Witness};
+use super::{bits, in_order, input_num, num, sha_tree, NativeError, Witness};
 use crate::filecoin::nodes::{path_elements, PathElement};
 use crate::synthesis::native::bit::Bit;
-use crate::synthesis::native::label::{label, packed_digest};
+use crate::synthesis::native::label::label;
 use crate::synthesis::native::pack::reverse_bits_in_bytes;
 use crate::synthesis::precompiled::WitnessCs;
 
@@ -107,29 +103,9 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<'_, Tree> {
             replica_id,
             layers: self.layers,
         };
-        // The first challenge on the partition's own system, which tells the size of each;
-        // the others in parallel batches, each on a system of exactly that size, appended in
-        // order.
-        let (inputs_before, aux_before) = (cs.inputs.len(), cs.aux.len());
-        challenge::<Tree>(&mut cs, first, &shared)?;
-        let each = (cs.inputs.len() - inputs_before, cs.aux.len() - aux_before);
-        let rest = &self.proofs[1..];
-        cs.inputs.reserve(rest.len() * each.0);
-        cs.aux.reserve(rest.len() * each.1);
-        for batch in rest.chunks(rayon::current_num_threads().max(1)) {
-            let done: Vec<WitnessCs> = batch
-                .par_iter()
-                .map(|proof| {
-                    let mut sub = WitnessCs::with_capacity(each.0, each.1);
-                    challenge::<Tree>(&mut sub, proof, &shared)?;
-                    Ok(sub)
-                })
-                .collect::<Result<_>>()?;
-            for sub in done {
-                cs.inputs.extend_from_slice(&sub.inputs);
-                cs.aux.extend_from_slice(&sub.aux);
-            }
-        }
+        in_order(&mut cs, self.proofs, |cs, proof| {
+            challenge::<Tree>(cs, proof, &shared)
+        })?;
         Ok((cs.inputs, cs.aux))
     }
 }
@@ -280,7 +256,8 @@ fn tree_inclusion<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// `leaf`'s path to `root` in the binary SHA-256 tree D, as `PoRCircuit` over it allocates it
-/// (the hashes natively). `root` is only compared, so it allocates nothing.
+/// (per level the index bit, the sibling, then [`sha_tree::level`]; then the index bits packed
+/// into an input). `root` is only compared, so it allocates nothing.
 fn sha256_inclusion(
     cs: &mut WitnessCs,
     path: Vec<PathElement>,
@@ -300,45 +277,14 @@ fn sha256_inclusion(
         let sibling = AllocatedNum::alloc(&mut *cs, || {
             sibling.ok_or(SynthesisError::AssignmentMissing)
         })?;
-        let pair = insert(&mut *cs, &cur, std::slice::from_ref(&bit), &[sibling])?;
+        cur = sha_tree::level(cs, &cur, &bit, sibling)?;
         index_bits.push(bit);
-        let mut message = Vec::with_capacity(512);
-        for side in &pair {
-            message.extend(reverse_bits_in_bytes(&number_bits_le(cs, side)?));
-        }
-        let digest = packed_digest(&mut cs.aux, &message);
-        cur = num(cs, digest)?;
     }
     multipack::pack_into_inputs(&mut *cs, &index_bits)?;
     Ok(())
 }
 
-/// Allocates `value` (`AllocatedNum::alloc`).
-fn num(cs: &mut WitnessCs, value: Fr) -> Result<AllocatedNum<Fr>> {
-    Ok(AllocatedNum::alloc(cs, || Ok(value))?)
-}
-
-/// Allocates `value` and makes it a public input (`alloc` then `inputize`).
-fn input_num(cs: &mut WitnessCs, value: Fr) -> Result<AllocatedNum<Fr>> {
-    let n = num(cs, value)?;
-    n.inputize(&mut *cs)?;
-    Ok(n)
-}
-
-/// `n`'s 255 bits, least significant first (`to_bits_le`, the gadget).
-fn number_bits_le(cs: &mut WitnessCs, n: &AllocatedNum<Fr>) -> Result<Vec<Bit>> {
-    bits(&n.to_bits_le(&mut *cs)?)
-}
-
 /// `n`'s bits in the order a label hashes them (`reverse_bit_numbering(to_bits_le)`).
 fn number_bits(cs: &mut WitnessCs, n: &AllocatedNum<Fr>) -> Result<Vec<Bit>> {
-    Ok(reverse_bits_in_bytes(&number_bits_le(cs, n)?))
-}
-
-/// Gadget booleans as [`Bit`]s (each must have its value).
-fn bits(booleans: &[Boolean]) -> Result<Vec<Bit>> {
-    booleans
-        .iter()
-        .map(|b| Bit::of(b).ok_or(NativeError::Synthesis(SynthesisError::AssignmentMissing)))
-        .collect()
+    Ok(reverse_bits_in_bytes(&sha_tree::number_bits_le(cs, n)?))
 }

@@ -1,15 +1,14 @@
 //! Each native driver against the gadget path (`precompiled::witness_pass` on the real circuit,
 //! bellperson's gadgets on a witness-only constraint system): the same inputs and aux values,
-//! in the same order. Synthetic partitions (seeded random values) at 2 KiB with the production
-//! challenge count, and at one challenge of 32 GiB (a TreeC / TreeR with sub-trees) and 64 GiB
-//! (with a top tree too).
+//! in the same order. Synthetic partitions (seeded random values) of PoRep and SnapDeals at 2 KiB
+//! with the production challenge count, and at one or two challenges of 32 GiB (TreeC / TreeR
+//! with sub-trees) and 64 GiB (with a top tree too).
 
 use bellperson::Circuit;
 use blstrs::Scalar as Fr;
-use filecoin_proofs::MerkleTreeTrait;
 
 use crate::error::Result;
-use crate::filecoin::synthetic::{porep::Partition, with_circuit, UseCircuit};
+use crate::filecoin::synthetic::{with_circuit, Native, UseCircuit};
 use crate::filecoin::ProofKind;
 use crate::synthesis::precompiled::witness_pass;
 
@@ -33,51 +32,52 @@ pub(crate) fn assert_same_witness(what: &str, native: &Witness, gadgets: &Witnes
     }
 }
 
-/// A synthetic PoRep partition's native witness and its circuit's on the gadget path.
+/// A synthetic partition's native witness and its circuit's on the gadget path.
 struct Both(Option<(Witness, Witness)>);
 
 impl UseCircuit for Both {
     fn take<C: Circuit<Fr>>(&mut self, _: C) -> Result<()> {
-        unreachable!("a PoRep partition is taken whole")
+        unreachable!("a kind with a native witness is taken whole")
     }
 
-    fn take_porep<Tree: 'static + MerkleTreeTrait>(
-        &mut self,
-        partition: &Partition<Tree>,
-    ) -> Result<()> {
-        let native = partition
-            .native()
-            .witness(0, 0)
-            .expect("the native witness");
+    fn take_native<N: Native>(&mut self, partition: &N) -> Result<()> {
+        let native = partition.witness(0, 0).expect("the native witness");
         let gadgets = witness_pass(0, partition.circuit()?, 0, 0)?;
         self.0 = Some((native, gadgets));
         Ok(())
     }
 }
 
-fn porep_matches(sector_size: u64, challenges: usize, seed: u64) {
+fn matches(kind: ProofKind, sector_size: u64, count: usize, seed: u64) {
     let mut both = Both(None);
-    with_circuit(
-        ProofKind::PorepSealCommit,
-        sector_size,
-        challenges,
-        seed,
-        &mut both,
-    )
-    .unwrap();
+    with_circuit(kind, sector_size, count, seed, &mut both).unwrap();
     let (native, gadgets) = both.0.unwrap();
-    let what = format!("PoRep of {sector_size} bytes, {challenges} challenge(s), seed {seed}");
+    let what = format!("{kind} of {sector_size} bytes, {count} challenge(s), seed {seed}");
     assert_same_witness(&what, &native, &gadgets);
 }
 
 #[test]
 fn porep_2kib_matches_the_gadgets() {
-    porep_matches(2 << 10, 2, 1);
-    porep_matches(2 << 10, 2, 2);
+    matches(ProofKind::PorepSealCommit, 2 << 10, 2, 1);
+    matches(ProofKind::PorepSealCommit, 2 << 10, 2, 2);
 }
 
 #[test]
 fn porep_32gib_and_64gib_challenges_match_the_gadgets() {
-    porep_matches(32 << 30, 1, 3);
-    porep_matches(64 << 30, 1, 4);
+    matches(ProofKind::PorepSealCommit, 32 << 30, 1, 3);
+    matches(ProofKind::PorepSealCommit, 64 << 30, 1, 4);
+}
+
+#[test]
+fn snap_2kib_matches_the_gadgets() {
+    let n =
+        crate::filecoin::synthetic::production_count(ProofKind::SnapDealsUpdate, 2 << 10).unwrap();
+    matches(ProofKind::SnapDealsUpdate, 2 << 10, n, 5);
+    matches(ProofKind::SnapDealsUpdate, 2 << 10, n, 6);
+}
+
+#[test]
+fn snap_32gib_and_64gib_challenges_match_the_gadgets() {
+    matches(ProofKind::SnapDealsUpdate, 32 << 30, 2, 7);
+    matches(ProofKind::SnapDealsUpdate, 64 << 30, 1, 8);
 }

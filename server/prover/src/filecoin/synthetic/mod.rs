@@ -21,7 +21,7 @@ mod count;
 mod paths;
 pub(crate) mod porep;
 mod post;
-mod snap;
+pub(crate) mod snap;
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,7 @@ use filecoin_proofs::{with_shape, MerkleTreeTrait, TreeRHasher};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
+use super::native::{NativeError, Witness};
 use super::{CircuitId, CircuitShape, ProofKind};
 use crate::error::{ProverError, Result};
 use crate::synthesis::precompiled::CircuitMatrices;
@@ -93,16 +94,21 @@ pub fn synthesize(
         .expect("with_circuit hands its circuit over or fails"))
 }
 
+/// A synthetic partition of a kind with a native witness: its circuit (as often as asked) and
+/// its native witness.
+pub(crate) trait Native {
+    type Circuit: Circuit<Fr>;
+    fn circuit(&self) -> Result<Self::Circuit>;
+    fn witness(&self, inputs: usize, aux: usize) -> std::result::Result<Witness, NativeError>;
+}
+
 /// Something done with a synthetic circuit, whatever its type (which depends on the tree shape
 /// of the sector size).
 pub(crate) trait UseCircuit {
     fn take<C: Circuit<Fr>>(&mut self, circuit: C) -> Result<()>;
 
-    /// A PoRep partition, which has its native witness as well as its circuit.
-    fn take_porep<Tree: 'static + MerkleTreeTrait>(
-        &mut self,
-        partition: &porep::Partition<Tree>,
-    ) -> Result<()> {
+    /// A partition that has a native witness as well as its circuit.
+    fn take_native<N: Native>(&mut self, partition: &N) -> Result<()> {
         self.take(partition.circuit()?)
     }
 }
@@ -117,24 +123,20 @@ impl UseCircuit for Run {
     fn take<C: Circuit<Fr>>(&mut self, circuit: C) -> Result<()> {
         if let Synthesis::Native(_) | Synthesis::Precompiled { .. } = self.how {
             return Err(failed(
-                "only PoRep has a native witness (and this pre-compiled run) so far",
+                "only PoRep and SnapDeals have a native witness (and this pre-compiled run) so far",
             ));
         }
         self.done = Some(apply(circuit, self.how)?);
         Ok(())
     }
 
-    fn take_porep<Tree: 'static + MerkleTreeTrait>(
-        &mut self,
-        partition: &porep::Partition<Tree>,
-    ) -> Result<()> {
+    fn take_native<N: Native>(&mut self, partition: &N) -> Result<()> {
         if let Synthesis::Precompiled { native } = self.how {
             let matrices = CircuitMatrices::record(partition.circuit()?, 0)?;
             let circuit = partition.circuit()?;
             let started = Instant::now();
             let p = if native {
                 let witness = partition
-                    .native()
                     .witness(matrices.num_inputs(), matrices.num_aux())
                     .map_err(failed)?;
                 precompiled::from_witness(0, witness, &matrices, started)?
@@ -153,9 +155,8 @@ impl UseCircuit for Run {
             return self.take(partition.circuit()?);
         };
         let started = Instant::now();
-        let native = partition.native();
         let (inputs, aux) = caught(
-            || native.witness(room.inputs, room.aux).map_err(failed),
+            || partition.witness(room.inputs, room.aux).map_err(failed),
             failed,
         )?;
         self.done = Some(Synthesized {
@@ -210,9 +211,13 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     let rng = &mut ChaCha8Rng::seed_from_u64(seed);
     match kind {
         ProofKind::PorepSealCommit => {
-            user.take_porep(&porep::partition::<Tree>(sector_size, count, rng)?)
+            user.take_native(&porep::partition::<Tree>(sector_size, count, rng)?)
         }
-        ProofKind::SnapDealsUpdate => user.take(snap::circuit::<Tree>(sector_size, count, rng)?),
+        ProofKind::SnapDealsUpdate => user.take_native(&snap::Partition(snap::circuit::<Tree>(
+            sector_size,
+            count,
+            rng,
+        )?)),
         ProofKind::WindowPost | ProofKind::WinningPost => {
             user.take(post::circuit::<Tree>(kind, sector_size, count, rng)?)
         }
@@ -247,7 +252,7 @@ fn apply<C: Circuit<Fr>>(circuit: C, how: Synthesis) -> Result<Synthesized> {
             caught(run, failed)?
         }
         Synthesis::Native(_) | Synthesis::Precompiled { .. } => {
-            unreachable!("take_porep runs these")
+            unreachable!("take_native runs these")
         }
         Synthesis::Recording(room) => {
             let p = synthesize_circuit(0, circuit, room)?;

@@ -19,6 +19,7 @@ use super::paths::{binary_levels, random_path, tree_levels, Path};
 use crate::circuit::representative_seal;
 use crate::error::{ProverError, Result};
 use crate::filecoin::native::porep::PorepPartition;
+use crate::filecoin::native::{NativeError, Witness};
 
 type TreeDomain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 type DataDomain = <DefaultPieceHasher as Hasher>::Domain;
@@ -112,6 +113,18 @@ impl<Tree: 'static + MerkleTreeTrait> Partition<Tree> {
             proofs: &self.proofs,
             layers: self.params.num_layers,
         }
+    }
+}
+
+impl<Tree: 'static + MerkleTreeTrait> super::Native for Partition<Tree> {
+    type Circuit = StackedCircuit<Tree, DefaultPieceHasher>;
+
+    fn circuit(&self) -> Result<Self::Circuit> {
+        Partition::circuit(self)
+    }
+
+    fn witness(&self, inputs: usize, aux: usize) -> std::result::Result<Witness, NativeError> {
+        self.native().witness(inputs, aux)
     }
 }
 

@@ -14,6 +14,7 @@ use storage_proofs_update::{phi, rho, Challenges, EmptySectorUpdateCircuit, Publ
 
 use super::paths::{random_path, tree_levels, Path};
 use crate::error::{ProverError, Result};
+use crate::filecoin::native::{NativeError, Witness};
 
 /// Challenges in one production SnapDeals partition at `sector_size` (a registered size).
 pub(super) fn challenges_per_partition(sector_size: u64) -> usize {
@@ -103,4 +104,39 @@ fn siblings(path: Path) -> Vec<Vec<Option<Fr>>> {
     path.into_iter()
         .map(|(siblings, _)| siblings.into_iter().map(Some).collect())
         .collect()
+}
+
+/// A synthetic SnapDeals partition: its circuit, whose fields are public, is all its native
+/// witness needs.
+pub(crate) struct Partition<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
+    pub(crate) EmptySectorUpdateCircuit<Tree>,
+);
+
+impl<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> super::Native for Partition<Tree> {
+    type Circuit = EmptySectorUpdateCircuit<Tree>;
+
+    fn circuit(&self) -> Result<Self::Circuit> {
+        let c = &self.0;
+        Ok(EmptySectorUpdateCircuit {
+            pub_params: c.pub_params.clone(),
+            pub_inputs: c.pub_inputs.clone(),
+            // `PrivateInputs` derives Clone, which asks the tree type to be Clone too.
+            priv_inputs: PrivateInputs {
+                comm_c: c.priv_inputs.comm_c,
+                root_r_old: c.priv_inputs.root_r_old,
+                root_r_new: c.priv_inputs.root_r_new,
+                apex_leafs: c.priv_inputs.apex_leafs.clone(),
+                challenge_proofs: c.priv_inputs.challenge_proofs.clone(),
+            },
+        })
+    }
+
+    fn witness(&self, inputs: usize, aux: usize) -> std::result::Result<Witness, NativeError> {
+        crate::filecoin::native::snap::witness(
+            self.circuit()
+                .map_err(|e| NativeError::Shape(e.to_string()))?,
+            inputs,
+            aux,
+        )
+    }
 }
