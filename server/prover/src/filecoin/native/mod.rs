@@ -1,7 +1,8 @@
 //! Native witnesses: per kind, a driver that walks its circuit's allocation order over the
-//! request's own values (PoRep, SnapDeals), computes the SHA-256 parts natively (`crate::synthesis::native`) and
-//! the rest with the circuit's gadgets on the witness-only constraint system, so that the
-//! circuit's recorded matrices apply to what it makes ([`PreparedJob::synthesize_native`]).
+//! request's own values (PoRep, SnapDeals), computes the SHA-256 and Poseidon hashes natively
+//! (`crate::synthesis::native`) and the small rest (bit decompositions, insertions, picks) with
+//! the circuit's own gadgets on the same witness-only constraint system, so that the circuit's
+//! recorded matrices apply to what it makes ([`PreparedJob::synthesize_native`]).
 //!
 //! The allocation-order invariant (every value at the index the circuit gives it) is checked by
 //! tests, the driver's inputs and aux against the gadget path's value for value (`tests.rs`,
@@ -17,9 +18,11 @@
 //! - `porep.rs`: [`porep::PorepPartition`], a PoRep partition's witness.
 //! - `snap.rs`: [`snap::witness`], a SnapDeals partition's witness.
 //! - `sha_tree.rs`: binary SHA-256 Merkle tree hashes and path levels (TreeD).
+//! - `poseidon_tree.rs`: Poseidon hashes and TreeR / TreeC paths.
 //! - `tests.rs` (feature `bench`): each driver against the gadgets on synthetic partitions.
 
 pub(crate) mod porep;
+mod poseidon_tree;
 mod sha_tree;
 pub(crate) mod snap;
 #[cfg(all(test, feature = "bench"))]

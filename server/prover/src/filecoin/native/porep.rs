@@ -23,20 +23,17 @@ use bellperson::gadgets::num::AllocatedNum;
 use bellperson::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 use ff::Field;
-use filecoin_hashers::{HashFunction, Hasher, POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
+use filecoin_hashers::{POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2};
 use filecoin_proofs::constants::DefaultPieceHasher;
 use filecoin_proofs::MerkleTreeTrait;
-use sha2::digest::typenum::{U11, U2};
 use storage_proofs_core::drgraph::BASE_DEGREE;
 use storage_proofs_core::gadgets::encode::encode;
-use storage_proofs_core::gadgets::por::{AuthPath, PoRCircuit};
 use storage_proofs_core::gadgets::uint64::UInt64;
-use storage_proofs_core::gadgets::variables::Root;
 use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{ColumnProof, Proof, EXP_DEGREE, TOTAL_PARENTS};
 
-use super::{bits, in_order, input_num, num, sha_tree, NativeError, Witness};
+use super::{bits, in_order, input_num, num, poseidon_tree, sha_tree, NativeError, Witness};
 use crate::filecoin::nodes::{path_elements, PathElement};
 use crate::synthesis::native::bit::Bit;
 use crate::synthesis::native::label::label;
@@ -65,10 +62,9 @@ pub(crate) struct PorepPartition<'a, Tree: 'static + MerkleTreeTrait> {
 type Result<T> = std::result::Result<T, NativeError>;
 
 /// Values every challenge reads.
+/// (The roots, comm_d, comm_c and comm_r_last, are only compared with what the paths compute:
+/// they allocate nothing there.)
 struct Shared {
-    comm_d: AllocatedNum<Fr>,
-    comm_c: AllocatedNum<Fr>,
-    comm_r_last: AllocatedNum<Fr>,
     replica_id: Vec<Bit>,
     layers: usize,
 }
@@ -91,15 +87,12 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<'_, Tree> {
         cs.alloc_input(|| "ONE", || Ok(Fr::ONE))?;
         let replica_id = input_num(&mut cs, self.replica_id)?;
         let replica_id = bits(&reverse_bit_numbering(replica_id.to_bits_le(&mut cs)?))?;
-        let comm_d = input_num(&mut cs, self.comm_d)?;
+        input_num(&mut cs, self.comm_d)?;
         let _comm_r = input_num(&mut cs, self.comm_r)?;
         let comm_r_last = num(&mut cs, first.comm_r_last().into())?;
         let comm_c = num(&mut cs, first.comm_c().into())?;
-        <Tree::Hasher as Hasher>::Function::hash2_circuit(&mut cs, &comm_c, &comm_r_last)?;
+        poseidon_tree::hash(&mut cs, &[comm_c, comm_r_last], &POSEIDON_CONSTANTS_2)?;
         let shared = Shared {
-            comm_d,
-            comm_c,
-            comm_r_last,
             replica_id,
             layers: self.layers,
         };
@@ -117,12 +110,7 @@ fn challenge<Tree: 'static + MerkleTreeTrait>(
     shared: &Shared,
 ) -> Result<()> {
     let data_leaf = num(cs, proof.comm_d_proofs.leaf().into())?;
-    sha256_inclusion(
-        cs,
-        proof.comm_d_proofs.as_options(),
-        &shared.comm_d,
-        &data_leaf,
-    )?;
+    sha256_inclusion(cs, proof.comm_d_proofs.as_options(), &data_leaf)?;
     let columns = &proof.replica_column_proofs;
     if (columns.drg_parents.len(), columns.exp_parents.len()) != (BASE_DEGREE, EXP_DEGREE) {
         return Err(NativeError::Shape(format!(
@@ -166,15 +154,10 @@ fn challenge<Tree: 'static + MerkleTreeTrait>(
 
     let key = labels.last().expect("at least two layers");
     let encoded = encode(&mut *cs, key, &data_leaf)?;
-    tree_inclusion::<Tree>(
-        cs,
-        proof.comm_r_last_proof.as_options(),
-        &shared.comm_r_last,
-        &encoded,
-    )?;
+    poseidon_tree::inclusion::<Tree>(cs, proof.comm_r_last_proof.as_options(), &encoded)?;
     let column_hash = hash_column(cs, &labels)?;
     let c_x = column_path::<Tree>(&columns.c_x)?;
-    tree_inclusion::<Tree>(cs, c_x, &shared.comm_c, &column_hash)
+    poseidon_tree::inclusion::<Tree>(cs, c_x, &column_hash)
 }
 
 /// The order in which a label hashes its parents, as indices into the distinct parents: layer
@@ -206,7 +189,7 @@ fn parent_columns<Tree: 'static + MerkleTreeTrait>(
             rows.push(num(cs, (*row).into())?);
         }
         let hash = hash_column(cs, &rows)?;
-        tree_inclusion::<Tree>(cs, column_path::<Tree>(parent)?, &shared.comm_c, &hash)?;
+        poseidon_tree::inclusion::<Tree>(cs, column_path::<Tree>(parent)?, &hash)?;
         columns.push(rows);
     }
     Ok(columns)
@@ -220,48 +203,21 @@ fn column_path<Tree: 'static + MerkleTreeTrait>(
     path_elements("a column proof", column).map_err(|e| NativeError::Shape(e.to_string()))
 }
 
-/// `hash_single_column`: Poseidon over the column's 2 or 11 rows (the gadget).
+/// `hash_single_column`: Poseidon over the column's 2 or 11 rows.
 fn hash_column(cs: &mut WitnessCs, rows: &[AllocatedNum<Fr>]) -> Result<AllocatedNum<Fr>> {
-    Ok(match rows.len() {
-        2 => neptune::circuit::poseidon_hash::<_, Fr, U2>(
-            &mut *cs,
-            rows.to_vec(),
-            &POSEIDON_CONSTANTS_2,
-        )?,
-        11 => neptune::circuit::poseidon_hash::<_, Fr, U11>(
-            &mut *cs,
-            rows.to_vec(),
-            &POSEIDON_CONSTANTS_11,
-        )?,
-        n => return Err(NativeError::Shape(format!("a column of {n} rows"))),
-    })
-}
-
-/// `leaf`'s path to `root` in a TreeR or TreeC (Poseidon; the gadget, `PoRCircuit` with a
-/// private root).
-fn tree_inclusion<Tree: 'static + MerkleTreeTrait>(
-    cs: &mut WitnessCs,
-    path: Vec<PathElement>,
-    root: &AllocatedNum<Fr>,
-    leaf: &AllocatedNum<Fr>,
-) -> Result<()> {
-    PoRCircuit::<Tree>::synthesize(
-        &mut *cs,
-        Root::from_allocated::<WitnessCs>(leaf.clone()),
-        AuthPath::from(path),
-        Root::from_allocated::<WitnessCs>(root.clone()),
-        true,
-    )?;
-    Ok(())
+    match rows.len() {
+        2 => poseidon_tree::hash(cs, rows, &POSEIDON_CONSTANTS_2),
+        11 => poseidon_tree::hash(cs, rows, &POSEIDON_CONSTANTS_11),
+        n => Err(NativeError::Shape(format!("a column of {n} rows"))),
+    }
 }
 
 /// `leaf`'s path to `root` in the binary SHA-256 tree D, as `PoRCircuit` over it allocates it
 /// (per level the index bit, the sibling, then [`sha_tree::level`]; then the index bits packed
-/// into an input). `root` is only compared, so it allocates nothing.
+/// into an input). The root is only compared, so it allocates nothing.
 fn sha256_inclusion(
     cs: &mut WitnessCs,
     path: Vec<PathElement>,
-    _root: &AllocatedNum<Fr>,
     leaf: &AllocatedNum<Fr>,
 ) -> Result<()> {
     let mut cur = leaf.clone();

@@ -25,16 +25,14 @@ use bellperson::gadgets::num::AllocatedNum;
 use bellperson::{ConstraintSystem, SynthesisError};
 use blstrs::Scalar as Fr;
 use ff::{Field, PrimeField, PrimeFieldBits};
-use filecoin_hashers::{HashFunction, Hasher};
+use filecoin_hashers::POSEIDON_CONSTANTS_2;
 use filecoin_proofs::{MerkleTreeTrait, TreeRHasher};
-use neptune::circuit::poseidon_hash;
 use storage_proofs_core::gadgets::insertion::select;
-use storage_proofs_core::gadgets::por::por_no_challenge_input;
 use storage_proofs_update::circuit::{ChallengeProof, PrivateInputs, PublicInputs};
 use storage_proofs_update::constants::{hs, POSEIDON_CONSTANTS_GEN_RANDOMNESS};
 use storage_proofs_update::{EmptySectorUpdateCircuit, PublicParams};
 
-use super::{in_order, input_num, num, sha_tree, NativeError, Witness};
+use super::{in_order, input_num, num, poseidon_tree, sha_tree, NativeError, Witness};
 use crate::synthesis::precompiled::WitnessCs;
 
 type Result<T> = std::result::Result<T, NativeError>;
@@ -46,8 +44,6 @@ struct Shared {
     partition_bits: Vec<AllocatedBit>,
     h_select_bits: Vec<AllocatedBit>,
     phi: AllocatedNum<Fr>,
-    root_r_old: AllocatedNum<Fr>,
-    root_r_new: AllocatedNum<Fr>,
     apex_leaves: Vec<AllocatedNum<Fr>>,
 }
 
@@ -124,9 +120,9 @@ pub(crate) fn witness<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
     let comm_r_old = input_num(&mut cs, value(comm_r_old)?)?;
     let comm_d_new = input_num(&mut cs, value(comm_d_new)?)?;
     let comm_r_new = input_num(&mut cs, value(comm_r_new)?)?;
-    let phi = poseidon_hash(
+    let phi = poseidon_tree::hash(
         &mut cs,
-        vec![comm_d_new.clone(), comm_r_old.clone()],
+        &[comm_d_new.clone(), comm_r_old.clone()],
         &POSEIDON_CONSTANTS_GEN_RANDOMNESS,
     )?;
     let comm_c = num(&mut cs, value(comm_c)?)?;
@@ -137,8 +133,13 @@ pub(crate) fn witness<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
         .map(|leaf| num(&mut cs, value(*leaf)?))
         .collect::<Result<Vec<_>>>()?;
     let partition_path = siblings_of(&mut cs, &first.path_d_new[to_partition..])?;
-    <TreeRHasher as Hasher>::Function::hash2_circuit(&mut cs, &comm_c, &root_r_old)?;
-    <TreeRHasher as Hasher>::Function::hash2_circuit(&mut cs, &comm_c, &root_r_new)?;
+    for root in [&root_r_old, &root_r_new] {
+        poseidon_tree::hash(
+            &mut cs,
+            &[comm_c.clone(), root.clone()],
+            &POSEIDON_CONSTANTS_2,
+        )?;
+    }
 
     // The apex tree, then its root's path to comm_d_new (only compared: nothing allocated).
     let mut row = apex_leaves.clone();
@@ -157,8 +158,6 @@ pub(crate) fn witness<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
         partition_bits,
         h_select_bits,
         phi,
-        root_r_old,
-        root_r_new,
         apex_leaves,
     };
     let challenges: Vec<_> = generated.into_iter().zip(challenge_proofs).collect();
@@ -183,9 +182,9 @@ fn challenge_bits(
     let mut generated = Vec::with_capacity(params.challenge_count);
     for j in 0..digests {
         let index = num(cs, k * Fr::from(digests as u64) + Fr::from(j as u64))?;
-        let digest = poseidon_hash(
-            &mut *cs,
-            vec![comm_r_new.clone(), index],
+        let digest = poseidon_tree::hash(
+            cs,
+            &[comm_r_new.clone(), index],
             &POSEIDON_CONSTANTS_GEN_RANDOMNESS,
         )?;
         let bits = field_into_allocated_bits_le(&mut *cs, digest.get_value())?;
@@ -227,9 +226,9 @@ fn challenge<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
         selected += kept;
     }
     let c_high = num(cs, selected)?;
-    let rho = poseidon_hash(
-        &mut *cs,
-        vec![shared.phi.clone(), c_high],
+    let rho = poseidon_tree::hash(
+        cs,
+        &[shared.phi.clone(), c_high],
         &POSEIDON_CONSTANTS_GEN_RANDOMNESS,
     )?;
 
@@ -245,13 +244,14 @@ fn challenge<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
     }
     let leaf_r_new = num(cs, leaf_r_new)?;
 
-    // The old replica leaf's TreeR path, then the new one's (siblings first, then the levels).
-    for (leaf, path, root) in [
-        (leaf_r_old, &proof.path_r_old, &shared.root_r_old),
-        (leaf_r_new, &proof.path_r_new, &shared.root_r_new),
+    // The old replica leaf's TreeR path, then the new one's (siblings first, then the levels;
+    // the roots are only compared).
+    for (leaf, path) in [
+        (leaf_r_old, &proof.path_r_old),
+        (leaf_r_new, &proof.path_r_new),
     ] {
         let siblings = tree_siblings(cs, path)?;
-        por_no_challenge_input::<TreeR, _>(&mut *cs, c_bits.clone(), leaf, siblings, root.clone())?;
+        poseidon_tree::path_without_input::<TreeR>(cs, &c_bits, leaf, &siblings)?;
     }
 
     let to_apex = params.challenge_bit_len - params.partition_bit_len - params.apex_leaf_bit_len;

@@ -351,3 +351,38 @@ fn a_hash2_input_allocates_as_hash2_circuit() {
     let data = [a.to_bytes_le(), b.to_bytes_le()].concat();
     assert_eq!(got, packed_digest(&data));
 }
+
+/// `poseidon` against neptune's legacy circuit for each arity filecoin's circuits hash with
+/// (2: TreeR/TreeC pairs, comm_r, SnapDeals' randomness; 8: tree levels; 11: PoRep columns),
+/// on random preimages: the same aux values and the same hash.
+#[test]
+fn poseidon_allocates_as_the_legacy_circuit() {
+    use filecoin_hashers::{POSEIDON_CONSTANTS_11, POSEIDON_CONSTANTS_2, POSEIDON_CONSTANTS_8};
+    use neptune::poseidon::PoseidonConstants;
+    use neptune::Arity;
+
+    use super::poseidon::poseidon;
+
+    fn check<A: Arity<Fr>>(rng: &mut ChaCha8Rng, c: &PoseidonConstants<Fr, A>) {
+        let mut twin = Twin::new();
+        let preimage: Vec<Fr> = (0..c.width() - 1).map(|_| Fr::random(&mut *rng)).collect();
+        let nums = preimage
+            .iter()
+            .map(|v| AllocatedNum::alloc(&mut twin.cs, || Ok(*v)).unwrap())
+            .collect();
+        twin.aux.extend(&preimage);
+        let want = neptune::circuit::poseidon_hash(&mut twin.cs, nums, c).unwrap();
+        let got = poseidon(&mut twin.aux, &preimage, c);
+        twin.aux.push(got);
+        let what = format!("Poseidon of arity {}", c.width() - 1);
+        twin.assert_same_aux(&what);
+        assert_eq!(Some(got), want.get_value(), "{what}");
+    }
+
+    let mut rng = ChaCha8Rng::seed_from_u64(6);
+    for _ in 0..2 {
+        check(&mut rng, &POSEIDON_CONSTANTS_2);
+        check(&mut rng, &POSEIDON_CONSTANTS_8);
+        check(&mut rng, &POSEIDON_CONSTANTS_11);
+    }
+}
