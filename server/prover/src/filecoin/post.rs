@@ -17,11 +17,14 @@ use storage_proofs_core::compound_proof::{self, CompoundProof};
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
 use super::check_paths;
+use super::native::post::SectorValues;
+use super::native::{self, NativeError, Witness};
 use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
 use super::{build_circuit, Decoded, KindJob, ProofInput, ProofKind};
 use crate::error::{ProverError, Result};
+use crate::synthesis::precompiled::CircuitMatrices;
 
 type Domain<Tree> = <<Tree as MerkleTreeTrait>::Hasher as Hasher>::Domain;
 
@@ -293,6 +296,38 @@ impl<Tree: 'static + MerkleTreeTrait> KindJob for PostJob<Tree> {
     }
 
     super::runs_its_circuit!();
+
+    fn native_witness(
+        &self,
+        _index: usize,
+        room: &CircuitMatrices,
+    ) -> Option<std::result::Result<Witness, NativeError>> {
+        // The circuit's sectors as `FallbackPoStCompound::circuit` picks them: this partition's
+        // (the circuit inputs hold only those), the last repeated to fill the partition.
+        let sectors = &self.circuit_inputs.sectors;
+        let made = match sectors.last() {
+            None => Err(NativeError::Shape("a partition without sectors".into())),
+            Some(last) => {
+                let inputs: Vec<_> = self
+                    .proof
+                    .sectors
+                    .iter()
+                    .enumerate()
+                    .map(|(i, proof)| {
+                        SectorValues::new::<Tree>(sectors.get(i).unwrap_or(last), proof)
+                    })
+                    .collect();
+                native::post::witness::<Tree>(&inputs, room.num_inputs(), room.num_aux())
+            }
+        };
+        // The public inputs as the verifier derives them, independently of the witness.
+        let expected = <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::generate_public_inputs(
+            &self.verify_inputs,
+            &self.vanilla_params,
+            Some(self.partition_index),
+        );
+        Some(native::checked_inputs(made, expected))
+    }
 
     fn verify(&self, proofs: &[Proof<Bls12>], pvk: &PreparedVerifyingKey<Bls12>) -> Result<bool> {
         let inputs = <FallbackPoStCompound<Tree> as CompoundProof<FallbackPoSt<'_, Tree>, _>>::generate_public_inputs(

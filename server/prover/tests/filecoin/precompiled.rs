@@ -1,5 +1,5 @@
 //! Pre-compiled circuits on the real circuits of every kind: the partition synthesized from the
-//! matrices, with the gadgets' witness or the native one (PoRep, SnapDeals), is the recording constraint
+//! matrices, with the gadgets' witness or the native one, is the recording constraint
 //! system's, bit for bit, and the proof made from the native one verifies; the
 //! matrices are loaded and charged with the parameters, saved where asked (read from beside
 //! the parameters too), and recorded again when their file is damaged or stale.
@@ -76,15 +76,11 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
                 ga.a == wa.a && ga.b == wa.b && ga.c == wa.c,
                 "{circuit} {i}: a/b/c"
             );
-            // The native witness where the kind has one (PoRep, SnapDeals), the gadgets'
-            // otherwise: the same partition, and the proof below is made from it.
+            // The native witness (every kind has one): the same partition, and the proof below
+            // is made from it.
             let fresh = job.synthesize_native(i, m).unwrap();
-            assert_eq!(
+            assert!(
                 fresh.native().is_some(),
-                matches!(
-                    kind,
-                    ProofKind::PorepSealCommit | ProofKind::SnapDealsUpdate
-                ),
                 "{circuit} partition {i}: native witness"
             );
             assert_eq!(

@@ -1,5 +1,5 @@
 //! Native witnesses: per kind, a driver that walks its circuit's allocation order over the
-//! request's own values (PoRep, SnapDeals), computes the SHA-256 and Poseidon hashes natively
+//! request's own values (every kind), computes the SHA-256 and Poseidon hashes natively
 //! (`crate::synthesis::native`) and the small rest (bit decompositions, insertions, picks) with
 //! the circuit's own gadgets on the same witness-only constraint system, so that the circuit's
 //! recorded matrices apply to what it makes ([`PreparedJob::synthesize_native`]).
@@ -17,12 +17,14 @@
 //! - `mod.rs`: [`NativeSwitch`] and [`PreparedJob::synthesize_native`].
 //! - `porep.rs`: [`porep::PorepPartition`], a PoRep partition's witness.
 //! - `snap.rs`: [`snap::witness`], a SnapDeals partition's witness.
+//! - `post.rs`: [`post::witness`], a Window or Winning PoSt partition's witness.
 //! - `sha_tree.rs`: binary SHA-256 Merkle tree hashes and path levels (TreeD).
 //! - `poseidon_tree.rs`: Poseidon hashes and TreeR / TreeC paths.
 //! - `tests.rs` (feature `bench`): each driver against the gadgets on synthetic partitions.
 
 pub(crate) mod porep;
 mod poseidon_tree;
+pub(crate) mod post;
 mod sha_tree;
 pub(crate) mod snap;
 #[cfg(all(test, feature = "bench"))]

@@ -1,8 +1,8 @@
 //! Each native driver against the gadget path (`precompiled::witness_pass` on the real circuit,
 //! bellperson's gadgets on a witness-only constraint system): the same inputs and aux values,
-//! in the same order. Synthetic partitions (seeded random values) of PoRep and SnapDeals at 2 KiB
-//! with the production challenge count, and at one or two challenges of 32 GiB (TreeC / TreeR
-//! with sub-trees) and 64 GiB (with a top tree too).
+//! in the same order. Synthetic partitions (seeded random values) of every kind at 2 KiB with
+//! the production challenge or sector count, and at a few challenges or sectors of 32 GiB
+//! (TreeC / TreeR with sub-trees) and 64 GiB (with a top tree too).
 
 use bellperson::Circuit;
 use blstrs::Scalar as Fr;
@@ -80,4 +80,19 @@ fn snap_2kib_matches_the_gadgets() {
 fn snap_32gib_and_64gib_challenges_match_the_gadgets() {
     matches(ProofKind::SnapDealsUpdate, 32 << 30, 2, 7);
     matches(ProofKind::SnapDealsUpdate, 64 << 30, 1, 8);
+}
+
+#[test]
+fn post_2kib_matches_the_gadgets() {
+    for kind in [ProofKind::WinningPost, ProofKind::WindowPost] {
+        let n = crate::filecoin::synthetic::production_count(kind, 2 << 10).unwrap();
+        matches(kind, 2 << 10, n, 9);
+    }
+}
+
+#[test]
+fn post_32gib_and_64gib_sectors_match_the_gadgets() {
+    matches(ProofKind::WindowPost, 32 << 30, 3, 10);
+    matches(ProofKind::WinningPost, 32 << 30, 1, 11);
+    matches(ProofKind::WindowPost, 64 << 30, 2, 12);
 }

@@ -123,7 +123,7 @@ impl UseCircuit for Run {
     fn take<C: Circuit<Fr>>(&mut self, circuit: C) -> Result<()> {
         if let Synthesis::Native(_) | Synthesis::Precompiled { .. } = self.how {
             return Err(failed(
-                "only PoRep and SnapDeals have a native witness (and this pre-compiled run) so far",
+                "this circuit has no native witness (nor this pre-compiled run)",
             ));
         }
         self.done = Some(apply(circuit, self.how)?);
@@ -219,7 +219,7 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
             rng,
         )?)),
         ProofKind::WindowPost | ProofKind::WinningPost => {
-            user.take(post::circuit::<Tree>(kind, sector_size, count, rng)?)
+            user.take_native(&post::partition::<Tree>(kind, sector_size, count, rng)?)
         }
     }
 }
