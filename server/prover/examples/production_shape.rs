@@ -12,10 +12,10 @@
 //! (constraints, inputs, aux), then synthesized on each path: `witness`, snarkd's witness-only
 //! pass (the pre-compiled path's first step, room reserved from the count); `bellperson`,
 //! bellperson's own `WitnessCS`; `recording`, snarkd's plain path (witness and a/b/c); `native`,
-//! snarkd's native witness (PoRep only so far; challenges in parallel, a batch per thread);
+//! snarkd's native witness (challenges or sectors in parallel, a batch per thread);
 //! `precompiled` and `precompiled-native`, the whole pre-compiled synthesis (witness, then
 //! a and b as sparse products and c = a∘b) from matrices recorded before the timing, with the
-//! gadgets' or the native witness (PoRep only). Stock
+//! gadgets' or the native witness. Stock
 //! bellperson's proving synthesis runs only inside `create_random_proof`, which needs Groth16
 //! parameters, so it is not here.
 //!

@@ -188,8 +188,8 @@ pub struct SynthesisSection {
     /// Where the pre-compiled matrices are written; unset means `precompiled/` in the state
     /// directory. Valid ones beside the parameters (`snarkd params precompile`) are read too.
     pub precompiled_dir: Option<PathBuf>,
-    /// With the pre-compiled matrices, compute the witness natively where the kind has a
-    /// native witness (PoRep), instead of running the circuit's gadgets.
+    /// With the pre-compiled matrices, compute the witness natively (every kind has a native
+    /// witness) instead of running the circuit's gadgets.
     pub native_witness: bool,
 }
 

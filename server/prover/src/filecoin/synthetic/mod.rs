@@ -51,12 +51,10 @@ pub enum Synthesis {
     Witness(CircuitShape),
     /// bellperson's own witness-only constraint system (`WitnessCS`: no room reserved).
     BellpersonWitness,
-    /// snarkd's native witness (`filecoin::native`), with room reserved for the given shape;
-    /// PoRep only so far.
+    /// snarkd's native witness (`filecoin::native`), with room reserved for the given shape.
     Native(CircuitShape),
     /// The whole pre-compiled synthesis (witness, a = A·w, b = B·w, c = a∘b) from the circuit's
-    /// matrices, recorded beforehand (not timed); the witness natively when `native`. PoRep
-    /// only so far.
+    /// matrices, recorded beforehand (not timed); the witness natively when `native`.
     Precompiled { native: bool },
     /// snarkd's plain path: the recording constraint system (witness, a/b/c, densities), with
     /// room reserved for the given shape.
