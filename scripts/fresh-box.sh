@@ -46,6 +46,8 @@ debootstrap_s=$((SECONDS - t0))
 
 say "a clean clone of HEAD in /root/snarkd"
 git clone --quiet --no-local "$PWD" "$ROOTFS/root/snarkd"
+# The commit measured: the clone's, whatever this checkout moves to while the run goes on.
+COMMIT="$(git -C "$ROOTFS/root/snarkd" rev-parse --short HEAD)"
 for m in proc sys dev dev/pts; do
   mount --bind "/$m" "$ROOTFS/$m"
   mounts+=("$ROOTFS/$m")
@@ -95,7 +97,7 @@ named() { grep -xE 'build-essential|pkg-config|git|curl|python3|python3-venv|bro
 {
   echo "# Fresh-box run: the README's commands on a stock Debian 12 root"
   echo
-  echo "Commit $(git rev-parse --short HEAD), $(nproc) cores, $(date -u +%F)."
+  echo "Commit $COMMIT, $(nproc) cores, $(date -u +%F)."
   echo
   echo "| step | wall time | installed |"
   echo "|---|---|---|"
