@@ -133,7 +133,7 @@ fn synthesis(
     threads.dedup();
     let scratch = tempfile::tempdir()?;
     println!(
-        "{:<10} {:>9} {:>9} {:>10} {:>8} {:>10} {:>10} {:>7} {:>8} {:>10} {:>10}",
+        "{:<10} {:>9} {:>9} {:>10} {:>8} {:>10} {:>10} {:>7} {:>8} {:>10} {:>10} {:>10} {:>10}",
         "circuit",
         "constr",
         "terms",
@@ -144,7 +144,9 @@ fn synthesis(
         "bp_s",
         "ours_s",
         "precomp_s",
-        "pre/bp"
+        "pre/bp",
+        "native_s",
+        "nat/bp"
     );
     for &kind in kinds {
         let job = prepare(fixtures.request(kind))?;
@@ -160,7 +162,7 @@ fn synthesis(
             let r = bench_synthesis(&job, &params, &matrices, n, runs)?;
             let per = |d: std::time::Duration| d.as_secs_f64() / r.partitions as f64;
             println!(
-                "{:<10} {:>9} {:>9} {:>10.2} {:>8.1} {:>10.1} {:>10} {:>7.3} {:>8.3} {:>10.3} {:>10.2}",
+                "{:<10} {:>9} {:>9} {:>10.2} {:>8.1} {:>10.1} {:>10} {:>7.3} {:>8.3} {:>10.3} {:>10.2} {:>10.3} {:>10.2}",
                 circuit.to_string(),
                 matrices.num_constraints(),
                 matrices.num_terms(),
@@ -172,14 +174,16 @@ fn synthesis(
                 per(r.recording),
                 per(r.precompiled),
                 r.precompiled_ratio(),
+                per(r.native),
+                r.native_ratio(),
             );
         }
     }
     println!(
         "synthesis per partition, median of {runs} runs: bp = stock bellperson (inside \
          create_random_proof), ours = our recording constraint system, precomp = witness pass + \
-         sparse products from the pre-compiled matrices; record = recording the matrices from the \
-         blank circuit\n"
+         sparse products from the pre-compiled matrices, native = the native witness + the same \
+         products; record = recording the matrices from the blank circuit\n"
     );
     Ok(())
 }

@@ -183,12 +183,19 @@ pub struct SynthesisBench {
     pub recording: Duration,
     /// The witness pass and the sparse products from `matrices`.
     pub precompiled: Duration,
+    /// The native witness and the same products.
+    pub native: Duration,
 }
 
 impl SynthesisBench {
     /// Pre-compiled over stock bellperson.
     pub fn precompiled_ratio(&self) -> f64 {
         self.precompiled.as_secs_f64() / self.bellperson.as_secs_f64().max(1e-9)
+    }
+
+    /// The native witness with the products over stock bellperson.
+    pub fn native_ratio(&self) -> f64 {
+        self.native.as_secs_f64() / self.bellperson.as_secs_f64().max(1e-9)
     }
 
     /// Our recording path over stock bellperson.
@@ -214,9 +221,9 @@ pub fn bench_synthesis(
             backend: "bench".into(),
             reason: e.to_string(),
         })?;
-    let (mut bp, mut rec, mut pre) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut bp, mut rec, mut pre, mut nat) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs.max(1) {
-        let (mut b, mut r, mut p) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+        let [mut b, mut r, mut p, mut n] = [Duration::ZERO; 4];
         for i in 0..job.num_partitions() {
             b += pool
                 .install(|| job.prove_with_bellperson(i, params))?
@@ -227,12 +234,25 @@ pub fn bench_synthesis(
             let t = Instant::now();
             let fast = pool.install(|| job.synthesize_with(i, Some(matrices)))?;
             p += t.elapsed();
-            if fast.witness() != recorded.witness()
-                || fast.densities() != recorded.densities()
-                || !same_abc(fast.abc(), recorded.abc())
-            {
+            drop(fast);
+            let t = Instant::now();
+            let native = pool.install(|| job.synthesize_native(i, matrices))?;
+            n += t.elapsed();
+            let fast = pool.install(|| job.synthesize_with(i, Some(matrices)))?;
+            for (path, made) in [("pre-compiled", &fast), ("native", &native)] {
+                if made.witness() != recorded.witness()
+                    || made.densities() != recorded.densities()
+                    || !same_abc(made.abc(), recorded.abc())
+                {
+                    return Err(crate::ProverError::Precompiled(format!(
+                        "{} partition {i}: the {path} partition differs from the recorded one",
+                        job.circuit_id()
+                    )));
+                }
+            }
+            if native.native().is_none() {
                 return Err(crate::ProverError::Precompiled(format!(
-                    "{} partition {i}: the pre-compiled partition differs from the recorded one",
+                    "{} partition {i}: the native witness fell back to the gadgets",
                     job.circuit_id()
                 )));
             }
@@ -240,6 +260,7 @@ pub fn bench_synthesis(
         bp.push(b);
         rec.push(r);
         pre.push(p);
+        nat.push(n);
     }
     Ok(SynthesisBench {
         circuit: job.circuit_id(),
@@ -248,6 +269,7 @@ pub fn bench_synthesis(
         bellperson: median(bp),
         recording: median(rec),
         precompiled: median(pre),
+        native: median(nat),
     })
 }
 
