@@ -112,6 +112,10 @@ pub(super) fn describe_all() {
         "snarkd_device_faults_total",
         "Device steps that failed and were run again, by device."
     );
+    describe_counter!(
+        "snarkd_native_witness_fallbacks_total",
+        "Partitions whose native witness was given up for the circuit's gadgets, by circuit and stage: synthesis (it could not be made, or its public inputs differed from the verifier's) or proof_check (the proof made from it failed its check; the partition was proved again)."
+    );
     describe_gauge!(
         "snarkd_device_utilization_ratio",
         "Share of the last sample period the device ran a kernel (NVML), 0 to 1."
