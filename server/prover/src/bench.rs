@@ -234,11 +234,9 @@ pub fn bench_synthesis(
             let t = Instant::now();
             let fast = pool.install(|| job.synthesize_with(i, Some(matrices)))?;
             p += t.elapsed();
-            drop(fast);
             let t = Instant::now();
             let native = pool.install(|| job.synthesize_native(i, matrices))?;
             n += t.elapsed();
-            let fast = pool.install(|| job.synthesize_with(i, Some(matrices)))?;
             for (path, made) in [("pre-compiled", &fast), ("native", &native)] {
                 if made.witness() != recorded.witness()
                     || made.densities() != recorded.densities()

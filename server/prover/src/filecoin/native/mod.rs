@@ -182,17 +182,22 @@ impl PreparedJob {
                 reason,
             };
             let made = caught(|| Ok(self.inner.native_witness(index, matrices)), failed);
-            match made {
-                Ok(None) => {}
-                Ok(Some(Ok(witness))) => {
-                    let witness = corrupted_for_test(witness);
-                    return precompiled::from_witness(index, witness, matrices, started)
-                        .map(|p| p.made_natively(self.native.clone()));
+            // An error, a panic, or a witness the matrices do not fit (a layout mistake): the
+            // gadgets' witness instead.
+            let synthesized = match made {
+                Ok(None) => None,
+                Ok(Some(made)) => Some(made.map_err(|e| e.to_string()).and_then(|witness| {
+                    precompiled::from_witness(index, corrupted_for_test(witness), matrices, started)
+                        .map_err(|e| e.to_string())
+                })),
+                Err(e) => Some(Err(e.to_string())),
+            };
+            match synthesized {
+                Some(Ok(p)) => return Ok(p.made_natively(self.native.clone())),
+                Some(Err(reason)) => {
+                    count_fallback(&self.circuit.to_string(), "synthesis", &reason)
                 }
-                Ok(Some(Err(e))) => {
-                    count_fallback(&self.circuit.to_string(), "synthesis", &e.to_string())
-                }
-                Err(e) => count_fallback(&self.circuit.to_string(), "synthesis", &e.to_string()),
+                None => {}
             }
         }
         self.synthesize_with(index, Some(matrices))

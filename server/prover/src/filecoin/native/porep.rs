@@ -154,10 +154,10 @@ fn challenge<Tree: 'static + MerkleTreeTrait>(
 
     let key = labels.last().expect("at least two layers");
     let encoded = encode(&mut *cs, key, &data_leaf)?;
-    poseidon_tree::inclusion::<Tree>(cs, proof.comm_r_last_proof.as_options(), &encoded)?;
+    poseidon_tree::inclusion::<Tree>(cs, &proof.comm_r_last_proof.as_options(), &encoded)?;
     let column_hash = hash_column(cs, &labels)?;
     let c_x = column_path::<Tree>(&columns.c_x)?;
-    poseidon_tree::inclusion::<Tree>(cs, c_x, &column_hash)
+    poseidon_tree::inclusion::<Tree>(cs, &c_x, &column_hash)
 }
 
 /// The order in which a label hashes its parents, as indices into the distinct parents: layer
@@ -189,7 +189,7 @@ fn parent_columns<Tree: 'static + MerkleTreeTrait>(
             rows.push(num(cs, (*row).into())?);
         }
         let hash = hash_column(cs, &rows)?;
-        poseidon_tree::inclusion::<Tree>(cs, column_path::<Tree>(parent)?, &hash)?;
+        poseidon_tree::inclusion::<Tree>(cs, &column_path::<Tree>(parent)?, &hash)?;
         columns.push(rows);
     }
     Ok(columns)

@@ -48,7 +48,7 @@ pub(super) fn hash<A: PoseidonArity>(
 /// base levels, then the sub-tree's and the top tree's level where the shape has them.
 pub(super) fn inclusion<Tree: MerkleTreeTrait>(
     cs: &mut WitnessCs,
-    path: Vec<PathElement>,
+    path: &[PathElement],
     leaf: &AllocatedNum<Fr>,
 ) -> Result<()> {
     let base_len = base_levels::<Tree>(path.len())?;

@@ -71,7 +71,7 @@ fn sector<Tree: 'static + MerkleTreeTrait>(cs: &mut WitnessCs, s: &SectorValues)
     poseidon_tree::hash(cs, &[comm_c, comm_r_last], &POSEIDON_CONSTANTS_2)?;
     for (leaf, path) in &s.challenges {
         let leaf = num(cs, *leaf)?;
-        poseidon_tree::inclusion::<Tree>(cs, path.clone(), &leaf)?;
+        poseidon_tree::inclusion::<Tree>(cs, path, &leaf)?;
     }
     Ok(())
 }

@@ -68,12 +68,16 @@ fn porep_32gib_and_64gib_challenges_match_the_gadgets() {
     matches(ProofKind::PorepSealCommit, 64 << 30, 1, 4);
 }
 
+/// [`matches`] at 2 KiB with the production challenge or sector count.
+fn matches_at_2kib(kind: ProofKind, seed: u64) {
+    let n = crate::filecoin::synthetic::production_count(kind, 2 << 10).unwrap();
+    matches(kind, 2 << 10, n, seed);
+}
+
 #[test]
 fn snap_2kib_matches_the_gadgets() {
-    let n =
-        crate::filecoin::synthetic::production_count(ProofKind::SnapDealsUpdate, 2 << 10).unwrap();
-    matches(ProofKind::SnapDealsUpdate, 2 << 10, n, 5);
-    matches(ProofKind::SnapDealsUpdate, 2 << 10, n, 6);
+    matches_at_2kib(ProofKind::SnapDealsUpdate, 5);
+    matches_at_2kib(ProofKind::SnapDealsUpdate, 6);
 }
 
 #[test]
@@ -84,10 +88,8 @@ fn snap_32gib_and_64gib_challenges_match_the_gadgets() {
 
 #[test]
 fn post_2kib_matches_the_gadgets() {
-    for kind in [ProofKind::WinningPost, ProofKind::WindowPost] {
-        let n = crate::filecoin::synthetic::production_count(kind, 2 << 10).unwrap();
-        matches(kind, 2 << 10, n, 9);
-    }
+    matches_at_2kib(ProofKind::WinningPost, 9);
+    matches_at_2kib(ProofKind::WindowPost, 9);
 }
 
 #[test]

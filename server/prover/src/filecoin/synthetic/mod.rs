@@ -131,15 +131,21 @@ impl UseCircuit for Run {
     fn take_native<N: Native>(&mut self, partition: &N) -> Result<()> {
         if let Synthesis::Precompiled { native } = self.how {
             let matrices = CircuitMatrices::record(partition.circuit()?, 0)?;
-            let circuit = partition.circuit()?;
-            let started = Instant::now();
-            let p = if native {
-                let witness = partition
-                    .witness(matrices.num_inputs(), matrices.num_aux())
-                    .map_err(failed)?;
-                precompiled::from_witness(0, witness, &matrices, started)?
+            // The gadgets' circuit is built before the timing, as the other paths' are.
+            let circuit = if native {
+                None
             } else {
-                precompiled::synthesize_precompiled(0, circuit, &matrices)?
+                Some(partition.circuit()?)
+            };
+            let started = Instant::now();
+            let p = match circuit {
+                Some(circuit) => precompiled::synthesize_precompiled(0, circuit, &matrices)?,
+                None => {
+                    let witness = partition
+                        .witness(matrices.num_inputs(), matrices.num_aux())
+                        .map_err(failed)?;
+                    precompiled::from_witness(0, witness, &matrices, started)?
+                }
             };
             self.done = Some(Synthesized {
                 wall: started.elapsed(),
