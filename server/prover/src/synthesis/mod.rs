@@ -55,7 +55,7 @@ pub struct SynthesizedPartition {
     abc: Abc,
     /// Set when the witness was computed natively: the job's switch, to turn off if the
     /// partition's proof fails its check.
-    native: Option<crate::filecoin::NativeSwitch>,
+    native: Option<native::NativeSwitch>,
 }
 
 /// What a partition keeps once its a/b/c evaluations are consumed: the witness and the A/B
@@ -97,7 +97,7 @@ impl SynthesizedPartition {
     }
 
     /// The partition, marked as made from a native witness of the job `switch` belongs to.
-    pub(crate) fn made_natively(mut self, switch: crate::filecoin::NativeSwitch) -> Self {
+    pub(crate) fn made_natively(mut self, switch: native::NativeSwitch) -> Self {
         self.native = Some(switch);
         self
     }
@@ -105,7 +105,7 @@ impl SynthesizedPartition {
     /// When the witness was computed natively, the job's switch of native witnesses: a proof of
     /// this partition that fails its check should turn it off, so that the partition is proved
     /// again from the gadgets.
-    pub fn native(&self) -> Option<&crate::filecoin::NativeSwitch> {
+    pub fn native(&self) -> Option<&native::NativeSwitch> {
         self.native.as_ref()
     }
 

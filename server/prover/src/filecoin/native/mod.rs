@@ -14,7 +14,7 @@
 //! fallback is logged and counted (`snarkd_native_witness_fallbacks_total`).
 //!
 //! Layout:
-//! - `mod.rs`: [`NativeSwitch`] and [`PreparedJob::synthesize_native`].
+//! - `mod.rs`: [`PreparedJob::synthesize_native`] and its fallback (the job's [`NativeSwitch`] lives in `synthesis::native`).
 //! - `porep.rs`: [`porep::PorepPartition`], a PoRep partition's witness.
 //! - `snap.rs`: [`snap::witness`], a SnapDeals partition's witness.
 //! - `post.rs`: [`post::witness`], a Window or Winning PoSt partition's witness.
@@ -30,8 +30,6 @@ pub(crate) mod snap;
 #[cfg(all(test, feature = "bench"))]
 mod tests;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use bellperson::gadgets::boolean::Boolean;
@@ -43,6 +41,7 @@ use rayon::prelude::*;
 use super::PreparedJob;
 use crate::error::Result;
 use crate::synthesis::native::bit::Bit;
+pub use crate::synthesis::native::NativeSwitch;
 use crate::synthesis::precompiled::{self, CircuitMatrices, WitnessCs};
 use crate::synthesis::{caught, SynthesizedPartition};
 
@@ -128,28 +127,6 @@ fn bits(booleans: &[Boolean]) -> std::result::Result<Vec<Bit>, NativeError> {
         .iter()
         .map(|b| Bit::of(b).ok_or(NativeError::Synthesis(SynthesisError::AssignmentMissing)))
         .collect()
-}
-
-/// A job's switch of native witnesses: on until [`NativeSwitch::turn_off`], then every later
-/// synthesis of the job takes the gadget path. Clones share the switch.
-#[derive(Clone, Debug)]
-pub struct NativeSwitch(Arc<AtomicBool>);
-
-impl Default for NativeSwitch {
-    fn default() -> Self {
-        NativeSwitch(Arc::new(AtomicBool::new(true)))
-    }
-}
-
-impl NativeSwitch {
-    pub fn is_on(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    /// Turns the job's native witnesses off (a partition proof made from one failed its check).
-    pub fn turn_off(&self) {
-        self.0.store(false, Ordering::Relaxed);
-    }
 }
 
 /// Counts a native witness given up for the gadgets' (`stage`: `synthesis` when it could not

@@ -16,6 +16,7 @@
 //! - `pack.rs`: [`pack::pack_bits`] and the byte-wise bit reversal before it.
 //! - `poseidon.rs`: [`poseidon::poseidon`], neptune's legacy Poseidon circuit.
 //! - `label.rs`: [`label::label`], `create_label_circuit`'s layout, hash and packing.
+//! - `mod.rs`: [`NativeSwitch`], a job's switch between native and gadget witnesses.
 //! - `tests.rs`: each against the bellperson gadgets on a witness-only constraint system.
 
 pub(crate) mod bit;
@@ -26,3 +27,28 @@ pub(crate) mod sha256;
 #[cfg(test)]
 mod tests;
 mod word;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// A job's switch of native witnesses: on until [`NativeSwitch::turn_off`], then every later
+/// synthesis of the job takes the gadget path. Clones share the switch.
+#[derive(Clone, Debug)]
+pub struct NativeSwitch(Arc<AtomicBool>);
+
+impl Default for NativeSwitch {
+    fn default() -> Self {
+        NativeSwitch(Arc::new(AtomicBool::new(true)))
+    }
+}
+
+impl NativeSwitch {
+    pub fn is_on(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Turns the job's native witnesses off (a partition proof made from one failed its check).
+    pub fn turn_off(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
