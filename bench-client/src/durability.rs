@@ -113,7 +113,7 @@ pub fn durability(o: Options) -> Result<()> {
     daemon.kill()?;
     let jobs_back = recovered["jobs"].as_u64().unwrap_or(0);
     println!(
-        "| recovery of {} accepted jobs | {jobs_back} re-admitted in {} ms (journal read and every job planned again) | serving {} ms after the restart |",
+        "| recovery of {} accepted jobs | {jobs_back} read back in {} ms (the journal's records; inputs read and jobs planned again in the background) | serving {} ms after the restart |",
         accepted.len(),
         recovered["ms"],
         serving.as_millis()

@@ -39,6 +39,7 @@ pub fn busy() -> StatusSnapshot {
             started_at_unix_ms: STARTED_MS,
             draining: false,
             journal_unwritable: None,
+            recovering_jobs: 0,
         },
         memory: MemoryStatus {
             total_bytes: 100 << 30,

@@ -135,8 +135,10 @@ struct Started {
     reckoned: String,
 }
 
-/// The engine, on the job journal unless `[jobs] journal = false`. Unfinished jobs in the
-/// journal are recovered before this returns (and so before the ports are bound).
+/// The engine, on the job journal unless `[jobs] journal = false`. The journal's records are
+/// read back before this returns (and so before the ports are bound): every unfinished job is
+/// known, by job id and request id, from the first call. Their inputs are read and their jobs
+/// planned again in the background, one at a time, while the daemon serves.
 async fn start_engine(config: &Config) -> anyhow::Result<Started> {
     // Devices first: the baseline the budget is charged with includes their runtimes.
     let prover = prover(config)?;

@@ -1,5 +1,5 @@
 //! Life under a service manager. With systemd's `Type=notify` (the shipped unit), snarkd says
-//! READY only once its job journal is recovered and both listeners are bound, answers the
+//! READY only once its job journal is read back and both listeners are bound, answers the
 //! watchdog from the async runtime (a runtime that stops turning is restarted), and says
 //! STOPPING when it starts to drain. Without `NOTIFY_SOCKET` all of this does nothing.
 //! [`under_journald`] tells whether stderr is a journald stream, so logs go to the journal as

@@ -108,6 +108,45 @@ fn at(s: &pb::StatusSnapshot, moment: Moment) -> Option<String> {
     found.map(|j| j.job_id.clone())
 }
 
+/// How long the batch may go without any job or partition changing state.
+const STALL: Duration = Duration::from_secs(120);
+
+/// The first status with a slow job at `moment`, or with the batch finished. Fails only when the
+/// batch stops making progress (no job or partition changes state for [`STALL`]), however long
+/// a loaded machine takes to get there.
+async fn wait_for_moment(client: &mut common::Client, moment: Moment) -> pb::StatusSnapshot {
+    let mut stream = common::status_stream(client).await;
+    let progress = |s: &pb::StatusSnapshot| -> Vec<(String, i32, Vec<i32>)> {
+        (s.jobs.iter())
+            .map(|j| {
+                let parts = j.partitions.iter().map(|p| p.state).collect();
+                (j.job_id.clone(), j.state, parts)
+            })
+            .collect()
+    };
+    let mut last = None;
+    loop {
+        let snapshot = tokio::time::timeout(STALL, async {
+            loop {
+                let s = (stream.message().await)
+                    .expect("status stream")
+                    .expect("the status stream ended");
+                if Some(progress(&s)) != last {
+                    return s;
+                }
+            }
+        })
+        .await
+        .unwrap_or_else(|_| {
+            panic!("the batch makes no progress between kills: nothing changed for {STALL:?}; last: {last:?}")
+        });
+        if at(&snapshot, moment).is_some() || !unfinished(&snapshot) {
+            return snapshot;
+        }
+        last = Some(progress(&snapshot));
+    }
+}
+
 fn unfinished(s: &pb::StatusSnapshot) -> bool {
     s.jobs
         .iter()
@@ -174,12 +213,7 @@ async fn killed_at_random_moments_every_job_ends_once_and_nothing_is_proved_twic
             .iter()
             .min_by_key(|m| (hit.get(m).copied().unwrap_or(0), **m))
             .unwrap();
-        let seen = tokio::time::timeout(
-            Duration::from_secs(120),
-            common::wait_for_status(&mut client, |s| at(s, moment).is_some() || !unfinished(s)),
-        )
-        .await
-        .expect("the batch makes progress between kills");
+        let seen = wait_for_moment(&mut client, moment).await;
         let Some(target) = at(&seen, moment) else {
             // The batch finished first: give the next kills more work.
             let more = submit_batch(&mut client, accepted.len()).await;

@@ -94,11 +94,11 @@ async fn a_prove_retried_after_a_kill_gets_the_same_jobs_proof() {
     );
 
     let daemon = start_real(jobs.path());
+    let mut client = common::connect(daemon.grpc).await;
+    let result = prove(&mut client, submit.clone()).await;
     let recovered = daemon.events("job recovered from the journal");
     assert_eq!(recovered.len(), 1, "{recovered:?}");
     assert_eq!(recovered[0]["job_id"], job_id.as_str());
-    let mut client = common::connect(daemon.grpc).await;
-    let result = prove(&mut client, submit.clone()).await;
     assert_eq!(
         result.status,
         Ended::Completed as i32,
@@ -152,10 +152,20 @@ async fn a_damaged_record_is_quarantined_and_the_daemon_starts() {
     drop(db);
 
     let daemon = start_real(jobs.path());
-    let quarantined = daemon.events("a journal record cannot be recovered; moved to quarantine");
-    assert_eq!(quarantined.len(), 1, "{quarantined:?}");
-    assert_eq!(quarantined[0]["job_id"], job_id.as_str());
-    let reason = quarantined[0]["reason"].as_str().unwrap();
+    let mut client = common::connect(daemon.grpc).await;
+    // The acknowledged job is never NOT_FOUND: it fails, saying why.
+    let failed = common::await_job(&mut client, &job_id, 0).await.unwrap();
+    assert_eq!(failed.status, Ended::Failed as i32);
+    assert!(
+        failed.error_message.contains("moved to quarantine")
+            && failed.error_message.contains("does not decode"),
+        "{}",
+        failed.error_message
+    );
+    let quarantined =
+        daemon.wait_for_event("a journal record cannot be recovered; moved to quarantine");
+    assert_eq!(quarantined["job_id"], job_id.as_str());
+    let reason = quarantined["reason"].as_str().unwrap();
     assert!(reason.contains("does not decode"), "{reason}");
     let db = rusqlite::Connection::open(jobs.path().join("journal.sqlite")).unwrap();
     let kept: i64 = db
@@ -167,11 +177,6 @@ async fn a_damaged_record_is_quarantined_and_the_daemon_starts() {
         .unwrap();
     assert_eq!(kept, 1, "the record is kept aside in the quarantine table");
     drop(db);
-    let mut client = common::connect(daemon.grpc).await;
-    let gone = common::await_job(&mut client, &job_id, 0)
-        .await
-        .unwrap_err();
-    assert_eq!(gone.code(), Code::NotFound);
     // The retry is a new job, and it is proved.
     let retried = prove(&mut client, porep("porep-1000-8")).await;
     assert_eq!(
@@ -310,11 +315,11 @@ async fn jobs_a_drain_leaves_unfinished_resume_on_the_next_start() {
     );
 
     let daemon = start_real(jobs.path());
+    let mut client = common::connect(daemon.grpc).await;
+    let result = common::await_job(&mut client, &job_id, 0).await.unwrap();
     let recovered = daemon.events("job recovered from the journal");
     assert_eq!(recovered.len(), 1, "{recovered:?}");
     assert_eq!(recovered[0]["job_id"], job_id.as_str());
-    let mut client = common::connect(daemon.grpc).await;
-    let result = common::await_job(&mut client, &job_id, 0).await.unwrap();
     assert_eq!(
         result.status,
         Ended::Completed as i32,
@@ -326,4 +331,100 @@ async fn jobs_a_drain_leaves_unfinished_resume_on_the_next_start() {
         &result.proof,
     );
     daemon.stop();
+}
+
+/// The journal of a crashed daemon holds 200 unfinished PoRep jobs (copies of one accepted
+/// job's record under 200 request ids). The restarted daemon serves before it has planned any
+/// of them (recovery runs in the background; the test holds it before its first job with the
+/// `test-hooks` file `hold-recovery`): a WinningPoSt `Prove` completes and verifies meanwhile,
+/// the 200 jobs show as queued, and Curio's retry of one attaches to it. Released, recovery
+/// plans them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_winning_post_is_proved_while_200_recovered_porep_jobs_wait_to_be_planned() {
+    ensure_params(&[ProofKind::PorepSealCommit, ProofKind::WinningPost]);
+    let jobs = tempfile::tempdir().unwrap();
+    let daemon = start_real(jobs.path());
+    let mut client = common::connect(daemon.grpc).await;
+    let job_id = client
+        .submit_proof(porep("porep-1000-1"))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    daemon.kill();
+    let db = rusqlite::Connection::open(jobs.path().join("journal.sqlite")).unwrap();
+    let copied = db
+        .execute(
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 199)
+             INSERT INTO jobs (job_id, seq, request_id, kind, priority, digest, input_bytes,
+                               partitions, submitted_unix_ms, input)
+             SELECT 'recovered-' || i, seq + 1 + i, 'porep-2000-' || i, kind, priority, digest,
+                    input_bytes, partitions, submitted_unix_ms, input
+             FROM jobs, n WHERE job_id = ?1",
+            [&job_id],
+        )
+        .unwrap();
+    assert_eq!(copied, 200);
+    drop(db);
+    let hold = jobs.path().join("hold-recovery");
+    std::fs::write(&hold, b"").unwrap();
+
+    let daemon = start_real(jobs.path());
+    let mut client = common::connect(daemon.grpc).await;
+    let winning = prove(
+        &mut client,
+        pb::SubmitProofRequest {
+            request_id: "winpost-1000-1".into(),
+            ..wire(
+                env().fixtures.request(ProofKind::WinningPost),
+                pb::Priority::Unspecified,
+            )
+        },
+    )
+    .await;
+    assert_eq!(
+        winning.status,
+        Ended::Completed as i32,
+        "{}",
+        winning.error_message
+    );
+    assert_verifies(
+        env().fixtures.request(ProofKind::WinningPost),
+        &winning.proof,
+    );
+    assert!(
+        daemon.events("job recovered from the journal").is_empty(),
+        "no recovered job was planned before the WinningPoSt completed"
+    );
+    let queued = |s: &pb::StatusSnapshot| {
+        (s.jobs.iter())
+            .filter(|j| {
+                j.request_id.starts_with("porep-2000-") && j.state == pb::JobState::Queued as i32
+            })
+            .count()
+    };
+    let status = common::wait_for_status(&mut client, |s| queued(s) == 200).await;
+    assert_eq!(
+        queued(&status),
+        200,
+        "every recovering job is shown, queued"
+    );
+    // Curio's retry of a recovering job attaches to it (it is not proved twice).
+    let retry = client
+        .submit_proof(pb::SubmitProofRequest {
+            request_id: "porep-2000-150".into(),
+            ..porep("")
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(retry.job_id, "recovered-150");
+
+    std::fs::remove_file(&hold).unwrap();
+    let first = daemon.wait_for_event("job recovered from the journal");
+    assert!(
+        first["job_id"].as_str().unwrap() <= "recovered-0" || first["job_id"] == job_id.as_str(),
+        "recovery goes in submit order: {first}"
+    );
+    daemon.kill();
 }

@@ -13,11 +13,11 @@ use crate::config::EngineConfig;
 use crate::domain::{Evicted, JobOutcome, Preloaded, ProofRequest, Submitted};
 use crate::error::EngineError;
 use crate::journal::{
-    encode_input, InputDigest, Journal, JournalError, JournalReader, JournalThread, RecoveredJob,
-    INLINE_INPUT_BYTES,
+    encode_input, InputDigest, Journal, JournalError, JournalReader, JournalThread, Recovery,
+    Unplanned, INLINE_INPUT_BYTES,
 };
 use crate::machine::{Input, JobOrigin, Machine, Request, RequestKey, Ticket};
-use crate::prover::{Planned, Prover};
+use crate::prover::Prover;
 use crate::status::StatusSnapshot;
 
 /// The engine as the API layer holds it, whatever its prover: the prover's types stay behind
@@ -97,24 +97,31 @@ impl Engine {
         Engine::launch(config, prover, None, Restored::default())
     }
 
-    /// Starts the engine on a job journal: unfinished jobs recorded in it are planned again and
-    /// re-admitted (with their ids, priorities and order, and without proving the partitions it
-    /// has proofs for) before this returns; every job accepted from now on is recorded in it.
+    /// Starts the engine on a job journal: the unfinished jobs recorded in it are read back
+    /// (their records, not their inputs) and shown as queued before this returns, then planned
+    /// again and re-admitted in the background (`crate::replan`) with their ids, priorities and
+    /// order, without proving the partitions the journal has proofs for. Meanwhile the engine
+    /// serves: a retry of a recovering job attaches to it. Every job accepted from now on is
+    /// recorded in the journal.
     pub async fn open<P: Prover>(
         config: EngineConfig,
         prover: Arc<P>,
         journal: Journal,
     ) -> Result<Engine, JournalError> {
         let started = std::time::Instant::now();
-        let planner = prover.clone();
-        let (journal, restored) = tokio::task::spawn_blocking(move || recover(journal, &*planner))
+        let (journal, restored) = tokio::task::spawn_blocking(move || read_back(journal))
             .await
             .map_err(|e| JournalError::Recovery(e.to_string()))??;
-        let (jobs, failed) = (restored.jobs.len(), restored.failed);
-        let engine = Engine::launch(config, prover, Some(journal.into_parts()?), restored);
+        let jobs = restored.jobs.len();
+        let recovery = journal.recovery()?;
+        let engine = Engine::launch(
+            config,
+            prover,
+            Some((journal.into_parts()?, recovery)),
+            restored,
+        );
         tracing::info!(
             jobs,
-            failed,
             ms = started.elapsed().as_millis() as u64,
             "job journal recovered"
         );
@@ -124,8 +131,8 @@ impl Engine {
     fn launch<P: Prover>(
         config: EngineConfig,
         prover: Arc<P>,
-        journal: Option<(Arc<JournalReader>, JournalThread)>,
-        restored: Restored<P::Plan>,
+        journal: Option<((Arc<JournalReader>, JournalThread), Recovery)>,
+        restored: Restored,
     ) -> Engine {
         let (tx, rx) = mpsc::unbounded_channel();
         let wake = tx.clone();
@@ -134,8 +141,8 @@ impl Engine {
         });
         let config_interval = config.device_telemetry_interval;
         let mut machine = Machine::new(config, prover.clone(), budget);
-        let (reader, records) = match journal {
-            Some((reader, thread)) => {
+        let (reader, records, recovery) = match journal {
+            Some(((reader, thread), recovery)) => {
                 machine.resume_numbering(restored.next_seq);
                 machine.use_journal();
                 let (records, incoming) = std::sync::mpsc::channel();
@@ -147,13 +154,14 @@ impl Engine {
                     .name("snarkd-journal".into())
                     .spawn(move || thread.run(incoming, report))
                     .expect("the OS refused to start a thread");
-                (Some(reader), Some(records))
+                (Some(reader), Some(records), Some(recovery))
             }
-            None => (None, None),
+            None => (None, None, None),
         };
         machine.remember(restored.past);
-        for (job, plan, params_bytes) in restored.jobs {
-            machine.restore(job, plan, params_bytes);
+        machine.await_recovery(restored.jobs.iter().map(|u| u.job.clone()).collect());
+        if let Some(recovery) = recovery {
+            crate::replan::spawn(recovery, restored.jobs, prover.clone(), tx.clone());
         }
         start_device_readings(prover.clone(), config_interval, tx.clone());
         let (status_tx, status_rx) = watch::channel(Arc::new(machine.snapshot()));
@@ -188,6 +196,13 @@ impl Engine {
             stopped,
             panic_hook,
         }
+    }
+
+    /// Resolves once recovery has planned again every job read back from the journal, or
+    /// ended it, or left it waiting for its params (at once without a journal).
+    pub async fn recovered(&self) {
+        let mut changes = self.subscribe();
+        let _ = changes.wait_for(|s| s.daemon.recovering_jobs == 0).await;
     }
 
     /// Why the engine stopped, once its writer task has ended; `None` while it runs.
@@ -482,56 +497,27 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| EngineError::Internal(format!("a blocking step of the intake failed: {e}")))?
 }
 
-/// What recovery hands the engine: the jobs planned again, how many failed to, and the next
-/// free submit sequence number.
-struct Restored<T> {
-    /// Each job with its plan and its params' estimated size.
-    jobs: Vec<(RecoveredJob, Planned<T>, u64)>,
-    failed: usize,
+/// What the journal hands the engine at startup: the unfinished jobs (to be planned again in
+/// the background), the next free submit sequence number and the last hour's history.
+#[derive(Default)]
+struct Restored {
+    jobs: Vec<Unplanned>,
     next_seq: u64,
-    /// What the journal recorded of the last hour, for the history.
     past: crate::history::Past,
 }
 
-impl<T> Default for Restored<T> {
-    fn default() -> Restored<T> {
-        Restored {
-            jobs: Vec::new(),
-            failed: 0,
-            next_seq: 0,
-            past: Default::default(),
-        }
-    }
-}
-
-/// Reads the unfinished jobs back and plans each again, on every core. A job that no longer
-/// plans (its params are gone, say) is recorded as failed; a retry of it makes a new attempt.
-fn recover<P: Prover>(
-    mut journal: Journal,
-    prover: &P,
-) -> Result<(Journal, Restored<P::Plan>), JournalError> {
+/// Reads the unfinished jobs' records and the last hour back (not the jobs' inputs).
+fn read_back(mut journal: Journal) -> Result<(Journal, Restored), JournalError> {
     let (jobs, next_seq) = journal.recover()?;
-    let mut restored = Restored {
-        jobs: Vec::with_capacity(jobs.len()),
-        failed: 0,
-        next_seq,
-        past: journal.recent_past(crate::clock::unix_ms())?,
-    };
-    for (job, plan) in crate::journal::plan_all(prover, jobs) {
-        match plan {
-            Ok(plan) => {
-                // On this blocking thread, so the writer never reads a params file.
-                let params_bytes = prover.params_size_estimate(&plan.circuit_id);
-                restored.jobs.push((job, plan, params_bytes));
-            }
-            Err(err) => {
-                tracing::warn!(job_id = %job.job.job_id, error = %err, "a recovered job can no longer be planned; it fails");
-                journal.fail_recovered(&job.job.job_id, &format!("after a restart: {err}"));
-                restored.failed += 1;
-            }
-        }
-    }
-    Ok((journal, restored))
+    let past = journal.recent_past(crate::clock::unix_ms())?;
+    Ok((
+        journal,
+        Restored {
+            jobs,
+            next_seq,
+            past,
+        },
+    ))
 }
 
 /// Asks the prover for its devices' readings every `interval` on a thread of its own (a driver

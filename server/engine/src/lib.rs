@@ -24,6 +24,7 @@
 //! - `config`: the engine's settings.
 //! - `handle`: `Engine`, the handle the API layer calls.
 //! - `journal`: the job journal (SQLite + input files) that makes accepted jobs durable.
+//! - `replan`: recovery in the background (the journal's unfinished jobs planned again).
 
 pub mod budget;
 mod chunked;
@@ -37,6 +38,7 @@ pub mod journal;
 pub mod lifecycle;
 mod machine;
 pub mod os_priority;
+pub mod replan;
 pub mod schedule;
 pub mod status;
 mod steps;

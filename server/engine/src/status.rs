@@ -50,6 +50,10 @@ pub struct DaemonInfo {
     pub draining: bool,
     /// Why the job journal cannot be written, while it cannot: new work is refused.
     pub journal_unwritable: Option<String>,
+    /// Jobs read back from the journal at startup that recovery has not planned again yet
+    /// (shown among the jobs as queued), not counting those waiting for their params (those
+    /// say so in their `error`).
+    pub recovering_jobs: u32,
 }
 
 impl DaemonInfo {

@@ -187,6 +187,18 @@ pub async fn get_with_host(addr: SocketAddr, path: &str, host: &str) -> (u16, St
 /// a busy CI machine, takes a few minutes).
 pub const WAIT_LIMIT: Duration = Duration::from_secs(600);
 
+/// The status stream of every job, each change as it happens (coalesced to 1 ms).
+pub async fn status_stream(client: &mut Client) -> tonic::Streaming<pb::StatusSnapshot> {
+    client
+        .stream_status(pb::StreamStatusRequest {
+            min_interval_ms: 1,
+            job_ids: vec![],
+        })
+        .await
+        .expect("stream status")
+        .into_inner()
+}
+
 /// Waits on the status stream until `pred` holds for a snapshot, and returns it. Event-driven:
 /// no sleeps, the stream delivers every change (coalesced). Fails the test, showing the last
 /// snapshot's jobs, after [`WAIT_LIMIT`].
@@ -194,14 +206,7 @@ pub async fn wait_for_status(
     client: &mut Client,
     mut pred: impl FnMut(&pb::StatusSnapshot) -> bool,
 ) -> pb::StatusSnapshot {
-    let mut stream = client
-        .stream_status(pb::StreamStatusRequest {
-            min_interval_ms: 1,
-            job_ids: vec![],
-        })
-        .await
-        .expect("stream status")
-        .into_inner();
+    let mut stream = status_stream(client).await;
     let mut last = None;
     let waited = tokio::time::timeout(WAIT_LIMIT, async {
         while let Some(snapshot) = stream.message().await.expect("status stream") {

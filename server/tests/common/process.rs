@@ -248,6 +248,22 @@ impl Serving {
             .collect()
     }
 
+    /// Waits (at most a minute) for the first log event whose message is `message`: one the
+    /// daemon logs after it serves, such as a job recovery planned in the background.
+    pub fn wait_for_event(&self, message: &str) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            if let Some(event) = self.events(message).into_iter().next() {
+                return event;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no log event {message:?} within a minute"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// `kill -9`: the daemon gets no chance to drain or write anything. Returns its log.
     pub fn kill(mut self) -> Vec<String> {
         self.child.kill().unwrap();

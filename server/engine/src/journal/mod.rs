@@ -7,9 +7,10 @@
 //! - The engine's single writer (the machine) decides every record: accepted, partition proved,
 //!   finished (proof, error or cancellation). The journal thread applies them in that order, a
 //!   batch per transaction, and acknowledges submits after the commit.
-//! - At startup [`Journal::recover`] reads the unfinished jobs back with their recorded partition
-//!   proofs; the engine plans them again and re-admits them with their ids, priorities and order,
-//!   proving only the partitions without a recorded proof. A record that cannot be read (a row
+//! - At startup [`Journal::recover`] reads the unfinished jobs' records back with their recorded
+//!   partition proofs; the engine then serves while recovery (`recovery`, `crate::replan`) reads
+//!   each input back in turn, plans the job again and re-admits it with its id, priority and
+//!   order, proving only the partitions without a recorded proof. A record that cannot be read (a row
 //!   that does not parse, an input file that is missing, damaged or does not match its digest)
 //!   is moved to the `quarantine` table (and its file to `quarantine/`) with an error log line
 //!   naming it; startup goes on. A database that SQLite cannot open is renamed aside whole,
@@ -21,8 +22,8 @@
 //!
 //! Layout: `dir` (the directory and database file before SQLite opens them), `store` (schema
 //! and statements), `migrate` (upgrades of older schemas in place), `input` (input files and
-//! digests), `record` (what
-//! the machine sends), `writer` (the journal thread).
+//! digests), `record` (what the machine sends), `writer` (the journal thread), `recovery`
+//! (inputs read back and quarantine, for recovery in the background).
 
 mod activity;
 mod dir;
@@ -30,6 +31,7 @@ mod error;
 mod input;
 mod migrate;
 pub(crate) mod record;
+mod recovery;
 mod store;
 mod writer;
 
@@ -45,12 +47,11 @@ pub use input::{
     encode as encode_input, CommittedInput, InputDigest, InputStore, PendingInput,
     INLINE_INPUT_BYTES,
 };
+pub(crate) use recovery::{Recovery, Unplanned};
 pub(crate) use writer::JournalThread;
 
-use crate::clock::unix_ms;
-use crate::domain::{JobOutcome, ProofKind, ProofRequest};
+use crate::domain::{JobOutcome, ProofKind};
 use crate::error::EngineError;
-use crate::prover::{Planned, Prover};
 pub use error::JournalError;
 use record::Accepted;
 
@@ -74,9 +75,9 @@ pub struct Journal {
 }
 
 /// An unfinished job read back from the journal, to be planned and re-admitted.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct RecoveredJob {
-    /// The job's record as it was accepted (its input travels beside it, to be planned).
+    /// The job's record as it was accepted (its input is read back when it is planned).
     pub job: Accepted,
     pub proofs: Vec<(u32, Vec<u8>)>,
 }
@@ -138,103 +139,35 @@ impl Journal {
         })
     }
 
-    /// Reads every unfinished job back, in submit order, moving unreadable ones to quarantine.
-    /// Also returns the next free submit sequence number.
-    pub(crate) fn recover(
-        &mut self,
-    ) -> Result<(Vec<(RecoveredJob, ProofRequest)>, u64), JournalError> {
+    /// Reads every unfinished job's record back, in submit order, moving unreadable ones to
+    /// quarantine; their inputs are read later, one at a time, by [`Recovery::request`]. Also
+    /// returns the next free submit sequence number.
+    pub(crate) fn recover(&mut self) -> Result<(Vec<Unplanned>, u64), JournalError> {
         let rows = store::unfinished(&self.conn)?;
         let next_seq = store::max_seq(&self.conn)?.map_or(0, |s| s + 1);
         let mut jobs = Vec::with_capacity(rows.len());
         for row in rows {
-            match self.check(&row) {
-                Ok(job) => jobs.push(job),
-                Err(reason) => self.quarantine(&row, &reason.to_string()),
+            match check(&row) {
+                Ok(job) => jobs.push(Unplanned { job, row }),
+                Err(reason) => recovery::quarantine(
+                    &mut self.conn,
+                    &self.inputs,
+                    &self.settings.dir,
+                    &row,
+                    &reason.to_string(),
+                ),
             }
         }
         Ok((jobs, next_seq))
     }
 
-    fn check(
-        &self,
-        row: &store::UnfinishedRow,
-    ) -> Result<(RecoveredJob, ProofRequest), JournalError> {
-        let bad = JournalError::BadRecord;
-        let kind = row
-            .kind()
-            .ok_or_else(|| bad(format!("unknown proof kind {:?}", row.kind)))?;
-        let priority = row
-            .priority()
-            .ok_or_else(|| bad(format!("unknown priority {:?}", row.priority)))?;
-        let digest = row
-            .digest()
-            .ok_or_else(|| bad("the input digest is not 32 bytes".into()))?;
-        if row.seq < 0 || row.partitions < 1 {
-            return Err(bad(format!(
-                "bad sequence number {} or partition count {}",
-                row.seq, row.partitions
-            )));
-        }
-        let request = match &row.input {
-            Some(bytes) => input::decode(&bytes[..], bytes.len() as u64, "the input in the row")?,
-            None => self.inputs.read(&row.job_id)?,
-        };
-        if request.kind() != kind || InputDigest::of(&request) != digest {
-            return Err(JournalError::BadRecord(
-                "the input file does not match the digest recorded with it".into(),
-            ));
-        }
-        let proofs = row
-            .proofs
-            .iter()
-            .filter(|(index, _)| (0..row.partitions).contains(index))
-            .map(|(index, proof)| (*index as u32, proof.clone()))
-            .collect();
-        let job = RecoveredJob {
-            job: Accepted {
-                seq: row.seq as u64,
-                job_id: row.job_id.clone(),
-                request_id: row.request_id.clone(),
-                kind,
-                priority,
-                digest,
-                input_bytes: row.input_bytes.max(0) as u64,
-                partitions: row.partitions as u32,
-                submitted_unix_ms: row.submitted_unix_ms.max(0) as u64,
-                inline_input: None,
-            },
-            proofs,
-        };
-        Ok((job, request))
-    }
-
-    /// Moves a job's row and input aside, saying so in the log.
-    fn quarantine(&mut self, row: &store::UnfinishedRow, reason: &str) {
-        let job_id = row.job_id.as_str();
-        let dir = self.settings.dir.join("quarantine");
-        let file = self.inputs.quarantine(job_id, &dir);
-        let stored = store::quarantine(&mut self.conn, job_id, reason, row, unix_ms());
-        tracing::error!(job_id, reason, input = ?file.as_ref().map(|p| p.display().to_string()),
-            stored = stored.is_ok(), "a journal record cannot be recovered; moved to quarantine");
-    }
-
-    /// Ends a recovered job that can no longer be planned (its error is recorded; a retry of
-    /// its request makes a new attempt).
-    pub(crate) fn fail_recovered(&mut self, job_id: &str, message: &str) {
-        let result = self.conn.transaction().and_then(|tx| {
-            store::finish(
-                &tx,
-                job_id,
-                &crate::domain::JobEnd::Failed(message.to_string()),
-                &Default::default(),
-                unix_ms(),
-            )?;
-            tx.commit()
-        });
-        if let Err(e) = result {
-            tracing::error!(job_id, error = %e, "cannot record the failure of a recovered job");
-        }
-        self.inputs.remove(job_id);
+    /// What recovery in the background reads and writes, on a connection of its own.
+    pub(crate) fn recovery(&self) -> Result<Recovery, JournalError> {
+        Recovery::open(
+            &self.db_path,
+            self.inputs.clone(),
+            self.settings.dir.clone(),
+        )
     }
 
     /// Splits the journal into what the engine's handle reads and the journal thread.
@@ -254,6 +187,47 @@ impl Journal {
         };
         Ok((reader, thread))
     }
+}
+
+/// A row's record checked (its input is read later): what recovery re-admits.
+fn check(row: &store::UnfinishedRow) -> Result<RecoveredJob, JournalError> {
+    let bad = JournalError::BadRecord;
+    let kind = row
+        .kind()
+        .ok_or_else(|| bad(format!("unknown proof kind {:?}", row.kind)))?;
+    let priority = row
+        .priority()
+        .ok_or_else(|| bad(format!("unknown priority {:?}", row.priority)))?;
+    let digest = row
+        .digest()
+        .ok_or_else(|| bad("the input digest is not 32 bytes".into()))?;
+    if row.seq < 0 || row.partitions < 1 {
+        return Err(bad(format!(
+            "bad sequence number {} or partition count {}",
+            row.seq, row.partitions
+        )));
+    }
+    let proofs = row
+        .proofs
+        .iter()
+        .filter(|(index, _)| (0..row.partitions).contains(index))
+        .map(|(index, proof)| (*index as u32, proof.clone()))
+        .collect();
+    Ok(RecoveredJob {
+        job: Accepted {
+            seq: row.seq as u64,
+            job_id: row.job_id.clone(),
+            request_id: row.request_id.clone(),
+            kind,
+            priority,
+            digest,
+            input_bytes: row.input_bytes.max(0) as u64,
+            partitions: row.partitions as u32,
+            submitted_unix_ms: row.submitted_unix_ms.max(0) as u64,
+            inline_input: None,
+        },
+        proofs,
+    })
 }
 
 /// What the engine's handle reads from the journal while it runs: results of jobs no longer
@@ -325,47 +299,11 @@ pub fn journal_counts(dir: &std::path::Path) -> Result<(u64, u64, u64), JournalE
     Ok(store::counts(&conn)?)
 }
 
-/// A recovered job with its plan, or why it could not be planned again.
-pub(crate) type Replanned<T> = (RecoveredJob, Result<Planned<T>, EngineError>);
-
-/// Plans recovered jobs again, on up to one thread per core, in their order. The request bytes
-/// are moved into the planner (and dropped once decoded).
-pub(crate) fn plan_all<P: Prover>(
-    prover: &P,
-    jobs: Vec<(RecoveredJob, ProofRequest)>,
-) -> Vec<Replanned<P::Plan>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(jobs.len())
-        .max(1);
-    let count = jobs.len();
-    let queue = Mutex::new(jobs.into_iter().enumerate());
-    let done = Mutex::new(Vec::with_capacity(count));
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let Some((i, (job, request))) = queue.lock().next() else {
-                    break;
-                };
-                let plan =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prover.plan(request)))
-                        .unwrap_or_else(|_| {
-                            Err(EngineError::Internal(
-                                "the prover panicked while planning".into(),
-                            ))
-                        });
-                done.lock().push((i, job, plan));
-            });
-        }
-    });
-    let mut done = done.into_inner();
-    done.sort_by_key(|(i, _, _)| *i);
-    done.into_iter().map(|(_, job, plan)| (job, plan)).collect()
-}
-
 #[cfg(test)]
 mod dir_tests;
 #[cfg(test)]
 mod migrate_tests;
+#[cfg(test)]
+mod recovery_tests;
 #[cfg(test)]
 mod tests;

@@ -284,14 +284,20 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
 
     let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
-    let jobs: Vec<_> = life
-        .engine
-        .snapshot()
-        .jobs
-        .iter()
+    life.run(life.engine.recovered());
+    let snapshot = life.engine.snapshot();
+    let failed: Vec<_> = (snapshot.jobs.iter())
+        .filter(|j| j.state == crate::status::JobState::Failed)
         .map(|j| j.job_id.clone())
         .collect();
-    assert_eq!(jobs, std::slice::from_ref(&good));
+    assert_eq!(failed, [bad_row.clone(), bad_file.clone()]);
+    assert_eq!(snapshot.jobs.len(), 3, "the good job recovers");
+    // The others failed, saying why, and stay visible for the retention as any failed job.
+    for bad in [&bad_row, &bad_file] {
+        let job = snapshot.jobs.iter().find(|j| &j.job_id == bad).unwrap();
+        let error = job.error.as_deref().unwrap_or_default();
+        assert!(error.contains("moved to quarantine"), "{error}");
+    }
     completed(&life, &good);
     let quarantine = dir.path().join("quarantine");
     assert!(quarantine.join(format!("{bad_file}.req")).exists());

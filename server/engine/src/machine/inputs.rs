@@ -60,6 +60,11 @@ pub(crate) enum Input<P: Prover> {
     /// Whether the journal has the job's acceptance on disk (it may start) or could not write
     /// it (it fails: its submit was refused).
     Journal(FromJournal),
+    /// Recovery planned a job read back from the journal again, or could not.
+    Replanned {
+        seq: u64,
+        result: super::Replanned<P::Plan>,
+    },
     /// A reservation was returned somewhere; admission may proceed.
     MemoryFreed,
     /// Housekeeping: retention of finished jobs.

@@ -30,7 +30,9 @@ impl<P: Prover> Machine<P> {
         if key.request_id.is_empty() {
             return None;
         }
-        let job = self.jobs.get(self.request_ids.get(key)?)?;
+        let Some(job) = self.request_ids.get(key).and_then(|seq| self.jobs.get(seq)) else {
+            return self.find_recovering(key);
+        };
         if matches!(job.phase.state(), JobState::Failed | JobState::Cancelled) {
             return None;
         }
@@ -121,6 +123,7 @@ impl<P: Prover> Machine<P> {
             parts,
             Instant::now(),
             submitted_unix_ms,
+            watch::channel(None).0,
         );
         Ok((
             Submitted {
@@ -143,6 +146,7 @@ impl<P: Prover> Machine<P> {
         parts: Vec<Part<P>>,
         submitted: Instant,
         submitted_unix_ms: u64,
+        outcome: watch::Sender<Option<JobOutcome>>,
     ) {
         if !origin.request_id.is_empty() {
             self.request_ids.insert(origin.key(), seq);
@@ -178,7 +182,7 @@ impl<P: Prover> Machine<P> {
                 },
                 parts,
                 timings: Default::default(),
-                outcome: watch::channel(None).0,
+                outcome,
             },
         );
         self.changed();
@@ -196,7 +200,7 @@ impl<P: Prover> Machine<P> {
                     && j.origin.kind == ticket.kind
                     && !matches!(j.phase.state(), JobState::Failed | JobState::Cancelled)
             });
-        if live_retry {
+        if live_retry || self.is_recovering(&ticket.request_id, ticket.kind) {
             return Ok(());
         }
         self.check_intake_limits(ticket.priority, ticket.input_bytes)
@@ -219,13 +223,12 @@ impl<P: Prover> Machine<P> {
     /// own unfinished jobs, so a flood of LOW work never refuses a CRITICAL one.
     fn check_intake_limits(&self, priority: Priority, input_bytes: u64) -> Result<(), EngineError> {
         let limits = self.config.limits;
-        let (jobs, bytes) = self
-            .jobs
-            .values()
+        // Recovering jobs count: they are unfinished work of their priority too.
+        let (jobs, bytes) = (self.jobs.values())
             .filter(|j| j.origin.priority == priority && !j.is_finished())
-            .fold((0usize, 0u64), |(n, b), j| {
-                (n + 1, b + j.origin.input_bytes)
-            });
+            .map(|j| j.origin.input_bytes)
+            .chain(self.recovering_inputs(priority))
+            .fold((0usize, 0u64), |(n, b), bytes| (n + 1, b + bytes));
         let name = format!("{priority:?}").to_uppercase();
         if jobs >= limits.queued_jobs {
             return Err(EngineError::LimitReached {
@@ -496,6 +499,7 @@ impl<P: Prover> Machine<P> {
             .filter(|j| j.phase.ended_at().is_some_and(|e| now - e.at >= retention))
             .map(|j| j.seq)
             .collect();
+        self.expire_recovering(now, retention);
         for seq in expired {
             let job = self.jobs.remove(&seq).expect("listed above");
             self.job_ids.remove(&job.id);

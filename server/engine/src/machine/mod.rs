@@ -10,7 +10,8 @@
 //! - `intake`: submit, cancel, preload, evict and retention.
 //! - `progress`: finished synthesis, device and finalize steps.
 //! - `admit`: admission under the budget, params loading and eviction, dispatch to workers.
-//! - `restore`: jobs recovered from the journal at startup, and journal failures.
+//! - `restore`: jobs recovered from the journal made jobs again, and journal failures.
+//! - `recovering`: recovered jobs waiting for their plan (recovery runs in the background).
 //! - `snapshot`: the read-only status snapshot.
 //! - `stages`: the partitions of unfinished jobs by stage, in scheduling order.
 
@@ -19,6 +20,7 @@ mod inputs;
 mod intake;
 mod progress;
 mod records;
+mod recovering;
 mod restore;
 mod snapshot;
 mod stages;
@@ -39,6 +41,8 @@ pub(crate) use inputs::{
 use records::{
     Duty, Job, JobPhase, Moment, ParamsEntry, ParamsSlot, Part, Stage, Tally, Task, Worker,
 };
+use recovering::Recovering;
+pub(crate) use recovering::Replanned;
 
 /// The whole mutable state of the engine, owned by one writer.
 pub(crate) struct Machine<P: Prover> {
@@ -54,6 +58,8 @@ pub(crate) struct Machine<P: Prover> {
     /// The live (not failed or cancelled) job of each request id, kind and input.
     request_ids: HashMap<RequestKey, u64>,
     next_seq: u64,
+    /// Jobs read back from the journal, by sequence number, until recovery plans them again.
+    recovering: BTreeMap<u64, Recovering>,
     workers: Vec<Worker>,
     params: HashMap<String, ParamsEntry<P>>,
     /// Estimated bytes of each circuit's params, from the planning threads (the writer never
@@ -118,6 +124,7 @@ impl<P: Prover> Machine<P> {
             job_ids: HashMap::new(),
             request_ids: HashMap::new(),
             next_seq: 0,
+            recovering: BTreeMap::new(),
             workers,
             params: HashMap::new(),
             params_estimates: HashMap::new(),
@@ -213,6 +220,7 @@ impl<P: Prover> Machine<P> {
                 self.journal_unwritable = None;
                 self.changed();
             }
+            Input::Replanned { seq, result } => self.replanned(seq, result),
             Input::Devices(readings) => self.note_devices(readings),
             Input::MemoryFreed => {}
             Input::Tick => self.expire_finished(),
@@ -230,15 +238,17 @@ impl<P: Prover> Machine<P> {
                 let _ = reply.send(self.find_request(&key));
             }
             Request::Watch { job_id, reply } => {
-                let rx = self
-                    .job_ids
-                    .get(&job_id)
-                    .and_then(|s| self.jobs.get(s))
-                    .map(|j| j.outcome.subscribe());
+                let rx = (self.job_ids.get(&job_id).and_then(|s| self.jobs.get(s)))
+                    .map(|j| j.outcome.subscribe())
+                    .or_else(|| self.watch_recovering(&job_id));
                 let _ = reply.send(rx);
             }
             Request::Cancel { job_id, reply } => {
-                let _ = reply.send(self.cancel(&job_id));
+                let cancelled = match self.cancel_recovering(&job_id) {
+                    Some(cancelled) => Ok(cancelled),
+                    None => self.cancel(&job_id),
+                };
+                let _ = reply.send(cancelled);
             }
             Request::Preload {
                 circuit_id,
@@ -253,7 +263,8 @@ impl<P: Prover> Machine<P> {
                 self.changed();
             }
             Request::Idle { reply } => {
-                let _ = reply.send(self.jobs.values().all(|j| j.is_finished()));
+                let idle = self.recovering_idle() && self.jobs.values().all(|j| j.is_finished());
+                let _ = reply.send(idle);
             }
             Request::Refused(failure) => {
                 self.failures.push(failure);

@@ -1,24 +1,28 @@
-//! Jobs read back from the journal at startup, and jobs the journal could not record.
+//! Jobs recovered from the journal made jobs again, and jobs the journal could not record.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::transition::JobChange;
 use super::{unix_ms, Machine};
 use super::{JobOrigin, Part};
+use crate::domain::JobOutcome;
 use crate::failures::FailureStage;
 use crate::journal::RecoveredJob;
 use crate::lifecycle::JobStep;
 use crate::prover::{Planned, Prover};
 
 impl<P: Prover> Machine<P> {
-    /// Re-admits a recovered job under its original id, priority and sequence number. Its
-    /// recorded partition proofs make those partitions `done`: only the others are proved.
-    pub(crate) fn restore(
+    /// Re-admits a recovered job under its original id, priority and sequence number, with the
+    /// outcome channel its waiters already hold. Its recorded partition proofs make those
+    /// partitions `done`: only the others are proved.
+    pub(super) fn restore(
         &mut self,
         recovered: RecoveredJob,
+        outcome: watch::Sender<Option<JobOutcome>>,
         plan: Planned<P::Plan>,
         params_bytes: u64,
     ) {
@@ -53,6 +57,7 @@ impl<P: Prover> Machine<P> {
             parts,
             submitted,
             job.submitted_unix_ms,
+            outcome,
         );
         if self.jobs[&seq].phase.step() == JobStep::Unrecorded {
             self.job_event(seq, JobChange::Recorded);

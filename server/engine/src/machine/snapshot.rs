@@ -64,6 +64,7 @@ impl<P: Prover> Machine<P> {
                     })
                     .collect(),
             })
+            .chain(self.recovering_statuses())
             .collect();
         let workers = self
             .workers
@@ -112,9 +113,10 @@ impl<P: Prover> Machine<P> {
                 let of_kind = || self.jobs.values().filter(move |j| j.origin.kind == kind);
                 QueueStatus {
                     kind,
-                    pending: of_kind()
+                    pending: (of_kind()
                         .filter(|j| j.phase.state() == JobState::Queued)
-                        .count() as u32,
+                        .count()
+                        + self.recovering_of(kind)) as u32,
                     in_progress: of_kind()
                         .filter(|j| j.phase.state() == JobState::Running)
                         .count() as u32,
@@ -142,6 +144,7 @@ impl<P: Prover> Machine<P> {
                 started_at_unix_ms: self.started_unix_ms,
                 draining: self.draining,
                 journal_unwritable: self.journal_unwritable.clone(),
+                recovering_jobs: self.recovering_count() as u32,
             },
             memory: MemoryStatus {
                 total_bytes: total,

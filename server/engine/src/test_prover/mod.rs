@@ -26,6 +26,8 @@ pub struct TestProver {
     pub panic_in_synthesis: AtomicBool,
     /// Make planning panic, as a bug in a request decoder would.
     pub panic_in_plan: AtomicBool,
+    /// Planning fails as it does when a params file is missing, while set.
+    pub params_missing: AtomicBool,
     /// Syntheses wait while a test holds this lock.
     pub gate: Arc<parking_lot::Mutex<()>>,
     /// Device phases fail (before releasing a/b/c) while set.
@@ -58,6 +60,7 @@ impl TestProver {
             devices,
             panic_in_synthesis: AtomicBool::new(false),
             panic_in_plan: AtomicBool::new(false),
+            params_missing: AtomicBool::new(false),
             gate: Default::default(),
             device_fault: AtomicBool::new(false),
             fatal_device: AtomicBool::new(false),
@@ -118,6 +121,9 @@ impl Prover for TestProver {
         self.planned.fetch_add(1, Ordering::SeqCst);
         if self.panic_in_plan.load(Ordering::SeqCst) {
             panic!("synthetic decoder exploded");
+        }
+        if self.params_missing.load(Ordering::SeqCst) {
+            return Err(EngineError::Setup("the test params file is missing".into()));
         }
         let (kind, request) = (request.kind(), request.input);
         if request.partition_index == 0 {
