@@ -17,8 +17,9 @@
 //! snarkd-bench [--addr URL] preload CIRCUIT_ID
 //! snarkd-bench [--addr URL] metrics
 //! snarkd-bench report --params-dir DIR [--out DIR] [--count N] [--burst N] [--burst-budget SIZE]
-//! snarkd-bench flood  [--size 255MiB] [--concurrency 4]
+//! snarkd-bench flood  [--size 255MiB] [--concurrency 4] [--only TEXT]
 //! snarkd-bench durability --params-dir DIR [--submits 200] [--proofs 16] [--queued 1000]
+//! snarkd-bench holdout --params-dir DIR [--fixtures DIR] [--kind K]... [--runs 2]
 //! ```
 //!
 //! `--addr` is `http://host:port` (default `http://127.0.0.1:9820`) or `unix:///path`. The exit
@@ -37,13 +38,15 @@
 //! - `usage.rs`: the device workers' busy share during a batch, from the status stream.
 //! - `watch.rs`: the live terminal view of the status stream.
 //! - `report/`: the side-by-side benchmarks and their report.
-//! - `flood.rs`: the daemon's memory under maximum-size hostile requests.
+//! - `flood/`: the daemon's memory under maximum-size hostile requests (`shapes.rs`: what is sent).
+//! - `holdout.rs`: the daemon's synthesis through gRPC against bellperson's, on one request.
 //! - `durability.rs`: what the job journal costs (submit latency, throughput, recovery time).
 
 mod check;
 mod client;
 mod durability;
 mod flood;
+mod holdout;
 mod inputs;
 mod local;
 mod remote;
@@ -161,6 +164,9 @@ enum Cmd {
     /// What the job journal costs: submit latency and throughput with and without it, and the
     /// recovery time of a journal of queued jobs, against snarkd daemons this command starts.
     Durability(durability::Options),
+    /// The daemon's synthesis per partition of a real request through gRPC against stock
+    /// bellperson's synthesis of the same request, best of RUNS each.
+    Holdout(holdout::Options),
 }
 
 /// Runs a client subcommand; Ok(false) when a proof did not complete.
@@ -208,7 +214,8 @@ fn remote(cli: Cli) -> Result<bool> {
             | Cmd::Bench { .. }
             | Cmd::Report(_)
             | Cmd::Flood(_)
-            | Cmd::Durability(_) => {
+            | Cmd::Durability(_)
+            | Cmd::Holdout(_) => {
                 unreachable!("local commands")
             }
         }
@@ -234,6 +241,7 @@ fn main() -> ExitCode {
         Cmd::Report(options) => report::report(options).map(|()| true),
         Cmd::Flood(options) => flood::flood(options).map(|()| true),
         Cmd::Durability(options) => durability::durability(options).map(|()| true),
+        Cmd::Holdout(options) => holdout::holdout(options).map(|()| true),
         _ => remote(cli),
     };
     match result {

@@ -134,15 +134,7 @@ async fn every_call_is_refused_by_size_on_both_ports_before_its_body_is_read() {
     // 256 MiB announced, 1 KiB sent, then nothing: refused on the announcement, not by the
     // body deadline (60 s) nor after buffering.
     let huge = || vec![frame_announcing(256 << 20, &[0; 1024])];
-    let small_calls = [
-        "GetStatus",
-        "AwaitProof",
-        "CancelProof",
-        "GetMetrics",
-        "PreloadSRS",
-        "EvictSRS",
-    ];
-    for method in small_calls {
+    for method in snarkd::api::limits::SMALL_CALLS {
         let status = call(
             d.grpc_addr,
             &format!("/cuzk.v1.ProvingEngine/{method}"),

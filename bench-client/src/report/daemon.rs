@@ -14,6 +14,8 @@ use crate::client::{connect, Client};
 pub struct Daemon {
     child: Child,
     pub addr: String,
+    /// What its ready file said: both ports.
+    pub ready: snarkd::ready::Ready,
     /// The job journal's directory (unless `env` named one) and the ready file.
     _dir: tempfile::TempDir,
     /// Every log line so far (kept by a thread that drains the daemon's stderr).
@@ -74,6 +76,7 @@ impl Daemon {
         Ok(Daemon {
             child,
             addr,
+            ready,
             _dir: dir,
             log,
         })
@@ -87,6 +90,20 @@ impl Daemon {
             .iter()
             .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
             .find(|e| e["message"] == message)
+    }
+
+    /// The first log event whose message is `message`, waiting up to `limit` for it.
+    pub fn wait_for_event(&self, message: &str, limit: Duration) -> Result<serde_json::Value> {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            if let Some(event) = self.startup_event(message) {
+                return Ok(event);
+            }
+            if std::time::Instant::now() > deadline {
+                bail!("no {message:?} in the daemon's log after {limit:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// SIGKILL: nothing is drained or flushed, as in a crash.

@@ -21,8 +21,11 @@
 //!
 //! Wall time is the synthesis alone; CPU time is the process's over the run (building the
 //! circuit, a small part, included; synthesis is serial except WindowPoSt's sectors). Peak RSS
-//! growth is the rise of `VmHWM` over the resident set at the start of the run (free heap memory
-//! is returned to the system and the counter reset before each). With `--runs N` each row is
+//! growth is the rise of `VmHWM` over the resident set when the synthesis began (free heap
+//! memory returned to the system and the counter reset then): what the synthesis holds at its
+//! peak, without the circuit's inputs built before it or the pre-compiled matrices, which the
+//! daemon holds once per circuit, not per partition. It is set beside the memory estimate the
+//! daemon's budget charges for a synthesized partition (`estimate::estimate`). With `--runs N` each row is
 //! the run of median wall time among N (the machine may be shared).
 //!
 //! Extrapolation: with two or more counts, value(n) = value(lo) + (n − lo)·slope, the slope
@@ -36,6 +39,8 @@ use snarkd_prover::bench::{peak_rss, reset_peak_rss};
 use snarkd_prover::filecoin::estimate;
 use snarkd_prover::filecoin::synthetic::{production_count, synthesize, Synthesis, Synthesized};
 use snarkd_prover::filecoin::{parse_sector_size, sector_size_name, CircuitShape, ProofKind};
+
+const GIB: f64 = (1u64 << 30) as f64;
 
 /// One measured synthesis.
 struct Row {
@@ -131,7 +136,15 @@ fn main() -> anyhow::Result<()> {
         }
     }
 
-    println!("\nextrapolated to a full partition ({full} {unit}):");
+    let budget = estimate::estimate(kind, size);
+    println!(
+        "\nsnarkd's memory estimate for one partition: synthesized {:.2} GiB (witness {:.2} GiB), \
+         reserved {:.2} GiB (the device phase's peak included)",
+        budget.total_bytes as f64 / GIB,
+        budget.witness_bytes() as f64 / GIB,
+        budget.reserve_bytes() as f64 / GIB,
+    );
+    println!("extrapolated to a full partition ({full} {unit}):");
     for path in std::iter::once("count").chain(paths.iter().copied()) {
         let mine: Vec<&Row> = rows.iter().filter(|r| r.path == path).collect();
         let at = |value: &dyn Fn(&Row) -> f64| extrapolate(&mine, full, value);
@@ -157,10 +170,18 @@ fn main() -> anyhow::Result<()> {
                 thousands(per(&constraints) as u64)
             );
         } else {
+            // The witness-only paths against the estimate's witness, the others against the
+            // whole synthesized partition.
+            let estimated = match path {
+                "witness" | "bellperson" | "native" => budget.witness_bytes(),
+                _ => budget.total_bytes,
+            };
             line += &format!(
-                ", peak RSS growth {:.2} GiB ({:.1} MiB per)",
-                at(&rss) / (1u64 << 30) as f64,
-                per(&rss) / (1u64 << 20) as f64
+                ", peak RSS growth {:.2} GiB ({:.1} MiB per; {:.2}× the estimate's {:.2} GiB)",
+                at(&rss) / GIB,
+                per(&rss) / (1u64 << 20) as f64,
+                at(&rss) / estimated as f64,
+                estimated as f64 / GIB,
             );
         }
         println!("{line}");
@@ -205,8 +226,10 @@ fn measure(
         let cpu_start = cpu_seconds();
         let run = f()?;
         let cpu = cpu_seconds() - cpu_start;
+        // From the synthesis' own start where it tells it (after the circuit and any matrices
+        // were built), else from the run's.
         let rss_growth = peak_rss()
-            .zip(start)
+            .zip(run.rss_start.or(start))
             .map(|(peak, start)| peak.saturating_sub(start));
         rows.push(Row {
             path,

@@ -40,8 +40,16 @@ pub fn sized<T: ProvingEngine>(service: T) -> ProvingEngineServer<T> {
         .max_encoding_message_size(MAX_MESSAGE_BYTES)
 }
 
-/// Largest request of the calls that carry no inputs (GetStatus, AwaitProof, CancelProof,
-/// GetMetrics, PreloadSRS, EvictSRS): their fields are ids and numbers.
+/// The calls that carry no inputs: their fields are ids and numbers.
+pub const SMALL_CALLS: [&str; 6] = [
+    "GetStatus",
+    "AwaitProof",
+    "CancelProof",
+    "GetMetrics",
+    "PreloadSRS",
+    "EvictSRS",
+];
+/// Largest request of the [`SMALL_CALLS`].
 pub const SMALL_REQUEST_BYTES: usize = 64 * 1024;
 /// Bytes one followed job id may take in a StreamStatus request: key, length and the id (a job
 /// id is 36 characters).

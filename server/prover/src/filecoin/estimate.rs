@@ -1,10 +1,11 @@
 //! Memory of one synthesized partition, known before synthesis, from the circuit's shape.
 //!
-//! Shapes (constraints incl. one per public input, aux variables, public inputs incl. ONE) at
-//! 2 KiB were measured by synthesizing each kind (see `tests/estimate.rs`, which fails when the
-//! estimate drifts more than 25 % from the measured size). Other sizes scale the per-partition
-//! constraint counts of the original daemon's measurements (BRIEF: PoRep ~130 M, Snap ~81 M,
-//! WindowPoSt ~125 M, WinningPoSt ~3.5 M at 32 GiB) and are approximate.
+//! Shapes (constraints incl. one per public input, aux variables, public inputs incl. ONE) are
+//! measured: at 2 KiB by synthesizing each kind (`tests/filecoin/estimate.rs` fails when the
+//! estimate drifts more than 25 % from the measured size), at 32 GiB (and 64 GiB PoRep) by
+//! counting the production-shaped circuits (`examples/production_shape.rs`, whose peak-RSS
+//! column is set against this estimate: 0.97–1.06× on every path and kind, BENCHMARKS.md).
+//! Other sizes interpolate between 2 KiB and 32 GiB along the Merkle tree's depth.
 
 use crate::filecoin::ProofKind;
 pub use crate::synthesis::CircuitShape;
@@ -17,6 +18,12 @@ const FR: u64 = 32;
 pub struct MemoryEstimate {
     /// The synthesized partition: witness, densities and a/b/c.
     pub total_bytes: u64,
+    /// The most its synthesis holds at once: `total_bytes`, plus for the PoSt kinds on the
+    /// plain (recording) path the one chunk of sectors whose sub-system is being appended to the
+    /// partition (`FallbackPoStCircuit` synthesizes its sectors in `window_post_synthesis_num_cpus`
+    /// chunks, then appends each to the whole and drops it): half the partition again on two
+    /// cores, 1 % on ninety-six.
+    pub synthesis_peak_bytes: u64,
     /// The a/b/c share of `total_bytes`.
     pub abc_bytes: u64,
     /// The most the partition holds at once: during the H FFTs, where a/b/c are padded to the
@@ -37,7 +44,7 @@ impl MemoryEstimate {
 
     /// What to reserve for the partition before its synthesis starts: enough for every phase.
     pub fn reserve_bytes(&self) -> u64 {
-        self.total_bytes.max(self.device_peak_bytes)
+        self.synthesis_peak_bytes.max(self.device_peak_bytes)
     }
 
     /// What the reservation can give back once H is computed.
@@ -56,46 +63,75 @@ pub fn estimate(kind: ProofKind, sector_size: u64) -> MemoryEstimate {
     let msm_scalars = FR * domain.max((s.aux + s.inputs) as u64);
     MemoryEstimate {
         total_bytes: abc + witness,
+        synthesis_peak_bytes: abc + witness + (abc + witness) / post_chunks(kind, sector_size),
         abc_bytes: abc,
         device_peak_bytes: witness + 4 * FR * domain,
         after_h_bytes: witness + msm_scalars,
     }
 }
 
+/// For the PoSt kinds, how many parts of the partition one sector chunk is (the chunk being
+/// appended at the synthesis' peak, see [`MemoryEstimate::synthesis_peak_bytes`]); `u64::MAX`
+/// (nothing extra) for the others.
+fn post_chunks(kind: ProofKind, sector_size: u64) -> u64 {
+    use filecoin_proofs::constants::{WINDOW_POST_SECTOR_COUNT, WINNING_POST_CHALLENGE_COUNT};
+    // The sector entries of one partition circuit: WinningPoSt has one per challenge.
+    let sectors = match kind {
+        ProofKind::WindowPost => (WINDOW_POST_SECTOR_COUNT.read())
+            .ok()
+            .and_then(|counts| counts.get(&sector_size).copied())
+            .unwrap_or(1),
+        ProofKind::WinningPost => WINNING_POST_CHALLENGE_COUNT,
+        ProofKind::PorepSealCommit | ProofKind::SnapDealsUpdate => return u64::MAX,
+    } as u64;
+    let cpus = u64::from(storage_proofs_core::settings::SETTINGS.window_post_synthesis_num_cpus);
+    let chunk = (sectors / cpus.max(1)).max(1);
+    sectors.div_ceil(chunk)
+}
+
+/// One partition's shape: (constraints incl. one per public input, aux, inputs incl. ONE).
+type Measured = (usize, usize, usize);
+
+/// Shapes measured at 2 KiB (synthesizing each kind, filecoin-proofs 19.1, V1_1 PoRep, V1_2
+/// WindowPoSt) and at 32 GiB (counting the production-shaped circuits in full, or the
+/// WindowPoSt one along its per-sector slope).
+fn measured(kind: ProofKind) -> (Measured, Measured) {
+    match kind {
+        ProofKind::PorepSealCommit => ((2_687_961, 2_685_673, 40), (130_278_869, 130_169_893, 328)),
+        ProofKind::SnapDealsUpdate => ((1_705_044, 1_703_569, 5), (81_049_504, 80_973_385, 5)),
+        ProofKind::WindowPost => ((21_889, 22_128, 23), (125_305_057, 126_902_376, 25_840)),
+        ProofKind::WinningPost => ((90_883, 91_674, 133), (370_723, 375_210, 133)),
+    }
+}
+
 /// Shape of one partition circuit of `kind` at `sector_size`.
 pub fn shape(kind: ProofKind, sector_size: u64) -> CircuitShape {
-    let (c2k, a2k, i2k) = match kind {
-        // Measured at 2 KiB with filecoin-proofs 19.1 (V1_1 PoRep, V1_2 WindowPoSt).
-        ProofKind::PorepSealCommit => (2_687_961, 2_685_673, 40),
-        ProofKind::SnapDealsUpdate => (1_705_044, 1_703_569, 5),
-        ProofKind::WindowPost => (21_889, 22_128, 23),
-        ProofKind::WinningPost => (90_883, 91_674, 133),
+    let ((c2k, a2k, i2k), (c32g, a32g, i32g)) = measured(kind);
+    let at = |(constraints, aux, inputs): Measured| CircuitShape {
+        constraints,
+        aux,
+        inputs,
     };
-    let shape_2k = CircuitShape {
-        constraints: c2k,
-        aux: a2k,
-        inputs: i2k,
-    };
-    if sector_size <= 2 << 10 {
-        return shape_2k;
+    match sector_size {
+        s if s <= 2 << 10 => return at((c2k, a2k, i2k)),
+        s if s == 32 << 30 => return at((c32g, a32g, i32g)),
+        // Counted in full at production shape, like 32 GiB.
+        s if s == 64 << 30 && kind == ProofKind::PorepSealCommit => {
+            return at((131_186_177, 131_076_643, 328))
+        }
+        _ => {}
     }
-    // Per-partition constraints at 32 GiB (BRIEF), the reference for larger sizes.
-    let c32g: usize = match kind {
-        ProofKind::PorepSealCommit => 130_000_000,
-        ProofKind::SnapDealsUpdate => 81_000_000,
-        ProofKind::WindowPost => 125_000_000,
-        ProofKind::WinningPost => 3_500_000,
-    };
     // Merkle paths grow with log2(nodes); interpolate between 2 KiB (6 levels) and 32 GiB (30).
     let levels = |size: u64| (size / 32).trailing_zeros() as f64;
     let t =
         ((levels(sector_size) - levels(2 << 10)) / (levels(32 << 30) - levels(2 << 10))).max(0.0);
-    let constraints = (c2k as f64 + t * (c32g as f64 - c2k as f64)) as usize;
+    let between =
+        |small: usize, large: usize| (small as f64 + t * (large as f64 - small as f64)) as usize;
     CircuitShape {
-        constraints,
-        aux: (constraints as f64 * a2k as f64 / c2k as f64) as usize,
-        // Public inputs grow with the challenge count, not the tree; keep the order of magnitude.
-        inputs: (i2k as f64 * (1.0 + t * 100.0)) as usize,
+        constraints: between(c2k, c32g),
+        aux: between(a2k, a32g),
+        // Public inputs grow with the challenge or sector count, not the tree.
+        inputs: i2k.max(i32g),
     }
 }
 
@@ -116,4 +152,44 @@ pub fn precompiled_bytes(circuit: crate::filecoin::CircuitId) -> u64 {
     };
     let rows = s.constraints as f64;
     (rows * (8.5 + 8.0 * terms_per_constraint)) as u64 + (64 << 10)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn post_synthesis_peaks_hold_one_more_chunk_and_the_reservation_covers_them() {
+        for size in [2u64 << 10, 32 << 30, 64 << 30] {
+            for kind in [ProofKind::WindowPost, ProofKind::WinningPost] {
+                let e = estimate(kind, size);
+                let chunks = post_chunks(kind, size);
+                assert!((1..u64::MAX).contains(&chunks), "{kind} {size}: {chunks}");
+                assert_eq!(
+                    e.synthesis_peak_bytes,
+                    e.total_bytes + e.total_bytes / chunks
+                );
+                assert!(e.reserve_bytes() >= e.synthesis_peak_bytes);
+            }
+            for kind in [ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate] {
+                let e = estimate(kind, size);
+                assert_eq!(e.synthesis_peak_bytes, e.total_bytes, "{kind} {size}");
+            }
+        }
+    }
+
+    #[test]
+    fn sizes_between_the_measured_ones_lie_between_their_shapes() {
+        for kind in [
+            ProofKind::PorepSealCommit,
+            ProofKind::SnapDealsUpdate,
+            ProofKind::WindowPost,
+            ProofKind::WinningPost,
+        ] {
+            let (small, large) = (shape(kind, 2 << 10), shape(kind, 32 << 30));
+            let mid = shape(kind, 512 << 20);
+            assert!(small.constraints < mid.constraints && mid.constraints < large.constraints);
+            assert!(small.aux < mid.aux && mid.aux < large.aux, "{kind}");
+        }
+    }
 }

@@ -72,6 +72,22 @@ pub struct Synthesized {
     /// Constraints, one per public input included; `None` on the witness-only paths, which do
     /// not count them.
     pub constraints: Option<usize>,
+    /// The resident set when the synthesis began, the peak counter reset then (Linux): what it
+    /// holds at its peak is the peak's rise over this, without the circuit built before it or
+    /// the pre-compiled runs' matrices, which a daemon records once for every partition.
+    pub rss_start: Option<u64>,
+}
+
+/// Frees what the allocator holds unused, resets the peak-RSS counter and returns the resident
+/// set: the start of a synthesis whose peak is measured.
+fn synthesis_starts() -> Option<u64> {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory of the allocator's arenas.
+    unsafe {
+        libc::malloc_trim(0)
+    };
+    crate::bench::reset_peak_rss();
+    crate::bench::peak_rss()
 }
 
 /// Builds the synthetic partition circuit of `kind` at `sector_size` with `count` challenges
@@ -137,6 +153,7 @@ impl UseCircuit for Run {
             } else {
                 Some(partition.circuit()?)
             };
+            let rss_start = synthesis_starts();
             let started = Instant::now();
             let p = match circuit {
                 Some(circuit) => precompiled::synthesize_precompiled(0, circuit, &matrices)?,
@@ -152,12 +169,14 @@ impl UseCircuit for Run {
                 inputs: p.num_inputs(),
                 aux: p.num_aux(),
                 constraints: Some(p.num_constraints()),
+                rss_start,
             });
             return Ok(());
         }
         let Synthesis::Native(room) = self.how else {
             return self.take(partition.circuit()?);
         };
+        let rss_start = synthesis_starts();
         let started = Instant::now();
         let (inputs, aux) = caught(
             || partition.witness(room.inputs, room.aux).map_err(failed),
@@ -168,6 +187,7 @@ impl UseCircuit for Run {
             inputs: inputs.len(),
             aux: aux.len(),
             constraints: None,
+            rss_start,
         });
         Ok(())
     }
@@ -230,12 +250,14 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 
 /// Synthesizes `circuit` `how`, timing the synthesis alone (what it made is dropped after).
 fn apply<C: Circuit<Fr>>(circuit: C, how: Synthesis) -> Result<Synthesized> {
+    let rss_start = synthesis_starts();
     let started = Instant::now();
     let done = |inputs, aux, constraints| Synthesized {
         wall: started.elapsed(),
         inputs,
         aux,
         constraints,
+        rss_start,
     };
     Ok(match how {
         Synthesis::Count => {
