@@ -3,23 +3,14 @@
 //! retry attaches to its recovering job, a cancel ends one for good, and a job whose params are
 //! missing waits for them.
 
-use std::future::Future;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::tests::{completed, settings, Life};
+use super::tests::{completed, settings, within, Life};
 use crate::domain::{JobEnd, ProofKind, ProofRequest};
 use crate::status::JobState;
 use crate::test_prover::{request, TestProver};
-
-/// The most any wait here takes before the test fails saying what it waited for.
-const DEADLINE: Duration = Duration::from_secs(60);
-
-fn within<T>(life: &Life, what: &str, wait: impl Future<Output = T>) -> T {
-    life.run(async { tokio::time::timeout(DEADLINE, wait).await })
-        .unwrap_or_else(|_| panic!("{what}: not within {DEADLINE:?}"))
-}
 
 fn porep(i: usize) -> ProofRequest {
     ProofRequest {
@@ -111,6 +102,19 @@ fn a_deadline_proof_is_proved_while_recovered_jobs_wait_and_a_retry_attaches_to_
         "the cancelled job stays cancelled, shown once"
     );
     assert_eq!(of(&ids[7]), 1);
+    // The WinningPoSt taken during recovery kept its own place after every recovered job's
+    // (its sequence number is past theirs), and the last recovered job runs as well.
+    let winning_shown = snapshot.jobs.iter().filter(|j| j.job_id == winning.job_id);
+    assert_eq!(
+        winning_shown.map(|j| j.state).collect::<Vec<_>>(),
+        [JobState::Completed]
+    );
+    assert_eq!(completed(&life, &ids[199]), [0u8; 4]);
+    assert_eq!(
+        completed(&life, &winning.job_id),
+        [0u8; 4],
+        "still the WinningPoSt's own result"
+    );
     life.kill();
 }
 
@@ -137,5 +141,40 @@ fn a_recovered_job_whose_params_are_missing_waits_for_them_then_runs() {
     prover.params_missing.store(false, Ordering::SeqCst);
     let outcome = within(&life, "the job's end", life.engine.await_job(&ids[0]));
     assert_eq!(outcome.unwrap().end, JobEnd::Completed(vec![0; 4]));
+    life.kill();
+}
+
+/// A job taken while recovery is held gets a sequence number past every recovered job's, so
+/// when they are planned again and join the machine, none of them takes its place: all end,
+/// each once.
+#[test]
+fn a_job_taken_during_recovery_keeps_its_place_when_the_recovered_jobs_join() {
+    let dir = tempfile::tempdir().unwrap();
+    let ids = unfinished_porep(dir.path(), 3);
+    let hold = dir.path().join("hold-recovery");
+    std::fs::write(&hold, b"").unwrap();
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    let gate = prover.gate.lock();
+    let winning = life
+        .run(life.engine.submit(request(ProofKind::WinningPost, 1, 1000)))
+        .unwrap();
+    std::fs::remove_file(&hold).unwrap();
+    within(&life, "recovery", life.engine.recovered());
+    drop(gate);
+    for id in ids.iter().chain([&winning.job_id]) {
+        let outcome = within(&life, id, life.engine.await_job(id));
+        assert_eq!(outcome.unwrap().end, JobEnd::Completed(vec![0; 4]), "{id}");
+    }
+    let snapshot = life.engine.snapshot();
+    let mut shown: Vec<&str> = snapshot.jobs.iter().map(|j| j.job_id.as_str()).collect();
+    shown.sort_unstable();
+    let mut all: Vec<&str> = ids
+        .iter()
+        .chain([&winning.job_id])
+        .map(String::as_str)
+        .collect();
+    all.sort_unstable();
+    assert_eq!(shown, all, "every job shown once");
     life.kill();
 }

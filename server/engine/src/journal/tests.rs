@@ -35,6 +35,16 @@ pub(super) struct Life {
 
 impl Life {
     pub(super) fn open(dir: &Path, settings: JournalSettings, prover: Arc<TestProver>) -> Life {
+        Life::open_with(dir, settings, prover, config())
+    }
+
+    /// [`Life::open`] with an engine `config` of its own.
+    pub(super) fn open_with(
+        dir: &Path,
+        settings: JournalSettings,
+        prover: Arc<TestProver>,
+        config: EngineConfig,
+    ) -> Life {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .enable_all()
@@ -50,7 +60,7 @@ impl Life {
             })
             .unwrap_or_else(|| panic!("the journal in {} stays locked", dir.display()));
         let engine = runtime
-            .block_on(Engine::open(config(), prover, journal))
+            .block_on(Engine::open(config, prover, journal))
             .unwrap();
         Life { runtime, engine }
     }
@@ -72,8 +82,22 @@ fn with_id(id: &str, request: ProofRequest) -> ProofRequest {
     }
 }
 
+/// The most any wait in the journal's tests takes before the test fails saying what it waited
+/// for (a regression then fails instead of hanging the suite).
+pub(super) const DEADLINE: Duration = Duration::from_secs(60);
+
+pub(super) fn within<T>(life: &Life, what: &str, wait: impl std::future::Future<Output = T>) -> T {
+    life.run(async { tokio::time::timeout(DEADLINE, wait).await })
+        .unwrap_or_else(|_| panic!("{what}: not within {DEADLINE:?}"))
+}
+
 pub(super) fn completed(life: &Life, job_id: &str) -> Vec<u8> {
-    match life.run(life.engine.await_job(job_id)).unwrap().end {
+    let waited = within(
+        life,
+        &format!("job {job_id}'s end"),
+        life.engine.await_job(job_id),
+    );
+    match waited.unwrap().end {
         JobEnd::Completed(proof) => proof,
         other => panic!("job {job_id} ended {other:?}"),
     }
@@ -254,6 +278,7 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     let mut large = request(ProofKind::PorepSealCommit, 1, 1000);
     large.input.vanilla_proof = vec![7; INLINE_INPUT_BYTES as usize + 1];
     let bad_file = submit(large);
+    let bad_record = submit(request(ProofKind::WindowPost, 3, 1000));
     life.kill();
     drop(gate);
     assert!(!dir
@@ -276,6 +301,12 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     conn.execute(
         "UPDATE jobs SET input = ?1 WHERE job_id = ?2",
         rusqlite::params![input, bad_row],
+    )
+    .unwrap();
+    // A record whose partition count is impossible: it cannot even be shown as a job.
+    conn.execute(
+        "UPDATE jobs SET partitions = 0 WHERE job_id = ?1",
+        [&bad_record],
     )
     .unwrap();
     // The file cut short.
@@ -308,7 +339,13 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(reasons.len(), 2, "{reasons:?}");
+    assert_eq!(reasons.len(), 3, "{reasons:?}");
+    let record = reasons
+        .iter()
+        .find(|r| r.0 == bad_record)
+        .expect("quarantined");
+    assert!(record.1.contains("partition count 0"), "{}", record.1);
+    let reasons: Vec<_> = reasons.into_iter().filter(|r| r.0 != bad_record).collect();
     assert_eq!(reasons[0].0, bad_row);
     assert!(reasons[0].1.contains("digest"), "{}", reasons[0].1);
     assert_eq!(
@@ -371,8 +408,13 @@ fn the_history_of_the_last_hour_survives_a_restart() {
 
 fn unwritable(life: &Life, want: bool) {
     let mut status = life.engine.subscribe();
-    life.run(status.wait_for(|s| s.daemon.journal_unwritable.is_some() == want))
-        .unwrap();
+    let what = format!("the journal shown unwritable: {want}");
+    within(
+        life,
+        &what,
+        status.wait_for(|s| s.daemon.journal_unwritable.is_some() == want),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -442,5 +484,51 @@ fn records_whose_write_failed_are_kept_and_written_once_it_heals_so_nothing_is_l
         0,
         "nothing proved twice"
     );
+    life.kill();
+}
+
+/// With its priority's queue full, a retry of a request that completed in an earlier life (so is
+/// no longer in memory) is still answered, from the journal; a new request is refused.
+#[test]
+fn a_retry_of_a_completed_job_is_answered_from_the_journal_when_the_queue_is_full() {
+    let dir = tempfile::tempdir().unwrap();
+    let done = with_id("wdpost-[1 2]", request(ProofKind::WindowPost, 1, 1000));
+    let first = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
+    let job = first.run(first.engine.submit(done.clone())).unwrap();
+    assert_eq!(completed(&first, &job.job_id), [0u8; 4]);
+    first.run(first.engine.flush_journal());
+    first.kill();
+
+    let prover = TestProver::new(1);
+    let config = EngineConfig {
+        limits: crate::IntakeLimits {
+            queued_jobs: 1,
+            ..Default::default()
+        },
+        ..config()
+    };
+    let life = Life::open_with(dir.path(), settings(dir.path()), prover.clone(), config);
+    let gate = prover.gate.lock();
+    let queued = with_id("wdpost-[3 4]", request(ProofKind::WindowPost, 1, 1000));
+    life.run(life.engine.submit(queued)).unwrap();
+    let again = life.run(life.engine.submit(done)).unwrap();
+    assert_eq!(
+        (again.job_id.as_str(), again.existing),
+        (job.job_id.as_str(), true),
+        "the completed job, read from the journal"
+    );
+    let new = with_id("wdpost-[5 6]", request(ProofKind::WindowPost, 1, 1000));
+    let refused = life.run(life.engine.submit(new));
+    assert!(
+        matches!(
+            refused,
+            Err(EngineError::LimitReached {
+                limit: "queued_jobs",
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    drop(gate);
     life.kill();
 }
