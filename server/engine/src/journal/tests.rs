@@ -532,3 +532,36 @@ fn a_retry_of_a_completed_job_is_answered_from_the_journal_when_the_queue_is_ful
     drop(gate);
     life.kill();
 }
+
+/// No work starts for a job before its acceptance is on disk: while another connection holds the
+/// database's write lock, the submit waits and the job stays queued, unproved.
+#[test]
+fn no_work_starts_for_a_job_until_its_acceptance_is_on_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let prover = TestProver::new(1);
+    let life = Life::open(dir.path(), settings(dir.path()), prover.clone());
+    let lock = rusqlite::Connection::open(dir.path().join("journal.sqlite")).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let engine = life.engine.clone();
+    let submitted = life
+        .runtime
+        .spawn(async move { engine.submit(request(ProofKind::WindowPost, 1, 1000)).await });
+    // Long enough for a job that started to be proved many times over (the stand-in prover
+    // takes microseconds); a job that waits, as it must, waits whatever the time.
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        prover.proved.load(Ordering::SeqCst),
+        0,
+        "proved before it was recorded"
+    );
+    let snapshot = life.engine.snapshot();
+    assert!(
+        (snapshot.jobs.iter()).all(|j| j.state == crate::status::JobState::Queued),
+        "{:?}",
+        snapshot.jobs.iter().map(|j| j.state).collect::<Vec<_>>()
+    );
+    lock.execute_batch("COMMIT").unwrap();
+    let job = within(&life, "the submit", submitted).unwrap().unwrap();
+    completed(&life, &job.job_id);
+    life.kill();
+}
