@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crate::error::Result;
 use crate::filecoin::{CircuitId, PreparedJob, ProofKind};
 use crate::groth16::Randomness;
+pub use crate::rss::{peak_rss, reset_peak_rss};
 use crate::synthesis::precompiled::CircuitMatrices;
 use crate::{DeviceBackend, LoadedParams};
 
@@ -107,19 +108,6 @@ pub fn bench_job(
     r.bellperson_peak_rss_bytes = peak_rss();
     job.finalize(&stock, params)?;
     Ok(r)
-}
-
-/// Resets the kernel's peak-RSS counter of this process (Linux `clear_refs` 5); best effort.
-pub fn reset_peak_rss() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// Peak resident set size of this process (`VmHWM`), Linux only.
-pub fn peak_rss() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
 }
 
 /// Device-phase figures of one backend on one job (all partitions).

@@ -21,6 +21,7 @@
 //! - `threads`: thread nice values and the per-priority pools the multiexps run on.
 //! - `bench` (feature `bench`): side-by-side timing of our prover and stock bellperson (for
 //!   `snarkd-bench`).
+//! - `rss` (feature `bench`): the process's peak resident set, read and reset.
 //! - `fixtures` (feature `fixtures`): seals a random test sector and writes inputs for all kinds.
 //!
 //! Parameters are read from production-named files (`v28-<identifier>.params` / `.vk`) in a
@@ -42,6 +43,8 @@ pub mod fixtures;
 pub mod groth16;
 pub mod keys;
 pub mod params;
+#[cfg(feature = "bench")]
+pub mod rss;
 pub(crate) mod setup;
 pub mod synthesis;
 pub mod threads;

@@ -86,8 +86,8 @@ fn synthesis_starts() -> Option<u64> {
     unsafe {
         libc::malloc_trim(0)
     };
-    crate::bench::reset_peak_rss();
-    crate::bench::peak_rss()
+    crate::rss::reset_peak_rss();
+    crate::rss::peak_rss()
 }
 
 /// Builds the synthetic partition circuit of `kind` at `sector_size` with `count` challenges
