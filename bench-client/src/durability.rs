@@ -22,12 +22,8 @@ use crate::summary::percentile;
 
 #[derive(clap::Args)]
 pub struct Options {
-    /// Parameter directory with the 2 KiB WindowPoSt parameters.
-    #[arg(long)]
-    pub params_dir: PathBuf,
-    /// Fixtures written by `gen`; a 2 KiB sector is sealed when omitted.
-    #[arg(long)]
-    pub fixtures: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: crate::local::RealInputs,
     /// SubmitProof calls timed per run.
     #[arg(long, default_value_t = 200)]
     pub submits: usize,
@@ -55,12 +51,15 @@ struct Run {
 
 pub fn durability(o: Options) -> Result<()> {
     let snarkd = Daemon::binary(o.snarkd.as_deref())?;
-    let (fixtures, _tmp) = crate::local::read_or_seal(o.fixtures.as_deref())?;
+    let (fixtures, _tmp) = o.inputs.read()?;
     let wpost = fixtures.request(ProofKind::WindowPost).clone();
     let runtime = tokio::runtime::Runtime::new()?;
     let env = |journal: bool| {
         vec![
-            ("SNARKD_PARAMS_DIR", o.params_dir.display().to_string()),
+            (
+                "SNARKD_PARAMS_DIR",
+                o.inputs.params_dir.display().to_string(),
+            ),
             ("SNARKD_GPUS_BACKEND", "cpu".to_string()),
             ("SNARKD_JOBS_JOURNAL", journal.to_string()),
             (

@@ -20,12 +20,8 @@ use crate::request::to_wire;
 
 #[derive(clap::Args)]
 pub struct Options {
-    /// Parameter directory with the kinds' parameters (and pre-compiled circuits).
-    #[arg(long)]
-    pub params_dir: PathBuf,
-    /// Fixtures written by `gen`; a 2 KiB sector is sealed when omitted.
-    #[arg(long)]
-    pub fixtures: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: crate::local::RealInputs,
     /// Kinds to run (default: porep and snap, the synthesis-bound ones).
     #[arg(long = "kind", value_parser = crate::request::parse_kind)]
     pub kinds: Vec<ProofKind>,
@@ -42,7 +38,7 @@ pub fn holdout(o: Options) -> Result<()> {
         bail!("--runs must be at least 1");
     }
     let snarkd = Daemon::binary(o.snarkd.as_deref())?;
-    let (fixtures, _tmp) = crate::local::read_or_seal(o.fixtures.as_deref())?;
+    let (fixtures, _tmp) = o.inputs.read()?;
     let kinds = if o.kinds.is_empty() {
         vec![ProofKind::PorepSealCommit, ProofKind::SnapDealsUpdate]
     } else {
@@ -59,7 +55,10 @@ pub fn holdout(o: Options) -> Result<()> {
         let daemon = Daemon::start(
             &snarkd,
             &[
-                ("SNARKD_PARAMS_DIR", o.params_dir.display().to_string()),
+                (
+                    "SNARKD_PARAMS_DIR",
+                    o.inputs.params_dir.display().to_string(),
+                ),
                 ("SNARKD_GPUS_BACKEND", "cpu".into()),
             ],
         )?;
@@ -91,7 +90,7 @@ pub fn holdout(o: Options) -> Result<()> {
         daemon.stop()?;
 
         let job = prepare(request)?;
-        let params = load_params(&o.params_dir, circuit)?;
+        let params = load_params(&o.inputs.params_dir, circuit)?;
         let mut stock = Vec::with_capacity(o.runs);
         for _ in 0..o.runs {
             let mut total = Duration::ZERO;

@@ -20,6 +20,24 @@ pub fn gen(sector_size: &str, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Real inputs and their parameters, for the commands that prove them on daemons they start.
+#[derive(clap::Args)]
+pub struct RealInputs {
+    /// Parameter directory with the parameters of the kinds run (2 KiB test parameters work).
+    #[arg(long)]
+    pub params_dir: PathBuf,
+    /// Fixtures written by `gen`; a 2 KiB sector is sealed when omitted.
+    #[arg(long)]
+    pub fixtures: Option<PathBuf>,
+}
+
+impl RealInputs {
+    /// The fixtures (see [`read_or_seal`]).
+    pub fn read(&self) -> Result<(Fixtures, Option<tempfile::TempDir>)> {
+        read_or_seal(self.fixtures.as_deref())
+    }
+}
+
 /// The fixtures in `dir`, or those of a 2 KiB sector sealed into a temporary directory (kept
 /// while the returned guard lives).
 pub fn read_or_seal(dir: Option<&Path>) -> Result<(Fixtures, Option<tempfile::TempDir>)> {

@@ -50,14 +50,8 @@ fn run<P: Prover>(
     let started = std::time::Instant::now();
     let total = jobs.len();
     let mut waiting = Vec::new();
-    for job in jobs {
-        hold_for_test(&recovery);
-        // A job cancelled while it waited is not read or planned.
-        if recovery.unfinished(&job.job.job.job_id)
-            && !replan(&mut recovery, job, prover, engine, &mut waiting)
-        {
-            return; // the engine stopped
-        }
+    if !pass(&mut recovery, jobs, prover, engine, &mut waiting) {
+        return; // the engine stopped
     }
     tracing::info!(
         jobs = total,
@@ -67,14 +61,31 @@ fn run<P: Prover>(
     );
     while !waiting.is_empty() {
         std::thread::sleep(PARAMS_RETRY);
-        for job in std::mem::take(&mut waiting) {
-            if recovery.unfinished(&job.job.job.job_id)
-                && !replan(&mut recovery, job, prover, engine, &mut waiting)
-            {
-                return;
-            }
+        let again = std::mem::take(&mut waiting);
+        if !pass(&mut recovery, again, prover, engine, &mut waiting) {
+            return;
         }
     }
+}
+
+/// Plans `jobs` in order, skipping those no longer unfinished (cancelled while they waited);
+/// those whose params are missing go to `waiting`. False once the engine has stopped.
+fn pass<P: Prover>(
+    recovery: &mut Recovery,
+    jobs: Vec<Unplanned>,
+    prover: &P,
+    engine: &UnboundedSender<Input<P>>,
+    waiting: &mut Vec<Unplanned>,
+) -> bool {
+    for job in jobs {
+        hold_for_test(recovery);
+        if recovery.unfinished(&job.job.job.job_id)
+            && !replan(recovery, job, prover, engine, waiting)
+        {
+            return false;
+        }
+    }
+    true
 }
 
 /// Plans one job and tells the machine; a job whose params are missing goes to `waiting`.

@@ -12,8 +12,8 @@ use super::{store, InputDigest, JournalError, RecoveredJob};
 use crate::clock::unix_ms;
 use crate::domain::{JobEnd, ProofRequest};
 
-/// One unfinished job as read back at startup: its record, checked, and its row (for its
-/// input and for quarantine).
+/// One unfinished job as read back at startup: its record, checked, and its row as stored (for
+/// quarantine). Its input is not read until recovery comes to it.
 pub(crate) struct Unplanned {
     pub job: RecoveredJob,
     pub(super) row: store::UnfinishedRow,
@@ -48,16 +48,17 @@ impl Recovery {
     /// The job's input, read back and checked against what was recorded with it. When it
     /// cannot be, the job is moved to quarantine and the error says why.
     pub fn request(&mut self, job: &Unplanned) -> Result<ProofRequest, String> {
-        let read = match &job.row.input {
+        let in_row = store::row_input(&self.conn, &job.row.job_id).map_err(JournalError::from);
+        let read = in_row.and_then(|bytes| match bytes {
             Some(bytes) => input::decode(&bytes[..], bytes.len() as u64, "the input in the row"),
             None => self.inputs.read(&job.row.job_id),
-        };
+        });
         let checked = read.and_then(|request| {
             let recorded = &job.job.job;
             match request.kind() == recorded.kind && InputDigest::of(&request) == recorded.digest {
                 true => Ok(request),
                 false => Err(JournalError::BadRecord(
-                    "the input file does not match the digest recorded with it".into(),
+                    "the input does not match the kind and digest recorded with it".into(),
                 )),
             }
         });

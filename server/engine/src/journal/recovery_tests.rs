@@ -28,8 +28,7 @@ fn unfinished_porep(dir: &Path, count: usize) -> Vec<String> {
     let ids = (0..count)
         .map(|i| life.run(life.engine.submit(porep(i))).unwrap().job_id)
         .collect();
-    life.kill();
-    drop(gate);
+    life.kill_holding(dir, gate);
     ids
 }
 

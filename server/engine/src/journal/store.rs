@@ -204,8 +204,6 @@ pub(crate) struct UnfinishedRow {
     pub input_bytes: i64,
     pub partitions: i64,
     pub submitted_unix_ms: i64,
-    /// The input, when it is kept in the row rather than as a file.
-    pub input: Option<Vec<u8>>,
     pub proofs: Vec<(i64, Vec<u8>)>,
 }
 
@@ -243,7 +241,7 @@ impl UnfinishedRow {
 pub(crate) fn unfinished(conn: &Connection) -> rusqlite::Result<Vec<UnfinishedRow>> {
     let mut rows = conn
         .prepare(
-            "SELECT job_id, seq, request_id, kind, priority, digest, input_bytes, partitions, submitted_unix_ms, input
+            "SELECT job_id, seq, request_id, kind, priority, digest, input_bytes, partitions, submitted_unix_ms
              FROM jobs WHERE outcome IS NULL ORDER BY seq",
         )?
         .query_map([], |r| {
@@ -257,7 +255,6 @@ pub(crate) fn unfinished(conn: &Connection) -> rusqlite::Result<Vec<UnfinishedRo
                 input_bytes: r.get(6)?,
                 partitions: r.get(7)?,
                 submitted_unix_ms: r.get(8)?,
-                input: r.get(9)?,
                 proofs: Vec::new(),
             })
         })?
@@ -282,6 +279,14 @@ pub(crate) fn max_seq(conn: &Connection) -> rusqlite::Result<Option<u64>> {
 
 /// Moves a job's row (with its input, when kept in the row) into the quarantine table and
 /// drops its partition proofs.
+/// An unfinished job's input, when it is kept in its row rather than as a file (read when
+/// recovery comes to the job, so startup reads no input).
+pub(crate) fn row_input(conn: &Connection, job_id: &str) -> rusqlite::Result<Option<Vec<u8>>> {
+    conn.query_row("SELECT input FROM jobs WHERE job_id = ?1", [job_id], |r| {
+        r.get(0)
+    })
+}
+
 pub(crate) fn quarantine(
     conn: &mut Connection,
     job_id: &str,
@@ -290,9 +295,11 @@ pub(crate) fn quarantine(
     now_unix_ms: u64,
 ) -> rusqlite::Result<()> {
     let tx = conn.transaction()?;
+    // The row's input (when it is kept there) goes along inside SQLite, never through memory.
     tx.execute(
-        "INSERT INTO quarantine (job_id, reason, at_unix_ms, row, input) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![job_id, reason, now_unix_ms as i64, row.describe(), row.input],
+        "INSERT INTO quarantine (job_id, reason, at_unix_ms, row, input)
+         SELECT ?1, ?2, ?3, ?4, input FROM jobs WHERE job_id = ?1",
+        params![job_id, reason, now_unix_ms as i64, row.describe()],
     )?;
     tx.execute("DELETE FROM partitions WHERE job_id = ?1", [job_id])?;
     tx.execute("DELETE FROM jobs WHERE job_id = ?1", [job_id])?;

@@ -73,6 +73,21 @@ impl Life {
     pub(super) fn kill(self) {
         self.runtime.shutdown_background();
     }
+
+    /// [`Life::kill`], returning only once the dying engine can record nothing more (its
+    /// journal thread has let go of the lock): work a test held until then (`gate`) cannot
+    /// end a job in the life that was killed.
+    pub(super) fn kill_holding<T>(self, dir: &Path, gate: T) {
+        self.kill();
+        let released = (0..500).find_map(|_| {
+            Journal::open(settings(dir)).ok().or_else(|| {
+                std::thread::sleep(Duration::from_millis(10));
+                None
+            })
+        });
+        drop(released.unwrap_or_else(|| panic!("the journal in {} stays locked", dir.display())));
+        drop(gate);
+    }
 }
 
 fn with_id(id: &str, request: ProofRequest) -> ProofRequest {
@@ -279,8 +294,7 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     large.input.vanilla_proof = vec![7; INLINE_INPUT_BYTES as usize + 1];
     let bad_file = submit(large);
     let bad_record = submit(request(ProofKind::WindowPost, 3, 1000));
-    life.kill();
-    drop(gate);
+    life.kill_holding(dir.path(), gate);
     assert!(!dir
         .path()
         .join("inputs")
