@@ -14,6 +14,7 @@ use filecoin_proofs_api::RegisteredPoStProof;
 use rand::rngs::OsRng;
 use storage_proofs_core::api_version::ApiVersion;
 use storage_proofs_core::compound_proof::{self, CompoundProof};
+use storage_proofs_core::proof::ProofScheme;
 use storage_proofs_post::fallback::{self, FallbackPoSt, FallbackPoStCompound, PublicSector};
 
 use super::check_paths;
@@ -142,7 +143,6 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             sectors,
             k: None,
         };
-        // Also checks the vanilla proofs against randomness and prover id.
         let mut parts =
             partition_vanilla_proofs(&config, &pub_params.vanilla_params, &inputs, 1, &vanilla)
                 .map_err(|e| not_for_challenge(&e, req))?;
@@ -153,6 +153,12 @@ fn build<Tree: 'static + MerkleTreeTrait>(
                 .collect(),
             ..inputs.clone()
         };
+        check_every_winning_challenge::<Tree>(
+            &pub_params.vanilla_params,
+            &verify_inputs,
+            &parts[0],
+        )
+        .map_err(|e| not_for_challenge(&e, req))?;
         (
             pub_params.vanilla_params,
             inputs,
@@ -260,6 +266,27 @@ fn check_sector_proof<Tree: MerkleTreeTrait>(
              {challenges} per sector"
         )));
     }
+    Ok(())
+}
+
+/// Checks the unrolled WinningPoSt vanilla proof against every challenge the randomness makes.
+/// `partition_vanilla_proofs` checks it against inputs that list the one sector once, and the
+/// fallback verifier pairs listed sectors with the proof's slots: only the first of the 66
+/// one-challenge slots is checked there. With a 2 KiB sector's 64 leaves, one request in 64 made
+/// for other randomness passed that check and failed only after proving.
+fn check_every_winning_challenge<Tree: 'static + MerkleTreeTrait>(
+    vanilla_params: &fallback::PublicParams,
+    every_slot: &fallback::PublicInputs<Domain<Tree>>,
+    proof: &fallback::Proof<Tree::Proof>,
+) -> anyhow::Result<()> {
+    let inputs = fallback::PublicInputs {
+        k: Some(0),
+        ..every_slot.clone()
+    };
+    anyhow::ensure!(
+        FallbackPoSt::<Tree>::verify(vanilla_params, &inputs, proof)?,
+        "an inclusion proof is not for the leaf its challenge names"
+    );
     Ok(())
 }
 

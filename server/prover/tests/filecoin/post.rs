@@ -114,6 +114,52 @@ fn window_post_partition_proof_is_accepted_by_filecoin_and_rejected_for_altered_
     ));
 }
 
+/// WinningPoSt's leaf for one of its 66 one-challenge slots at 2 KiB, as filecoin-proofs derives it.
+fn winning_leaf(randomness: &[u8; 32], sector: u64, slot: u64) -> u64 {
+    use filecoin_hashers::{poseidon::PoseidonDomain, Domain};
+    let params = storage_proofs_post::fallback::PublicParams {
+        sector_size: 2048,
+        challenge_count: 1,
+        sector_count: 66,
+        api_version: storage_proofs_core::api_version::ApiVersion::V1_2_0,
+    };
+    let r = PoseidonDomain::try_from_bytes(randomness).unwrap();
+    storage_proofs_post::fallback::generate_leaf_challenge(&params, r, sector, slot)
+}
+
+#[test]
+fn winning_randomness_that_moves_any_challenge_is_refused_up_front() {
+    // Other randomness that happens to pick the same leaf for the first challenge (one in 64 at
+    // 2 KiB) and another leaf for a later one: filecoin-proofs' partitioning check looks at the
+    // first slot only, so this is what got through to proving before.
+    let req = &env().fixtures.winning;
+    let sector = env().fixtures.manifest.sector_number;
+    let ours = rnd(req);
+    let other = (0..=u16::MAX)
+        .map(|n| {
+            let mut r = ours;
+            r[..2].copy_from_slice(&n.to_le_bytes());
+            r
+        })
+        .find(|r| {
+            *r != ours
+                && winning_leaf(r, sector, 0) == winning_leaf(&ours, sector, 0)
+                && (1..66)
+                    .any(|slot| winning_leaf(r, sector, slot) != winning_leaf(&ours, sector, slot))
+        })
+        .expect("one randomness in 64 shares the first leaf");
+    let mut moved = req.clone();
+    moved.randomness = other.to_vec();
+    let err = prepare(&moved).unwrap_err();
+    assert!(matches!(err, ProverError::InvalidRequest(_)), "{err}");
+    assert!(
+        err.to_string().contains("do not verify against randomness"),
+        "{err}"
+    );
+    // The request's own randomness still passes every slot.
+    prepare(req).unwrap();
+}
+
 /// CPU steps, except that the first G1 multiexp comes back off by the generator: the wrong
 /// numbers a faulty device could return without an error.
 struct OneWrongMsm(std::cell::Cell<bool>);
