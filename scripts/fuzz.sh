@@ -16,6 +16,8 @@
 #                          which is what the safe-Rust decoders can do wrong. ASan instruments
 #                          the whole filecoin-proofs stack: a slower build and fewer executions.
 #   SNARKD_FUZZ_PARALLEL   targets run at once (default 1; each takes one core).
+#   SNARKD_FUZZ_RUNS       also stop a target after this many executions (libFuzzer's -runs),
+#                          e.g. 10000000 with a generous time: a count to reach on a shared box.
 #   SNARKD_FUZZ_KEEP_GOING 1: go on after a crash (libFuzzer's fork mode, -ignore_crashes), to
 #                          count executions and collect every crashing input in the time given
 #                          instead of stopping at the first.
@@ -31,6 +33,8 @@ TOOLS="${SNARKD_TOOLS_CACHE:-$HOME/.cache/snarkd/tools}"
 SANITIZER="${SNARKD_FUZZ_SANITIZER:-none}"
 PARALLEL="${SNARKD_FUZZ_PARALLEL:-1}"
 KEEP_GOING=()
+RUNS=()
+[ -z "${SNARKD_FUZZ_RUNS:-}" ] || RUNS=(-runs="$SNARKD_FUZZ_RUNS")
 [ "${SNARKD_FUZZ_KEEP_GOING:-0}" = 0 ] ||
   KEEP_GOING=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 SECONDS_PER_TARGET="${1:-300}"
@@ -65,7 +69,7 @@ run_target() {
   # under a second). -rss_limit_mb is libFuzzer's default, stated so the bound is visible.
   "$BIN_DIR/$target" "$scratch/corpus" \
     -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 -timeout=60 -rss_limit_mb=2048 \
-    -artifact_prefix="$scratch/artifacts/" ${KEEP_GOING[@]+"${KEEP_GOING[@]}"} \
+    -artifact_prefix="$scratch/artifacts/" ${KEEP_GOING[@]+"${KEEP_GOING[@]}"} ${RUNS[@]+"${RUNS[@]}"} \
     >"$scratch/log" 2>&1 || status=$?
   # The final stats line; fork mode prints none, its progress lines start with "#<executions>:".
   local executions

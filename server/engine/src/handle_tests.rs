@@ -26,6 +26,7 @@ fn engine(prover: std::sync::Arc<TestProver>) -> Engine {
 #[tokio::test(start_paused = true)]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn await_times_out_while_the_job_goes_on_then_completes() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
     let gate = prover.gate.lock();
@@ -50,6 +51,7 @@ async fn await_times_out_while_the_job_goes_on_then_completes() {
 
 #[tokio::test(start_paused = true)]
 async fn finished_jobs_stay_visible_for_the_retention_then_go() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let engine = engine(TestProver::new(1));
     let job = engine
         .submit(request(ProofKind::WindowPost, 2, 1000))
@@ -124,6 +126,7 @@ async fn a_panic_fails_only_its_job(
 
 #[tokio::test]
 async fn a_panic_in_synthesis_fails_only_that_job() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let flag: fn(&TestProver) -> &AtomicBool = |p| &p.panic_in_synthesis;
     a_panic_fails_only_its_job(
         flag,
@@ -136,6 +139,7 @@ async fn a_panic_in_synthesis_fails_only_that_job() {
 
 #[tokio::test]
 async fn a_subscriber_sees_partitions_move_through_their_states_in_order() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     use crate::lifecycle::PartitionState as S;
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
@@ -170,6 +174,7 @@ async fn a_subscriber_sees_partitions_move_through_their_states_in_order() {
 
 #[tokio::test]
 async fn a_panic_in_the_device_phase_fails_only_that_job_and_the_worker_goes_on() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let flag: fn(&TestProver) -> &AtomicBool = |p| &p.panic_in_device;
     let engine = a_panic_fails_only_its_job(
         flag,
@@ -199,6 +204,7 @@ async fn snapshot_where(engine: &Engine, ready: impl Fn(&StatusSnapshot) -> bool
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock keeps the device phase waiting
 async fn the_driver_returns_the_abc_share_while_the_device_phase_runs() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
     let gate = prover.device_gate.lock();
@@ -226,6 +232,7 @@ async fn the_driver_returns_the_abc_share_while_the_device_phase_runs() {
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn evict_params_is_refused_while_a_job_uses_them() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
     let gate = prover.gate.lock();
@@ -248,6 +255,7 @@ async fn evict_params_is_refused_while_a_job_uses_them() {
 #[tokio::test(start_paused = true)]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn timings_add_up_and_show_the_wait_for_a_thread() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let config = EngineConfig {
         memory_budget_bytes: 1 << 20,
@@ -284,6 +292,7 @@ async fn timings_add_up_and_show_the_wait_for_a_thread() {
 
 #[tokio::test]
 async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
     let base = crate::os_priority::current_nice();
@@ -313,6 +322,7 @@ async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
 async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_for_its_step() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     use crate::lifecycle::PartitionState as P;
     use crate::status::PausedPartition;
     let prover = TestProver::new(1);
@@ -407,6 +417,7 @@ async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_fo
 
 #[tokio::test(start_paused = true)]
 async fn an_idle_engine_publishes_no_snapshot_until_its_state_changes() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let engine = engine(TestProver::new(1));
     let mut status = engine.subscribe();
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -427,6 +438,7 @@ async fn an_idle_engine_publishes_no_snapshot_until_its_state_changes() {
 
 #[tokio::test]
 async fn device_readings_reach_the_snapshots_as_they_change() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let reading = |used| crate::prover::DeviceTelemetry {
         ordinal: 0,
@@ -447,6 +459,7 @@ async fn device_readings_reach_the_snapshots_as_they_change() {
 
 #[tokio::test]
 async fn a_panic_while_planning_is_an_internal_error_and_the_engine_goes_on() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
     prover.panic_in_plan.store(true, Ordering::SeqCst);
@@ -467,6 +480,7 @@ async fn a_panic_while_planning_is_an_internal_error_and_the_engine_goes_on() {
 
 #[tokio::test]
 async fn a_cancelled_jobs_device_phase_stops_at_its_next_step_and_frees_the_worker() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     use crate::lifecycle::PartitionState as P;
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());

@@ -12,6 +12,7 @@ use crate::{Engine, EngineConfig};
 
 #[tokio::test]
 async fn the_same_request_id_returns_the_same_job() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let engine = engine(TestProver::new(1));
     let req = ProofRequest {
         request_id: "sector-7".into(),
@@ -26,6 +27,7 @@ async fn the_same_request_id_returns_the_same_job() {
 
 #[tokio::test]
 async fn unspecified_priority_means_the_kinds_priority() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let engine = engine(TestProver::new(1));
     let job = engine
         .submit(request(ProofKind::WinningPost, 1, 10))
@@ -45,6 +47,7 @@ async fn unspecified_priority_means_the_kinds_priority() {
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn a_submit_past_the_limits_is_refused_before_it_is_decoded_and_a_retry_still_attaches() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let config = EngineConfig {
         limits: crate::config::IntakeLimits {
@@ -90,6 +93,7 @@ async fn a_submit_past_the_limits_is_refused_before_it_is_decoded_and_a_retry_st
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn draining_refuses_new_work_and_finishes_the_rest() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
     let gate = prover.gate.lock();

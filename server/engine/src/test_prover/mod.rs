@@ -5,6 +5,9 @@
 //! stand in for the circuit, not for the engine.
 
 pub mod stand_in;
+mod watchdog;
+
+pub use watchdog::{Watchdog, TEST_LIMIT};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -73,6 +73,7 @@ async fn after(h: &mut Harness, secs: u64, matches: impl Fn(&Effect<TestProver>)
 
 #[tokio::test(start_paused = true)]
 async fn timings_are_measured_between_the_events_on_the_machine_clock() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     let mut h = Harness::new(1_000_000, 1, 1);
     let a = h
         .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 1000)

@@ -104,6 +104,7 @@ fn ref_count_follows_the_jobs_using_the_params_and_evict_waits_for_them() {
 
 #[tokio::test(start_paused = true)]
 async fn admission_evicts_the_least_recently_used_idle_params_never_ones_in_use() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
     // Room for three params sets and 1000 bytes of partitions.
     let mut h = Harness::new(3 * PARAMS_BYTES + 1000, 1, 2);
     // Loaded oldest first: porep is the least recently used, then wpost, then winning.
