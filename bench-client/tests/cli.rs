@@ -34,8 +34,10 @@ fn fixtures_dir() -> &'static Path {
 }
 
 /// Copies the fixtures a failed run used out of their temporary directory (which goes with the
-/// test process), so that a rare failure can be replayed: a WinningPoSt from fixtures sealed in
-/// this test was once rejected by the final verification and did not fail again in 25 runs.
+/// test process), so that a rare failure can be replayed. The WinningPoSt twice rejected here by
+/// the final verification was the request below with other randomness: the intake then checked
+/// only the first of its 66 challenges, which other randomness shares one time in 64 at 2 KiB
+/// (now every challenge is checked: `winning_randomness_that_moves_any_challenge_is_refused_up_front`).
 fn keep_fixtures() -> PathBuf {
     let to =
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-fixtures-{}", std::process::id()));
