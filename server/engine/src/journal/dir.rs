@@ -148,7 +148,7 @@ fn input_job_ids(inputs: &Path) -> Vec<String> {
 }
 
 /// The job ids recorded in a database, read-only, if SQLite can still read that much.
-fn jobs_in(db: &Path) -> rusqlite::Result<Vec<String>> {
+pub(super) fn jobs_in(db: &Path) -> rusqlite::Result<Vec<String>> {
     let conn =
         rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let mut statement = conn.prepare("SELECT job_id FROM jobs ORDER BY seq")?;

@@ -149,3 +149,78 @@ fn one_daemon_per_journal() {
     assert!(matches!(err, JournalError::Locked { .. }), "{err}");
     assert!(err.to_string().contains("another snarkd"), "{err}");
 }
+
+#[test]
+fn the_jobs_dir_is_only_ever_narrowed() {
+    // An owner-only directory (here without write for its owner) is left as its owner set it:
+    // snarkd takes permissions away from group and others, it never adds any.
+    let root = tempfile::tempdir().unwrap();
+    let kept = root.path().join("owner-only");
+    std::fs::create_dir(&kept).unwrap();
+    set_mode(&kept, 0o500);
+    dir::make_private(&kept).unwrap();
+    assert_eq!(mode(&kept), 0o500);
+}
+
+#[test]
+fn an_empty_database_beside_its_wal_is_a_new_journal_not_a_lost_one() {
+    // A new database's first pages live in its WAL until a checkpoint: an empty file beside a
+    // WAL that holds them is not a journal that lost its jobs.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.sqlite");
+    let inputs = dir.path().join("inputs");
+    std::fs::create_dir(&inputs).unwrap();
+    std::fs::write(inputs.join("4d1c-job.req"), b"an input").unwrap();
+    std::fs::File::create(&db).unwrap();
+    std::fs::write(dir.path().join("journal.sqlite-wal"), b"the first pages").unwrap();
+    assert!(dir::refuse_lost_database(&db, &inputs).is_ok());
+    std::fs::File::create(dir.path().join("journal.sqlite-wal")).unwrap();
+    assert!(matches!(
+        dir::refuse_lost_database(&db, &inputs),
+        Err(JournalError::Lost { .. })
+    ));
+}
+
+#[test]
+fn the_wal_kept_while_the_database_opens_leaves_no_link_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("journal.sqlite");
+    for suffix in ["-wal", "-shm"] {
+        std::fs::write(dir.path().join(format!("journal.sqlite{suffix}")), b"pages").unwrap();
+    }
+    let links = |dir: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".kept"))
+            .collect();
+        names.sort();
+        names
+    };
+    let kept = dir::KeptWal::of(&db);
+    assert_eq!(
+        links(dir.path()),
+        ["journal.sqlite-shm.kept", "journal.sqlite-wal.kept"]
+    );
+    drop(kept);
+    assert!(links(dir.path()).is_empty(), "{:?}", links(dir.path()));
+    assert_eq!(
+        std::fs::read(dir.path().join("journal.sqlite-wal")).unwrap(),
+        b"pages",
+        "the WAL itself stays"
+    );
+}
+
+#[test]
+fn the_job_ids_of_a_database_set_aside_are_read_in_submit_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("old.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute_batch(
+        "CREATE TABLE jobs (seq INTEGER, job_id TEXT);
+         INSERT INTO jobs VALUES (2, 'second'), (1, 'first');",
+    )
+    .unwrap();
+    drop(conn);
+    assert_eq!(dir::jobs_in(&db).unwrap(), ["first", "second"]);
+}

@@ -28,10 +28,6 @@ impl InputDigest {
             .expect("hashing never fails");
         InputDigest(hasher.finalize().into())
     }
-
-    pub fn hex(&self) -> String {
-        hex::encode(self.0)
-    }
 }
 
 /// The one encoding of inputs on disk (fixed-width integers, nothing after the request).
@@ -392,6 +388,64 @@ mod tests {
         let view = ((Some(i.kind), i.sector_size, i.registered_proof), rest);
         let old: [u8; 32] = Sha256::digest(codec().serialize(&view).unwrap()).into();
         assert_eq!(InputDigest::of(&back), InputDigest(old));
+    }
+
+    #[test]
+    fn bytes_without_the_magic_have_no_format() {
+        assert_eq!(format_of(b"snarkd-input"), None, "shorter than the magic");
+        assert_eq!(format_of(&[0x5a; 64]), None, "long enough, another file");
+    }
+
+    #[test]
+    fn opening_the_store_clears_what_was_never_acknowledged_and_keeps_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.req", "b.tmp", "c.upgrade"] {
+            fs::write(dir.path().join(name), b"bytes").unwrap();
+        }
+        let store = InputStore::open(dir.path().to_path_buf()).unwrap();
+        let mut left: Vec<String> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["a.req"]);
+        store.remove("a");
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "removed");
+    }
+
+    #[test]
+    fn an_input_is_in_place_only_once_committed_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = InputStore::open(dir.path().to_path_buf()).unwrap();
+        let names = || {
+            let mut names: Vec<String> = fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .collect();
+            names.sort();
+            names
+        };
+        // Dropped before its commit (the submit failed): nothing stays.
+        drop(store.write_pending("a", &sample()).unwrap());
+        assert!(names().is_empty(), "{:?}", names());
+        // Committed but its job not accepted: removed too.
+        drop(
+            store
+                .write_pending("b", &sample())
+                .unwrap()
+                .commit()
+                .unwrap(),
+        );
+        assert!(names().is_empty(), "{:?}", names());
+        // Committed and kept: in place under its job id, and it reads back.
+        store
+            .write_pending("c", &sample())
+            .unwrap()
+            .commit()
+            .unwrap()
+            .keep();
+        assert_eq!(names(), ["c.req"]);
+        assert_eq!(store.read("c").unwrap(), sample());
     }
 
     #[test]

@@ -94,3 +94,25 @@ pub(crate) enum ToJournal {
     /// write-ahead log emptied).
     Flush(oneshot::Sender<()>),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_names_its_job_for_the_lines_that_list_unwritten_records() {
+        let proved = Record::PartitionProved {
+            job_id: "j-1".into(),
+            index: 0,
+            proof: vec![],
+        };
+        let finished = Record::Finished {
+            job_id: "j-2".into(),
+            end: JobEnd::Cancelled,
+            timings: Timings::default(),
+            finished_unix_ms: 0,
+        };
+        assert_eq!(proved.job_id(), Some("j-1"));
+        assert_eq!(finished.job_id(), Some("j-2"));
+    }
+}

@@ -281,6 +281,29 @@ fn same_id_and_input_is_one_job_other_input_or_a_failed_attempt_is_a_new_one() {
 }
 
 #[test]
+fn a_finished_jobs_input_file_is_deleted_once_its_end_is_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    // A budget that holds the input while the job is planned.
+    let config = EngineConfig {
+        memory_budget_bytes: 4 * INLINE_INPUT_BYTES,
+        ..config()
+    };
+    let life = Life::open_with(dir.path(), settings(dir.path()), TestProver::new(1), config);
+    let mut large = request(ProofKind::PorepSealCommit, 1, 1000);
+    large.input.vanilla_proof = vec![7; INLINE_INPUT_BYTES as usize + 1];
+    let id = life.run(life.engine.submit(large)).unwrap().job_id;
+    let file = dir.path().join("inputs").join(format!("{id}.req"));
+    assert!(file.exists(), "a large input is a file");
+    completed(&life, &id);
+    within(&life, "the input file's removal", async {
+        while file.exists() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    });
+    life.kill();
+}
+
+#[test]
 fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     let dir = tempfile::tempdir().unwrap();
     let prover = TestProver::new(1);
@@ -289,7 +312,9 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     let submit = |request: ProofRequest| life.run(life.engine.submit(request)).unwrap().job_id;
     let good = submit(request(ProofKind::WindowPost, 1, 1000));
     // A small input lives in its journal row, a large one in a file.
-    let bad_row = submit(request(ProofKind::WindowPost, 2, 1000));
+    let mut small = request(ProofKind::WindowPost, 2, 1000);
+    small.input.vanilla_proof = vec![7; 4096];
+    let bad_row = submit(small);
     let mut large = request(ProofKind::PorepSealCommit, 1, 1000);
     large.input.vanilla_proof = vec![7; INLINE_INPUT_BYTES as usize + 1];
     let bad_file = submit(large);
