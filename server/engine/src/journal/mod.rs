@@ -306,4 +306,6 @@ mod migrate_tests;
 #[cfg(test)]
 mod recovery_tests;
 #[cfg(test)]
+mod store_tests;
+#[cfg(test)]
 mod tests;
