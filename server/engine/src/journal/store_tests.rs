@@ -1,5 +1,7 @@
-//! What the store reads back at a restart: unfinished rows as recorded, and the next submit
-//! sequence number after every recorded one.
+//! What the store reads back: unfinished rows as recorded, the next submit sequence number after
+//! every recorded one, a finished job's end; and what pruning deletes and gives back.
+
+use std::time::Duration;
 
 use super::tests::{completed, settings, Life};
 use super::*;
@@ -65,4 +67,58 @@ fn submits_after_a_restart_are_numbered_after_every_recorded_job() {
         )
         .unwrap();
     assert_eq!(seq(&next), before + 1);
+}
+
+/// A journal's database with `ended` finished jobs (`(job_id, outcome, error, finished_unix_ms)`)
+/// and a connection to it.
+fn with_ended(dir: &std::path::Path, ended: &[(&str, &str, &str, i64)]) -> rusqlite::Connection {
+    drop(Journal::open(settings(dir)).unwrap());
+    let conn = rusqlite::Connection::open(dir.join("journal.sqlite")).unwrap();
+    for (seq, (job_id, outcome, error, at)) in ended.iter().enumerate() {
+        conn.execute(
+            "INSERT INTO jobs (job_id, seq, request_id, kind, priority, digest, input_bytes,
+                 partitions, submitted_unix_ms, outcome, error, finished_unix_ms)
+             VALUES (?1, ?2, '', 'wpost', 'high', x'00', 0, 1, 0, ?3, ?4, ?5)",
+            rusqlite::params![job_id, seq as i64, outcome, error, at],
+        )
+        .unwrap();
+    }
+    conn
+}
+
+#[test]
+fn a_failed_jobs_end_reads_back_with_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let conn = with_ended(dir.path(), &[("j", "failed", "the device fell over", 5)]);
+    let outcome = store::find_result(&conn, "j").unwrap().expect("recorded");
+    assert_eq!(
+        outcome.end,
+        crate::domain::JobEnd::Failed("the device fell over".into())
+    );
+}
+
+#[test]
+fn pruning_counts_what_it_deleted_and_gives_the_wal_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let ended = [
+        ("a", "completed", "", 1_000),
+        ("b", "failed", "x", 2_000),
+        ("c", "completed", "", 3_000),
+    ];
+    let conn = with_ended(dir.path(), &ended);
+    let wal = dir.path().join("journal.sqlite-wal");
+    let day = Duration::from_secs(86_400);
+    assert!(
+        std::fs::metadata(&wal).unwrap().len() > 0,
+        "the inserts are in the WAL"
+    );
+    // Over the count only: the oldest one goes.
+    assert_eq!(store::prune(&conn, 4_000, day, 2).unwrap(), 1);
+    assert_eq!(std::fs::metadata(&wal).unwrap().len(), 0, "checkpointed");
+    // Past the retention: the other two.
+    assert_eq!(
+        store::prune(&conn, 10_000, Duration::from_secs(1), 10).unwrap(),
+        2
+    );
+    assert_eq!(store::prune(&conn, 10_000, Duration::ZERO, 0).unwrap(), 0);
 }
