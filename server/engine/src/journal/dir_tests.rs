@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::input_files_tests::file_names;
 use super::tests::settings;
 use super::*;
 
@@ -189,12 +190,8 @@ fn the_wal_kept_while_the_database_opens_leaves_no_link_behind() {
         std::fs::write(dir.path().join(format!("journal.sqlite{suffix}")), b"pages").unwrap();
     }
     let links = |dir: &Path| {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .filter(|n| n.ends_with(".kept"))
-            .collect();
-        names.sort();
+        let mut names = file_names(dir);
+        names.retain(|n| n.ends_with(".kept"));
         names
     };
     let kept = dir::KeptWal::of(&db);

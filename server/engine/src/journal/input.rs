@@ -302,6 +302,7 @@ impl Drop for CommittedInput {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::input_files_tests::file_names;
     use serde_bytes::Bytes;
 
     fn sample() -> ProofRequest {
@@ -403,12 +404,7 @@ mod tests {
             fs::write(dir.path().join(name), b"bytes").unwrap();
         }
         let store = InputStore::open(dir.path().to_path_buf()).unwrap();
-        let mut left: Vec<String> = fs::read_dir(dir.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        left.sort();
-        assert_eq!(left, ["a.req"]);
+        assert_eq!(file_names(dir.path()), ["a.req"]);
         store.remove("a");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0, "removed");
     }
@@ -417,14 +413,7 @@ mod tests {
     fn an_input_is_in_place_only_once_committed_and_kept() {
         let dir = tempfile::tempdir().unwrap();
         let store = InputStore::open(dir.path().to_path_buf()).unwrap();
-        let names = || {
-            let mut names: Vec<String> = fs::read_dir(dir.path())
-                .unwrap()
-                .map(|e| e.unwrap().file_name().into_string().unwrap())
-                .collect();
-            names.sort();
-            names
-        };
+        let names = || file_names(dir.path());
         // Dropped before its commit (the submit failed): nothing stays.
         drop(store.write_pending("a", &sample()).unwrap());
         assert!(names().is_empty(), "{:?}", names());

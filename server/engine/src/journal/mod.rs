@@ -302,6 +302,8 @@ pub fn journal_counts(dir: &std::path::Path) -> Result<(u64, u64, u64), JournalE
 #[cfg(test)]
 mod dir_tests;
 #[cfg(test)]
+mod input_files_tests;
+#[cfg(test)]
 mod migrate_tests;
 #[cfg(test)]
 mod recovery_tests;

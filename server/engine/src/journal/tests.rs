@@ -19,7 +19,7 @@ pub(super) fn settings(dir: &Path) -> JournalSettings {
     }
 }
 
-fn config() -> EngineConfig {
+pub(super) fn config() -> EngineConfig {
     EngineConfig {
         memory_budget_bytes: 1 << 20,
         synthesis_threads: 1,
@@ -277,29 +277,6 @@ fn same_id_and_input_is_one_job_other_input_or_a_failed_attempt_is_a_new_one() {
     let retry = submit(c);
     assert_ne!(retry.job_id, cancelled.job_id);
     completed(&life, &retry.job_id);
-    life.kill();
-}
-
-#[test]
-fn a_finished_jobs_input_file_is_deleted_once_its_end_is_recorded() {
-    let dir = tempfile::tempdir().unwrap();
-    // A budget that holds the input while the job is planned.
-    let config = EngineConfig {
-        memory_budget_bytes: 4 * INLINE_INPUT_BYTES,
-        ..config()
-    };
-    let life = Life::open_with(dir.path(), settings(dir.path()), TestProver::new(1), config);
-    let mut large = request(ProofKind::PorepSealCommit, 1, 1000);
-    large.input.vanilla_proof = vec![7; INLINE_INPUT_BYTES as usize + 1];
-    let id = life.run(life.engine.submit(large)).unwrap().job_id;
-    let file = dir.path().join("inputs").join(format!("{id}.req"));
-    assert!(file.exists(), "a large input is a file");
-    completed(&life, &id);
-    within(&life, "the input file's removal", async {
-        while file.exists() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    });
     life.kill();
 }
 

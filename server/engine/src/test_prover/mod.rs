@@ -7,7 +7,7 @@
 pub mod stand_in;
 mod watchdog;
 
-pub use watchdog::{Watchdog, TEST_LIMIT};
+pub use watchdog::Watchdog;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -8,7 +8,7 @@ use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::Duration;
 
 /// How long any engine test may run before it fails instead of hanging the suite.
-pub const TEST_LIMIT: Duration = Duration::from_secs(120);
+const TEST_LIMIT: Duration = Duration::from_secs(120);
 
 /// Aborts the test binary with a message naming the test when the test still runs after its
 /// limit of real time; dropping it (the test ended, passed or panicked) stands the watch down.
