@@ -6,8 +6,8 @@
 #   scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 300 s, every target)
 #
 # Each run starts from a scratch copy of the committed seed corpus (server/fuzz/corpus/<target>),
-# so the committed one does not grow; the run's corpus, log and any crashing input stay under
-# server/fuzz/target/fuzz-run/<target>/ (git-ignored). Reproduce a crash with
+# so the committed one does not grow; the run's corpus, logs (log.<process>) and any crashing
+# input stay under server/fuzz/target/fuzz-run/<target>/ (git-ignored). Reproduce a crash with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz run -s none --fuzz-dir server/fuzz <target> <crash file>
 #
 # Settings (environment):
@@ -16,6 +16,11 @@
 #                          which is what the safe-Rust decoders can do wrong. ASan instruments
 #                          the whole filecoin-proofs stack: a slower build and fewer executions.
 #   SNARKD_FUZZ_PARALLEL   targets run at once (default 1; each takes one core).
+#   SNARKD_FUZZ_PROCESSES  libFuzzer processes per target (default 1), sharing the target's
+#                          corpus (each picks up the others' new units); executions are summed
+#                          and SNARKD_FUZZ_RUNS is split between them.
+#   SNARKD_FUZZ_RESUME     1: start from the corpus the target's last run grew instead of the
+#                          committed seeds (a run cut short goes on where it was).
 #   SNARKD_FUZZ_RUNS       also stop a target after this many executions (libFuzzer's -runs),
 #                          e.g. 10000000 with a generous time: a count to reach on a shared box.
 #   SNARKD_FUZZ_KEEP_GOING 1: go on after a crash (libFuzzer's fork mode, -ignore_crashes), to
@@ -32,9 +37,11 @@ FUZZ_DIR="$ROOT/server/fuzz"
 TOOLS="${SNARKD_TOOLS_CACHE:-$HOME/.cache/snarkd/tools}"
 SANITIZER="${SNARKD_FUZZ_SANITIZER:-none}"
 PARALLEL="${SNARKD_FUZZ_PARALLEL:-1}"
+PROCESSES="${SNARKD_FUZZ_PROCESSES:-1}"
 KEEP_GOING=()
 RUNS=()
-[ -z "${SNARKD_FUZZ_RUNS:-}" ] || RUNS=(-runs="$SNARKD_FUZZ_RUNS")
+# Each process runs its share, rounded up, so the processes together reach the count.
+[ -z "${SNARKD_FUZZ_RUNS:-}" ] || RUNS=(-runs="$(((SNARKD_FUZZ_RUNS + PROCESSES - 1) / PROCESSES))")
 [ "${SNARKD_FUZZ_KEEP_GOING:-0}" = 0 ] ||
   KEEP_GOING=(-fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1)
 SECONDS_PER_TARGET="${1:-300}"
@@ -59,27 +66,40 @@ BIN_DIR="$FUZZ_DIR/target/$(rustc -vV | sed -n 's/^host: //p')/release"
 # Runs one target into target/fuzz-run/<target>/ and writes "executions crashes" to its result file.
 run_target() {
   local target="$1" scratch="$FUZZ_DIR/target/fuzz-run/$1"
-  rm -rf "$scratch"
+  if [ "${SNARKD_FUZZ_RESUME:-0}" = 1 ] && [ -d "$scratch/corpus" ]; then
+    rm -rf "$scratch/artifacts" "$scratch"/log*
+  else
+    rm -rf "$scratch"
+    mkdir -p "$scratch"
+    cp -r "$FUZZ_DIR/corpus/$target" "$scratch/corpus"
+  fi
   mkdir -p "$scratch/artifacts"
-  cp -r "$FUZZ_DIR/corpus/$target" "$scratch/corpus"
-  local status=0
+  local status=0 p pids=()
   # The binary `cargo fuzz build` made, run as `cargo fuzz run` would: that command rebuilds first,
   # and snarkd's build script reruns on every build, so parallel runs would rebuild at once.
   # -timeout: one input that takes this long is reported as a hang (a real 2 KiB C1 takes well
   # under a second). -rss_limit_mb is libFuzzer's default, stated so the bound is visible.
-  "$BIN_DIR/$target" "$scratch/corpus" \
-    -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 -timeout=60 -rss_limit_mb=2048 \
-    -artifact_prefix="$scratch/artifacts/" ${KEEP_GOING[@]+"${KEEP_GOING[@]}"} ${RUNS[@]+"${RUNS[@]}"} \
-    >"$scratch/log" 2>&1 || status=$?
-  # The final stats line; fork mode prints none, its progress lines start with "#<executions>:".
-  local executions
-  executions="$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/log" | tail -n 1)"
-  [ -n "$executions" ] || executions="$(sed -n 's/^#\([0-9]*\):.*/\1/p' "$scratch/log" | tail -n 1)"
+  for p in $(seq 1 "$PROCESSES"); do
+    "$BIN_DIR/$target" "$scratch/corpus" \
+      -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 -timeout=60 -rss_limit_mb=2048 \
+      -artifact_prefix="$scratch/artifacts/" ${KEEP_GOING[@]+"${KEEP_GOING[@]}"} ${RUNS[@]+"${RUNS[@]}"} \
+      >"$scratch/log.$p" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || status=$?; done
+  # Per process, the final stats line; fork mode prints none, its progress lines start with
+  # "#<executions>:".
+  local executions=0 log count
+  for log in "$scratch"/log.*; do
+    count="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)"
+    [ -n "$count" ] || count="$(sed -n 's/^#\([0-9]*\):.*/\1/p' "$log" | tail -n 1)"
+    executions=$((executions + ${count:-0}))
+  done
   local crashes
   crashes="$(find "$scratch/artifacts" -type f | wc -l)"
   # A non-zero exit without an input saved (e.g. the binary failed to start) counts as one.
   if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then crashes=1; fi
-  echo "${executions:-0} $crashes" >"$scratch/result"
+  echo "$executions $crashes" >"$scratch/result"
 }
 
 say "running ${TARGETS[*]} for ${SECONDS_PER_TARGET}s each, $PARALLEL at a time"
