@@ -504,7 +504,8 @@ fn records_whose_write_failed_are_kept_and_written_once_it_heals_so_nothing_is_l
 }
 
 /// With its priority's queue full, a retry of a request that completed in an earlier life (so is
-/// no longer in memory) is still answered, from the journal; a new request is refused.
+/// no longer in memory) is still answered, from the journal; a new request is refused before it
+/// is decoded (the journal is asked only whether a request of that id completed).
 #[test]
 fn a_retry_of_a_completed_job_is_answered_from_the_journal_when_the_queue_is_full() {
     let dir = tempfile::tempdir().unwrap();
@@ -533,6 +534,7 @@ fn a_retry_of_a_completed_job_is_answered_from_the_journal_when_the_queue_is_ful
         (job.job_id.as_str(), true),
         "the completed job, read from the journal"
     );
+    let planned = prover.planned.load(Ordering::SeqCst);
     let new = with_id("wdpost-[5 6]", request(ProofKind::WindowPost, 1, 1000));
     let refused = life.run(life.engine.submit(new));
     assert!(
@@ -544,6 +546,11 @@ fn a_retry_of_a_completed_job_is_answered_from_the_journal_when_the_queue_is_ful
             })
         ),
         "{refused:?}"
+    );
+    assert_eq!(
+        prover.planned.load(Ordering::SeqCst),
+        planned,
+        "the refused new request was decoded"
     );
     drop(gate);
     life.kill();

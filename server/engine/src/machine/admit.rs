@@ -167,9 +167,12 @@ impl<P: Prover> Machine<P> {
             .map(|w| w.id)
     }
 
-    /// True when no step runs that could return memory later.
+    /// True when no step runs, or is about to, that could return memory later. A synthesized
+    /// partition counts: admission runs before dispatch, so one that a worker takes in this very
+    /// pass is still waiting here.
     fn nothing_in_flight(&self) -> bool {
         self.synth_active == 0
+            && self.stages.count(PartitionState::SynthDone) == 0
             && self
                 .workers
                 .iter()

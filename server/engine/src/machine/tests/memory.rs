@@ -1,6 +1,7 @@
 //! Memory and time as the machine accounts them: the a/b/c share of a partition's reservation
-//! returned by the driver's own device phase before the phase ends, and a job's timings taken
-//! from the machine's clock between the events of its steps.
+//! returned by the driver's own device phase before the phase ends, partitions waiting for room
+//! in priority order, and a job's timings taken from the machine's clock between the events of
+//! its steps.
 
 use std::time::Duration;
 
@@ -56,6 +57,63 @@ fn the_abc_share_returns_to_the_budget_when_the_device_phase_reports_it() {
     h.drain();
     h.check_invariants();
     assert!(matches!(h.outcome(&b), Some(JobEnd::Completed(_))));
+}
+
+/// A partition that does not fit waits for room, and the partitions behind it wait too (a smaller
+/// one would otherwise overtake it for as long as smaller ones keep coming), for as long as
+/// anything runs or is about to that will return memory: a synthesis, a synthesized partition, a
+/// device phase, a finalize. Once nothing runs, memory comes back only when a queued job ends
+/// (its input is charged until then), so admission goes past the partition to those that fit.
+#[test]
+fn a_partition_without_room_holds_those_behind_it_while_anything_runs() {
+    // The HIGH PoRep partition needs its params and 100 bytes; the WindowPoSt params are evicted
+    // for it once idle, but it fits only once the job behind it has ended and its 60-byte input
+    // is no longer charged.
+    let mut h = Harness::new(2 * PARAMS_BYTES + 50, 1, 1);
+    let first = (h.submit(ProofKind::WindowPost, Priority::Normal, 1, 50))
+        .unwrap()
+        .job_id;
+    let behind = (h.submit_with_input(ProofKind::WindowPost, Priority::Normal, 1, 20, 60))
+        .unwrap()
+        .job_id;
+    let big = (h.submit(ProofKind::PorepSealCommit, Priority::High, 1, 100))
+        .unwrap()
+        .job_id;
+    let state = |h: &Harness, id: &str| h.job(id).partitions[0].state;
+    let waiting = |h: &Harness, during: &str| {
+        assert_eq!(
+            (state(h, &big), state(h, &behind)),
+            (PartitionState::Pending, PartitionState::Pending),
+            "during {during}: the partition without room and the one behind it both wait"
+        );
+        h.check_invariants();
+    };
+    h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), false);
+    waiting(&h, "the first job's synthesis");
+    h.complete(h.find(|e| matches!(e, Effect::Synthesize { .. })), false);
+    waiting(&h, "the first job's device phase");
+    let prove = h.find(|e| matches!(e, Effect::Prove { .. }));
+    let mut reported = h.run(prove, false).into_iter();
+    h.apply(reported.next().unwrap());
+    waiting(&h, "the first job's device phase, its a/b/c returned");
+    h.apply(reported.next().unwrap());
+    waiting(&h, "the first job's finalize");
+    h.complete(h.find(|e| matches!(e, Effect::Finalize { .. })), false);
+    assert!(matches!(h.outcome(&first), Some(JobEnd::Completed(_))));
+    assert_eq!(
+        (state(&h, &big), state(&h, &behind)),
+        (PartitionState::Pending, PartitionState::Synthesizing),
+        "with nothing running, the partition that fits goes past the one that cannot"
+    );
+    h.drain();
+    h.check_invariants();
+    for id in [&behind, &big] {
+        assert!(
+            matches!(h.outcome(id), Some(JobEnd::Completed(_))),
+            "{:?}",
+            h.outcome(id)
+        );
+    }
 }
 
 fn timings(h: &Harness, id: &str) -> Timings {

@@ -183,10 +183,10 @@ fn synthesis_lookahead_never_holds_back_a_critical_partition() {
     assert_eq!(h.machine.snapshot().counters.total_completed, 2);
 }
 
-/// One worker proving a PoRep partition when a WindowPoSt partition is synthesized; returns the
-/// harness and the two job ids.
-fn wpost_ready_while_porep_proves(preempt: bool) -> (Harness, String, String) {
-    let mut h = Harness::new(1_000_000, 1, 2);
+/// One worker proving a PoRep partition when a WindowPoSt job of `partitions` is submitted;
+/// returns the harness and the two job ids.
+fn wpost_submitted_while_porep_proves(preempt: bool, partitions: u32) -> (Harness, String, String) {
+    let mut h = Harness::new(1_000_000, 1, 4);
     h.machine.config.preempt = preempt;
     let porep = h
         .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 100)
@@ -195,12 +195,49 @@ fn wpost_ready_while_porep_proves(preempt: bool) -> (Harness, String, String) {
     h.complete(0, false); // params
     h.complete(0, false); // synthesis: on the worker
     let wpost = h
-        .submit(ProofKind::WindowPost, Priority::High, 1, 100)
+        .submit(ProofKind::WindowPost, Priority::High, partitions, 100)
         .unwrap()
         .job_id;
+    (h, porep, wpost)
+}
+
+/// One worker proving a PoRep partition when a WindowPoSt partition is synthesized; returns the
+/// harness and the two job ids.
+fn wpost_ready_while_porep_proves(preempt: bool) -> (Harness, String, String) {
+    let (mut h, porep, wpost) = wpost_submitted_while_porep_proves(preempt, 1);
     h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), false);
     h.complete(h.find(|e| matches!(e, Effect::Synthesize { .. })), false);
     (h, porep, wpost)
+}
+
+/// Two deadline partitions ready in one pass (their params finished loading after both were
+/// synthesized) and one busy worker: one of them preempts it, the other waits for a worker; a
+/// worker is never given a second preempting phase.
+#[test]
+fn one_busy_worker_is_preempted_once_per_pass() {
+    let (mut h, porep, wpost) = wpost_submitted_while_porep_proves(true, 2);
+    complete_syntheses(&mut h);
+    assert!(h
+        .job(&wpost)
+        .partitions
+        .iter()
+        .all(|p| p.state == PartitionState::SynthDone));
+    h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), false);
+    h.check_invariants();
+    let states: Vec<_> = h.job(&wpost).partitions.iter().map(|p| p.state).collect();
+    assert_eq!(states, [PartitionState::Gpu, PartitionState::SynthDone]);
+    let phases = (h.pending.iter())
+        .filter(|e| matches!(e, Effect::Prove { .. }))
+        .count();
+    assert_eq!(phases, 2, "the paused PoRep phase and one WindowPoSt phase");
+    let snap = h.machine.snapshot();
+    assert_eq!(
+        snap.workers[0].paused.as_ref().map(|p| p.job_id.clone()),
+        Some(porep)
+    );
+    h.drain();
+    h.check_invariants();
+    assert_eq!(h.machine.snapshot().counters.total_completed, 2);
 }
 
 #[test]
