@@ -553,9 +553,11 @@ fn complete_device(h: &mut Harness, fail: bool) {
 
 /// Failures and late results of device phases: retries, fatal errors, workers that moved on.
 mod device;
+/// The `[limits]` intake checks, per priority.
+mod limits;
 /// Logging of illegal transitions.
 mod logging;
-/// The early a/b/c release and a job's timings.
+/// The early a/b/c release, waiting for room in priority order and a job's timings.
 mod memory;
 /// Params cache: reference counts, tiers, EvictSRS and LRU eviction.
 mod params;

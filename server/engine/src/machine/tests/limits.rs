@@ -1,0 +1,47 @@
+//! The `[limits]` intake checks as the machine applies them: each priority counts only its own
+//! unfinished jobs and their input bytes, and a request that brings the bytes to exactly the
+//! limit is taken.
+
+use super::*;
+use crate::IntakeLimits;
+
+fn refused_by(result: Result<Submitted, EngineError>) -> &'static str {
+    match result {
+        Err(EngineError::LimitReached { limit, .. }) => limit,
+        other => panic!("expected a [limits] refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn each_priority_is_limited_by_its_own_unfinished_jobs_and_their_input() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    h.machine.config.limits = IntakeLimits {
+        queued_jobs: 3,
+        queued_input_bytes: 1000,
+        ..Default::default()
+    };
+    let submit = |h: &mut Harness, priority, input_bytes| {
+        h.submit_with_input(ProofKind::PorepSealCommit, priority, 1, 10, input_bytes)
+    };
+    submit(&mut h, Priority::Normal, 600).unwrap();
+    submit(&mut h, Priority::Normal, 400).expect("up to the byte limit exactly");
+    assert_eq!(
+        refused_by(submit(&mut h, Priority::Normal, 1)),
+        "queued_input_bytes"
+    );
+    submit(&mut h, Priority::High, 1000).expect("HIGH counts only its own bytes");
+    submit(&mut h, Priority::Normal, 0).unwrap();
+    assert_eq!(
+        refused_by(submit(&mut h, Priority::Normal, 0)),
+        "queued_jobs"
+    );
+    submit(&mut h, Priority::High, 0).expect("HIGH counts only its own jobs");
+
+    h.drain();
+    assert_eq!(h.machine.snapshot().counters.total_completed, 5);
+    for _ in 0..3 {
+        submit(&mut h, Priority::Normal, 0).expect("finished jobs count for nothing");
+    }
+    submit(&mut h, Priority::High, 1000).expect("nor do their bytes");
+    h.check_invariants();
+}
