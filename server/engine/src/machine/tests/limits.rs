@@ -18,7 +18,6 @@ fn each_priority_is_limited_by_its_own_unfinished_jobs_and_their_input() {
     h.machine.config.limits = IntakeLimits {
         queued_jobs: 3,
         queued_input_bytes: 1000,
-        ..Default::default()
     };
     let submit = |h: &mut Harness, priority, input_bytes| {
         h.submit_with_input(ProofKind::PorepSealCommit, priority, 1, 10, input_bytes)
