@@ -87,8 +87,6 @@ impl Harness {
         bytes: u64,
         input_bytes: u64,
     ) -> Result<Submitted, EngineError> {
-        let plan = self.prover.plan(request(kind, partitions, bytes))?;
-        let (reply, mut answer) = oneshot::channel();
         let origin = JobOrigin {
             request_id: String::new(),
             kind,
@@ -96,6 +94,18 @@ impl Harness {
             digest: crate::journal::InputDigest([0; 32]),
             input_bytes,
         };
+        self.submit_as(origin, partitions, bytes)
+    }
+
+    /// Submits a request of `origin` (its request id, kind, priority, digest and input size).
+    fn submit_as(
+        &mut self,
+        origin: JobOrigin,
+        partitions: u32,
+        bytes: u64,
+    ) -> Result<Submitted, EngineError> {
+        let plan = self.prover.plan(request(origin.kind, partitions, bytes))?;
+        let (reply, mut answer) = oneshot::channel();
         let params_bytes = self.prover.params_size_estimate(&plan.circuit_id);
         self.apply(Input::Submit {
             job_id: uuid::Uuid::new_v4().to_string(),
@@ -563,5 +573,7 @@ mod memory;
 mod params;
 /// Random interleavings checked against the invariants above.
 mod random;
+/// Request ids: a failed job's retry, and expiry of the attempt before it.
+mod request_ids;
 /// Dispatch order, queue positions, the synthesis allowance and the lookahead.
 mod scheduling;

@@ -5,9 +5,10 @@
 use super::*;
 use crate::IntakeLimits;
 
-fn refused_by(result: Result<Submitted, EngineError>) -> &'static str {
+/// The `[limits]` key a refusal names, and the limit's value as it is shown.
+fn refused_by(result: Result<Submitted, EngineError>) -> (&'static str, String) {
     match result {
-        Err(EngineError::LimitReached { limit, .. }) => limit,
+        Err(EngineError::LimitReached { limit, value, .. }) => (limit, value),
         other => panic!("expected a [limits] refusal, got {other:?}"),
     }
 }
@@ -26,13 +27,13 @@ fn each_priority_is_limited_by_its_own_unfinished_jobs_and_their_input() {
     submit(&mut h, Priority::Normal, 400).expect("up to the byte limit exactly");
     assert_eq!(
         refused_by(submit(&mut h, Priority::Normal, 1)),
-        "queued_input_bytes"
+        ("queued_input_bytes", "1000 B".to_string())
     );
     submit(&mut h, Priority::High, 1000).expect("HIGH counts only its own bytes");
     submit(&mut h, Priority::Normal, 0).unwrap();
     assert_eq!(
         refused_by(submit(&mut h, Priority::Normal, 0)),
-        "queued_jobs"
+        ("queued_jobs", "3".to_string())
     );
     submit(&mut h, Priority::High, 0).expect("HIGH counts only its own jobs");
 

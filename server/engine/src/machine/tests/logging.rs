@@ -13,9 +13,14 @@ use crate::machine::transition::Change;
 
 /// A subscriber that keeps every event's level and message.
 #[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<(Level, String)>>>);
+pub(super) struct Recorder(Arc<Mutex<Vec<(Level, String)>>>);
 
 impl Recorder {
+    /// Every message logged, at any level.
+    pub(super) fn messages(&self) -> Vec<String> {
+        self.0.lock().iter().map(|(_, m)| m.clone()).collect()
+    }
+
     fn warnings(&self) -> Vec<String> {
         let events = self.0.lock();
         let warn = events.iter().filter(|(level, _)| *level <= Level::WARN);

@@ -59,6 +59,26 @@ fn the_abc_share_returns_to_the_budget_when_the_device_phase_reports_it() {
     assert!(matches!(h.outcome(&b), Some(JobEnd::Completed(_))));
 }
 
+/// The a/b/c release is news to readers of the snapshot even when it admits nothing.
+#[test]
+fn the_abc_release_alone_changes_the_snapshot() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let job = (h.submit(ProofKind::WindowPost, Priority::High, 1, 1000))
+        .unwrap()
+        .job_id;
+    h.complete(0, false); // params
+    h.complete(0, false); // synthesis
+    let reported = h.run(h.find(|e| matches!(e, Effect::Prove { .. })), false);
+    let mut reported = reported.into_iter();
+    let sequence = h.machine.snapshot().sequence;
+    h.apply(reported.next().unwrap());
+    assert_eq!(h.job(&job).partitions[0].reserved_bytes, 500);
+    assert!(h.machine.snapshot().sequence > sequence);
+    h.apply(reported.next().unwrap());
+    h.drain();
+    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
+}
+
 /// A partition that does not fit waits for room, and the partitions behind it wait too (a smaller
 /// one would otherwise overtake it for as long as smaller ones keep coming), for as long as
 /// anything runs or is about to that will return memory: a synthesis, a synthesized partition, a

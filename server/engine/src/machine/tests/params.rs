@@ -11,10 +11,15 @@ use crate::status::ParamsTier;
 
 /// Loads `circuit` through a preload and completes the load.
 fn preload(h: &mut Harness, circuit: &str) {
+    preload_estimated(h, circuit, PARAMS_BYTES);
+}
+
+/// [`preload`], the params estimated at `estimate` bytes before they load.
+fn preload_estimated(h: &mut Harness, circuit: &str, estimate: u64) {
     let (reply, mut answer) = oneshot::channel();
     h.apply(Input::Api(Request::Preload {
         circuit_id: circuit.into(),
-        params_bytes: PARAMS_BYTES,
+        params_bytes: estimate,
         reply,
     }));
     let i = h.find(|e| matches!(e, Effect::LoadParams { .. }));
@@ -254,4 +259,55 @@ fn a_preload_of_an_unknown_circuit_is_refused_and_remembers_nothing() {
         h.machine.params_estimates.is_empty(),
         "no made-up id is kept"
     );
+}
+
+/// Params are charged their estimate while they load and what they take once loaded, up to the
+/// estimate: a smaller set gives the difference back; a larger one stays charged the estimate,
+/// and the log says so.
+#[test]
+fn loaded_params_are_charged_what_they_take_up_to_their_estimate() {
+    let over = "params slightly larger than estimated; the budget counts the estimate";
+    for (estimate, charged, logged) in [
+        (3 * PARAMS_BYTES, PARAMS_BYTES, false),
+        (PARAMS_BYTES, PARAMS_BYTES, false),
+        (PARAMS_BYTES - 1, PARAMS_BYTES - 1, true),
+    ] {
+        let recorder = super::logging::Recorder::default();
+        tracing::subscriber::with_default(recorder.clone(), || {
+            let mut h = Harness::new(1_000_000, 1, 1);
+            let circuit = "porep-seal-commit-test";
+            preload_estimated(&mut h, circuit, estimate);
+            assert_eq!(h.budget.used(), charged, "estimated {estimate}");
+            let shown = h.machine.snapshot().params[0].bytes;
+            assert_eq!(shown, charged, "estimated {estimate}");
+            let said = recorder.messages().iter().any(|m| m == over);
+            assert_eq!(
+                said,
+                logged,
+                "estimated {estimate}: {:?}",
+                recorder.messages()
+            );
+            evict(&mut h, circuit).unwrap();
+            assert_eq!(h.budget.used(), 0);
+        });
+    }
+}
+
+/// A params load that fails fails the jobs waiting for those params, and no other.
+#[test]
+fn a_failed_params_load_fails_only_the_jobs_of_its_circuit() {
+    let mut h = Harness::new(1_000_000, 1, 2);
+    let running = (h.submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 100))
+        .unwrap()
+        .job_id;
+    h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), false);
+    let waiting = (h.submit(ProofKind::WindowPost, Priority::High, 1, 100))
+        .unwrap()
+        .job_id;
+    h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), true);
+    assert!(matches!(h.outcome(&waiting), Some(JobEnd::Failed { .. })));
+    assert_eq!(h.outcome(&running), None, "the other circuit's job goes on");
+    h.drain();
+    h.check_invariants();
+    assert!(matches!(h.outcome(&running), Some(JobEnd::Completed(_))));
 }
