@@ -573,6 +573,8 @@ mod memory;
 mod params;
 /// Random interleavings checked against the invariants above.
 mod random;
+/// Jobs read back from the journal with their partitions proved.
+mod recovered;
 /// Request ids: a failed job's retry, and expiry of the attempt before it.
 mod request_ids;
 /// Dispatch order, queue positions, the synthesis allowance and the lookahead.

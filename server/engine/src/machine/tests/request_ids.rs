@@ -28,6 +28,8 @@ fn a_failed_attempt_expiring_leaves_its_retry_findable() {
     let failed = h.submit_as(origin.clone(), 1, 100).unwrap().job_id;
     h.complete(h.find(|e| matches!(e, Effect::LoadParams { .. })), true);
     assert!(matches!(h.outcome(&failed), Some(JobEnd::Failed { .. })));
+    let error = h.job(&failed).error.unwrap_or_default();
+    assert!(error.contains("params file damaged"), "{error}");
     let retry = h.submit_as(origin.clone(), 1, 100).unwrap();
     assert!(!retry.existing && retry.job_id != failed, "a new attempt");
     assert_eq!(find(&mut h, origin.key()), Some(retry.job_id.clone()));

@@ -243,7 +243,12 @@ fn one_busy_worker_is_preempted_once_per_pass() {
 #[test]
 fn without_preemption_a_deadline_partition_waits_for_the_worker() {
     let (mut h, _, wpost) = wpost_ready_while_porep_proves(false);
-    assert_eq!(h.job(&wpost).partitions[0].state, PartitionState::SynthDone);
+    let waiting = h.job(&wpost).partitions[0].clone();
+    assert_eq!(
+        (waiting.state, waiting.reserved_bytes),
+        (PartitionState::SynthDone, 100),
+        "its reservation is held, and shown, while it waits"
+    );
     assert_eq!(h.machine.snapshot().workers[0].paused, None);
     h.drain();
     h.check_invariants();
