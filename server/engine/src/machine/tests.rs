@@ -561,6 +561,8 @@ fn complete_device(h: &mut Harness, fail: bool) {
     h.complete(i, fail);
 }
 
+/// Totals since start, per kind.
+mod counters;
 /// Failures and late results of device phases: retries, fatal errors, workers that moved on.
 mod device;
 /// The `[limits]` intake checks, per priority.

@@ -1,15 +1,14 @@
 //! Jobs read back from the journal as the machine takes them: a job whose every partition was
-//! proved before the crash loads its params and is finalized, with nothing proved again.
+//! proved before the crash loads its params and is finalized, with nothing proved again; a job
+//! submitted while they are planned again is numbered after them.
 
 use super::*;
 use crate::journal::record::Accepted;
 use crate::journal::RecoveredJob;
 use crate::machine::Replanned;
 
-#[test]
-fn a_job_recovered_with_every_partition_proved_is_finalized_without_proving() {
-    let mut h = Harness::new(1_000_000, 1, 1);
-    let kind = ProofKind::SnapDealsUpdate;
+/// Job 7 of `kind` with two partitions, read back with these partition proofs.
+fn recovered(kind: ProofKind, proofs: Vec<(u32, Vec<u8>)>) -> RecoveredJob {
     let job = Accepted {
         seq: 7,
         job_id: "recovered-job".into(),
@@ -22,13 +21,25 @@ fn a_job_recovered_with_every_partition_proved_is_finalized_without_proving() {
         submitted_unix_ms: 0,
         inline_input: None,
     };
-    let proofs = vec![(0, vec![0; 4]), (1, vec![1; 4])];
-    h.machine.await_recovery(vec![RecoveredJob { job, proofs }]);
+    RecoveredJob { job, proofs }
+}
+
+/// Recovery's plan for job 7.
+fn replanned(h: &mut Harness, kind: ProofKind) {
     let plan = h.prover.plan(request(kind, 2, 100)).unwrap();
     h.apply(Input::Replanned {
         seq: 7,
         result: Replanned::Planned(plan, PARAMS_BYTES),
     });
+}
+
+#[test]
+fn a_job_recovered_with_every_partition_proved_is_finalized_without_proving() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let kind = ProofKind::SnapDealsUpdate;
+    let proofs = vec![(0, vec![0; 4]), (1, vec![1; 4])];
+    h.machine.await_recovery(vec![recovered(kind, proofs)]);
+    replanned(&mut h, kind);
     let load = h.find(|e| matches!(e, Effect::LoadParams { .. }));
     h.complete(load, false);
     h.drain();
@@ -42,4 +53,21 @@ fn a_job_recovered_with_every_partition_proved_is_finalized_without_proving() {
         0,
         "nothing proved again"
     );
+}
+
+#[test]
+fn a_job_submitted_during_recovery_is_numbered_after_the_recovered_ones() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let kind = ProofKind::SnapDealsUpdate;
+    h.machine.await_recovery(vec![recovered(kind, vec![])]);
+    let new = (h.submit(ProofKind::WinningPost, Priority::Critical, 1, 100))
+        .unwrap()
+        .job_id;
+    assert!(h.machine.job_ids[&new] > 7, "{}", h.machine.job_ids[&new]);
+    replanned(&mut h, kind);
+    h.drain();
+    h.check_invariants();
+    for id in [new.as_str(), "recovered-job"] {
+        assert!(matches!(h.outcome(id), Some(JobEnd::Completed(_))), "{id}");
+    }
 }

@@ -255,6 +255,33 @@ fn without_preemption_a_deadline_partition_waits_for_the_worker() {
     assert_eq!(h.machine.snapshot().counters.total_completed, 2);
 }
 
+/// A stale device result naming neither the running phase nor the paused one changes neither:
+/// the worker still shows the phase it runs, since when, and the one it paused.
+#[test]
+fn a_stale_result_leaves_a_preempted_worker_as_it_is() {
+    let (mut h, porep, wpost) = wpost_ready_while_porep_proves(true);
+    let before = h.machine.snapshot().workers[0].clone();
+    assert!(before.busy_since_unix_ms.is_some());
+    let stale = h.budget.try_reserve(crate::budget::Holder::Params, 1);
+    h.apply(Input::DeviceDone {
+        worker: 0,
+        job: 999,
+        index: 0,
+        result: Ok(vec![]),
+        reservation: stale.unwrap(),
+    });
+    let after = h.machine.snapshot().workers[0].clone();
+    assert_eq!(after.state, before.state);
+    assert_eq!(after.paused, before.paused);
+    assert_eq!(after.busy_since_unix_ms, before.busy_since_unix_ms);
+    assert_eq!(after.paused.map(|p| p.job_id), Some(porep.clone()));
+    h.drain();
+    h.check_invariants();
+    for id in [&porep, &wpost] {
+        assert!(matches!(h.outcome(id), Some(JobEnd::Completed(_))));
+    }
+}
+
 #[test]
 fn a_deadline_partition_preempts_and_either_phase_may_end_first() {
     for paused_ends_first in [true, false] {
