@@ -71,3 +71,42 @@ fn a_job_submitted_during_recovery_is_numbered_after_the_recovered_ones() {
         assert!(matches!(h.outcome(id), Some(JobEnd::Completed(_))), "{id}");
     }
 }
+
+/// The cheap checks before a submit is decoded: a retry of a job still being planned again
+/// passes even with its priority's queue full (the recovering job counts in it); a new request,
+/// or the same id of another kind, is refused.
+#[test]
+fn a_retry_of_a_recovering_job_passes_the_checks_that_refuse_new_work() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    h.machine.config.limits.queued_jobs = 1;
+    h.machine
+        .await_recovery(vec![recovered(ProofKind::SnapDealsUpdate, vec![])]);
+    let mut precheck = |request_id: &str, kind| {
+        let ticket = crate::machine::Ticket {
+            request_id: request_id.into(),
+            kind,
+            priority: Priority::Normal,
+            input_bytes: 0,
+        };
+        let (reply, mut answer) = oneshot::channel();
+        h.apply(Input::Api(Request::Precheck { ticket, reply }));
+        answer.try_recv().expect("answered at once")
+    };
+    precheck("snap-1000-3", ProofKind::SnapDealsUpdate).expect("the retry passes");
+    for (id, kind) in [
+        ("snap-1000-4", ProofKind::SnapDealsUpdate),
+        ("snap-1000-3", ProofKind::PorepSealCommit),
+    ] {
+        let refused = precheck(id, kind).unwrap_err();
+        assert!(
+            matches!(
+                refused,
+                EngineError::LimitReached {
+                    limit: "queued_jobs",
+                    ..
+                }
+            ),
+            "{id} {kind}: {refused:?}"
+        );
+    }
+}
