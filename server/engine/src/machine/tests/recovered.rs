@@ -110,3 +110,20 @@ fn a_retry_of_a_recovering_job_passes_the_checks_that_refuse_new_work() {
         );
     }
 }
+
+/// A job cancelled before recovery planned it again never runs; its end is recorded and counted.
+#[test]
+fn a_job_cancelled_while_recovering_ends_recorded_and_counted() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let kind = ProofKind::SnapDealsUpdate;
+    h.machine.await_recovery(vec![recovered(kind, vec![])]);
+    assert_eq!(h.cancel("recovered-job"), Ok(false));
+    assert!(h.records.iter().any(|r| matches!(r,
+        crate::journal::record::Record::Finished { job_id, end: JobEnd::Cancelled, .. }
+            if job_id == "recovered-job")));
+    assert_eq!(h.machine.snapshot().counters.total_cancelled, 1);
+    replanned(&mut h, kind);
+    assert!(h.pending.is_empty(), "planned too late to run");
+    assert_eq!(h.cancel("recovered-job"), Ok(false), "cancelled once");
+    assert_eq!(h.machine.snapshot().counters.total_cancelled, 1);
+}
