@@ -565,6 +565,8 @@ fn complete_device(h: &mut Harness, fail: bool) {
 mod counters;
 /// Failures and late results of device phases: retries, fatal errors, workers that moved on.
 mod device;
+/// Jobs start once recorded, and fail when their acceptance could not be written.
+mod journaled;
 /// The `[limits]` intake checks, per priority.
 mod limits;
 /// Logging of illegal transitions.
@@ -581,3 +583,5 @@ mod recovered;
 mod request_ids;
 /// Dispatch order, queue positions, the synthesis allowance and the lookahead.
 mod scheduling;
+/// Queues per kind, the queue depth and memory per kind in the snapshot.
+mod status;

@@ -1,6 +1,9 @@
 //! Jobs read back from the journal as the machine takes them: a job whose every partition was
 //! proved before the crash loads its params and is finalized, with nothing proved again; a job
-//! submitted while they are planned again is numbered after them.
+//! submitted while they are planned again is numbered after them; while it waits it is shown,
+//! counted in its queue and limits, and may be cancelled.
+
+use std::time::Duration;
 
 use super::*;
 use crate::journal::record::Accepted;
@@ -65,6 +68,11 @@ fn a_job_submitted_during_recovery_is_numbered_after_the_recovered_ones() {
         .job_id;
     assert!(h.machine.job_ids[&new] > 7, "{}", h.machine.job_ids[&new]);
     replanned(&mut h, kind);
+    assert_eq!(
+        h.job("recovered-job").state,
+        JobState::Queued,
+        "nothing of it proved or started yet (the one thread synthesizes the new job)"
+    );
     h.drain();
     h.check_invariants();
     for id in [new.as_str(), "recovered-job"] {
@@ -126,4 +134,94 @@ fn a_job_cancelled_while_recovering_ends_recorded_and_counted() {
     assert!(h.pending.is_empty(), "planned too late to run");
     assert_eq!(h.cancel("recovered-job"), Ok(false), "cancelled once");
     assert_eq!(h.machine.snapshot().counters.total_cancelled, 1);
+}
+
+/// While a job waits to be planned again it is shown queued with its recorded partitions done,
+/// counted in its kind's queue and in its priority's limits, and keeps the engine from idle;
+/// planned, it runs only the partitions left, as a job already started.
+#[test]
+fn a_recovering_job_is_shown_counted_and_then_proves_only_what_is_left() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    h.machine.config.limits.queued_input_bytes = 1000;
+    let kind = ProofKind::SnapDealsUpdate;
+    let mut job = recovered(kind, vec![(0, vec![0; 4])]);
+    job.job.input_bytes = 600;
+    h.machine.await_recovery(vec![job]);
+    let shown = h.job("recovered-job");
+    let states: Vec<_> = shown.partitions.iter().map(|p| p.state).collect();
+    assert_eq!(
+        (shown.state, states),
+        (
+            JobState::Queued,
+            vec![PartitionState::Done, PartitionState::Pending]
+        )
+    );
+    let queue = |h: &Harness, kind| {
+        let snap = h.machine.snapshot();
+        let q = snap.queues.iter().find(|q| q.kind == kind).unwrap();
+        (q.pending, q.in_progress)
+    };
+    assert_eq!(queue(&h, kind), (1, 0));
+    assert_eq!(queue(&h, ProofKind::PorepSealCommit), (0, 0));
+    let refused = (h.submit_with_input(ProofKind::PorepSealCommit, Priority::Normal, 1, 10, 500))
+        .unwrap_err();
+    assert!(
+        matches!(
+            refused,
+            EngineError::LimitReached {
+                limit: "queued_input_bytes",
+                ..
+            }
+        ),
+        "{refused:?}"
+    );
+    (h.submit_with_input(ProofKind::WindowPost, Priority::High, 1, 10, 1000))
+        .expect("HIGH does not count NORMAL's recovering input");
+    h.drain();
+    let idle = |h: &mut Harness| {
+        let (reply, mut answer) = oneshot::channel();
+        h.apply(Input::Api(Request::Idle { reply }));
+        answer.try_recv().unwrap()
+    };
+    assert!(
+        !idle(&mut h),
+        "not idle while a job waits to be planned again"
+    );
+
+    replanned(&mut h, kind);
+    assert_eq!(h.job("recovered-job").state, JobState::Running);
+    assert_eq!(queue(&h, kind), (0, 1));
+    let proved = h.prover.proved.load(Ordering::SeqCst);
+    h.drain();
+    h.check_invariants();
+    assert!(matches!(
+        h.outcome("recovered-job"),
+        Some(JobEnd::Completed(_))
+    ));
+    assert_eq!(
+        h.prover.proved.load(Ordering::SeqCst),
+        proved + 1,
+        "only partition 1"
+    );
+    assert!(idle(&mut h));
+}
+
+/// A recovering job that ended (cancelled) is forgotten once its retention is over, not before.
+#[test]
+fn an_ended_recovering_job_is_kept_for_its_retention() {
+    for (retention, kept) in [(Duration::from_secs(3600), true), (Duration::ZERO, false)] {
+        let mut h = Harness::new(1_000_000, 1, 1);
+        h.machine.config.retention = retention;
+        h.machine
+            .await_recovery(vec![recovered(ProofKind::SnapDealsUpdate, vec![])]);
+        h.cancel("recovered-job").unwrap();
+        h.apply(Input::Tick);
+        let shown = h
+            .machine
+            .snapshot()
+            .jobs
+            .iter()
+            .any(|j| j.job_id == "recovered-job");
+        assert_eq!(shown, kept, "retention {retention:?}");
+    }
 }
