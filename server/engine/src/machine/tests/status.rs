@@ -34,3 +34,41 @@ fn queues_depth_and_memory_are_shown_per_kind() {
     );
     h.drain();
 }
+
+/// What the history keeps of the work: the load (memory in use, partitions by step) in its
+/// series, and each worker's stint from its first device phase to its last with no idle moment.
+#[test]
+fn the_load_and_the_workers_stints_are_recorded() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    h.submit(ProofKind::WindowPost, Priority::High, 1, 100)
+        .unwrap();
+    let Some(Effect::Record(crate::journal::record::Record::Load(bucket), _)) =
+        h.machine.note_load(1_000)
+    else {
+        panic!("a first load is a changed bucket");
+    };
+    let expected = crate::history::Load {
+        memory_used_bytes: PARAMS_BYTES + 100,
+        synthesizing: 1,
+        ..Default::default()
+    };
+    assert_eq!(bucket.peak, expected);
+    let before = crate::clock::unix_ms();
+    h.drain();
+    let stints: Vec<_> = (h.records.iter())
+        .filter_map(|r| match r {
+            crate::journal::record::Record::Stint(s) => Some(*s),
+            _ => None,
+        })
+        .collect();
+    let [stint] = stints[..] else {
+        panic!("one stint: {stints:?}");
+    };
+    let now = crate::clock::unix_ms();
+    assert!(
+        before <= stint.from_unix_ms
+            && stint.from_unix_ms <= stint.to_unix_ms
+            && stint.to_unix_ms <= now,
+        "{stint:?} within [{before}, {now}]"
+    );
+}
