@@ -24,6 +24,7 @@ fn cpu_seconds() -> f64 {
     secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
+#[allow(clippy::await_holding_lock)] // the gate below, held on purpose
 fn main() {
     let jobs: usize = std::env::var("SNARKD_BENCH_JOBS")
         .ok()
@@ -38,9 +39,8 @@ fn main() {
         .expect("a runtime");
     runtime.block_on(async {
         let prover = TestProver::new(1);
-        // Held across the awaits on purpose: the stand-in prover's steps wait on it, so no job
-        // runs while the writer is measured.
-        #[allow(clippy::await_holding_lock)]
+        // Held across the awaits on purpose (hence the allow on `main`): the stand-in prover's
+        // steps wait on it, so no job runs while the writer is measured.
         let gate = prover.gate.lock();
         let config = EngineConfig {
             memory_budget_bytes: 1 << 40,
