@@ -206,5 +206,9 @@ fn spawn_startup_summary(config: &Config, started: Started, daemon: &Daemon) {
 
 /// The prover the engine runs: real Filecoin circuits on the configured backend.
 fn prover(config: &Config) -> anyhow::Result<Arc<snarkd::proving::FilecoinProver>> {
+    snarkd::service::starting(
+        "choosing devices and building their kernels (NVIDIA's OpenCL compiler took 160 s on an \
+         H200 the first time)",
+    );
     snarkd::proving::from_config(config)
 }

@@ -20,6 +20,11 @@ pub fn ready(status: &str) {
     notify(&[NotifyState::Ready, NotifyState::Status(status)]);
 }
 
+/// Tells the service manager what snarkd is doing before it serves (`systemctl status` shows it).
+pub fn starting(status: &str) {
+    notify(&[NotifyState::Status(status)]);
+}
+
 /// Tells the service manager that snarkd is draining.
 pub fn stopping() {
     notify(&[

@@ -22,7 +22,9 @@
 //! PoCL runs the GPU kernels on the same two cores about 8–10× slower than blst's assembly: it
 //! checks the kernels, it says nothing about GPU speed. Kernel build: `clBuildProgram` 1.6 s
 //! cold, 0.1 s from PoCL's cache; with the per-kernel compile at first launch, all kernels cost
-//! about 4 s cold. No GPU machine was available, so there are no GPU figures yet.
+//! about 4 s cold. It takes the first GPU listed, else the first device. On an H200 machine
+//! (PoCL on 16 cores against the CPU backend there, and the kernels' 160 s build on the H200):
+//! `bench-client/BENCHMARKS.md`; no device-phase figure of a GPU yet.
 
 use std::time::Instant;
 
@@ -44,9 +46,11 @@ fn main() -> anyhow::Result<()> {
             .map(|k| ProofKind::from_short(k))
             .collect::<Result<_, _>>()?,
     };
-    let device = list_devices()
-        .into_iter()
-        .next()
+    // A GPU where there is one: PoCL's CPU device is listed too where it is installed.
+    let devices = list_devices();
+    let device = (devices.iter().find(|d| d.info.kind == "gpu"))
+        .or(devices.first())
+        .cloned()
         .ok_or_else(|| anyhow::anyhow!("no OpenCL device (install pocl-opencl-icd)"))?;
     println!(
         "device: {} ({}, {} compute units, {} MiB)",

@@ -332,6 +332,10 @@ pub fn oversized_message(found_bytes: &str) -> String {
 mod served;
 
 #[cfg(test)]
+#[path = "limits_admit_tests.rs"]
+mod admitted;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -271,3 +271,6 @@ impl Prover for FilecoinProver {
 fn setup_error(err: ProverError) -> EngineError {
     EngineError::Setup(err.to_string())
 }
+
+#[cfg(test)]
+mod tests;

@@ -75,6 +75,11 @@ impl DeviceProgram {
         if let Some((_, p)) = built.iter().find(|(k, _)| *k == key) {
             return Ok(Arc::clone(p));
         }
+        // Said before it starts: the daemon serves only once its devices' kernels are built.
+        tracing::info!(
+            device = %device.info.name,
+            "building the opencl kernels (NVIDIA's compiler took 160 s on an H200 the first time)"
+        );
         let start = Instant::now();
         let context = Context::from_device(&device.device).map_err(|e| cl_err("context", e))?;
         let program =

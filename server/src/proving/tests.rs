@@ -1,0 +1,293 @@
+//! [`FilecoinProver`] as the engine calls it, on a real 2 KiB WinningPoSt (sealed here) with the
+//! test parameters, on the CPU backend: each step's result and what it tells the engine, and how
+//! each kind of failure is typed. The daemon's tests prove through the whole daemon; these name
+//! the step that broke.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use snarkd_engine::ProofKind;
+use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
+use snarkd_prover::CpuBackend;
+
+use super::*;
+
+const SECTOR_2K: u64 = 2 << 10;
+const WINNING: &str = "winning-2k";
+
+struct Env {
+    params_dir: PathBuf,
+    fixtures: Fixtures,
+    _work: tempfile::TempDir,
+}
+
+fn env() -> &'static Env {
+    static ENV: OnceLock<Env> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let params_dir = snarkd_prover::test_params_dir();
+        snarkd_prover::generate_params(&params_dir, SECTOR_2K, &[ProofKind::WinningPost])
+            .expect("2 KiB WinningPoSt test parameters");
+        let work = tempfile::tempdir().unwrap();
+        let fixtures = generate_fixtures(SECTOR_2K, work.path()).expect("sealing a 2 KiB sector");
+        Env {
+            params_dir,
+            fixtures,
+            _work: work,
+        }
+    })
+}
+
+fn cpu(ordinal: u32) -> (DeviceInfo, Arc<dyn DeviceBackend>) {
+    let info = DeviceInfo {
+        ordinal,
+        name: format!("cpu {ordinal}"),
+        memory_bytes: 1 << 30,
+    };
+    (info, Arc::new(CpuBackend::new()))
+}
+
+/// A prover on one CPU device; matrices read beside the parameters (where `params generate`
+/// records them) when `precompiled`.
+fn prover(precompiled: bool, native_witness: bool) -> FilecoinProver {
+    let dir = env().params_dir.clone();
+    let mut prover =
+        FilecoinProver::new(dir.clone(), vec![cpu(0)]).with_precompiled(precompiled.then_some(dir));
+    prover.native_witness = native_witness;
+    prover
+}
+
+fn winning() -> ProofRequest {
+    ProofRequest::new(env().fixtures.request(ProofKind::WinningPost).clone())
+}
+
+/// Records what a device phase tells its caller; stops at the first step boundary when `stop`.
+#[derive(Default)]
+struct Heard {
+    released: Vec<u64>,
+    steps: usize,
+    stop: bool,
+}
+
+impl PhaseHooks for Heard {
+    fn abc_released(&mut self, bytes: u64) {
+        self.released.push(bytes);
+    }
+    fn step_done(&mut self) {
+        self.steps += 1;
+    }
+    fn stop_requested(&self) -> bool {
+        self.stop
+    }
+}
+
+#[test]
+fn a_winning_post_goes_through_every_step_and_its_proof_verifies() {
+    let prover = prover(true, true);
+    let planned = prover
+        .plan(winning())
+        .expect("the fixture's request is planned");
+    assert_eq!(planned.circuit_id, WINNING);
+    assert_eq!(planned.partitions, 1);
+    let estimate = planned.plan.partition_memory_estimate();
+    assert_eq!(planned.memory.total_bytes, estimate.reserve_bytes());
+    assert_eq!(planned.memory.abc_bytes, estimate.released_after_h_bytes());
+    assert!(planned.memory.total_bytes > planned.memory.abc_bytes && planned.memory.abc_bytes > 0);
+
+    let loaded = prover
+        .load_params(WINNING)
+        .expect("the test parameters load");
+    assert_eq!(loaded.bytes, loaded.params.size_bytes());
+    assert!(loaded.precompiled_bytes > 0, "the matrices load with them");
+    let params = &*loaded.params;
+
+    let device = prover.devices().remove(0);
+    let partition = prover.synthesize(&planned.plan, 0, Some(params)).unwrap();
+    assert!(
+        partition.native().is_some(),
+        "a native witness, with the matrices"
+    );
+    let mut heard = Heard::default();
+    let proof = prover
+        .prove(&device, partition, params, &mut heard)
+        .expect("the device phase");
+    assert_eq!(proof.len(), 192, "one compressed Groth16 proof");
+    assert_eq!(heard.released.len(), 1, "the a/b/c release is told once");
+    assert!(heard.released[0] > 0);
+    assert!(heard.steps > 0, "the step boundaries are told");
+
+    let whole = prover
+        .finalize(&planned.plan, vec![proof.clone()], params)
+        .expect("the proof verifies");
+    assert_eq!(whole, proof);
+    assert!(planned.plan.verify(&whole, params).unwrap());
+    let mut tampered = proof;
+    tampered[10] ^= 1;
+    assert!(
+        matches!(
+            prover.finalize(&planned.plan, vec![tampered], params),
+            Err(StepError::Fatal(_))
+        ),
+        "a partition proof that does not verify fails the job, never retried"
+    );
+}
+
+#[test]
+fn synthesis_takes_the_native_witness_only_with_matrices_and_the_switch_on() {
+    let with = prover(true, true);
+    let planned = with.plan(winning()).unwrap();
+    let loaded = with.load_params(WINNING).unwrap();
+    let params = Some(&*loaded.params);
+    assert!(with
+        .synthesize(&planned.plan, 0, params)
+        .unwrap()
+        .native()
+        .is_some());
+    assert!(
+        with.synthesize(&planned.plan, 0, None)
+            .unwrap()
+            .native()
+            .is_none(),
+        "params still loading: the plain way"
+    );
+    let gadgets = prover(true, false);
+    assert!(gadgets
+        .synthesize(&planned.plan, 0, params)
+        .unwrap()
+        .native()
+        .is_none());
+    let plain = prover(false, true);
+    let loaded = plain.load_params(WINNING).unwrap();
+    assert_eq!(loaded.precompiled_bytes, 0, "no matrices asked for");
+    assert!(plain
+        .synthesize(&planned.plan, 0, Some(&*loaded.params))
+        .unwrap()
+        .native()
+        .is_none());
+    assert!(
+        matches!(
+            with.synthesize(&planned.plan, 1, params),
+            Err(StepError::Fatal(_))
+        ),
+        "a partition the job does not have"
+    );
+}
+
+#[test]
+fn a_phase_asked_to_stop_ends_stopped_and_an_unknown_device_is_fatal() {
+    let prover = prover(true, true);
+    let planned = prover.plan(winning()).unwrap();
+    let loaded = prover.load_params(WINNING).unwrap();
+    let params = &*loaded.params;
+    let partition = || prover.synthesize(&planned.plan, 0, Some(params)).unwrap();
+    let device = prover.devices().remove(0);
+    let mut stop = Heard {
+        stop: true,
+        ..Heard::default()
+    };
+    assert_eq!(
+        prover.prove(&device, partition(), params, &mut stop),
+        Err(StepError::Stopped)
+    );
+    let elsewhere = DeviceInfo {
+        ordinal: 7,
+        ..device
+    };
+    match prover.prove(&elsewhere, partition(), params, &mut Heard::default()) {
+        Err(StepError::Fatal(message)) => assert!(message.contains("device 7"), "{message}"),
+        other => panic!("expected a fatal error, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_requests_are_invalid_and_missing_parameters_are_the_machines_setup() {
+    let prover = prover(false, true);
+    let mut garbled = winning();
+    garbled.input.vanilla_proofs = vec![vec![1, 2, 3]];
+    assert!(matches!(
+        prover.plan(garbled),
+        Err(EngineError::InvalidRequest(_))
+    ));
+
+    let empty = tempfile::tempdir().unwrap();
+    let bare = FilecoinProver::new(empty.path().to_path_buf(), vec![cpu(0)]);
+    assert!(matches!(bare.plan(winning()), Err(EngineError::Setup(_))));
+    assert!(matches!(
+        bare.load_params(WINNING),
+        Err(EngineError::Setup(_))
+    ));
+    assert!(matches!(
+        bare.load_params("winning-3k"),
+        Err(EngineError::UnknownCircuit(_))
+    ));
+    assert!(bare.knows_circuit(WINNING));
+    assert!(!bare.knows_circuit("winning-3k"));
+}
+
+#[test]
+fn the_params_estimate_is_the_files_a_circuit_loads() {
+    let dir = &env().params_dir;
+    let circuit = CircuitId::parse(WINNING).unwrap();
+    let len = |path: PathBuf| std::fs::metadata(path).unwrap().len();
+    let params = len(snarkd_prover::params::params_paths(dir, circuit).0);
+    let matrices = len(matrices_file(dir, circuit).path);
+    assert_eq!(prover(false, true).params_size_estimate(WINNING), params);
+    assert_eq!(
+        prover(true, true).params_size_estimate(WINNING),
+        params + matrices,
+        "the matrices beside the parameters"
+    );
+    // Matrices not recorded yet are estimated from the circuit's shape.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let unrecorded = FilecoinProver::new(elsewhere.path().to_path_buf(), vec![cpu(0)])
+        .with_precompiled(Some(elsewhere.path().to_path_buf()));
+    assert_eq!(
+        unrecorded.params_size_estimate(WINNING),
+        snarkd_prover::filecoin::estimate::precompiled_bytes(circuit)
+    );
+    assert_eq!(unrecorded.params_size_estimate("winning-3k"), 0);
+}
+
+#[test]
+fn devices_of_one_backend_are_named_once_and_the_cpu_reports_nothing() {
+    let prover = FilecoinProver::new(env().params_dir.clone(), vec![cpu(0), cpu(1)]);
+    assert_eq!(prover.backend_names(), ["cpu", "cpu"]);
+    assert_eq!(prover.backend_name(), "cpu");
+    let ordinals: Vec<u32> = prover.devices().iter().map(|d| d.ordinal).collect();
+    assert_eq!(ordinals, [0, 1]);
+    assert_eq!(prover.device_summaries().len(), 2);
+    assert!(
+        prover.read_devices().is_empty(),
+        "no NVML, no pool: no readings"
+    );
+    assert!(!prover.gpu_fallback());
+}
+
+#[test]
+fn the_cpu_backend_is_one_device_and_cuda_is_refused_pointing_at_opencl() {
+    let mut config = Config::default();
+    config.gpus.backend = crate::config::Backend::Cpu;
+    let chosen = devices::backends(&config).unwrap();
+    let names: Vec<&str> = chosen.iter().map(|(_, b)| b.name()).collect();
+    assert_eq!(names, ["cpu"]);
+    assert_eq!(chosen[0].0.ordinal, 0);
+    assert!(
+        chosen[0].0.name.starts_with("cpu ("),
+        "{}",
+        chosen[0].0.name
+    );
+    let asked_for_cpu = from_config(&config).unwrap();
+    assert!(!asked_for_cpu.gpu_fallback(), "the CPU was asked for");
+
+    config.gpus.backend = crate::config::Backend::Cuda;
+    let refused = devices::backends(&config).err().expect("no CUDA backend");
+    assert!(
+        refused.to_string().contains("set backend = \"opencl\""),
+        "{refused}"
+    );
+
+    let listing = devices::listing();
+    assert!(
+        listing.last().unwrap().starts_with("cpu\tthis machine\t"),
+        "{listing:?}"
+    );
+}
