@@ -104,8 +104,22 @@ async fn each_call_takes_messages_up_to_its_own_limit_to_the_byte() {
             .await
             .is_ok());
         let over = admit(&intake, method, framed(&vec![0; small + 1])).await;
-        assert_refused(over, Code::ResourceExhausted, "at most 65536 bytes");
+        let says = format!("{method} requests are at most 65536 bytes");
+        assert_refused(over, Code::ResourceExhausted, &says);
     }
+    // A path the client made up is named, cut to 40 characters.
+    let made_up = "M".repeat(100);
+    let over = admit(&intake, &made_up, framed(&vec![0; small + 1])).await;
+    let Err(status) = over else {
+        panic!("a made-up method's oversized request is refused")
+    };
+    assert!(
+        status
+            .message()
+            .starts_with(&format!("{} requests", "M".repeat(40))),
+        "{}",
+        status.message()
+    );
     // StreamStatus: the small calls' room and what the followed job ids take.
     let stream = small + STREAM_JOB_IDS * 67;
     assert!(admit(&intake, "StreamStatus", framed(&vec![0; stream]))
@@ -192,4 +206,26 @@ async fn entries_are_counted_on_the_wire_up_to_each_limit() {
     let over = admit(&intake, "StreamStatus", framed(&stream_status(ids + 1))).await;
     assert_refused(over, Code::ResourceExhausted, "job_ids lists 11 ids");
     assert_eq!(noted.lock().unwrap().len(), 2, "not a proof request");
+}
+
+#[test]
+fn each_refusal_is_counted_by_its_limit() {
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    metrics::with_local_recorder(&recorder, || {
+        let full = Status::resource_exhausted("the decoding_requests limit (0) is reached");
+        observe_refusal("Prove", "decoding_requests", &full);
+        observe_refusal("SubmitProof", "decoding_requests", &full);
+        observe_refusal(
+            "GetStatus",
+            "message_size",
+            &Status::resource_exhausted("64 KiB"),
+        );
+    });
+    let text = handle.render();
+    assert!(
+        text.contains(r#"snarkd_intake_refusals_total{limit="decoding_requests"} 2"#)
+            && text.contains(r#"snarkd_intake_refusals_total{limit="message_size"} 1"#),
+        "{text}"
+    );
 }

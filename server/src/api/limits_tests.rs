@@ -171,11 +171,14 @@ async fn a_submit_past_decoding_requests_is_refused_until_a_slot_is_free() {
     let held =
         tokio::spawn(async move { first.submit_proof(pb::SubmitProofRequest::default()).await });
     // The first call is inside the service, holding the one slot.
-    entered.notified().await;
-    let mut probe = client.clone();
-    let refused = probe
-        .submit_proof(pb::SubmitProofRequest::default())
+    let soon = std::time::Duration::from_secs(30);
+    tokio::time::timeout(soon, entered.notified())
         .await
+        .expect("the first submit reaches the service");
+    let mut probe = client.clone();
+    let refused = tokio::time::timeout(soon, probe.submit_proof(pb::SubmitProofRequest::default()))
+        .await
+        .expect("the second submit is answered at once (refused), not let in to wait")
         .unwrap_err();
     assert_eq!(
         refused.code(),

@@ -291,3 +291,94 @@ fn the_cpu_backend_is_one_device_and_cuda_is_refused_pointing_at_opencl() {
         "{listing:?}"
     );
 }
+
+/// The OpenCL devices this machine lists (PoCL's CPU device where it is installed, as
+/// `scripts/setup.sh` does for the tests).
+#[cfg(feature = "opencl")]
+fn opencl_devices() -> Vec<snarkd_prover::backend::opencl::OpenClDevice> {
+    snarkd_prover::backend::opencl::list_devices()
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_takes_every_device_and_auto_only_gpus_else_the_cpu_said_as_a_fallback() {
+    let listed = opencl_devices();
+    let mut config = Config::default();
+    config.gpus.backend = crate::config::Backend::Opencl;
+    match devices::backends(&config) {
+        Ok(chosen) => {
+            let names: Vec<String> = chosen.iter().map(|(_, b)| b.name().to_string()).collect();
+            let expected: Vec<String> = (listed.iter())
+                .map(|d| format!("opencl:{}", d.info.ordinal))
+                .collect();
+            assert_eq!(names, expected, "every device, PoCL's included");
+            let (info, _) = &chosen[0];
+            assert_eq!(
+                info.name,
+                format!("{} ({})", listed[0].info.name, listed[0].info.platform)
+            );
+            assert_eq!(info.memory_bytes, listed[0].info.memory_bytes);
+        }
+        Err(refused) => {
+            assert!(listed.is_empty(), "refused with devices listed: {refused}");
+            assert!(
+                refused.to_string().contains("found no OpenCL device"),
+                "{refused}"
+            );
+        }
+    }
+
+    config.gpus.backend = crate::config::Backend::Auto;
+    let prover = from_config(&config).unwrap();
+    let gpus: Vec<String> = (listed.iter().filter(|d| d.info.kind == "gpu"))
+        .map(|d| format!("opencl:{}", d.info.ordinal))
+        .collect();
+    if gpus.is_empty() {
+        assert_eq!(prover.backend_names(), ["cpu"], "no GPU: the CPU");
+        assert!(
+            prover.gpu_fallback(),
+            "a GPU was asked for and the CPU proves"
+        );
+        assert_eq!(prover.backend_name(), "cpu");
+    } else {
+        assert_eq!(prover.backend_names(), gpus);
+        assert!(!prover.gpu_fallback());
+        assert_eq!(prover.backend_name(), "opencl");
+    }
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn the_listing_names_every_opencl_device_then_the_cpu() {
+    let listed = opencl_devices();
+    let lines = devices::listing();
+    assert_eq!(lines.len(), listed.len() + 1);
+    for (line, device) in lines.iter().zip(&listed) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(fields[0], device.info.ordinal.to_string());
+        assert_eq!(fields[2], device.info.name);
+        assert_eq!(fields[3], device.info.kind);
+        assert_eq!(fields[5], device.info.compute_units.to_string());
+    }
+}
+
+#[cfg(feature = "opencl")]
+#[test]
+fn an_opencl_device_reports_its_pool_under_the_engines_ordinal_and_the_cpu_nothing() {
+    let device = opencl_devices()
+        .into_iter()
+        .next()
+        .expect("an OpenCL device (PoCL's CPU device in CI)");
+    let backend = snarkd_prover::OpenClBackend::new(device, Default::default()).unwrap();
+    let info = DeviceInfo {
+        ordinal: 5,
+        name: "the engine's fifth".into(),
+        memory_bytes: 1 << 30,
+    };
+    let reader = readings::DeviceReader::new(&[(info, Arc::new(backend)), cpu(6)]);
+    let read = reader.read();
+    assert_eq!(read.len(), 1, "the CPU reports nothing: {read:?}");
+    assert_eq!(read[0].ordinal, 5);
+    assert!(read[0].pool_limit_bytes.unwrap() > 0);
+    assert_eq!(read[0].pool_used_bytes, Some(0), "nothing proving");
+}
