@@ -262,11 +262,27 @@ fn devices_of_one_backend_are_named_once_and_the_cpu_reports_nothing() {
     assert!(!prover.gpu_fallback());
 }
 
+/// The devices `config` chooses, and the metrics that choosing set (`snarkd_gpu_expected`
+/// tells a box that asked for the CPU from one that fell back to it).
+fn choose_recorded(
+    config: &Config,
+) -> (
+    anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>>,
+    String,
+) {
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let handle = recorder.handle();
+    let chosen = metrics::with_local_recorder(&recorder, || devices::backends(config));
+    (chosen, handle.render())
+}
+
 #[test]
 fn the_cpu_backend_is_one_device_and_cuda_is_refused_pointing_at_opencl() {
     let mut config = Config::default();
     config.gpus.backend = crate::config::Backend::Cpu;
-    let chosen = devices::backends(&config).unwrap();
+    let (chosen, metrics) = choose_recorded(&config);
+    assert!(metrics.contains("snarkd_gpu_expected 0"), "{metrics}");
+    let chosen = chosen.unwrap();
     let names: Vec<&str> = chosen.iter().map(|(_, b)| b.name()).collect();
     assert_eq!(names, ["cpu"]);
     assert_eq!(chosen[0].0.ordinal, 0);
@@ -329,6 +345,8 @@ fn opencl_takes_every_device_and_auto_only_gpus_else_the_cpu_said_as_a_fallback(
     }
 
     config.gpus.backend = crate::config::Backend::Auto;
+    let (_, metrics) = choose_recorded(&config);
+    assert!(metrics.contains("snarkd_gpu_expected 1"), "{metrics}");
     let prover = from_config(&config).unwrap();
     let gpus: Vec<String> = (listed.iter().filter(|d| d.info.kind == "gpu"))
         .map(|d| format!("opencl:{}", d.info.ordinal))
@@ -369,16 +387,21 @@ fn an_opencl_device_reports_its_pool_under_the_engines_ordinal_and_the_cpu_nothi
         .into_iter()
         .next()
         .expect("an OpenCL device (PoCL's CPU device in CI)");
-    let backend = snarkd_prover::OpenClBackend::new(device, Default::default()).unwrap();
+    let backend: Arc<dyn DeviceBackend> =
+        Arc::new(snarkd_prover::OpenClBackend::new(device, Default::default()).unwrap());
     let info = DeviceInfo {
         ordinal: 5,
         name: "the engine's fifth".into(),
         memory_bytes: 1 << 30,
     };
-    let reader = readings::DeviceReader::new(&[(info, Arc::new(backend)), cpu(6)]);
+    let devices = vec![(info, backend), cpu(6)];
+    let reader = readings::DeviceReader::new(&devices);
     let read = reader.read();
     assert_eq!(read.len(), 1, "the CPU reports nothing: {read:?}");
     assert_eq!(read[0].ordinal, 5);
     assert!(read[0].pool_limit_bytes.unwrap() > 0);
     assert_eq!(read[0].pool_used_bytes, Some(0), "nothing proving");
+    // The engine reads them through the prover.
+    let prover = FilecoinProver::new(env().params_dir.clone(), devices);
+    assert_eq!(prover.read_devices(), read);
 }
