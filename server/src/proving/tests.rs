@@ -37,7 +37,10 @@ fn env() -> &'static Env {
     })
 }
 
-fn cpu(ordinal: u32) -> (DeviceInfo, Arc<dyn DeviceBackend>) {
+/// A device as the engine sees it, with the backend that proves on it.
+type Device = (DeviceInfo, Arc<dyn DeviceBackend>);
+
+fn cpu(ordinal: u32) -> Device {
     let info = DeviceInfo {
         ordinal,
         name: format!("cpu {ordinal}"),
@@ -264,12 +267,7 @@ fn devices_of_one_backend_are_named_once_and_the_cpu_reports_nothing() {
 
 /// The devices `config` chooses, and the metrics that choosing set (`snarkd_gpu_expected`
 /// tells a box that asked for the CPU from one that fell back to it).
-fn choose_recorded(
-    config: &Config,
-) -> (
-    anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>>,
-    String,
-) {
+fn choose_recorded(config: &Config) -> (anyhow::Result<Vec<Device>>, String) {
     let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
     let handle = recorder.handle();
     let chosen = metrics::with_local_recorder(&recorder, || devices::backends(config));
