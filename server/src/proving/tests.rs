@@ -126,12 +126,14 @@ fn a_winning_post_goes_through_every_step_and_its_proof_verifies() {
     let mut tampered = proof;
     tampered[10] ^= 1;
     assert!(
-        matches!(
-            prover.finalize(&planned.plan, vec![tampered], params),
-            Err(StepError::Fatal(_))
-        ),
+        is_fatal(prover.finalize(&planned.plan, vec![tampered], params)),
         "a partition proof that does not verify fails the job, never retried"
     );
+}
+
+/// Whether a step failed in a way running it again cannot mend.
+fn is_fatal<T>(result: Result<T, StepError>) -> bool {
+    matches!(result, Err(StepError::Fatal(_)))
 }
 
 #[test]
@@ -167,10 +169,7 @@ fn synthesis_takes_the_native_witness_only_with_matrices_and_the_switch_on() {
         .native()
         .is_none());
     assert!(
-        matches!(
-            with.synthesize(&planned.plan, 1, params),
-            Err(StepError::Fatal(_))
-        ),
+        is_fatal(with.synthesize(&planned.plan, 1, params)),
         "a partition the job does not have"
     );
 }
