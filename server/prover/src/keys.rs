@@ -1,6 +1,8 @@
 //! A circuit's Groth16 keys as loaded: proving parameters, verifying key (raw and prepared) and,
 //! when used, the circuit's pre-compiled matrices.
 
+use std::sync::{Arc, Weak};
+
 use bellperson::groth16::{prepare_verifying_key, Parameters, PreparedVerifyingKey, VerifyingKey};
 use blstrs::Bls12;
 
@@ -17,6 +19,9 @@ pub struct LoadedParams {
     pvk: PreparedVerifyingKey<Bls12>,
     size_bytes: u64,
     precompiled: Option<CircuitMatrices>,
+    /// Alive as long as these keys are: a device backend keeps copies of the bases while a
+    /// weak reference to this upgrades (see [`LoadedParams::residency`]).
+    residency: Arc<()>,
 }
 
 impl LoadedParams {
@@ -43,6 +48,7 @@ impl LoadedParams {
             pvk,
             size_bytes,
             precompiled,
+            residency: Arc::new(()),
         }
     }
 
@@ -56,6 +62,12 @@ impl LoadedParams {
         self.precompiled
             .as_ref()
             .map_or(0, CircuitMatrices::size_bytes)
+    }
+
+    /// A handle that stops upgrading once these keys are dropped: what device copies of the
+    /// bases are keyed by and kept for.
+    pub fn residency(&self) -> Weak<()> {
+        Arc::downgrade(&self.residency)
     }
 
     /// The circuit these parameters belong to.

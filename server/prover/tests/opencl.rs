@@ -116,17 +116,27 @@ fn devices_are_selected_by_ordinal_or_name_part() {
 #[test]
 fn h_polynomial_matches_the_cpu() {
     let mut rng = rng(1);
-    // Powers of two and lengths that the domain pads (1, 3, 1000, 2^12 + 1).
+    // Powers of two and lengths that the domain pads (1, 3, 1000, 2^12 + 1). The device forms
+    // c as a∘b, as a satisfied circuit has it.
     for len in [1usize, 3, 1000, 1 << 12, (1 << 12) + 1] {
-        let abc = Abc {
-            a: (0..len).map(|_| Fr::random(&mut rng)).collect(),
-            b: (0..len).map(|_| Fr::random(&mut rng)).collect(),
-            c: (0..len).map(|_| Fr::random(&mut rng)).collect(),
-        };
-        let device = backend().compute_h(&abc).expect("device fft");
-        let cpu = compute_h(abc).expect("cpu fft");
+        let a: Vec<Fr> = (0..len).map(|_| Fr::random(&mut rng)).collect();
+        let b: Vec<Fr> = (0..len).map(|_| Fr::random(&mut rng)).collect();
+        let c = a.iter().zip(&b).map(|(a, b)| *a * b).collect();
+        let device = backend().compute_h(&a, &b).expect("device fft");
+        let cpu = compute_h(Abc { a, b, c }).expect("cpu fft");
         assert_eq!(device.len(), cpu.len(), "len {len}");
         assert!(device == cpu, "h differs from the cpu's for len {len}");
+    }
+}
+
+/// The device's multiexp against blst's on the CPU, bases kept on the device and streamed.
+fn check_g1(n: usize, values: &[Fr], bases: &[G1Affine]) {
+    let s = ScalarBytes::dense(values);
+    let want = msm_g1(bases, s.view()).to_affine();
+    for resident in [true, false] {
+        let (got, counts) = backend().msm_g1(bases, values, resident).expect("device msm");
+        assert_eq!(got.to_affine(), want, "g1 msm of {n} terms, resident {resident}");
+        assert!(counts.launches > 0 || values.iter().all(|v| bool::from(v.is_zero())));
     }
 }
 
@@ -136,14 +146,30 @@ fn g1_msm_matches_the_cpu_whole_and_chunked() {
     // Sizes below, at and several times the chunk cap.
     for n in [1usize, 17, CHUNK_CAP, 2500] {
         let bases = g1_bases(n, &mut rng);
-        let s = ScalarBytes::dense(&scalars(n, &mut rng));
-        let device = backend().msm_g1(&bases, s.view()).expect("device msm");
-        assert_eq!(
-            device.to_affine(),
-            msm_g1(&bases, s.view()).to_affine(),
-            "g1 msm of {n} terms"
-        );
+        check_g1(n, &scalars(n, &mut rng), &bases);
     }
+}
+
+#[test]
+fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
+    let mut rng = rng(6);
+    let n = 1500;
+    let mut bases = g1_bases(n, &mut rng);
+    // Parameters may hold the identity (blst writes it as zeros): it adds nothing.
+    bases[7] = G1Affine::identity();
+    bases[700] = G1Affine::identity();
+    check_g1(n, &vec![Fr::ONE; n], &bases);
+    let others: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+    check_g1(n, &others, &bases);
+    // Small values, and the largest: every window of the exponent.
+    let edges: Vec<Fr> = (0..n as u64)
+        .map(|i| match i % 3 {
+            0 => Fr::from(i + 2),
+            1 => -Fr::ONE,
+            _ => Fr::ZERO,
+        })
+        .collect();
+    check_g1(n, &edges, &bases);
 }
 
 #[test]
@@ -151,24 +177,25 @@ fn g2_msm_matches_the_cpu_whole_and_chunked() {
     let mut rng = rng(3);
     for n in [1usize, 40, 1300] {
         let bases = g2_bases(n, &mut rng);
-        let s = ScalarBytes::dense(&scalars(n, &mut rng));
-        let device = backend().msm_g2(&bases, s.view()).expect("device msm");
-        assert_eq!(
-            device.to_affine(),
-            msm_g2(&bases, s.view()).to_affine(),
-            "g2 msm of {n} terms"
-        );
+        let values = scalars(n, &mut rng);
+        let s = ScalarBytes::dense(&values);
+        let want = msm_g2(&bases, s.view()).to_affine();
+        for resident in [true, false] {
+            let (got, _) = backend().msm_g2(&bases, &values, resident).expect("device msm");
+            assert_eq!(got.to_affine(), want, "g2 msm of {n} terms, resident {resident}");
+        }
     }
 }
 
 #[test]
-fn all_zero_scalars_give_the_identity() {
+fn all_zero_scalars_give_the_identity_with_no_multiexp_launched() {
     let mut rng = rng(4);
     let bases = g1_bases(100, &mut rng);
-    let s = ScalarBytes::dense(&vec![Fr::ZERO; 100]);
-    assert!(bool::from(
-        backend().msm_g1(&bases, s.view()).unwrap().is_identity()
-    ));
+    let (sum, counts) = backend()
+        .msm_g1(&bases, &vec![Fr::ZERO; 100], true)
+        .unwrap();
+    assert!(bool::from(sum.is_identity()));
+    assert_eq!(counts.launches, 1, "the split alone: {counts:?}");
 }
 
 #[test]
@@ -183,11 +210,12 @@ fn two_workers_on_one_device_stay_within_its_memory_pool() {
     let b = &OpenClBackend::new(device(), options).expect("backend");
     let mut rng = rng(5);
     let bases = g1_bases(1500, &mut rng);
-    let s = ScalarBytes::dense(&scalars(1500, &mut rng));
+    let values = scalars(1500, &mut rng);
+    let s = ScalarBytes::dense(&values);
     let want = msm_g1(&bases, s.view()).to_affine();
     std::thread::scope(|scope| {
         let runs: Vec<_> = (0..2)
-            .map(|_| scope.spawn(|| b.msm_g1(&bases, s.view()).unwrap().to_affine()))
+            .map(|_| scope.spawn(|| b.msm_g1(&bases, &values, false).unwrap().0.to_affine()))
             .collect();
         for r in runs {
             assert_eq!(r.join().unwrap(), want);

@@ -5,6 +5,8 @@
 //! Layout:
 //! - `prover.rs`: [`prove_partition`] (CPU) and [`prove_partition_with`] (any [`DeviceOps`]),
 //!   [`Randomness`], [`DeviceTimings`].
+//! - `plan.rs`: [`prove_with_plan`], the device phase's steps over a [`DevicePlan`] (where h
+//!   and the scalars live), [`HostPlan`] (all in host memory), [`Query`], [`DeviceCounters`].
 //! - `fft.rs`: [`compute_h`], the H polynomial's FFTs and pointwise passes on the CPU (on the
 //!   pool of the caller's priority).
 //! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2 (tiled, on the pool of the
@@ -13,12 +15,14 @@
 
 pub(crate) mod fft;
 mod msm;
+mod plan;
 mod prover;
 #[cfg(feature = "test-hooks")]
 pub mod test_hold;
 
 pub use fft::compute_h;
 pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
+pub use plan::{prove_with_plan, DeviceCounters, DevicePlan, HostPlan, Query, Scope};
 pub use prover::{
     prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks,
     Randomness, CPU_STEP_POINTS,

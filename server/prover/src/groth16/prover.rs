@@ -12,7 +12,7 @@
 //! where πA' and B1' are the plain sums without α/β/δ terms. This matches bellperson's prover, so
 //! the proofs verify with its verifier and filecoin-proofs'.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bellperson::groth16::{verify_proof, Parameters, PreparedVerifyingKey, Proof};
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
@@ -22,7 +22,8 @@ use group::Curve;
 use rand::rngs::OsRng;
 
 use super::fft::compute_h_in_steps;
-use super::msm::{msm_g1_in_steps, msm_g2_in_steps, ScalarBytes, Scalars};
+use super::msm::{msm_g1_in_steps, msm_g2_in_steps, Scalars};
+use super::plan::{prove_with_plan, DeviceCounters, HostPlan};
 use crate::error::{ProverError, Result};
 use crate::keys::LoadedParams;
 use crate::synthesis::{Abc, SynthesizedPartition, Witness};
@@ -53,6 +54,8 @@ pub struct DeviceTimings {
     pub msm: Duration,
     /// Device errors met on the way (each step that failed was run again; see the backend).
     pub faults: u32,
+    /// Bytes over the bus, kernel launches and host waits (zero on the CPU).
+    pub counters: DeviceCounters,
 }
 
 /// Where the FFT and MSM steps of the device phase run. The CPU's are [`CpuOps`]; a GPU backend
@@ -154,10 +157,8 @@ pub fn prove_partition(
     prove_partition_with(&CpuOps, partition, params, randomness, hooks)
 }
 
-/// [`prove_partition`] with the FFT and MSM steps of `ops`. The preemption points
-/// ([`PhaseHooks::step_done`]) are here, once for every backend: after the H polynomial and
-/// after each multiexp step (of at most [`DeviceOps::step_points`] points) but the last, which
-/// ends the phase.
+/// [`prove_partition`] with the FFT and MSM steps of `ops`, all data in host memory
+/// ([`HostPlan`]); the steps and their preemption points are [`prove_with_plan`]'s.
 pub fn prove_partition_with(
     ops: &dyn DeviceOps,
     partition: SynthesizedPartition,
@@ -166,113 +167,13 @@ pub fn prove_partition_with(
     hooks: &mut dyn PhaseHooks,
 ) -> Result<(Proof<Bls12>, DeviceTimings)> {
     let params = loaded.parameters();
-    check_shape(&partition, params)?;
-    let (partition, abc) = partition.into_parts();
-    let abc_bytes = abc.size_bytes();
-
-    let fft_start = Instant::now();
-    let h = ops.compute_h_in_steps(abc, &mut || hooks.step_done())?;
-    let fft = fft_start.elapsed();
-    hooks.abc_released(abc_bytes);
-    hooks.step_done();
-    stop_if_asked(hooks)?;
-    #[cfg(feature = "test-hooks")]
-    super::test_hold::at_boundary(hooks)?;
-
-    let msm_start = Instant::now();
-    let h_scalars = ScalarBytes::dense_in_place(h);
-    if params.h.len() != h_scalars.len() {
-        return Err(ProverError::ParamsShape(format!(
-            "the circuit's domain needs {} H bases, the parameters have {}",
-            h_scalars.len(),
-            params.h.len()
-        )));
-    }
-    let mut steps = Steps { ops, hooks };
-    let h_sum = steps.g1(&params.h, &h_scalars)?;
-    drop(h_scalars);
-
-    let p = &partition;
-    let aux_scalars = ScalarBytes::dense(&p.aux);
-    let l_sum = steps.g1(&params.l, &aux_scalars)?;
-    drop(aux_scalars);
-
-    let a_scalars = ScalarBytes::gathered(&[(&p.inputs, None), (&p.aux, Some(&p.a_aux_density))]);
-    let a_sum = steps.g1(&params.a, &a_scalars)?;
-    drop(a_scalars);
-
-    let b_scalars = ScalarBytes::gathered(&[
-        (&p.inputs, Some(&p.b_input_density)),
-        (&p.aux, Some(&p.b_aux_density)),
-    ]);
-    let b1_sum = steps.g1(&params.b_g1, &b_scalars)?;
-    let b2_sum = steps.last_g2(&params.b_g2, &b_scalars)?;
-    drop(b_scalars);
-    let msm = msm_start.elapsed();
-
-    let proof = assemble(params, randomness, h_sum, l_sum, a_sum, b1_sum, b2_sum)?;
-    self_check(loaded.prepared_verifying_key(), &proof, &partition.inputs)?;
-    let faults = ops.faults();
-    Ok((proof, DeviceTimings { fft, msm, faults }))
-}
-
-/// The multiexps of a device phase, each cut into steps of at most `ops.step_points()` points
-/// with a preemption point after every step (but after the phase's last).
-struct Steps<'a> {
-    ops: &'a dyn DeviceOps,
-    hooks: &'a mut dyn PhaseHooks,
-}
-
-impl Steps<'_> {
-    fn g1(&mut self, bases: &[G1Affine], scalars: &ScalarBytes) -> Result<G1Projective> {
-        let ops = self.ops;
-        let sum = self.stepped(bases, scalars, |b, s, h| ops.msm_g1_in_steps(b, s, h))?;
-        self.hooks.step_done();
-        stop_if_asked(self.hooks)?;
-        Ok(sum)
-    }
-
-    /// The phase's last multiexp: no preemption point after its last step.
-    fn last_g2(&mut self, bases: &[G2Affine], scalars: &ScalarBytes) -> Result<G2Projective> {
-        let ops = self.ops;
-        self.stepped(bases, scalars, |b, s, h| ops.msm_g2_in_steps(b, s, h))
-    }
-
-    fn stepped<B, P: group::Group>(
-        &mut self,
-        bases: &[B],
-        scalars: &ScalarBytes,
-        msm: impl Fn(&[B], Scalars<'_>, &mut dyn FnMut()) -> Result<P>,
-    ) -> Result<P> {
-        if bases.len() != scalars.len() {
-            return Err(ProverError::ParamsShape(format!(
-                "a multiexp has {} bases for {} scalars",
-                bases.len(),
-                scalars.len()
-            )));
-        }
-        let step = self.ops.step_points().max(1);
-        let scalars = scalars.view();
-        let mut sum = P::identity();
-        let mut start = 0;
-        loop {
-            let end = (start + step).min(bases.len());
-            let hooks = &mut *self.hooks;
-            sum += msm(&bases[start..end], scalars.slice(start..end), &mut || {
-                hooks.step_done()
-            })?;
-            start = end;
-            if start >= bases.len() {
-                return Ok(sum);
-            }
-            self.hooks.step_done();
-            stop_if_asked(self.hooks)?;
-        }
-    }
+    prove_with_plan(partition, loaded, randomness, hooks, |witness, _| {
+        Ok(Box::new(HostPlan::new(ops, witness, params)))
+    })
 }
 
 /// At a step boundary: the phase ends here when its caller asks it to.
-fn stop_if_asked(hooks: &dyn PhaseHooks) -> Result<()> {
+pub(crate) fn stop_if_asked(hooks: &dyn PhaseHooks) -> Result<()> {
     match hooks.stop_requested() {
         true => Err(ProverError::Stopped),
         false => Ok(()),
@@ -282,7 +183,7 @@ fn stop_if_asked(hooks: &dyn PhaseHooks) -> Result<()> {
 /// Verifies the partition's proof against the public inputs its own synthesis recorded (a few
 /// milliseconds). A failure here is the device phase's, not the request's: a device returning
 /// wrong numbers or a fault in this code. The engine then proves the partition again.
-fn self_check(
+pub(crate) fn self_check(
     pvk: &PreparedVerifyingKey<Bls12>,
     proof: &Proof<Bls12>,
     inputs: &[Fr],
@@ -301,7 +202,7 @@ fn self_check(
     }
 }
 
-fn check_shape(p: &Witness, params: &Parameters<Bls12>) -> Result<()> {
+pub(crate) fn check_shape(p: &Witness, params: &Parameters<Bls12>) -> Result<()> {
     crate::synthesis::check_counts(
         params,
         p.num_inputs(),
@@ -311,7 +212,7 @@ fn check_shape(p: &Witness, params: &Parameters<Bls12>) -> Result<()> {
     )
 }
 
-fn assemble(
+pub(crate) fn assemble(
     params: &Parameters<Bls12>,
     Randomness { r, s }: Randomness,
     h: G1Projective,

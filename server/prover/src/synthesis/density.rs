@@ -79,6 +79,20 @@ impl Density {
         }
     }
 
+    /// The positions of the variables present, in order.
+    pub fn ones(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(w, &word)| {
+            let mut bits = word;
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    w * 64 + b
+                })
+            })
+        })
+    }
+
     /// Heap bytes held.
     pub fn size_bytes(&self) -> u64 {
         (self.words.capacity() * 8) as u64

@@ -220,6 +220,41 @@ impl DeviceMemory {
     }
 }
 
+impl DeviceMemory {
+    /// Reserves `bytes` if they are free now with `keep_free` more left over; never waits (for
+    /// memory held across a preemption point, where waiting for the preempting phase would
+    /// wait for ourselves, and for parameters kept on the device).
+    pub fn try_reserve(self: &Arc<Self>, bytes: u64, keep_free: u64) -> Option<MemoryGrant> {
+        let mut used = self.used.lock().unwrap_or_else(|p| p.into_inner());
+        if (*used).saturating_add(bytes).saturating_add(keep_free) > self.limit {
+            return None;
+        }
+        *used += bytes;
+        Some(MemoryGrant {
+            pool: Arc::clone(self),
+            bytes,
+        })
+    }
+}
+
+impl MemoryGrant {
+    /// Bytes this grant holds.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Gives back all but `bytes` (when the buffers it covered shrank).
+    pub fn shrink_to(&mut self, bytes: u64) {
+        if bytes >= self.bytes {
+            return;
+        }
+        let mut used = self.pool.used.lock().unwrap_or_else(|p| p.into_inner());
+        *used -= self.bytes - bytes;
+        self.bytes = bytes;
+        self.pool.freed.notify_all();
+    }
+}
+
 /// Reserved device memory, returned to its pool on drop.
 #[derive(Debug)]
 pub struct MemoryGrant {
@@ -246,6 +281,26 @@ mod tests {
     fn a_reservation_over_the_limit_is_an_error_not_a_wait() {
         let pool = DeviceMemory::new(100);
         assert!(pool.reserve(101).is_err());
+        assert_eq!(pool.used(), 0);
+    }
+
+    #[test]
+    fn a_try_reservation_takes_only_what_is_free_now() {
+        let pool = DeviceMemory::new(100);
+        let held = pool.try_reserve(70, 0).unwrap();
+        assert!(pool.try_reserve(31, 0).is_none());
+        assert!(pool.try_reserve(20, 11).is_none(), "leaves too little free");
+        let more = pool.try_reserve(30, 0).unwrap();
+        assert_eq!((pool.used(), more.bytes()), (100, 30));
+        drop((held, more));
+        assert_eq!(pool.used(), 0);
+        assert!(pool.try_reserve(101, 0).is_none());
+        let mut shrinking = pool.try_reserve(80, 0).unwrap();
+        shrinking.shrink_to(30);
+        assert_eq!((pool.used(), shrinking.bytes()), (30, 30));
+        shrinking.shrink_to(50);
+        assert_eq!(pool.used(), 30, "a grant never grows");
+        drop(shrinking);
         assert_eq!(pool.used(), 0);
     }
 

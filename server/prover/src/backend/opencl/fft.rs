@@ -1,6 +1,7 @@
-//! The H polynomial on the device: the three a/b/c vectors go up once, every FFT and element-wise
-//! step runs on the device (ec-gpu-gen's radix FFT kernel, our scale and combine kernels), and
-//! only h comes back. The same steps as the CPU's `compute_h`:
+//! The H polynomial on the device: a and b go up once, c = a∘b is formed there, every FFT and
+//! element-wise step runs on the device (ec-gpu-gen's radix FFT kernel, our product, scale and
+//! combine kernels), and h stays there for its multiexp. The same steps as the CPU's
+//! `compute_h`:
 //!
 //! ```text
 //! for v in a, b, c:  v ← iFFT(v) · (1/n)·g^i  then FFT(v)        (evaluations on the coset g·ω^i)
@@ -11,10 +12,10 @@
 use ff::{Field, PrimeField};
 use opencl3::memory::Buffer;
 
-use super::kernels::{fft_kernel, read, write};
+use super::device::MemoryGrant;
+use super::kernels::fft_kernel;
 use super::queue::DeviceQueue;
 use crate::error::{ProverError, Result};
-use crate::synthesis::Abc;
 use blstrs::Scalar as Fr;
 
 /// Radix of one FFT kernel round: 2^8 (the kernel's twiddle table supports up to that).
@@ -23,6 +24,11 @@ const MAX_LOG2_RADIX: u32 = 8;
 const MAX_LOG2_LOCAL_WORK_SIZE: u32 = 7;
 /// Device buffers the H computation holds at peak: a, b, c and one scratch vector.
 const H_BUFFERS: u64 = 4;
+/// Work items per work group of the element-wise kernels.
+const ELEMENTWISE_LOCAL: usize = 64;
+/// Work items of the scale kernel: enough to fill any GPU (2^16 · 32 bytes in flight), few
+/// enough that each item's one power by squaring is small against its 2^11 elements at 2^27.
+const SCALE_ITEMS: usize = 1 << 16;
 
 /// The domain of the a/b/c vectors: size 2^log_n ≥ their length, and its generator ω.
 struct Domain {
@@ -56,66 +62,141 @@ pub fn h_memory(len: usize) -> (u64, u64) {
     (H_BUFFERS * buffer, buffer)
 }
 
-/// Coefficients of h(x) = (A(x)·B(x) − C(x)) / t(x), as the CPU's `compute_h` returns them.
-/// Borrows the a/b/c evaluations so a failed attempt can be run again elsewhere; the caller
-/// frees them when this returns, as the CPU path frees them when its FFTs are done.
-pub fn compute_h(q: &DeviceQueue, abc: &Abc) -> Result<Vec<Fr>> {
-    let Abc { a, b, c } = abc;
-    if a.len() != b.len() || a.len() != c.len() {
+/// h(x) on the device: its n − 1 coefficients (Montgomery form, as the host keeps field
+/// elements) in the first elements of `h`, for the H multiexp to read where they are.
+pub struct HOnDevice {
+    pub h: Buffer<Fr>,
+    /// Coefficients in `h` (the domain size less one).
+    pub len: usize,
+    _grant: MemoryGrant,
+}
+
+/// h(x) = (A(x)·B(x) − C(x)) / t(x) from the a and b evaluations, kept on the device. Only a
+/// and b go up: C's evaluations are a∘b for a satisfied R1CS (every constraint holds), so
+/// they are formed here; a witness that does not satisfy the circuit gives a proof that fails
+/// its check, as it would with c uploaded. `None` when the pool has no room for the four
+/// vectors now. Borrows a and b (the caller keeps them until this returns, which waits for the
+/// queue) so that a failed attempt can run again elsewhere.
+pub fn compute_h(q: &DeviceQueue, a: &[Fr], b: &[Fr]) -> Result<Option<HOnDevice>> {
+    if a.len() != b.len() {
         return Err(ProverError::ParamsShape(format!(
-            "a/b/c lengths differ: {}, {}, {}",
+            "a/b lengths differ: {}, {}",
             a.len(),
-            b.len(),
-            c.len()
+            b.len()
         )));
     }
     let domain = Domain::for_len(a.len())?;
     let n = domain.n();
-    let (bytes, _) = h_memory(a.len());
-    let _grant = q.reserve(bytes)?;
+    let (bytes, buffer) = h_memory(a.len());
+    let Some(mut grant) = q.memory().try_reserve(bytes, 0) else {
+        return Ok(None);
+    };
 
     let upload = |v: &[Fr]| -> Result<Buffer<Fr>> {
         let mut buf = q.program.buffer::<Fr>(n)?;
-        write(&q.queue, &mut buf, v)?;
-        let pad = n - v.len();
-        if pad > 0 {
-            write_at(q, &mut buf, n - pad, &vec![Fr::ZERO; pad])?;
-        }
+        // SAFETY: `v` is borrowed for this whole function, which waits for the queue before
+        // it returns (or drops the queue's work on an error only after the plan's drop waits).
+        unsafe { q.write_async(&mut buf, 0, v)? };
+        q.fill(&mut buf, Fr::ZERO, v.len(), n - v.len())?;
         Ok(buf)
     };
-    let mut bufs = [upload(a)?, upload(b)?, upload(c)?];
+    let mut a = upload(a)?;
+    let mut b = upload(b)?;
+    let mut c = q.program.buffer::<Fr>(n)?;
     let mut scratch = q.program.buffer::<Fr>(n)?;
+    elementwise(q, "snarkd_product", n, |k| {
+        // SAFETY: the argument list of `snarkd_product`; every buffer holds n elements.
+        unsafe { k.set_arg(&a).set_arg(&b).set_arg(&c).set_arg(&(n as u32)) };
+    })?;
 
-    let omega_inv = domain.omega.invert().unwrap();
+    let tables = [Twiddles::new(q, domain.omega, domain.log_n)?, Twiddles::new(
+        q,
+        domain.omega.invert().unwrap(),
+        domain.log_n,
+    )?];
+    let [forward, inverse] = &tables;
     let g = Fr::MULTIPLICATIVE_GENERATOR;
     let n_inv = Fr::from(n as u64).invert().unwrap();
-    for buf in bufs.iter_mut() {
-        radix_fft(q, buf, &mut scratch, omega_inv, domain.log_n)?;
+    for buf in [&mut a, &mut b, &mut c] {
+        radix_fft(q, buf, &mut scratch, inverse, domain.log_n)?;
         scale_by_powers(q, buf, n, n_inv, g)?;
-        radix_fft(q, buf, &mut scratch, domain.omega, domain.log_n)?;
+        radix_fft(q, buf, &mut scratch, forward, domain.log_n)?;
     }
-    let [mut a, b, c] = bufs;
     let z_inv = (g.pow_vartime([n as u64]) - Fr::ONE).invert().unwrap();
-    h_combine(q, &mut a, &b, &c, n, z_inv)?;
-    drop((b, c));
-    radix_fft(q, &mut a, &mut scratch, omega_inv, domain.log_n)?;
-    drop(scratch);
+    elementwise(q, "snarkd_h_combine", n, |k| {
+        // SAFETY: the argument list of `snarkd_h_combine`; every buffer holds n elements.
+        unsafe {
+            k.set_arg(&a)
+                .set_arg(&b)
+                .set_arg(&c)
+                .set_arg(&(n as u32))
+                .set_arg(&z_inv)
+        };
+    })?;
+    radix_fft(q, &mut a, &mut scratch, inverse, domain.log_n)?;
     scale_by_powers(q, &mut a, n, n_inv, g.invert().unwrap())?;
-
-    let mut h = vec![Fr::ZERO; n];
-    read(&q.queue, &a, &mut h)?;
+    q.finish()?;
+    drop((b, c, scratch, tables));
+    grant.shrink_to(buffer);
     // deg h ≤ n − 2: the top coefficient is zero and the parameters hold n − 1 H bases.
-    h.truncate(n - 1);
-    Ok(h)
+    Ok(Some(HOnDevice {
+        h: a,
+        len: n - 1,
+        _grant: grant,
+    }))
 }
 
-/// In-place radix FFT of `buf` (2^log_n elements) with the root `omega`; `scratch` is the
+/// The twiddle tables of one FFT direction, on the device.
+struct Twiddles {
+    /// pq[i] = (ω^(n / 2^max_deg))^i for i < 2^(max_deg−1).
+    pq: Buffer<Fr>,
+    /// ω^(2^k) for every k the kernel's power lookup may need.
+    omegas: Buffer<Fr>,
+}
+
+impl Twiddles {
+    fn new(q: &DeviceQueue, omega: Fr, log_n: u32) -> Result<Twiddles> {
+        let max_deg = MAX_LOG2_RADIX.min(log_n).max(1);
+        let n = 1u64 << log_n;
+        let twiddle = omega.pow_vartime([n >> max_deg]);
+        let mut pq = vec![Fr::ONE; 1 << (max_deg - 1)];
+        for i in 1..pq.len() {
+            pq[i] = pq[i - 1] * twiddle;
+        }
+        let mut omegas = vec![omega; 32];
+        for k in 1..omegas.len() {
+            omegas[k] = omegas[k - 1].square();
+        }
+        let mut pq_buf = q.program.buffer::<Fr>(pq.len())?;
+        q.write(&mut pq_buf, 0, &pq)?;
+        let mut omegas_buf = q.program.buffer::<Fr>(omegas.len())?;
+        q.write(&mut omegas_buf, 0, &omegas)?;
+        Ok(Twiddles {
+            pq: pq_buf,
+            omegas: omegas_buf,
+        })
+    }
+}
+
+/// Launches the element-wise kernel `name` over n elements.
+fn elementwise(
+    q: &DeviceQueue,
+    name: &str,
+    n: usize,
+    set_args: impl FnOnce(&mut opencl3::kernel::ExecuteKernel),
+) -> Result<()> {
+    let kernel = q.program.kernel(name)?;
+    let local = ELEMENTWISE_LOCAL.min(n);
+    q.launch(&kernel, n.div_ceil(local), local, set_args)
+}
+
+/// In-place radix FFT of `buf` (2^log_n elements) with the root of `tw`; `scratch` is the
 /// other half of each ping-pong round. The result ends in `buf`.
 fn radix_fft(
     q: &DeviceQueue,
     buf: &mut Buffer<Fr>,
     scratch: &mut Buffer<Fr>,
-    omega: Fr,
+    tw: &Twiddles,
     log_n: u32,
 ) -> Result<()> {
     if log_n == 0 {
@@ -123,22 +204,6 @@ fn radix_fft(
     }
     let n = 1u32 << log_n;
     let max_deg = MAX_LOG2_RADIX.min(log_n);
-    // Twiddles of the largest radix: pq[i] = (ω^(n / 2^max_deg))^i for i < 2^(max_deg−1).
-    let twiddle = omega.pow_vartime([(n >> max_deg) as u64]);
-    let mut pq = vec![Fr::ONE; 1 << (max_deg - 1)];
-    for i in 1..pq.len() {
-        pq[i] = pq[i - 1] * twiddle;
-    }
-    // ω^(2^k) for every k the kernel's power lookup may need.
-    let mut omegas = vec![omega; 32];
-    for k in 1..omegas.len() {
-        omegas[k] = omegas[k - 1].square();
-    }
-    let mut pq_buf = q.program.buffer::<Fr>(pq.len())?;
-    write(&q.queue, &mut pq_buf, &pq)?;
-    let mut omegas_buf = q.program.buffer::<Fr>(omegas.len())?;
-    write(&q.queue, &mut omegas_buf, &omegas)?;
-
     let kernel = q.program.kernel(&fft_kernel())?;
     let mut log_p = 0u32;
     let mut in_scratch = false;
@@ -151,13 +216,13 @@ fn radix_fft(
         } else {
             (&*buf, &*scratch)
         };
-        q.run(&kernel, groups, local, |k| {
+        q.launch(&kernel, groups, local, |k| {
             // SAFETY: the argument list of `FIELD_radix_fft` in ec-gpu-gen's fft.cl, in order.
             unsafe {
                 k.set_arg(src)
                     .set_arg(dst)
-                    .set_arg(&pq_buf)
-                    .set_arg(&omegas_buf)
+                    .set_arg(&tw.pq)
+                    .set_arg(&tw.omegas)
                     .set_arg_local_buffer((1usize << deg) * std::mem::size_of::<Fr>())
                     .set_arg(&n)
                     .set_arg(&log_p)
@@ -174,57 +239,22 @@ fn radix_fft(
     Ok(())
 }
 
-/// x[i] ← x[i] · scale · g^i on the device.
+/// x[i] ← x[i] · scale · g^i on the device: one power by squaring per work item, then one
+/// multiplication per element.
 fn scale_by_powers(q: &DeviceQueue, x: &mut Buffer<Fr>, n: usize, scale: Fr, g: Fr) -> Result<()> {
+    let items = n.min(SCALE_ITEMS);
+    let local = ELEMENTWISE_LOCAL.min(items);
+    let groups = items.div_ceil(local);
+    let g_stride = g.pow_vartime([(groups * local) as u64]);
     let kernel = q.program.kernel("snarkd_scale_by_powers")?;
-    let local = 64.min(n);
-    q.run(&kernel, n.div_ceil(local), local, |k| {
+    q.launch(&kernel, groups, local, |k| {
         // SAFETY: the argument list of `snarkd_scale_by_powers`; the kernel checks i < n.
         unsafe {
             k.set_arg(&*x)
                 .set_arg(&(n as u32))
                 .set_arg(&scale)
-                .set_arg(&g);
+                .set_arg(&g)
+                .set_arg(&g_stride);
         }
     })
-}
-
-/// a[i] ← (a[i]·b[i] − c[i]) · z_inv on the device.
-fn h_combine(
-    q: &DeviceQueue,
-    a: &mut Buffer<Fr>,
-    b: &Buffer<Fr>,
-    c: &Buffer<Fr>,
-    n: usize,
-    z_inv: Fr,
-) -> Result<()> {
-    let kernel = q.program.kernel("snarkd_h_combine")?;
-    let local = 64.min(n);
-    q.run(&kernel, n.div_ceil(local), local, |k| {
-        // SAFETY: the argument list of `snarkd_h_combine`; the kernel checks i < n.
-        unsafe {
-            k.set_arg(&*a)
-                .set_arg(b)
-                .set_arg(c)
-                .set_arg(&(n as u32))
-                .set_arg(&z_inv);
-        }
-    })
-}
-
-/// Writes `data` at element `offset` of `buf`.
-fn write_at(q: &DeviceQueue, buf: &mut Buffer<Fr>, offset: usize, data: &[Fr]) -> Result<()> {
-    // SAFETY: blocking write of `data` (which outlives the call) into elements
-    // offset..offset + data.len() of `buf`, which the caller allocated that large.
-    unsafe {
-        q.queue.enqueue_write_buffer(
-            buf,
-            opencl3::types::CL_BLOCKING,
-            offset * std::mem::size_of::<Fr>(),
-            data,
-            &[],
-        )
-    }
-    .map(drop)
-    .map_err(|e| super::kernels::cl_err("writing a buffer", e))
 }

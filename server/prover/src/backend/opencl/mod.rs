@@ -1,45 +1,59 @@
-//! The OpenCL backend: ec-gpu-gen's generated BLS12-381 kernels driven by our own host code over
-//! `opencl3`, on any OpenCL device (NVIDIA, AMD, Intel, or PoCL's CPU device, which is what the
-//! tests run on). One [`OpenClBackend`] per device; its workers share the compiled program and
-//! the device's memory pool, each with its own command queue.
+//! The OpenCL backend: ec-gpu-gen's generated BLS12-381 field, curve and FFT code and our own
+//! multiexp and element-wise kernels, driven by our own host code over `opencl3`, on any OpenCL
+//! device (NVIDIA, AMD, Intel, or PoCL's CPU device, which is what the tests run on). One
+//! [`OpenClBackend`] per device; its workers share the compiled program, the device's memory
+//! pool and the circuits' bases kept on the device, each with its own command queue.
 //!
-//! Faults: a step (the H FFTs, one MSM) that fails on the device is run on the device again up
-//! to [`OpenClOptions::device_attempts`] times, then on the CPU, so the partition still gets its
-//! proof (which `finalize` verifies like any other). After [`OpenClOptions::unhealthy_after`]
-//! failed steps in a row the device is marked unhealthy and the backend runs every step on the
-//! CPU from then on. Each fault is counted in [`DeviceTimings::faults`]. An H polynomial too
-//! large for a worker's share of the device runs on the CPU without counting as a fault.
+//! Data stays where it is used: a circuit's bases go up once per device and stay while its keys
+//! are loaded (`resident.rs`), a partition's witness goes up once, h never comes back, the
+//! multiexps read their scalars on the device and work in proportion to the witness (zeros
+//! dropped, ones summed, a bucket multiexp over the rest). Every byte over the bus, launch and
+//! host wait is counted ([`crate::groth16::DeviceCounters`]).
+//!
+//! Faults: a step that fails on the device is run there again up to
+//! [`OpenClOptions::device_attempts`] times, then the partition's remaining steps run on the CPU,
+//! so it still gets its proof (which `finalize` verifies like any other). After
+//! [`OpenClOptions::unhealthy_after`] failed steps in a row the device is marked unhealthy and
+//! every partition runs on the CPU from then on. Each fault is counted in
+//! [`DeviceTimings::faults`]. A step that finds no room in the device's pool runs on the CPU
+//! without counting as a fault.
 //!
 //! Layout:
 //! - `device.rs`: discovery across all platforms, selection, the shared memory pool.
-//! - `kernels.rs`: kernel source, per-device program cache, buffer helpers.
-//! - `queue.rs`: [`DeviceQueue`], one worker's queue and memory share on a device.
+//! - `kernels.rs`: kernel source (`snarkd_scalar.cl`, `snarkd_point.cl` and ec-gpu-gen's), the
+//!   per-device program cache, buffers.
+//! - `queue.rs`: [`DeviceQueue`], one worker's queue and memory share on a device, with counts.
+//! - `resident.rs`: circuits' bases kept on the device, evicted least recently used.
+//! - `plan.rs`: one partition's device phase (a [`crate::groth16::DevicePlan`]).
 //! - `fft.rs`: the H polynomial on the device.
-//! - `msm.rs`: chunked multiexp over G1 and G2 with host-side reduction.
+//! - `msm.rs`: the split multiexp over G1 and G2.
 
 mod device;
 mod fft;
 mod kernels;
 mod msm;
+mod plan;
 mod queue;
+mod resident;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bellperson::groth16::Proof;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
+use ff::Field;
 
 pub use device::{list_devices, select_devices, DeviceMemory, OpenClDevice, OpenClDeviceInfo};
+pub use kernels::LimbBits;
 pub use queue::DeviceQueue;
 
 use super::{DeviceBackend, PciAddress, PoolUse};
 use crate::error::{ProverError, Result};
-use crate::groth16::Scalars;
-use crate::groth16::{
-    prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks, Randomness,
-};
+use crate::groth16::{prove_with_plan, DeviceCounters, DeviceTimings, PhaseHooks, Randomness};
 use crate::keys::LoadedParams;
-use crate::synthesis::{panic_message, Abc, SynthesizedPartition};
+use crate::synthesis::{panic_message, SynthesizedPartition};
+use msm::{Bases, DeviceScalars};
+use resident::ResidentCache;
 
 /// Share of a device's global memory left to the driver and other processes (display, other
 /// contexts). 20 % is what ec-gpu-gen leaves on GPUs; PoCL's "device memory" is host RAM.
@@ -57,6 +71,13 @@ pub struct OpenClOptions {
     pub device_attempts: u32,
     /// Failed steps in a row after which the device is no longer used.
     pub unhealthy_after: u32,
+    /// Keep circuits' bases on the device where they fit (off: stream them every step).
+    pub keep_params: bool,
+    /// The device memory the backend may use; by default its global memory less
+    /// [`DEVICE_MEMORY_HEADROOM_PERCENT`]. Tests set it small to force streaming.
+    pub pool_bytes: Option<u64>,
+    /// Limb width of the field code.
+    pub limbs: LimbBits,
 }
 
 impl Default for OpenClOptions {
@@ -66,6 +87,9 @@ impl Default for OpenClOptions {
             max_chunk_terms: usize::MAX,
             device_attempts: 2,
             unhealthy_after: 3,
+            keep_params: true,
+            pool_bytes: None,
+            limbs: LimbBits::default(),
         }
     }
 }
@@ -78,6 +102,8 @@ pub struct OpenClBackend {
     memory: Arc<DeviceMemory>,
     /// Idle queues; a worker takes one (or opens one) per partition.
     queues: Mutex<Vec<DeviceQueue>>,
+    /// Circuits' bases kept on the device.
+    resident: ResidentCache,
     health: Health,
 }
 
@@ -94,12 +120,13 @@ impl OpenClBackend {
     /// minutes on PoCL; the driver caches it for later processes).
     pub fn new(device: OpenClDevice, options: OpenClOptions) -> Result<OpenClBackend> {
         let usable = device.info.memory_bytes / 100 * (100 - DEVICE_MEMORY_HEADROOM_PERCENT);
-        let memory = DeviceMemory::new(usable);
+        let memory = DeviceMemory::new(options.pool_bytes.unwrap_or(usable).min(usable));
         let first = DeviceQueue::new(
             device.clone(),
             Arc::clone(&memory),
             options.workers_per_device,
             options.max_chunk_terms,
+            options.limbs,
         )?;
         Ok(OpenClBackend {
             name: format!("opencl:{}", device.info.ordinal),
@@ -107,6 +134,7 @@ impl OpenClBackend {
             options,
             memory,
             queues: Mutex::new(vec![first]),
+            resident: ResidentCache::default(),
             health: Health::default(),
         })
     }
@@ -127,50 +155,127 @@ impl OpenClBackend {
         self.health.injected.store(steps, Ordering::SeqCst);
     }
 
-    /// The H polynomial on the device (no fallback; for tests and the benchmark).
-    pub fn compute_h(&self, abc: &Abc) -> Result<Vec<Fr>> {
-        self.with_queue(|q| fft::compute_h(q, abc))
+    /// Device bytes held by circuits' bases kept on the device.
+    pub fn resident_bytes(&self) -> u64 {
+        self.resident.bytes()
     }
 
-    /// A G1 MSM on the device (no fallback; for tests and the benchmark).
-    pub fn msm_g1(&self, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective> {
-        self.with_queue(|q| msm::msm_g1(q, bases, scalars))
+    /// The H polynomial's coefficients on the device from a and b, read back (no fallback; for
+    /// tests and the benchmark). c is formed as a∘b, as for a satisfied circuit.
+    pub fn compute_h(&self, a: &[Fr], b: &[Fr]) -> Result<Vec<Fr>> {
+        self.with_queue(|q| {
+            let on = fft::compute_h(q, a, b)?.ok_or_else(|| no_room(&self.name))?;
+            let mut h = vec![Fr::ZERO; on.len];
+            q.read(&on.h, &mut h)?;
+            Ok(h)
+        })
     }
 
-    /// A G2 MSM on the device (no fallback; for tests and the benchmark).
-    pub fn msm_g2(&self, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective> {
-        self.with_queue(|q| msm::msm_g2(q, bases, scalars))
+    /// `Σ bases[i]·scalars[i]` over G1 on the device, the scalars uploaded as they are and the
+    /// bases kept on the device for the call (`resident`) or streamed per chunk (no fallback;
+    /// for tests and the benchmark). Returns the sum and what the device did.
+    pub fn msm_g1(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[Fr],
+        resident: bool,
+    ) -> Result<(G1Projective, DeviceCounters)> {
+        self.msm_on_device(bases, scalars, resident, msm::msm_g1)
+    }
+
+    /// [`OpenClBackend::msm_g1`] over G2.
+    pub fn msm_g2(
+        &self,
+        bases: &[G2Affine],
+        scalars: &[Fr],
+        resident: bool,
+    ) -> Result<(G2Projective, DeviceCounters)> {
+        self.msm_on_device(bases, scalars, resident, msm::msm_g2)
+    }
+
+    fn msm_on_device<G, P>(
+        &self,
+        bases: &[G],
+        scalars: &[Fr],
+        resident: bool,
+        msm: impl Fn(&DeviceQueue, Bases<'_, G>, DeviceScalars<'_>, std::ops::Range<usize>) -> Result<Option<P>>,
+    ) -> Result<(P, DeviceCounters)> {
+        if bases.len() != scalars.len() {
+            return Err(ProverError::ParamsShape(format!(
+                "a multiexp has {} bases for {} scalars",
+                bases.len(),
+                scalars.len()
+            )));
+        }
+        self.with_queue(|q| {
+            let start = q.counters();
+            let mut s_buf = q.program.buffer::<Fr>(scalars.len())?;
+            q.write(&mut s_buf, 0, scalars)?;
+            let kept = match resident {
+                true => {
+                    let mut b = q.program.buffer::<G>(bases.len())?;
+                    q.write(&mut b, 0, bases)?;
+                    Some(b)
+                }
+                false => None,
+            };
+            let on_device = match &kept {
+                Some(b) => Bases::Device(b),
+                None => Bases::Host(bases),
+            };
+            let scalars_on = DeviceScalars {
+                buf: &s_buf,
+                map: None,
+                offset: 0,
+            };
+            let sum = msm(q, on_device, scalars_on, 0..bases.len())?
+                .ok_or_else(|| no_room(&self.name))?;
+            q.finish()?;
+            Ok((sum, q.counters() - start))
+        })
     }
 
     /// Runs `f` on an idle queue of the device, opening one if every queue is busy.
     fn with_queue<T>(&self, f: impl FnOnce(&DeviceQueue) -> Result<T>) -> Result<T> {
+        let queue = self.take_queue()?;
+        let out = f(&queue);
+        self.return_queue(queue);
+        out
+    }
+
+    /// An idle queue of the device, or a new one when every queue is busy.
+    fn take_queue(&self) -> Result<DeviceQueue> {
         let taken = self.queues.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let queue = match taken {
-            Some(q) => q,
+        match taken {
+            Some(q) => Ok(q),
             None => DeviceQueue::new(
                 self.device.clone(),
                 Arc::clone(&self.memory),
                 self.options.workers_per_device,
                 self.options.max_chunk_terms,
-            )?,
-        };
-        let out = f(&queue);
+                self.options.limbs,
+            ),
+        }
+    }
+
+    fn return_queue(&self, queue: DeviceQueue) {
         self.queues
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(queue);
-        out
     }
 
-    /// Runs a device step with the fault policy: retried on the device, then `cpu()`.
-    fn step<I, T>(
+    /// Runs a device step with the fault policy: tried up to `device_attempts` times while the
+    /// device is healthy, each failure counted in `faults` and towards the device's health.
+    /// `None`: the step is to run on the CPU (it failed every time, the device is unhealthy,
+    /// or it found no room, which is not a fault).
+    fn attempt<T>(
         &self,
-        faults: &AtomicU32,
+        q: &DeviceQueue,
+        faults: &mut u32,
         what: &str,
-        input: I,
-        device: impl Fn(&DeviceQueue, &I) -> Result<T>,
-        cpu: impl FnOnce(I) -> Result<T>,
-    ) -> Result<T> {
+        mut device: impl FnMut(&DeviceQueue) -> Result<Option<T>>,
+    ) -> Option<T> {
         for attempt in 1..=self.options.device_attempts {
             if !self.is_healthy() {
                 break;
@@ -181,23 +286,25 @@ impl OpenClBackend {
                     reason: "injected fault".into(),
                 })
             } else {
-                self.with_queue(|q| {
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| device(q, &input)))
-                        .unwrap_or_else(|p| {
-                            Err(ProverError::Device {
-                                backend: self.name.clone(),
-                                reason: panic_message(&p),
-                            })
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| device(q)))
+                    .unwrap_or_else(|p| {
+                        Err(ProverError::Device {
+                            backend: self.name.clone(),
+                            reason: panic_message(&p),
                         })
-                })
+                    })
             };
             match result {
-                Ok(v) => {
+                Ok(Some(v)) => {
                     self.health.failures_in_a_row.store(0, Ordering::Relaxed);
-                    return Ok(v);
+                    return Some(v);
+                }
+                Ok(None) => {
+                    tracing::debug!(device = %self.name, step = what, "no room on the device: the step runs on the cpu");
+                    return None;
                 }
                 Err(e) => {
-                    faults.fetch_add(1, Ordering::Relaxed);
+                    *faults += 1;
                     let in_a_row = self
                         .health
                         .failures_in_a_row
@@ -210,18 +317,12 @@ impl OpenClBackend {
                         device = %self.name, step = what, attempt, error = %e,
                         unhealthy = !self.is_healthy(), "device step failed"
                     );
+                    // What the failed attempt enqueued must not run into the next one.
+                    let _ = q.finish();
                 }
             }
         }
-        cpu(input)
-    }
-
-    /// Whether the H computation for vectors of `len` elements fits a worker's memory share
-    /// and the device's largest buffer.
-    fn fft_fits(&self, len: usize) -> bool {
-        let (bytes, largest) = fft::h_memory(len);
-        let share = self.memory.limit() / self.options.workers_per_device.max(1) as u64;
-        bytes <= share && largest <= self.device.info.max_alloc_bytes
+        None
     }
 
     // `fetch_update` is called `try_update` from Rust 1.95 on, later than our rust-version.
@@ -234,58 +335,15 @@ impl OpenClBackend {
     }
 }
 
-/// The device steps of one partition, with the fault policy.
-struct OpenClOps<'a> {
-    backend: &'a OpenClBackend,
-    faults: AtomicU32,
-}
-
 /// A device multiexp step: tens of milliseconds on a datacenter GPU, so a deadline partition
-/// hardly waits, while the per-step cost (a reservation, buffers, the last reductions on the
-/// host) stays small against the step.
+/// hardly waits, while the per-step cost (a workspace, two waits, the sums added on the host)
+/// stays small against the step.
 const GPU_STEP_POINTS: usize = 1 << 24;
 
-impl DeviceOps for OpenClOps<'_> {
-    fn compute_h(&self, abc: Abc) -> Result<Vec<Fr>> {
-        let b = self.backend;
-        if !b.fft_fits(abc.a.len()) {
-            // Not a fault: this domain is larger than a worker's share of the device.
-            tracing::debug!(device = %b.name, len = abc.a.len(), "h polynomial on the cpu: too large for the device");
-            return CpuOps.compute_h(abc);
-        }
-        b.step(&self.faults, "fft", abc, fft::compute_h, |abc| {
-            CpuOps.compute_h(abc)
-        })
-    }
-
-    fn msm_g1(&self, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective> {
-        let b = self.backend;
-        b.step(
-            &self.faults,
-            "msm g1",
-            (),
-            |q, _| msm::msm_g1(q, bases, scalars),
-            |_| CpuOps.msm_g1(bases, scalars),
-        )
-    }
-
-    fn msm_g2(&self, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective> {
-        let b = self.backend;
-        b.step(
-            &self.faults,
-            "msm g2",
-            (),
-            |q, _| msm::msm_g2(q, bases, scalars),
-            |_| CpuOps.msm_g2(bases, scalars),
-        )
-    }
-
-    fn step_points(&self) -> usize {
-        GPU_STEP_POINTS
-    }
-
-    fn faults(&self) -> u32 {
-        self.faults.load(Ordering::Relaxed)
+fn no_room(device: &str) -> ProverError {
+    ProverError::Device {
+        backend: device.to_string(),
+        reason: "no room in the device's memory pool now".into(),
     }
 }
 
@@ -326,10 +384,8 @@ impl DeviceBackend for OpenClBackend {
         randomness: Randomness,
         hooks: &mut dyn PhaseHooks,
     ) -> Result<(Proof<Bls12>, DeviceTimings)> {
-        let ops = OpenClOps {
-            backend: self,
-            faults: AtomicU32::new(0),
-        };
-        prove_partition_with(&ops, partition, params, randomness, hooks)
+        prove_with_plan(partition, params, randomness, hooks, |witness, _| {
+            plan::OpenClPlan::open(self, witness, params)
+        })
     }
 }

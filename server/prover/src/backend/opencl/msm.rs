@@ -1,71 +1,114 @@
-//! Multi-scalar multiplication on the device with ec-gpu-gen's bucket multiexp kernel, driven by
-//! our own host code: the terms are cut into chunks that fit this worker's share of device
-//! memory (and the configured cap), each chunk is one kernel launch over `windows × groups`
-//! work items, and the per-item results are reduced on the host.
+//! Multi-scalar multiplication on the device, in proportion to the witness: a step's scalars
+//! are split on the device (`snarkd_split`) into zeros (dropped), ones (their bases summed with
+//! mixed additions, `POINT_snarkd_sum_ones`) and the rest (a bucket multiexp over their canonical
+//! values, `POINT_snarkd_multiexp`, its window chosen for the count of the rest). The scalars
+//! are read where they already lie on the device (the witness buffer, through a term → position
+//! map for A and B, or h), so nothing is gathered or converted on the host; the bases are the
+//! resident copy, or the step's slice of the host's bases copied up into a staging buffer.
 //!
-//! Kernel conventions (`POINT_multiexp` in ec-gpu-gen's multiexp.cl): bases are affine points in
-//! blst's layout (Montgomery limbs, no infinity flag), exponents are canonical little-endian
-//! 32-byte scalars, results are Jacobian points in blst's layout. Work item `gid` handles window
-//! `gid % windows` (window 0 holds the most significant bits) of the terms of group
-//! `gid / windows`.
+//! Per chunk of a step the host waits twice: for the split's two counts (which size the
+//! multiexp's window) and for the work items' sums, which it adds up on its own threads.
 
-use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective};
+use std::ops::Range;
+
+use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ec_gpu::GpuName;
 use group::prime::PrimeCurveAffine;
 use group::Group;
+use opencl3::memory::Buffer;
+use rayon::prelude::*;
 
-use super::kernels::{multiexp_kernel, read, write};
+use super::kernels::{multiexp_kernel, sum_ones_kernel};
 use super::queue::{DeviceQueue, LOCAL_WORK_SIZE};
 use crate::error::{ProverError, Result};
-use crate::groth16::Scalars;
+use crate::threads;
 
-/// Bits of an exponent as the kernel reads it (the scalar's 32 bytes).
+/// Bits of an exponent as the kernel reads it (the scalar's 256 bits, most significant first).
 const EXPONENT_BITS: usize = 256;
 /// Largest window: 2^10 − 1 buckets per work item. Larger windows leave too few work items.
 const MAX_WINDOW_BITS: usize = 10;
-/// Bytes of one exponent.
-const EXPONENT_BYTES: usize = 32;
+/// Device bytes a term of a chunk takes besides its base: its place in one of the two lists
+/// (4 bytes) and, for the rest, its canonical scalar (32 bytes).
+const TERM_BYTES: u64 = 4 + 4 + 32;
+/// Work items per work group of the split kernel.
+const SPLIT_LOCAL: usize = 64;
 
-/// `sum(bases[i] * scalars[i])` over G1 on the device.
-pub fn msm_g1(q: &DeviceQueue, bases: &[G1Affine], scalars: Scalars<'_>) -> Result<G1Projective> {
-    multiexp(q, bases, scalars)
+/// Where a multiexp's scalars lie on the device: term `t`'s is `buf[map[t]]`, or
+/// `buf[offset + t]` without a map.
+#[derive(Clone, Copy)]
+pub struct DeviceScalars<'a> {
+    pub buf: &'a Buffer<Fr>,
+    pub map: Option<&'a Buffer<u32>>,
+    pub offset: usize,
 }
 
-/// `sum(bases[i] * scalars[i])` over G2 on the device.
-pub fn msm_g2(q: &DeviceQueue, bases: &[G2Affine], scalars: Scalars<'_>) -> Result<G2Projective> {
-    multiexp(q, bases, scalars)
+/// Where a multiexp's bases are: kept on the device (term `t` at `buf[t]`), or in host memory,
+/// copied up step by step.
+pub enum Bases<'a, G> {
+    Device(&'a Buffer<G>),
+    Host(&'a [G]),
 }
 
-/// How one MSM is cut up for a device.
+/// `Σ bases[t]·scalars[t]` for `t` in `range`, over G1; `None` when the device's pool has no
+/// room for even a small chunk now (other phases hold it: run the step elsewhere).
+pub fn msm_g1(
+    q: &DeviceQueue,
+    bases: Bases<'_, G1Affine>,
+    scalars: DeviceScalars<'_>,
+    range: Range<usize>,
+) -> Result<Option<G1Projective>> {
+    multiexp(q, bases, scalars, range)
+}
+
+/// `Σ bases[t]·scalars[t]` for `t` in `range`, over G2 (`None` as for [`msm_g1`]).
+pub fn msm_g2(
+    q: &DeviceQueue,
+    bases: Bases<'_, G2Affine>,
+    scalars: DeviceScalars<'_>,
+    range: Range<usize>,
+) -> Result<Option<G2Projective>> {
+    multiexp(q, bases, scalars, range)
+}
+
+/// Device bytes of a multiexp step of `terms` terms with resident bases and `work_units` work
+/// items, at the largest window, over G2 (the larger group).
+pub fn step_bytes(terms: usize, work_units: usize) -> u64 {
+    let proj = std::mem::size_of::<G2Projective>() as u64;
+    terms as u64 * TERM_BYTES + work_units as u64 * ((1u64 << MAX_WINDOW_BITS) + 1) * proj
+}
+
+/// How one multiexp step is cut up for a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkPlan {
-    /// Terms per kernel launch.
+    /// Terms per chunk.
     pub chunk_terms: usize,
-    /// Work items (windows × groups) of one launch.
+    /// Work items of the bucket multiexp (windows × groups at most) and of the sum of ones.
     pub work_units: usize,
 }
 
 /// The chunk size for `terms` terms of `G` given a memory `share`: what is left after the
-/// buckets and results of every work item, divided by the size of a term, capped by
-/// `max_chunk_terms` and the device's largest buffer. Where the buckets of `work_units` items
-/// would take more than half the share (many compute units, several workers on a small
-/// device), the work units are halved until they fit, down to one work group.
+/// buckets, results and sums of every work item, divided by the device bytes of a term (its
+/// base too when the bases are `staged`), capped by `max_chunk_terms` and the device's largest
+/// buffer. Where the buckets of `work_units` items would take more than half the share, the work
+/// units are halved until they fit, down to one work group.
 pub fn plan<G: PrimeCurveAffine>(
     terms: usize,
     work_units: usize,
     share: u64,
     max_alloc: u64,
     max_chunk_terms: usize,
+    staged: bool,
 ) -> Result<ChunkPlan> {
     let proj = std::mem::size_of::<G::Curve>() as u64;
-    let term = (std::mem::size_of::<G>() + EXPONENT_BYTES) as u64;
+    let term = TERM_BYTES + if staged { std::mem::size_of::<G>() as u64 } else { 0 };
     let fixed = |units: usize| units as u64 * ((1u64 << MAX_WINDOW_BITS) + 1) * proj;
     let mut work_units = work_units.max(1);
     while work_units > LOCAL_WORK_SIZE && fixed(work_units) > share / 2 {
         work_units /= 2;
     }
     let by_memory = share.saturating_sub(fixed(work_units)) / term;
-    let by_alloc = max_alloc / std::mem::size_of::<G>() as u64;
+    let widest = if staged { std::mem::size_of::<G>().max(32) } else { 32 };
+    let by_alloc = max_alloc / widest as u64;
     let chunk = (by_memory.min(by_alloc) as usize)
         .min(max_chunk_terms)
         .min(terms.max(1));
@@ -83,71 +126,250 @@ pub fn plan<G: PrimeCurveAffine>(
     })
 }
 
-fn multiexp<G>(q: &DeviceQueue, bases: &[G], scalars: Scalars<'_>) -> Result<G::Curve>
+/// The buffers of one multiexp step, and the device memory they hold.
+struct Workspace<G: PrimeCurveAffine> {
+    ones: Buffer<u32>,
+    rest: Buffer<u32>,
+    exps: Buffer<Fr>,
+    counts: Buffer<u32>,
+    buckets: Buffer<G::Curve>,
+    results: Buffer<G::Curve>,
+    sums: Buffer<G::Curve>,
+    staging: Option<Buffer<G>>,
+    _grant: super::device::MemoryGrant,
+}
+
+fn multiexp<G>(
+    q: &DeviceQueue,
+    bases: Bases<'_, G>,
+    scalars: DeviceScalars<'_>,
+    range: Range<usize>,
+) -> Result<Option<G::Curve>>
 where
     G: PrimeCurveAffine + GpuName,
 {
-    assert_eq!(bases.len(), scalars.len(), "multiexp length mismatch");
-    if bases.is_empty() {
-        return Ok(G::Curve::identity());
+    if range.is_empty() {
+        return Ok(Some(G::Curve::identity()));
     }
+    if let Bases::Host(b) = bases {
+        if b.len() < range.end {
+            return Err(ProverError::ParamsShape(format!(
+                "a multiexp has {} bases for {} terms",
+                b.len(),
+                range.end
+            )));
+        }
+    }
+    let staged = matches!(bases, Bases::Host(_));
     let plan = plan::<G>(
-        bases.len(),
+        range.len(),
         q.work_units(),
         q.share(),
         q.max_alloc(),
         q.max_chunk_terms,
+        staged,
     )?;
-    let proj = std::mem::size_of::<G::Curve>();
-    let bucket_items = plan.work_units * ((1 << MAX_WINDOW_BITS) - 1);
-    let bytes = plan.chunk_terms * (std::mem::size_of::<G>() + EXPONENT_BYTES)
-        + bucket_items * proj
-        + plan.work_units * proj;
-    let _grant = q.reserve(bytes as u64)?;
-
-    let mut base_buf = q.program.buffer::<G>(plan.chunk_terms)?;
-    let mut exp_buf = q.program.buffer::<u8>(plan.chunk_terms * EXPONENT_BYTES)?;
-    let bucket_buf = q.program.buffer::<G::Curve>(bucket_items)?;
-    let result_buf = q.program.buffer::<G::Curve>(plan.work_units)?;
-    let kernel = q.program.kernel(&multiexp_kernel::<G>())?;
-
-    let exps = scalars.as_bytes();
+    let Some((ws, plan)) = workspace::<G>(q, plan, staged)? else {
+        return Ok(None);
+    };
+    let kernels = (
+        q.program.kernel("snarkd_split")?,
+        q.program.kernel(&sum_ones_kernel::<G>())?,
+        q.program.kernel(&multiexp_kernel::<G>())?,
+    );
     let mut acc = G::Curve::identity();
-    for (chunk, bases) in bases.chunks(plan.chunk_terms).enumerate() {
-        let exps =
-            &exps[chunk * plan.chunk_terms * EXPONENT_BYTES..][..bases.len() * EXPONENT_BYTES];
-        write(&q.queue, &mut base_buf, bases)?;
-        write(&q.queue, &mut exp_buf, exps)?;
-        let shape = Windows::for_chunk(bases.len(), plan.work_units);
+    let mut start = range.start;
+    let mut ws = ws;
+    while start < range.end {
+        let end = (start + plan.chunk_terms).min(range.end);
+        acc += chunk(q, &mut ws, &kernels, plan, &bases, scalars, start..end)?;
+        start = end;
+    }
+    Ok(Some(acc))
+}
+
+/// Chunks smaller than this are not worth a launch: the step runs elsewhere instead.
+const MIN_CHUNK_TERMS: usize = 1 << 12;
+
+/// The buffers of `plan`, its chunks halved until they fit in what the pool has free now (it
+/// never waits: a phase preempted at a step boundary holds its witness meanwhile, and the
+/// preempting phase must not wait for it). `None` when not even a small chunk fits.
+fn workspace<G>(
+    q: &DeviceQueue,
+    mut plan: ChunkPlan,
+    staged: bool,
+) -> Result<Option<(Workspace<G>, ChunkPlan)>>
+where
+    G: PrimeCurveAffine,
+{
+    let units = plan.work_units;
+    let proj = std::mem::size_of::<G::Curve>();
+    let bucket_items = units * ((1 << MAX_WINDOW_BITS) - 1);
+    let bytes = |n: usize| {
+        n as u64 * TERM_BYTES
+            + 8
+            + (bucket_items + 2 * units) as u64 * proj as u64
+            + if staged { (n * std::mem::size_of::<G>()) as u64 } else { 0 }
+    };
+    let grant = loop {
+        if let Some(grant) = q.memory().try_reserve(bytes(plan.chunk_terms), 0) {
+            break grant;
+        }
+        if plan.chunk_terms <= MIN_CHUNK_TERMS {
+            return Ok(None);
+        }
+        plan.chunk_terms /= 2;
+    };
+    let n = plan.chunk_terms;
+    Ok(Some((Workspace {
+        ones: q.program.buffer::<u32>(n)?,
+        rest: q.program.buffer::<u32>(n)?,
+        exps: q.program.buffer::<Fr>(n)?,
+        counts: q.program.buffer::<u32>(2)?,
+        buckets: q.program.buffer::<G::Curve>(bucket_items)?,
+        results: q.program.buffer::<G::Curve>(units)?,
+        sums: q.program.buffer::<G::Curve>(units)?,
+        staging: match staged {
+            true => Some(q.program.buffer::<G>(n)?),
+            false => None,
+        },
+        _grant: grant,
+    }, plan)))
+}
+
+type Kernels = (
+    opencl3::kernel::Kernel,
+    opencl3::kernel::Kernel,
+    opencl3::kernel::Kernel,
+);
+
+/// One chunk: split, sum of ones, bucket multiexp of the rest, host reduction.
+fn chunk<G>(
+    q: &DeviceQueue,
+    ws: &mut Workspace<G>,
+    (split, sum_ones, bucket): &Kernels,
+    plan: ChunkPlan,
+    bases: &Bases<'_, G>,
+    scalars: DeviceScalars<'_>,
+    terms: Range<usize>,
+) -> Result<G::Curve>
+where
+    G: PrimeCurveAffine + GpuName,
+{
+    let n = terms.len();
+    // The bases of this chunk: the resident buffer from the chunk's first term, or a copy.
+    let (base_buf, base_start) = match bases {
+        Bases::Device(buf) => (*buf, terms.start),
+        Bases::Host(host) => {
+            let staging = ws.staging.as_mut().expect("a staged multiexp has a staging buffer");
+            // SAFETY: the host bases are the parameters', alive for the whole phase; the read
+            // of the counts below waits for this copy.
+            unsafe { q.write_async(staging, 0, &host[terms.clone()])? };
+            (&*staging, 0)
+        }
+    };
+    let base_start = u32::try_from(base_start).map_err(|_| too_long(base_start))?;
+    q.fill(&mut ws.counts, 0u32, 0, 2)?;
+    let placeholder_map;
+    let (map, use_map) = match scalars.map {
+        Some(m) => (m, 1u32),
+        None => {
+            placeholder_map = &ws.ones;
+            (placeholder_map, 0u32)
+        }
+    };
+    let (start, count) = (terms.start as u32, n as u32);
+    let offset = u32::try_from(scalars.offset).map_err(|_| too_long(scalars.offset))?;
+    q.launch(split, n.div_ceil(SPLIT_LOCAL), SPLIT_LOCAL, |k| {
+        // SAFETY: the argument list of `snarkd_split`; `ones`, `rest` and `exps` hold `n`
+        // entries, the map (when used) and the scalars cover every term of the chunk.
+        unsafe {
+            k.set_arg(scalars.buf)
+                .set_arg(map)
+                .set_arg(&use_map)
+                .set_arg(&offset)
+                .set_arg(&start)
+                .set_arg(&count)
+                .set_arg(&ws.ones)
+                .set_arg(&ws.rest)
+                .set_arg(&ws.exps)
+                .set_arg(&ws.counts);
+        }
+    })?;
+    let mut counts = [0u32; 2];
+    q.read(&ws.counts, &mut counts)?;
+    let [n_ones, n_rest] = counts.map(|c| c as usize);
+    if n_ones > n || n_rest > n || n_ones + n_rest > n {
+        return Err(ProverError::Device {
+            backend: "opencl".into(),
+            reason: format!("the split of {n} scalars counted {n_ones} ones and {n_rest} others"),
+        });
+    }
+
+    let units = plan.work_units;
+    if n_ones > 0 {
+        q.launch(sum_ones, units / LOCAL_WORK_SIZE, LOCAL_WORK_SIZE, |k| {
+            // SAFETY: the argument list of `POINT_snarkd_sum_ones`; `sums` holds one point per
+            // work item, and every listed term's base lies in the base buffer.
+            unsafe {
+                k.set_arg(base_buf)
+                    .set_arg(&base_start)
+                    .set_arg(&ws.ones)
+                    .set_arg(&ws.counts)
+                    .set_arg(&ws.sums);
+            }
+        })?;
+    }
+    let shape = Windows::for_terms(n_rest, units);
+    if n_rest > 0 {
         let items = shape.windows * shape.groups;
-        q.run(
-            &kernel,
-            items.div_ceil(LOCAL_WORK_SIZE),
-            LOCAL_WORK_SIZE,
-            |k| {
-                // SAFETY: the argument list of `POINT_multiexp`, in order; the kernel returns early
-                // for work items past windows × groups, and the bucket buffer holds
-                // 2^window − 1 buckets for each of them.
-                unsafe {
-                    k.set_arg(&base_buf)
-                        .set_arg(&bucket_buf)
-                        .set_arg(&result_buf)
-                        .set_arg(&exp_buf)
-                        .set_arg(&(bases.len() as u32))
-                        .set_arg(&(shape.groups as u32))
-                        .set_arg(&(shape.windows as u32))
-                        .set_arg(&(shape.bits as u32));
-                }
-            },
-        )?;
-        let mut results = vec![G::Curve::identity(); items];
-        read(&q.queue, &result_buf, &mut results)?;
+        q.launch(bucket, items.div_ceil(LOCAL_WORK_SIZE), LOCAL_WORK_SIZE, |k| {
+            // SAFETY: the argument list of `POINT_snarkd_multiexp`; the kernel returns early for
+            // work items past windows × groups, and `buckets` holds 2^window − 1 buckets for
+            // each of them (window ≤ MAX_WINDOW_BITS, items ≤ units).
+            unsafe {
+                k.set_arg(base_buf)
+                    .set_arg(&base_start)
+                    .set_arg(&ws.rest)
+                    .set_arg(&ws.exps)
+                    .set_arg(&ws.counts)
+                    .set_arg(&ws.buckets)
+                    .set_arg(&ws.results)
+                    .set_arg(&(shape.groups as u32))
+                    .set_arg(&(shape.windows as u32))
+                    .set_arg(&(shape.bits as u32));
+            }
+        })?;
+    }
+    let mut acc = G::Curve::identity();
+    if n_ones > 0 {
+        let mut sums = vec![G::Curve::identity(); units];
+        q.read(&ws.sums, &mut sums)?;
+        acc += sum_on_host(&sums);
+    }
+    if n_rest > 0 {
+        let mut results = vec![G::Curve::identity(); shape.windows * shape.groups];
+        q.read(&ws.results, &mut results)?;
         acc += shape.reduce(&results);
     }
     Ok(acc)
 }
 
-/// The window split of one launch.
+fn too_long(what: usize) -> ProverError {
+    ProverError::ParamsShape(format!("{what} is beyond the device's 32-bit positions"))
+}
+
+/// Σ of the work items' points, on the host's threads.
+fn sum_on_host<C: Group + Send + Sync>(points: &[C]) -> C {
+    threads::pool().install(|| {
+        points
+            .par_chunks(1024)
+            .map(|c| c.iter().fold(C::identity(), |a, p| a + p))
+            .reduce(C::identity, |a, b| a + b)
+    })
+}
+
+/// The window split of one bucket multiexp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Windows {
     /// Bits per window.
@@ -159,9 +381,9 @@ struct Windows {
 }
 
 impl Windows {
-    /// Small chunks get small windows (more windows, so more work items stay busy); about four
-    /// terms per bucket once the chunk is spread over the work units.
-    fn for_chunk(terms: usize, work_units: usize) -> Windows {
+    /// Few terms get small windows (more windows, so more work items stay busy); about four
+    /// terms per bucket once the terms are spread over the work units.
+    fn for_terms(terms: usize, work_units: usize) -> Windows {
         let per_unit = terms.div_ceil(work_units).max(1);
         let bits = (per_unit.ilog2() as usize + 2).clamp(1, MAX_WINDOW_BITS);
         let windows = EXPONENT_BITS.div_ceil(bits);
@@ -174,17 +396,23 @@ impl Windows {
     }
 
     /// Σ over windows, most significant first: acc ← acc·2^bits + Σ_groups result[g][w].
-    fn reduce<C: Group>(&self, results: &[C]) -> C {
+    fn reduce<C: Group + Send + Sync>(&self, results: &[C]) -> C {
+        let per_window: Vec<C> = threads::pool().install(|| {
+            (0..self.windows)
+                .into_par_iter()
+                .map(|w| {
+                    (0..self.groups).fold(C::identity(), |acc, g| acc + results[g * self.windows + w])
+                })
+                .collect()
+        });
         let mut acc = C::identity();
         let mut done = 0;
-        for w in 0..self.windows {
+        for sum in per_window {
             let bits = self.bits.min(EXPONENT_BITS - done);
             for _ in 0..bits {
                 acc = acc.double();
             }
-            for g in 0..self.groups {
-                acc += results[g * self.windows + w];
-            }
+            acc += sum;
             done += bits;
         }
         acc
@@ -204,7 +432,7 @@ mod tests {
             (1 << 22, 8192),
             (7, 128),
         ] {
-            let w = Windows::for_chunk(terms, units);
+            let w = Windows::for_terms(terms, units);
             assert!(w.bits * w.windows >= EXPONENT_BITS, "{w:?}");
             assert!(w.bits <= MAX_WINDOW_BITS);
             assert!(w.windows * w.groups <= units.max(w.windows), "{w:?}");
@@ -213,31 +441,33 @@ mod tests {
 
     #[test]
     fn chunks_are_capped_by_memory_and_by_the_configured_limit() {
-        // G1: 144-byte Jacobian buckets, 96 + 32 bytes a term.
+        // G1: 144-byte Jacobian buckets; 40 bytes a term, 96 more when staged.
         let fixed = |units: u64| units * 1025 * 144;
-        let share = 2 * fixed(256) + 128 * 1000;
-        let p = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX).unwrap();
+        let share = 2 * fixed(256) + 40 * 1000;
+        let p = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX, false).unwrap();
         assert_eq!(
             p,
             ChunkPlan {
-                chunk_terms: (fixed(256) / 128 + 1000) as usize,
+                chunk_terms: (fixed(256) / 40 + 1000) as usize,
                 work_units: 256
             }
         );
-        let p = plan::<G1Affine>(1 << 20, 256, u64::MAX / 2, u64::MAX, 300).unwrap();
+        let staged = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX, true).unwrap();
+        assert_eq!(staged.chunk_terms as u64, (fixed(256) + 40_000) / 136);
+        let p = plan::<G1Affine>(1 << 20, 256, u64::MAX / 2, u64::MAX, 300, false).unwrap();
         assert_eq!(p.chunk_terms, 300);
-        let p = plan::<G1Affine>(50, 256, u64::MAX / 2, u64::MAX, 300).unwrap();
+        let p = plan::<G1Affine>(50, 256, u64::MAX / 2, u64::MAX, 300, false).unwrap();
         assert_eq!(p.chunk_terms, 50);
-        let p = plan::<G1Affine>(1 << 30, 256, u64::MAX / 2, 96 * 700, usize::MAX).unwrap();
-        assert_eq!(p.chunk_terms, 700, "the largest buffer caps the bases");
+        let p = plan::<G1Affine>(1 << 30, 256, u64::MAX / 2, 32 * 700, usize::MAX, false).unwrap();
+        assert_eq!(p.chunk_terms, 700, "the largest buffer caps the scalars");
     }
 
     #[test]
     fn work_units_shrink_when_their_buckets_would_crowd_out_the_terms() {
         let fixed = |units: u64| units * 1025 * 144;
-        let p = plan::<G1Affine>(1 << 30, 256, fixed(256), u64::MAX, usize::MAX).unwrap();
+        let p = plan::<G1Affine>(1 << 30, 256, fixed(256), u64::MAX, usize::MAX, false).unwrap();
         assert_eq!(p.work_units, 128);
-        assert_eq!(p.chunk_terms as u64, (fixed(256) - fixed(128)) / 128);
-        assert!(plan::<G1Affine>(50, 256, 1000, u64::MAX, 300).is_err());
+        assert_eq!(p.chunk_terms as u64, (fixed(256) - fixed(128)) / 40);
+        assert!(plan::<G1Affine>(50, 256, 1000, u64::MAX, 300, false).is_err());
     }
 }

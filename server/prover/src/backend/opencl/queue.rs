@@ -1,29 +1,49 @@
-//! [`DeviceQueue`]: one worker's handle on one device — the shared program, its own command
-//! queue, and its share of the device's memory pool.
+//! [`DeviceQueue`]: one worker's handle on one device — the shared program, its own in-order
+//! command queue, its share of the device's memory pool, and the counts of what it did: bytes
+//! each way, kernel launches and the times the host waited.
+//!
+//! Launches and copies to the device are enqueued without waiting; the queue runs them in order,
+//! so a kernel sees every copy enqueued before it. The host waits only to read results back
+//! ([`DeviceQueue::read`]) or at the end of a step ([`DeviceQueue::finish`]); a copy enqueued
+//! without waiting reads host memory that the caller keeps alive and unchanged until the next
+//! wait (the plan's buffers outlive its steps, and dropping the plan waits for the queue).
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use opencl3::command_queue::CommandQueue;
 use opencl3::kernel::{ExecuteKernel, Kernel};
+use opencl3::memory::Buffer;
+use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::device::{DeviceMemory, MemoryGrant, OpenClDevice};
-use super::kernels::{cl_err, DeviceProgram};
+use super::kernels::{cl_err, DeviceProgram, LimbBits};
 use crate::error::Result;
+use crate::groth16::DeviceCounters;
 
-/// Work items per work group for the multiexp kernel (and the unit of its work size).
+/// Work items per work group for the multiexp kernels (and the unit of their work size).
 pub const LOCAL_WORK_SIZE: usize = 128;
 
 /// One worker's access to a device.
 pub struct DeviceQueue {
     pub device: OpenClDevice,
     pub program: Arc<DeviceProgram>,
-    pub queue: CommandQueue,
+    queue: CommandQueue,
     memory: Arc<DeviceMemory>,
     /// Bytes this worker may hold at once: the pool divided among the device's workers, so every
     /// worker can always run and none waits for another's whole MSM.
     share: u64,
     /// Upper bound on the terms of one multiexp launch (tests set it low to force chunking).
     pub max_chunk_terms: usize,
+    counts: Counts,
+}
+
+#[derive(Default)]
+struct Counts {
+    to_device: AtomicU64,
+    from_device: AtomicU64,
+    launches: AtomicU64,
+    waits: AtomicU64,
 }
 
 impl DeviceQueue {
@@ -32,8 +52,9 @@ impl DeviceQueue {
         memory: Arc<DeviceMemory>,
         workers_on_device: usize,
         max_chunk_terms: usize,
+        limbs: LimbBits,
     ) -> Result<DeviceQueue> {
-        let program = DeviceProgram::get(&device)?;
+        let program = DeviceProgram::get(&device, limbs)?;
         #[allow(deprecated)] // the 1.2 entry point: PoCL 3 and older NVIDIA drivers have it
         let queue = CommandQueue::create_default(&program.context, 0)
             .map_err(|e| cl_err("creating a command queue", e))?;
@@ -45,6 +66,7 @@ impl DeviceQueue {
             memory,
             share,
             max_chunk_terms: max_chunk_terms.max(1),
+            counts: Counts::default(),
         })
     }
 
@@ -63,13 +85,29 @@ impl DeviceQueue {
         LOCAL_WORK_SIZE * self.device.info.compute_units.max(1) as usize
     }
 
+    /// The device's memory pool.
+    pub fn memory(&self) -> &Arc<DeviceMemory> {
+        &self.memory
+    }
+
     /// Reserves `bytes` of the device's memory (waits while other workers hold it).
     pub fn reserve(&self, bytes: u64) -> Result<MemoryGrant> {
         self.memory.reserve(bytes)
     }
 
-    /// Runs `kernel` over `groups` work groups of `local` items and waits for it.
-    pub fn run(
+    /// What this queue has done since it was opened.
+    pub fn counters(&self) -> DeviceCounters {
+        let c = &self.counts;
+        DeviceCounters {
+            bytes_to_device: c.to_device.load(Ordering::Relaxed),
+            bytes_from_device: c.from_device.load(Ordering::Relaxed),
+            launches: c.launches.load(Ordering::Relaxed),
+            host_waits: c.waits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Enqueues `kernel` over `groups` work groups of `local` items; does not wait.
+    pub fn launch(
         &self,
         kernel: &Kernel,
         groups: usize,
@@ -86,8 +124,98 @@ impl DeviceQueue {
                 .enqueue_nd_range(&self.queue)
         }
         .map_err(|e| cl_err("launching a kernel", e))?;
+        self.counts.launches.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Waits until everything enqueued has run.
+    pub fn finish(&self) -> Result<()> {
+        self.counts.waits.fetch_add(1, Ordering::Relaxed);
         self.queue
             .finish()
-            .map_err(|e| cl_err("running a kernel", e))
+            .map_err(|e| cl_err("running the device's queue", e))
+    }
+
+    /// Enqueues a copy of `data` into `buf` from element `offset` on, without waiting.
+    ///
+    /// # Safety
+    /// `data` must stay alive and unchanged until this queue's next wait ([`Self::finish`],
+    /// [`Self::read`], or the drop of the plan that owns the queue's work).
+    pub unsafe fn write_async<T>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let bytes = std::mem::size_of_val(data);
+        // SAFETY: `buf` holds at least offset + data.len() elements (callers allocate it so);
+        // the caller keeps `data` alive until the copy has run (this function's contract).
+        unsafe {
+            self.queue.enqueue_write_buffer(
+                buf,
+                CL_NON_BLOCKING,
+                offset * std::mem::size_of::<T>(),
+                data,
+                &[],
+            )
+        }
+        .map_err(|e| cl_err("writing a buffer", e))?;
+        self.counts.to_device.fetch_add(bytes as u64, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Copies `data` into `buf` from element `offset` on and waits for the copy.
+    pub fn write<T>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking write of `data`, which outlives the call; `buf` holds at least
+        // offset + data.len() elements (callers allocate it so).
+        unsafe {
+            self.queue.enqueue_write_buffer(
+                buf,
+                CL_BLOCKING,
+                offset * std::mem::size_of::<T>(),
+                data,
+                &[],
+            )
+        }
+        .map_err(|e| cl_err("writing a buffer", e))?;
+        self.counts
+            .to_device
+            .fetch_add(std::mem::size_of_val(data) as u64, Ordering::Relaxed);
+        self.counts.waits.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Sets elements `offset..offset + len` of `buf` to `value` on the device (nothing but the
+    /// pattern crosses the bus); does not wait. `T`'s size must be a power of two up to 128.
+    pub fn fill<T>(&self, buf: &mut Buffer<T>, value: T, offset: usize, len: usize) -> Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let size = std::mem::size_of::<T>();
+        // SAFETY: the pattern is one element (OpenCL copies it before returning), the range lies
+        // within `buf` (callers allocate it so).
+        unsafe {
+            self.queue
+                .enqueue_fill_buffer(buf, std::slice::from_ref(&value), offset * size, len * size, &[])
+        }
+        .map_err(|e| cl_err("zeroing a buffer", e))?;
+        Ok(())
+    }
+
+    /// Copies the first `out.len()` elements of `buf` into `out`, after everything enqueued
+    /// before, and waits.
+    pub fn read<T>(&self, buf: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking read into `out`; `buf` holds at least `out.len()` initialised elements.
+        unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, 0, out, &[]) }
+            .map_err(|e| cl_err("reading a buffer", e))?;
+        self.counts
+            .from_device
+            .fetch_add(std::mem::size_of_val(out) as u64, Ordering::Relaxed);
+        self.counts.waits.fetch_add(1, Ordering::Relaxed);
+        Ok(())
     }
 }

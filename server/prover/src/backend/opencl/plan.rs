@@ -1,0 +1,328 @@
+//! One partition's device phase on an OpenCL device ([`OpenClPlan`], a [`DevicePlan`]): the
+//! witness (inputs, then aux) goes up once as one buffer; a and b go up for the H polynomial,
+//! which stays on the device for its multiexp; the bases are the device's resident copy of the
+//! circuit's parameters (or streamed per step where they do not fit), and the A and B scalars
+//! are read through the circuit's term → position maps. Host → device per partition with
+//! resident bases: a, b, the witness and the FFTs' twiddle tables.
+//!
+//! Faults: a step that fails on the device is run there again up to
+//! [`OpenClOptions::device_attempts`] times; then the partition's remaining steps run on the
+//! CPU (h recomputed from a/b/c, which the plan keeps until the H multiexp is done). A step
+//! that finds no room in the device's pool (other phases hold it) goes to the CPU the same way,
+//! without counting as a fault.
+
+use std::sync::Arc;
+
+use blstrs::{G1Projective, G2Projective, Scalar as Fr};
+use opencl3::memory::Buffer;
+
+use super::device::MemoryGrant;
+use super::fft::{self, HOnDevice};
+use super::msm::{self, Bases, DeviceScalars};
+use super::queue::DeviceQueue;
+use super::resident::{Maps, Resident};
+use super::{OpenClBackend, GPU_STEP_POINTS};
+use crate::backend::DeviceBackend;
+use crate::error::Result;
+use crate::groth16::{CpuOps, DeviceCounters, DevicePlan, HostPlan, Query};
+use crate::keys::LoadedParams;
+use crate::synthesis::{Abc, Witness};
+
+/// The device-side data of one partition, while its steps run on the device.
+struct OnDevice {
+    queue: DeviceQueue,
+    start: DeviceCounters,
+    /// Inputs, then aux, as the host holds them (Montgomery form).
+    witness: Buffer<Fr>,
+    _witness_grant: MemoryGrant,
+    resident: Option<Arc<Resident>>,
+    /// The maps of this witness when the resident set's are not (streamed bases, or a circuit
+    /// whose densities differ from those its set went up with).
+    own_maps: Option<Maps>,
+    h: Option<HOnDevice>,
+}
+
+/// See the module's doc.
+pub struct OpenClPlan<'a> {
+    backend: &'a OpenClBackend,
+    witness: &'a Witness,
+    loaded: &'a LoadedParams,
+    device: Option<OnDevice>,
+    /// Counts of the device work done before the plan moved to the CPU.
+    done_on_device: DeviceCounters,
+    /// Kept until the H multiexp is done, for a CPU fallback of the H steps.
+    abc: Option<Abc>,
+    h_done: bool,
+    /// The CPU, once a step has fallen back to it.
+    host: Option<HostPlan<'a>>,
+    faults: u32,
+}
+
+impl<'a> OpenClPlan<'a> {
+    /// The plan for `witness` with `loaded`; on the CPU from the start when the device is
+    /// unhealthy or has no room for the witness.
+    pub fn open(
+        backend: &'a OpenClBackend,
+        witness: &'a Witness,
+        loaded: &'a LoadedParams,
+    ) -> Result<Box<dyn DevicePlan + 'a>> {
+        let mut plan = OpenClPlan {
+            backend,
+            witness,
+            loaded,
+            device: None,
+            done_on_device: DeviceCounters::default(),
+            abc: None,
+            h_done: false,
+            host: None,
+            faults: 0,
+        };
+        if backend.is_healthy() {
+            plan.device = backend.open_partition(witness, loaded)?;
+        }
+        if plan.device.is_none() {
+            plan.host = Some(HostPlan::new(&CpuOps, witness, loaded.parameters()));
+        }
+        Ok(Box::new(plan))
+    }
+
+    /// Moves the rest of the partition to the CPU (h from a/b/c when the H multiexp is still to
+    /// come), returning the device's memory.
+    fn to_host(&mut self) -> Result<&mut HostPlan<'a>> {
+        if self.host.is_none() {
+            if let Some(d) = self.device.take() {
+                self.done_on_device = d.queue.counters() - d.start;
+                self.backend.close_partition(d);
+            }
+            let mut host = HostPlan::new(&CpuOps, self.witness, self.loaded.parameters());
+            if !self.h_done {
+                if let Some(abc) = self.abc.take() {
+                    host = host.with_h(crate::groth16::compute_h(abc)?);
+                }
+            }
+            self.host = Some(host);
+        }
+        Ok(self.host.as_mut().expect("set above"))
+    }
+
+    fn scalars<'d>(&self, d: &'d OnDevice, query: Query) -> Option<DeviceScalars<'d>> {
+        let maps = d
+            .own_maps
+            .as_ref()
+            .or(d.resident.as_ref().map(|r| &r.maps));
+        Some(match query {
+            Query::H => DeviceScalars {
+                buf: &d.h.as_ref()?.h,
+                map: None,
+                offset: 0,
+            },
+            Query::L => DeviceScalars {
+                buf: &d.witness,
+                map: None,
+                offset: self.witness.num_inputs(),
+            },
+            Query::A => DeviceScalars {
+                buf: &d.witness,
+                map: Some(&maps?.a),
+                offset: 0,
+            },
+            Query::B1 | Query::B2 => DeviceScalars {
+                buf: &d.witness,
+                map: Some(&maps?.b),
+                offset: 0,
+            },
+        })
+    }
+}
+
+impl DevicePlan for OpenClPlan<'_> {
+    fn h(&mut self, abc: Abc, between: &mut dyn FnMut()) -> Result<()> {
+        if let Some(host) = self.host.as_mut() {
+            return host.h(abc, between);
+        }
+        let d = self.device.as_ref().expect("on the device when not on the host");
+        let backend = self.backend;
+        let done = backend.attempt(&d.queue, &mut self.faults, "fft", |q| {
+            fft::compute_h(q, &abc.a, &abc.b)
+        });
+        match done {
+            Some(h) => {
+                self.device.as_mut().expect("checked above").h = Some(h);
+                self.abc = Some(abc);
+                Ok(())
+            }
+            None => {
+                self.abc = Some(abc);
+                self.to_host().map(drop)
+            }
+        }
+    }
+
+    fn abc_released(&self) -> bool {
+        match &self.host {
+            Some(host) => self.abc.is_none() && host.abc_released(),
+            None => self.abc.is_none() && self.h_done,
+        }
+    }
+
+    fn g1(
+        &mut self,
+        query: Query,
+        range: std::ops::Range<usize>,
+        between: &mut dyn FnMut(),
+    ) -> Result<G1Projective> {
+        if self.host.is_none() {
+            let d = self.device.as_ref().expect("on the device when not on the host");
+            let params = self.loaded.parameters();
+            let bases = match &d.resident {
+                Some(r) => Bases::Device(r.g1(query)),
+                None => Bases::Host(match query {
+                    Query::H => &params.h[..],
+                    Query::L => &params.l[..],
+                    Query::A => &params.a[..],
+                    _ => &params.b_g1[..],
+                }),
+            };
+            if let Some(scalars) = self.scalars(d, query) {
+                let done = self.backend.attempt(&d.queue, &mut self.faults, query.as_str(), |q| {
+                    msm::msm_g1(q, bases_again(&bases), scalars, range.clone())
+                });
+                if let Some(sum) = done {
+                    return Ok(sum);
+                }
+            }
+        }
+        self.to_host()?.g1(query, range, between)
+    }
+
+    fn g2(&mut self, range: std::ops::Range<usize>, between: &mut dyn FnMut()) -> Result<G2Projective> {
+        if self.host.is_none() {
+            let d = self.device.as_ref().expect("on the device when not on the host");
+            let params = self.loaded.parameters();
+            if let Some(scalars) = self.scalars(d, Query::B2) {
+                let done = self.backend.attempt(&d.queue, &mut self.faults, "b_g2", |q| {
+                    let bases = match &d.resident {
+                        Some(r) => Bases::Device(&r.b_g2),
+                        None => Bases::Host(&params.b_g2[..]),
+                    };
+                    msm::msm_g2(q, bases, scalars, range.clone())
+                });
+                if let Some(sum) = done {
+                    return Ok(sum);
+                }
+            }
+        }
+        self.to_host()?.g2(range, between)
+    }
+
+    fn finish(&mut self, query: Query) {
+        if query == Query::H {
+            self.h_done = true;
+            self.abc = None;
+            if let Some(d) = self.device.as_mut() {
+                d.h = None;
+            }
+        }
+        if let Some(host) = self.host.as_mut() {
+            host.finish(query);
+        }
+    }
+
+    fn step_points(&self) -> usize {
+        match (&self.device, &self.host) {
+            (None, Some(host)) => host.step_points(),
+            _ => GPU_STEP_POINTS,
+        }
+    }
+
+    fn faults(&self) -> u32 {
+        self.faults
+    }
+
+    fn counters(&self) -> DeviceCounters {
+        let mut c = self.done_on_device;
+        if let Some(d) = &self.device {
+            c += d.queue.counters() - d.start;
+        }
+        c
+    }
+}
+
+/// A second borrow of the same bases (the attempt closure may run more than once).
+fn bases_again<'b, G>(b: &Bases<'b, G>) -> Bases<'b, G> {
+    match b {
+        Bases::Device(buf) => Bases::Device(buf),
+        Bases::Host(h) => Bases::Host(h),
+    }
+}
+
+impl Drop for OpenClPlan<'_> {
+    fn drop(&mut self) {
+        if let Some(d) = self.device.take() {
+            self.backend.close_partition(d);
+        }
+    }
+}
+
+impl OpenClBackend {
+    /// A queue, the resident bases and the witness on the device for one partition; `None`
+    /// when the pool has no room for the witness even with idle parameter sets evicted.
+    fn open_partition(&self, witness: &Witness, loaded: &LoadedParams) -> Result<Option<OnDevice>> {
+        let queue = self.take_queue()?;
+        let start = queue.counters();
+        let (inputs, aux) = witness.witness();
+        let witness_bytes = ((inputs.len() + aux.len()) * std::mem::size_of::<Fr>()) as u64;
+        let working = witness_bytes
+            + fft::h_memory(witness.num_constraints()).0
+            + msm::step_bytes(GPU_STEP_POINTS, queue.work_units());
+        let keep_free = working * self.options.workers_per_device.max(1) as u64;
+        let resident = match self.options.keep_params {
+            true => self.resident.get(&queue, loaded, witness, keep_free)?,
+            false => None,
+        };
+        let grant = match queue.memory().try_reserve(witness_bytes, 0) {
+            Some(g) => g,
+            None => {
+                self.resident.evict_idle();
+                match queue.memory().try_reserve(witness_bytes, 0) {
+                    Some(g) => g,
+                    None => {
+                        tracing::debug!(device = %self.name, "no room for a witness: the partition runs on the cpu");
+                        self.return_queue(queue);
+                        return Ok(None);
+                    }
+                }
+            }
+        };
+        let mut buf = queue.program.buffer::<Fr>(inputs.len() + aux.len())?;
+        // SAFETY: the witness is borrowed by the plan, which waits for the queue when it
+        // closes the partition (before the witness can go).
+        unsafe {
+            queue.write_async(&mut buf, 0, inputs)?;
+            queue.write_async(&mut buf, inputs.len(), aux)?;
+        }
+        let own_maps = match &resident {
+            Some(r) if r.maps.fit(witness) => None,
+            _ => Some(Maps::upload(&queue, witness)?),
+        };
+        Ok(Some(OnDevice {
+            queue,
+            start,
+            witness: buf,
+            _witness_grant: grant,
+            resident,
+            own_maps,
+            h: None,
+        }))
+    }
+
+    /// Waits for the partition's queue (the copies it enqueued read host memory) and keeps the
+    /// queue for the next partition.
+    fn close_partition(&self, d: OnDevice) {
+        if let Err(e) = d.queue.finish() {
+            tracing::warn!(device = %self.name, error = %e, "waiting for a partition's device work");
+        }
+        let OnDevice { queue, .. } = d;
+        self.return_queue(queue);
+    }
+}

@@ -1,0 +1,61 @@
+// snarkd's multiexp kernels over one curve group. POINT is replaced by the group's generated
+// name (ec-gpu-gen's ec.cl: POINT_affine, POINT_jacobian, POINT_add_mixed, POINT_add), FIELD by
+// its coordinate field's and SCALAR by the scalar field's. Both read the lists `snarkd_split`
+// made: term k of a list is bases[base_start + list[k]]. An affine base with y = 0 is the
+// identity (blst writes it as zeros; no point of either group has y = 0) and is skipped.
+
+// Σ of the bases whose scalar is one: work item gid adds terms gid, gid + items, … with mixed
+// additions; the host adds the work items' sums.
+KERNEL void POINT_snarkd_sum_ones(GLOBAL POINT_affine* bases, uint base_start,
+                                  GLOBAL uint* ones, GLOBAL uint* counts,
+                                  GLOBAL POINT_jacobian* sums) {
+  const uint gid = GET_GLOBAL_ID();
+  const uint items = get_global_size(0);
+  const FIELD zero = FIELD_ZERO;
+  const uint n = counts[0];
+  POINT_jacobian acc = POINT_ZERO;
+  for (uint k = gid; k < n; k += items) {
+    const POINT_affine b = bases[base_start + ones[k]];
+    if (!FIELD_eq(b.y, zero)) acc = POINT_add_mixed(acc, b);
+  }
+  sums[gid] = acc;
+}
+
+// Bucket multiexp over the `rest` list: work item gid takes window gid % windows (window 0 holds
+// the most significant bits) of the terms of group gid / windows, with 2^window_bits − 1 buckets
+// of its own in `buckets`, and writes Σ_d d·bucket[d] to results[gid]; the host combines the
+// windows.
+KERNEL void POINT_snarkd_multiexp(GLOBAL POINT_affine* bases, uint base_start,
+                                  GLOBAL uint* rest, GLOBAL SCALAR* exps, GLOBAL uint* counts,
+                                  GLOBAL POINT_jacobian* buckets, GLOBAL POINT_jacobian* results,
+                                  uint groups, uint windows, uint window_bits) {
+  const uint gid = GET_GLOBAL_ID();
+  if (gid >= windows * groups) return;
+  const uint bucket_len = (1u << window_bits) - 1;
+  buckets += bucket_len * gid;
+  const POINT_jacobian local_zero = POINT_ZERO;
+  for (uint d = 0; d < bucket_len; d++) buckets[d] = local_zero;
+
+  const uint n = counts[1];
+  const uint len = (n + groups - 1) / groups;
+  const uint first = len * (gid / windows);
+  const uint end = min(first + len, n);
+  const uint bits = (gid % windows) * window_bits;
+  const uint w = min(window_bits, (uint)SCALAR_BITS - bits);
+  const FIELD zero = FIELD_ZERO;
+  for (uint k = first; k < end; k++) {
+    uint d = SCALAR_get_bits(exps[k], bits, w);
+    if (d--) {
+      const POINT_affine b = bases[base_start + rest[k]];
+      if (!FIELD_eq(b.y, zero)) buckets[d] = POINT_add_mixed(buckets[d], b);
+    }
+  }
+
+  POINT_jacobian running = POINT_ZERO;
+  POINT_jacobian res = POINT_ZERO;
+  for (int d = bucket_len - 1; d >= 0; d--) {
+    running = POINT_add(running, buckets[d]);
+    res = POINT_add(res, running);
+  }
+  results[gid] = res;
+}

@@ -1,0 +1,367 @@
+//! The device phase as a plan over data that lives where its backend keeps it: the driver
+//! ([`prove_with_plan`]) owns the order of the steps, the preemption points, the stop requests,
+//! the a/b/c release and the proof assembly, once for every backend; a [`DevicePlan`] says where
+//! h and the scalars live and runs each step there.
+//!
+//! Steps: the H polynomial, then the H, L, A and B multiexps over G1 and the B multiexp over G2,
+//! each cut into ranges of at most [`DevicePlan::step_points`] terms with a preemption point
+//! between them. [`HostPlan`] keeps everything in host memory and runs the steps through a
+//! [`DeviceOps`]; the OpenCL backend's plan keeps the witness, h and the parameters' bases on the
+//! device.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+use std::time::Instant;
+
+use bellperson::groth16::{Parameters, Proof};
+use blstrs::{Bls12, G1Projective, G2Projective, Scalar as Fr};
+use group::Group;
+
+use super::msm::ScalarBytes;
+use super::prover::{
+    assemble, check_shape, self_check, stop_if_asked, DeviceOps, DeviceTimings, Randomness,
+};
+use crate::error::{ProverError, Result};
+use crate::keys::LoadedParams;
+use crate::synthesis::{Abc, SynthesizedPartition, Witness};
+use snarkd_types::PhaseHooks;
+
+/// A multiexp of the device phase: which bases and which scalars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Query {
+    /// The H bases with h's coefficients.
+    H,
+    /// The L bases with the aux values.
+    L,
+    /// The A bases with the inputs and the aux values that occur in A.
+    A,
+    /// The B bases in G1 with the inputs and aux values that occur in B.
+    B1,
+    /// The B bases in G2 with the same scalars as [`Query::B1`].
+    B2,
+}
+
+impl Query {
+    /// In the order the phase runs them.
+    pub const ALL: [Query; 5] = [Query::H, Query::L, Query::A, Query::B1, Query::B2];
+
+    /// Lower-case name for logs and benchmark rows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Query::H => "h",
+            Query::L => "l",
+            Query::A => "a",
+            Query::B1 => "b_g1",
+            Query::B2 => "b_g2",
+        }
+    }
+
+    /// The query's bases in `params` (their count).
+    pub fn terms(self, params: &Parameters<Bls12>) -> usize {
+        match self {
+            Query::H => params.h.len(),
+            Query::L => params.l.len(),
+            Query::A => params.a.len(),
+            Query::B1 => params.b_g1.len(),
+            Query::B2 => params.b_g2.len(),
+        }
+    }
+}
+
+/// What crossed the bus and how often the host waited, counted by a backend for one partition.
+/// A count checks a design on any machine; a time only on the one it ran on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    /// Bytes copied from host memory to the device.
+    pub bytes_to_device: u64,
+    /// Bytes copied from the device to host memory.
+    pub bytes_from_device: u64,
+    /// Kernel launches.
+    pub launches: u64,
+    /// Times the host blocked on the device (a blocking copy, a wait for the queue).
+    pub host_waits: u64,
+}
+
+impl std::ops::Sub for DeviceCounters {
+    type Output = DeviceCounters;
+    fn sub(self, earlier: DeviceCounters) -> DeviceCounters {
+        DeviceCounters {
+            bytes_to_device: self.bytes_to_device - earlier.bytes_to_device,
+            bytes_from_device: self.bytes_from_device - earlier.bytes_from_device,
+            launches: self.launches - earlier.launches,
+            host_waits: self.host_waits - earlier.host_waits,
+        }
+    }
+}
+
+impl std::ops::AddAssign for DeviceCounters {
+    fn add_assign(&mut self, other: DeviceCounters) {
+        self.bytes_to_device += other.bytes_to_device;
+        self.bytes_from_device += other.bytes_from_device;
+        self.launches += other.launches;
+        self.host_waits += other.host_waits;
+    }
+}
+
+/// Where one partition's device phase keeps its data and runs its steps. Made for one
+/// partition; the driver calls [`DevicePlan::h`] once, then the multiexp ranges of each query in
+/// [`Query::ALL`]'s order, then [`DevicePlan::finish`] for each query.
+pub trait DevicePlan {
+    /// Computes h(x) from the a/b/c evaluations and keeps it where the H multiexp reads it.
+    fn h(&mut self, abc: Abc, between: &mut dyn FnMut()) -> Result<()>;
+    /// Whether the a/b/c evaluations have been freed (the driver tells its hooks once).
+    fn abc_released(&self) -> bool;
+    /// `Σ bases[i]·scalars[i]` over `range` of a G1 query; `between` runs at any preemption
+    /// point inside the step.
+    fn g1(
+        &mut self,
+        query: Query,
+        range: Range<usize>,
+        between: &mut dyn FnMut(),
+    ) -> Result<G1Projective>;
+    /// `Σ bases[i]·scalars[i]` over `range` of the B query in G2.
+    fn g2(&mut self, range: Range<usize>, between: &mut dyn FnMut()) -> Result<G2Projective>;
+    /// Done with `query`: its scalars may go.
+    fn finish(&mut self, query: Query);
+    /// The most terms of one multiexp step.
+    fn step_points(&self) -> usize;
+    /// Device errors met so far.
+    fn faults(&self) -> u32 {
+        0
+    }
+    /// Bytes moved, launches and waits so far.
+    fn counters(&self) -> DeviceCounters {
+        DeviceCounters::default()
+    }
+}
+
+/// Proves `partition` with `loaded` through the plan `open` makes for its witness, telling
+/// `hooks` of the a/b/c release and of each step's end. The preemption points
+/// ([`PhaseHooks::step_done`]) are here, once for every backend: after the H polynomial and
+/// after each multiexp step but the last, which ends the phase.
+pub fn prove_with_plan<'env>(
+    partition: SynthesizedPartition,
+    loaded: &LoadedParams,
+    randomness: Randomness,
+    hooks: &mut dyn PhaseHooks,
+    open: impl for<'w> FnOnce(&'w Witness, Scope<'w, 'env>) -> Result<Box<dyn DevicePlan + 'w>>,
+) -> Result<(Proof<Bls12>, DeviceTimings)> {
+    let params = loaded.parameters();
+    check_shape(&partition, params)?;
+    let (witness, abc) = partition.into_parts();
+    let abc_bytes = abc.size_bytes();
+    let domain = abc.a.len().max(1).next_power_of_two();
+    if params.h.len() != domain - 1 {
+        return Err(ProverError::ParamsShape(format!(
+            "the circuit's domain needs {} H bases, the parameters have {}",
+            domain - 1,
+            params.h.len()
+        )));
+    }
+    let mut plan = open(&witness, Scope(PhantomData))?;
+    let mut released = false;
+    let mut release = |plan: &dyn DevicePlan, hooks: &mut dyn PhaseHooks| {
+        if !released && plan.abc_released() {
+            released = true;
+            hooks.abc_released(abc_bytes);
+        }
+    };
+
+    let fft_start = Instant::now();
+    plan.h(abc, &mut || hooks.step_done())?;
+    let fft = fft_start.elapsed();
+    release(&*plan, hooks);
+    hooks.step_done();
+    stop_if_asked(hooks)?;
+    #[cfg(feature = "test-hooks")]
+    super::test_hold::at_boundary(hooks)?;
+
+    let msm_start = Instant::now();
+    let step = plan.step_points().max(1);
+    let mut g1 = [G1Projective::identity(); 4];
+    for (slot, query) in Query::ALL[..4].iter().enumerate() {
+        let terms = query.terms(params);
+        let mut sum = G1Projective::identity();
+        for (i, range) in ranges(terms, step).enumerate() {
+            if i > 0 {
+                hooks.step_done();
+                stop_if_asked(hooks)?;
+            }
+            sum += plan.g1(*query, range, &mut || hooks.step_done())?;
+        }
+        plan.finish(*query);
+        g1[slot] = sum;
+        release(&*plan, hooks);
+        hooks.step_done();
+        stop_if_asked(hooks)?;
+    }
+    let mut b2 = G2Projective::identity();
+    for (i, range) in ranges(Query::B2.terms(params), step).enumerate() {
+        if i > 0 {
+            hooks.step_done();
+            stop_if_asked(hooks)?;
+        }
+        b2 += plan.g2(range, &mut || hooks.step_done())?;
+    }
+    plan.finish(Query::B2);
+    release(&*plan, hooks);
+    let msm = msm_start.elapsed();
+    let faults = plan.faults();
+    let counters = plan.counters();
+    drop(plan);
+
+    let [h, l, a, b1] = g1;
+    let proof = assemble(params, randomness, h, l, a, b1, b2)?;
+    self_check(loaded.prepared_verifying_key(), &proof, &witness.inputs)?;
+    Ok((
+        proof,
+        DeviceTimings {
+            fft,
+            msm,
+            faults,
+            counters,
+        },
+    ))
+}
+
+/// Says that the witness a plan borrows lives shorter than what the caller lends it (`'env`:
+/// the parameters, the backend), so the plan may borrow both.
+pub struct Scope<'w, 'env>(PhantomData<&'w &'env ()>);
+
+/// `0..terms` in consecutive ranges of at most `step` (none for no terms).
+fn ranges(terms: usize, step: usize) -> impl Iterator<Item = Range<usize>> {
+    (0..terms.div_ceil(step)).map(move |i| i * step..((i + 1) * step).min(terms))
+}
+
+/// The plan that keeps everything in host memory: h and each query's scalars as 32-byte
+/// little-endian values, the multiexps and the H polynomial through a [`DeviceOps`] (the CPU's,
+/// or a test's). A scalar vector exists only while its query runs (B's for both B queries).
+pub struct HostPlan<'a> {
+    ops: &'a dyn DeviceOps,
+    witness: &'a Witness,
+    params: &'a Parameters<Bls12>,
+    h: Option<Vec<Fr>>,
+    abc_released: bool,
+    /// The scalars of the query running, by the first query that uses them.
+    scalars: Option<(Query, ScalarBytes)>,
+}
+
+impl<'a> HostPlan<'a> {
+    pub fn new(
+        ops: &'a dyn DeviceOps,
+        witness: &'a Witness,
+        params: &'a Parameters<Bls12>,
+    ) -> HostPlan<'a> {
+        HostPlan {
+            ops,
+            witness,
+            params,
+            h: None,
+            abc_released: false,
+            scalars: None,
+        }
+    }
+
+    /// A plan whose h was computed elsewhere (a device backend falling back to the CPU).
+    pub fn with_h(mut self, h: Vec<Fr>) -> Self {
+        self.h = Some(h);
+        self.abc_released = true;
+        self
+    }
+
+    /// Whether h is here yet.
+    pub fn has_h(&self) -> bool {
+        self.h.is_some() || matches!(self.scalars, Some((Query::H, _)))
+    }
+
+    /// The scalars of `query`, made on its first step.
+    fn scalars(&mut self, query: Query) -> Result<&ScalarBytes> {
+        let owner = match query {
+            Query::B2 => Query::B1,
+            q => q,
+        };
+        if self.scalars.as_ref().map(|(q, _)| *q) != Some(owner) {
+            let w = self.witness;
+            let made = match owner {
+                Query::H => ScalarBytes::dense_in_place(self.h.take().ok_or_else(|| {
+                    ProverError::Device {
+                        backend: "cpu".into(),
+                        reason: "the H multiexp ran before h was computed".into(),
+                    }
+                })?),
+                Query::L => ScalarBytes::dense(&w.aux),
+                Query::A => ScalarBytes::gathered(&[(&w.inputs, None), (&w.aux, Some(&w.a_aux_density))]),
+                _ => ScalarBytes::gathered(&[
+                    (&w.inputs, Some(&w.b_input_density)),
+                    (&w.aux, Some(&w.b_aux_density)),
+                ]),
+            };
+            self.scalars = Some((owner, made));
+        }
+        Ok(&self.scalars.as_ref().expect("made above").1)
+    }
+
+    fn check_len(bases: usize, scalars: usize) -> Result<()> {
+        if bases != scalars {
+            return Err(ProverError::ParamsShape(format!(
+                "a multiexp has {bases} bases for {scalars} scalars"
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl DevicePlan for HostPlan<'_> {
+    fn h(&mut self, abc: Abc, between: &mut dyn FnMut()) -> Result<()> {
+        self.h = Some(self.ops.compute_h_in_steps(abc, between)?);
+        self.abc_released = true;
+        Ok(())
+    }
+
+    fn abc_released(&self) -> bool {
+        self.abc_released
+    }
+
+    fn g1(
+        &mut self,
+        query: Query,
+        range: Range<usize>,
+        between: &mut dyn FnMut(),
+    ) -> Result<G1Projective> {
+        let params = self.params;
+        let bases = match query {
+            Query::H => &params.h,
+            Query::L => &params.l,
+            Query::A => &params.a,
+            Query::B1 => &params.b_g1,
+            Query::B2 => unreachable!("B in G2 is not a G1 query"),
+        };
+        let ops = self.ops;
+        let scalars = self.scalars(query)?;
+        Self::check_len(bases.len(), scalars.len())?;
+        ops.msm_g1_in_steps(&bases[range.clone()], scalars.view().slice(range), between)
+    }
+
+    fn g2(&mut self, range: Range<usize>, between: &mut dyn FnMut()) -> Result<G2Projective> {
+        let bases = &self.params.b_g2;
+        let ops = self.ops;
+        let scalars = self.scalars(Query::B2)?;
+        Self::check_len(bases.len(), scalars.len())?;
+        ops.msm_g2_in_steps(&bases[range.clone()], scalars.view().slice(range), between)
+    }
+
+    fn finish(&mut self, query: Query) {
+        // B's scalars serve both B queries: they go with the second.
+        if query != Query::B1 {
+            self.scalars = None;
+        }
+    }
+
+    fn step_points(&self) -> usize {
+        self.ops.step_points()
+    }
+
+    fn faults(&self) -> u32 {
+        self.ops.faults()
+    }
+}
