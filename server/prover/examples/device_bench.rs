@@ -1,98 +1,249 @@
-//! OpenCL vs CPU device phase, side by side, on the same 2 KiB partitions of each proof kind
-//! whose test parameters exist (`scripts/test.sh` makes them; see `snarkd_prover::test_params_dir`).
-//! Also reports how long the OpenCL kernels took to build in this process. A measurement, not a
-//! test: run it in release mode on an idle machine.
+//! The device phase side by side on the same 2 KiB partitions of each proof kind whose test
+//! parameters exist (`scripts/test.sh` makes them; see `snarkd_prover::test_params_dir`): the
+//! OpenCL path as it was before the device-resident plan (`opencl-before`: bases and gathered
+//! scalars copied up every step, ec-gpu-gen's multiexp, a wait after every launch), the current
+//! OpenCL path on the circuit's first partition (`opencl-first`: its bases go up) and on a later
+//! one (`opencl`: bases kept on the device), and the CPU backend. Then one multiexp of a real
+//! witness's A scalars (the 2 KiB PoRep's, repeated to `--msm-terms`): before, the current
+//! split with the bases streamed and kept, and blst on the CPU. Every row has the bytes each way,
+//! launches and host waits, which check a design on any machine; the times only on this one.
+//! A measurement, not a test: run it in release mode on an idle machine.
 //!
-//!   cargo run --release -p snarkd-prover --example device_bench [-- KIND...]
+//!   cargo run --release -p snarkd-prover --features bench --example device_bench -- \
+//!       [--json] [--msm-terms N] [--limbs 32|64] [--skip-before] [KIND...]
 //!
-//! KIND is winning, wpost, snap or porep (default: winning wpost). `POCL_CACHE_DIR` pointed at
-//! an empty directory measures PoCL's cold kernel build.
-//!
-//! Measured on the development machine (2 cores, no GPU; PoCL 3.1's CPU device; other builds
-//! running, so ±30 %), dev profile (dependencies and this crate at opt-level 3), seconds of
-//! device phase for the same partition, second run:
-//!
-//! | kind (2 KiB)  | backend         | device | FFT  | MSM  |
-//! |---------------|-----------------|--------|------|------|
-//! | WinningPoSt   | OpenCL on PoCL  | 64.3   | 5.5  | 58.9 |
-//! | WinningPoSt   | CPU             | 6.7    | 0.72 | 6.0  |
-//! | WindowPoSt    | OpenCL on PoCL  | 30.1   | 2.3  | 27.8 |
-//! | WindowPoSt    | CPU             | 2.9    | 0.29 | 2.6  |
-//!
-//! PoCL runs the GPU kernels on the same two cores about 8–10× slower than blst's assembly: it
-//! checks the kernels, it says nothing about GPU speed. Kernel build: `clBuildProgram` 1.6 s
-//! cold, 0.1 s from PoCL's cache; with the per-kernel compile at first launch, all kernels cost
-//! about 4 s cold. It takes the first GPU listed, else the first device. On an H200 machine
-//! (PoCL on 16 cores against the CPU backend there, and the kernels' 160 s build on the H200):
-//! `bench-client/BENCHMARKS.md`; no device-phase figure of a GPU yet.
+//! KIND is winning, wpost, snap or porep (default: winning porep). `--json` prints one JSON
+//! object a row (bench, circuit, shape, path, device, step, seconds, bytes_up, bytes_down,
+//! launches, host_waits). Figures: `bench-client/BENCHMARKS.md`, "The device phase".
 
 use std::time::Instant;
 
-use snarkd_prover::backend::opencl::list_devices;
-use snarkd_prover::bench::bench_device_phase;
+use blstrs::{G1Affine, Scalar as Fr};
+use group::Curve;
+use snarkd_prover::backend::opencl::{list_devices, LimbBits};
+use snarkd_prover::bench::{bench_device_phase, DevicePath};
 use snarkd_prover::fixtures::generate_fixtures;
+use snarkd_prover::groth16::{msm_g1, DeviceCounters, Randomness, ScalarBytes};
 use snarkd_prover::{
-    load_params, prepare, test_params_dir, CircuitId, CpuBackend, DeviceBackend, OpenClBackend,
-    OpenClOptions, ProofKind,
+    load_params, prepare, test_params_dir, CircuitId, CpuBackend, DeviceBackend, LoadedParams,
+    OpenClBackend, OpenClOptions, ProofKind, SynthesizedPartition,
 };
 
 const SECTOR_2K: u64 = 2 << 10;
 
-fn main() -> anyhow::Result<()> {
-    let kinds: Vec<ProofKind> = match std::env::args().skip(1).collect::<Vec<_>>() {
-        a if a.is_empty() => vec![ProofKind::WinningPost, ProofKind::WindowPost],
-        a => a
-            .iter()
-            .map(|k| ProofKind::from_short(k))
-            .collect::<Result<_, _>>()?,
+struct Args {
+    json: bool,
+    msm_terms: usize,
+    limbs: LimbBits,
+    before: bool,
+    kinds: Vec<ProofKind>,
+}
+
+fn args() -> anyhow::Result<Args> {
+    let mut a = Args {
+        json: false,
+        msm_terms: 1 << 20,
+        limbs: LimbBits::L64,
+        before: true,
+        kinds: Vec::new(),
     };
+    let mut it = std::env::args().skip(1);
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--json" => a.json = true,
+            "--skip-before" => a.before = false,
+            "--msm-terms" => a.msm_terms = it.next().unwrap_or_default().parse()?,
+            "--limbs" => {
+                a.limbs = match it.next().as_deref() {
+                    Some("32") => LimbBits::L32,
+                    Some("64") => LimbBits::L64,
+                    other => anyhow::bail!("--limbs takes 32 or 64, not {other:?}"),
+                }
+            }
+            kind => a.kinds.push(ProofKind::from_short(kind)?),
+        }
+    }
+    if a.kinds.is_empty() {
+        a.kinds = vec![ProofKind::WinningPost, ProofKind::PorepSealCommit];
+    }
+    Ok(a)
+}
+
+/// One output row.
+struct Row<'a> {
+    bench: &'a str,
+    circuit: String,
+    path: &'a str,
+    device: &'a str,
+    step: &'a str,
+    seconds: f64,
+    counters: DeviceCounters,
+}
+
+impl Row<'_> {
+    fn print(&self, json: bool) {
+        let c = &self.counters;
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "bench": self.bench, "circuit": self.circuit, "shape": "2KiB",
+                    "path": self.path, "device": self.device, "step": self.step,
+                    "seconds": self.seconds, "bytes_up": c.bytes_to_device,
+                    "bytes_down": c.bytes_from_device, "launches": c.launches,
+                    "host_waits": c.host_waits,
+                })
+            );
+        } else {
+            println!(
+                "{:<12} {:<11} {:<14} {:<6} {:>9.3} {:>14} {:>12} {:>9} {:>7}",
+                self.bench,
+                self.circuit,
+                self.path,
+                self.step,
+                self.seconds,
+                c.bytes_to_device,
+                c.bytes_from_device,
+                c.launches,
+                c.host_waits
+            );
+        }
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = args()?;
     // A GPU where there is one: PoCL's CPU device is listed too where it is installed.
     let devices = list_devices();
     let device = (devices.iter().find(|d| d.info.kind == "gpu"))
         .or(devices.first())
         .cloned()
         .ok_or_else(|| anyhow::anyhow!("no OpenCL device (install pocl-opencl-icd)"))?;
-    println!(
-        "device: {} ({}, {} compute units, {} MiB)",
-        device.info.name,
-        device.info.platform,
-        device.info.compute_units,
-        device.info.memory_bytes >> 20
-    );
+    let name = format!("{} ({})", device.info.name, device.info.platform);
+    let options = OpenClOptions {
+        limbs: args.limbs,
+        ..OpenClOptions::default()
+    };
     let t = Instant::now();
-    let opencl = OpenClBackend::new(device, OpenClOptions::default())?;
-    println!("kernel build: {:.2} s", t.elapsed().as_secs_f64());
+    // The warm-up backend runs each kind once first (PoCL compiles each kernel at its first
+    // launch); the measured one starts with nothing on the device.
+    let warm = OpenClBackend::new(device.clone(), options.clone())?;
+    let build_s = t.elapsed().as_secs_f64();
+    let opencl = OpenClBackend::new(device, options)?;
     let cpu = CpuBackend::new();
+    if !args.json {
+        println!("device: {name}; kernel build {build_s:.2} s ({:?} limbs)", args.limbs);
+        println!(
+            "{:<12} {:<11} {:<14} {:<6} {:>9} {:>14} {:>12} {:>9} {:>7}",
+            "bench", "circuit", "path", "step", "seconds", "bytes up", "bytes down", "launches", "waits"
+        );
+    }
 
     let work = tempfile::tempdir()?;
     let fixtures = generate_fixtures(SECTOR_2K, work.path())?;
     let params_dir = test_params_dir();
-    println!(
-        "{:<8} {:>11} {:>10} {:>10} {:>10} {:>7}",
-        "kind", "backend", "device s", "fft s", "msm s", "faults"
-    );
-    for kind in kinds {
+    for &kind in &args.kinds {
         let circuit = CircuitId::new(kind, SECTOR_2K)?;
         let params = load_params(&params_dir, circuit)?;
         let job = prepare(fixtures.request(kind))?;
-        // Warm-up: PoCL compiles each kernel for the device at its first launch (cached on disk).
-        let t = Instant::now();
-        bench_device_phase(&job, &params, &[&opencl as &dyn DeviceBackend])?;
-        println!(
-            "{kind}: first OpenCL run (with PoCL's per-kernel compile) {:.2} s",
-            t.elapsed().as_secs_f64()
-        );
-        for r in bench_device_phase(&job, &params, &[&opencl, &cpu])? {
-            println!(
-                "{:<8} {:>11} {:>10.3} {:>10.3} {:>10.3} {:>7}",
-                kind.to_string(),
-                r.backend,
-                r.device.as_secs_f64(),
-                r.fft.as_secs_f64(),
-                r.msm.as_secs_f64(),
-                r.faults
-            );
+        let warm_up = |p: SynthesizedPartition, params: &LoadedParams| {
+            warm.prove(p, params, Randomness::random(), &mut |_| {})
+        };
+        let current = |p: SynthesizedPartition, params: &LoadedParams| {
+            opencl.prove(p, params, Randomness::random(), &mut |_| {})
+        };
+        let on_cpu = |p: SynthesizedPartition, params: &LoadedParams| {
+            cpu.prove(p, params, Randomness::random(), &mut |_| {})
+        };
+        let before = |p: SynthesizedPartition, params: &LoadedParams| {
+            opencl.prove_legacy(p, params, Randomness::random())
+        };
+        bench_device_phase(&job, &params, &[("warm-up", &warm_up)])?;
+        let mut paths: Vec<(&str, DevicePath<'_>)> = Vec::new();
+        if args.before {
+            paths.push(("opencl-before", &before));
         }
+        paths.extend([
+            ("opencl-first", &current as DevicePath<'_>),
+            ("opencl", &current),
+            ("cpu", &on_cpu),
+        ]);
+        for r in bench_device_phase(&job, &params, &paths)? {
+            for (step, seconds) in [
+                ("total", r.device.as_secs_f64()),
+                ("fft", r.fft.as_secs_f64()),
+                ("msm", r.msm.as_secs_f64()),
+            ] {
+                let counters = match step {
+                    "total" => r.counters,
+                    _ => DeviceCounters::default(),
+                };
+                Row {
+                    bench: "device_phase",
+                    circuit: circuit.to_string(),
+                    path: &r.path,
+                    device: if r.path == "cpu" { "cpu" } else { &name },
+                    step,
+                    seconds,
+                    counters,
+                }
+                .print(args.json);
+            }
+        }
+    }
+
+    // One multiexp of a real witness's A scalars.
+    let kind = ProofKind::PorepSealCommit;
+    let circuit = CircuitId::new(kind, SECTOR_2K)?;
+    let params = load_params(&params_dir, circuit)?;
+    let partition = prepare(fixtures.request(kind))?.synthesize(0)?;
+    let (inputs, aux) = partition.witness();
+    let (a_aux, _, _) = partition.densities();
+    let a: Vec<Fr> = inputs.iter().copied().chain(a_aux.ones().map(|i| aux[i])).collect();
+    let n = args.msm_terms;
+    let scalars: Vec<Fr> = a.iter().copied().cycle().take(n).collect();
+    let bases: Vec<G1Affine> = params.parameters().a.iter().copied().cycle().take(n).collect();
+    let ones = scalars.iter().filter(|s| **s == Fr::from(1u64)).count();
+    let zeros = scalars.iter().filter(|s| bool::from(ff::Field::is_zero(*s))).count();
+    if !args.json {
+        println!(
+            "multiexp: {n} terms of the PoRep 2 KiB A query (its {} repeated): {zeros} zeros, {ones} ones",
+            a.len()
+        );
+    }
+    let want = {
+        let t = Instant::now();
+        let sum = msm_g1(&bases, ScalarBytes::dense(&scalars).view()).to_affine();
+        (sum, t.elapsed().as_secs_f64())
+    };
+    let mut runs: Vec<(&str, f64, DeviceCounters)> = Vec::new();
+    if args.before {
+        warm.msm_g1_legacy(&bases, &scalars)?;
+        let t = Instant::now();
+        let (sum, c) = opencl.msm_g1_legacy(&bases, &scalars)?;
+        anyhow::ensure!(sum.to_affine() == want.0, "the old multiexp differs from blst's");
+        runs.push(("opencl-before", t.elapsed().as_secs_f64(), c));
+    }
+    for (path, resident) in [("opencl-streamed", false), ("opencl-kept", true)] {
+        warm.msm_g1(&bases, &scalars, resident)?;
+        let t = Instant::now();
+        let (sum, c) = opencl.msm_g1(&bases, &scalars, resident)?;
+        anyhow::ensure!(sum.to_affine() == want.0, "{path} differs from blst's");
+        runs.push((path, t.elapsed().as_secs_f64(), c));
+    }
+    runs.push(("cpu", want.1, DeviceCounters::default()));
+    let bench = format!("msm_a_{n}");
+    for (path, seconds, counters) in runs {
+        Row {
+            bench: &bench,
+            circuit: circuit.to_string(),
+            path,
+            device: if path == "cpu" { "cpu" } else { &name },
+            step: "msm",
+            seconds,
+            counters,
+        }
+        .print(args.json);
     }
     Ok(())
 }

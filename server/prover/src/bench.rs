@@ -13,7 +13,10 @@ use std::time::{Duration, Instant};
 
 use crate::error::Result;
 use crate::filecoin::{CircuitId, PreparedJob, ProofKind};
-use crate::groth16::Randomness;
+use crate::groth16::{DeviceCounters, DeviceTimings, Randomness};
+use crate::synthesis::SynthesizedPartition;
+use bellperson::groth16::Proof;
+use blstrs::Bls12;
 pub use crate::rss::{peak_rss, reset_peak_rss};
 use crate::synthesis::precompiled::CircuitMatrices;
 use crate::{DeviceBackend, LoadedParams};
@@ -110,45 +113,53 @@ pub fn bench_job(
     Ok(r)
 }
 
-/// Device-phase figures of one backend on one job (all partitions).
+/// Device-phase figures of one path on one job (all partitions).
 #[derive(Clone, Debug)]
 pub struct DevicePhaseBench {
-    /// The backend's name (`cpu`, `opencl:0`, ...).
-    pub backend: String,
+    /// The path's name (`cpu`, `opencl`, `opencl-before`, ...).
+    pub path: String,
     /// The whole device phase (H FFTs, MSMs, assembly).
     pub device: Duration,
     pub fft: Duration,
     pub msm: Duration,
     /// Device faults met (steps rerun); 0 on a healthy device.
     pub faults: u32,
+    /// Bytes each way, launches and host waits, summed over the partitions.
+    pub counters: DeviceCounters,
 }
 
-/// Proves every partition of `job` on each of `backends` in turn — the same circuit and witness,
-/// synthesized again for each — and checks each backend's proof with the verifier. For a side by
-/// side of backends (OpenCL vs CPU); synthesis is not timed.
+/// One way of running a partition's device phase.
+pub type DevicePath<'a> =
+    &'a dyn Fn(SynthesizedPartition, &LoadedParams) -> Result<(Proof<Bls12>, DeviceTimings)>;
+
+/// Proves every partition of `job` on each of `paths` in turn — the same circuit and witness,
+/// synthesized again for each — and checks each path's proofs with the verifier. For a side by
+/// side of backends and paths; synthesis is not timed.
 pub fn bench_device_phase(
     job: &PreparedJob,
     params: &LoadedParams,
-    backends: &[&dyn DeviceBackend],
+    paths: &[(&str, DevicePath<'_>)],
 ) -> Result<Vec<DevicePhaseBench>> {
-    let mut out = Vec::with_capacity(backends.len());
-    for backend in backends {
+    let mut out = Vec::with_capacity(paths.len());
+    for (name, prove) in paths {
         let mut r = DevicePhaseBench {
-            backend: backend.name().to_string(),
+            path: name.to_string(),
             device: Duration::ZERO,
             fft: Duration::ZERO,
             msm: Duration::ZERO,
             faults: 0,
+            counters: DeviceCounters::default(),
         };
         let mut proofs = Vec::with_capacity(job.num_partitions());
         for i in 0..job.num_partitions() {
             let p = job.synthesize(i)?;
             let t = Instant::now();
-            let (proof, timings) = backend.prove(p, params, Randomness::random(), &mut |_| {})?;
+            let (proof, timings) = prove(p, params)?;
             r.device += t.elapsed();
             r.fft += timings.fft;
             r.msm += timings.msm;
             r.faults += timings.faults;
+            r.counters += timings.counters;
             proofs.push(proof);
         }
         job.finalize(&proofs, params)?;

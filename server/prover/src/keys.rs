@@ -19,6 +19,9 @@ pub struct LoadedParams {
     pvk: PreparedVerifyingKey<Bls12>,
     size_bytes: u64,
     precompiled: Option<CircuitMatrices>,
+    /// False for parameters made up for timing (`bench`): their proofs cannot verify, so the
+    /// device phase does not check them.
+    checked: bool,
     /// Alive as long as these keys are: a device backend keeps copies of the bases while a
     /// weak reference to this upgrades (see [`LoadedParams::residency`]).
     residency: Arc<()>,
@@ -48,6 +51,7 @@ impl LoadedParams {
             pvk,
             size_bytes,
             precompiled,
+            checked: true,
             residency: Arc::new(()),
         }
     }
@@ -62,6 +66,22 @@ impl LoadedParams {
         self.precompiled
             .as_ref()
             .map_or(0, CircuitMatrices::size_bytes)
+    }
+
+    /// Parameters made up for timing the device phase at production shape (random bases of the
+    /// real counts): the phase runs as with real ones, but its proofs are not checked, since
+    /// they cannot verify.
+    #[cfg(feature = "bench")]
+    pub fn unchecked(circuit: CircuitId, params: Parameters<Bls12>) -> Self {
+        let mut loaded = LoadedParams::from_parameters(circuit, params);
+        loaded.checked = false;
+        loaded
+    }
+
+    /// Whether the device phase checks its proofs against these keys (always, but for the
+    /// benchmark's made-up parameters).
+    pub fn checks_proofs(&self) -> bool {
+        self.checked
     }
 
     /// A handle that stops upgrading once these keys are dropped: what device copies of the

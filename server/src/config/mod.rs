@@ -157,6 +157,10 @@ pub struct GpusSection {
     pub device_attempts: u32,
     /// Failed device steps in a row after which a device is marked unhealthy and skipped.
     pub unhealthy_after: u32,
+    /// Keep each circuit's bases on the device while its parameters are loaded.
+    pub keep_params: bool,
+    /// Limb width of the OpenCL field code: 32 or 64.
+    pub limb_bits: u32,
     /// How often devices are read (NVML, the memory pool); zero never.
     #[serde(with = "humantime_serde")]
     pub telemetry_interval: Duration,
@@ -171,6 +175,8 @@ impl Default for GpusSection {
             max_chunk_terms: 0,
             device_attempts: 2,
             unhealthy_after: 3,
+            keep_params: true,
+            limb_bits: 64,
             telemetry_interval: Duration::from_secs(5),
         }
     }
@@ -272,6 +278,12 @@ impl Config {
             return invalid(
                 "gpus.workers_per_device",
                 "must be at least 1: a device without workers proves nothing",
+            );
+        }
+        if !matches!(self.gpus.limb_bits, 32 | 64) {
+            return invalid(
+                "gpus.limb_bits",
+                "must be 32 or 64: the limb width the OpenCL field code is built with",
             );
         }
         if self.gpus.unhealthy_after == 0 {

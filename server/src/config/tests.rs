@@ -103,6 +103,8 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "max_chunk_terms",
         "device_attempts",
         "unhealthy_after",
+        "keep_params",
+        "limb_bits",
         "telemetry_interval",
         "porep_priority",
         "snap_priority",

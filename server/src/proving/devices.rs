@@ -86,6 +86,7 @@ mod opencl {
 
     use snarkd_engine::prover::DeviceInfo;
     use snarkd_prover::backend::opencl::{list_devices, select_devices};
+    use snarkd_prover::backend::opencl::LimbBits;
     use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions};
 
     use crate::config::Config;
@@ -110,6 +111,12 @@ mod opencl {
             },
             device_attempts: g.device_attempts,
             unhealthy_after: g.unhealthy_after,
+            keep_params: g.keep_params,
+            pool_bytes: None,
+            limbs: match g.limb_bits {
+                32 => LimbBits::L32,
+                _ => LimbBits::L64,
+            },
         };
         chosen
             .into_iter()

@@ -242,6 +242,7 @@ impl Prover for FilecoinProver {
             metrics::counter!("snarkd_device_faults_total", "device" => name.clone())
                 .increment(u64::from(timings.faults));
         }
+        count_device_work(&name, &timings.counters);
         readings::set_healthy(&name, &**backend);
         let mut bytes = Vec::with_capacity(192);
         proof
@@ -274,3 +275,20 @@ fn setup_error(err: ProverError) -> EngineError {
 
 #[cfg(test)]
 mod tests;
+
+/// What a device phase moved over the bus, launched and waited for, per device: the counts
+/// that check the device phase's design on any machine (`snarkd_device_transfer_bytes_total`
+/// by direction, `snarkd_device_launches_total`, `snarkd_device_host_waits_total`).
+fn count_device_work(device: &str, c: &snarkd_prover::groth16::DeviceCounters) {
+    let device = device.to_string();
+    for (direction, bytes) in [
+        ("to_device", c.bytes_to_device),
+        ("from_device", c.bytes_from_device),
+    ] {
+        metrics::counter!("snarkd_device_transfer_bytes_total", "device" => device.clone(), "direction" => direction)
+            .increment(bytes);
+    }
+    metrics::counter!("snarkd_device_launches_total", "device" => device.clone())
+        .increment(c.launches);
+    metrics::counter!("snarkd_device_host_waits_total", "device" => device).increment(c.host_waits);
+}

@@ -113,6 +113,19 @@ pub(super) fn describe_all() {
         "Device steps that failed and were run again, by device."
     );
     describe_counter!(
+        "snarkd_device_transfer_bytes_total",
+        Unit::Bytes,
+        "Bytes the device phase copied between host memory and a device, by device and direction (to_device, from_device). With parameters kept on the device, a partition sends about its a, b and witness."
+    );
+    describe_counter!(
+        "snarkd_device_launches_total",
+        "Kernel launches of the device phase, by device."
+    );
+    describe_counter!(
+        "snarkd_device_host_waits_total",
+        "Times the device phase's host thread blocked on a device (a blocking copy or a wait for its queue), by device."
+    );
+    describe_counter!(
         "snarkd_native_witness_fallbacks_total",
         "Partitions whose native witness was given up for the circuit's gadgets, by circuit and stage: synthesis (it could not be made, or its public inputs differed from the verifier's) or proof_check (the proof made from it failed its check; the partition was proved again)."
     );

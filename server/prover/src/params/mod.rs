@@ -6,10 +6,13 @@
 //! - `generate.rs`: creating local *test* parameters ([`generate_params`]), with the Groth16
 //!   setup of [`crate::setup`].
 //! - `precompiled.rs`: the circuits' pre-compiled matrices beside them.
+//! - `made_up.rs` (feature `bench`): parameters of a partition's counts for timing only.
 //! - `check.rs`: the files against filecoin-proofs' published digests ([`check::check_circuit`]).
 
 pub mod check;
 mod generate;
+#[cfg(feature = "bench")]
+pub mod made_up;
 pub mod precompiled;
 
 use std::ffi::OsString;

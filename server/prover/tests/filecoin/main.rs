@@ -11,6 +11,7 @@ mod bad_input;
 mod common;
 mod estimate;
 mod fuzz_findings;
+mod opencl_plan;
 mod porep;
 mod post;
 mod precompiled;

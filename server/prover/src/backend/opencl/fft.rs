@@ -146,6 +146,22 @@ pub fn compute_h(q: &DeviceQueue, a: &[Fr], b: &[Fr]) -> Result<Option<HOnDevice
     }))
 }
 
+/// h computed elsewhere (the CPU, after a device fault), copied up for the H multiexp; `None`
+/// when the pool has no room for it now.
+pub fn upload_h(q: &DeviceQueue, h: &[Fr]) -> Result<Option<HOnDevice>> {
+    let bytes = std::mem::size_of_val(h) as u64;
+    let Some(grant) = q.memory().try_reserve(bytes, 0) else {
+        return Ok(None);
+    };
+    let mut buf = q.program.buffer::<Fr>(h.len())?;
+    q.write(&mut buf, 0, h)?;
+    Ok(Some(HOnDevice {
+        h: buf,
+        len: h.len(),
+        _grant: grant,
+    }))
+}
+
 /// The twiddle tables of one FFT direction, on the device.
 struct Twiddles {
     /// pq[i] = (ω^(n / 2^max_deg))^i for i < 2^(max_deg−1).

@@ -31,6 +31,8 @@
 mod device;
 mod fft;
 mod kernels;
+#[cfg(feature = "bench")]
+mod legacy;
 mod msm;
 mod plan;
 mod queue;
@@ -231,6 +233,46 @@ impl OpenClBackend {
             let sum = msm(q, on_device, scalars_on, 0..bases.len())?
                 .ok_or_else(|| no_room(&self.name))?;
             q.finish()?;
+            Ok((sum, q.counters() - start))
+        })
+    }
+
+    /// The device phase the way it was before the device-resident plan (see `legacy.rs`), for
+    /// the benchmark's side-by-side ratio; counted like the current one.
+    #[cfg(feature = "bench")]
+    pub fn prove_legacy(
+        &self,
+        partition: SynthesizedPartition,
+        params: &LoadedParams,
+        randomness: Randomness,
+    ) -> Result<(Proof<Bls12>, DeviceTimings)> {
+        self.with_queue(|q| {
+            let start = q.counters();
+            let ops = legacy::LegacyOps { queue: q };
+            let (proof, mut timings) = crate::groth16::prove_partition_with(
+                &ops,
+                partition,
+                params,
+                randomness,
+                &mut |_| {},
+            )?;
+            timings.counters = q.counters() - start;
+            Ok((proof, timings))
+        })
+    }
+
+    /// A G1 multiexp the way it was before (see `legacy.rs`), for the benchmark.
+    #[cfg(feature = "bench")]
+    pub fn msm_g1_legacy(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[Fr],
+    ) -> Result<(G1Projective, DeviceCounters)> {
+        use crate::groth16::DeviceOps;
+        let bytes = crate::groth16::ScalarBytes::gathered(&[(scalars, None)]);
+        self.with_queue(|q| {
+            let start = q.counters();
+            let sum = legacy::LegacyOps { queue: q }.msm_g1(bases, bytes.view())?;
             Ok((sum, q.counters() - start))
         })
     }

@@ -371,19 +371,19 @@ fn sum_on_host<C: Group + Send + Sync>(points: &[C]) -> C {
 
 /// The window split of one bucket multiexp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Windows {
+pub(super) struct Windows {
     /// Bits per window.
-    bits: usize,
+    pub bits: usize,
     /// Windows covering the 256 exponent bits.
-    windows: usize,
+    pub windows: usize,
     /// Groups of terms, each handled by `windows` work items.
-    groups: usize,
+    pub groups: usize,
 }
 
 impl Windows {
     /// Few terms get small windows (more windows, so more work items stay busy); about four
     /// terms per bucket once the terms are spread over the work units.
-    fn for_terms(terms: usize, work_units: usize) -> Windows {
+    pub fn for_terms(terms: usize, work_units: usize) -> Windows {
         let per_unit = terms.div_ceil(work_units).max(1);
         let bits = (per_unit.ilog2() as usize + 2).clamp(1, MAX_WINDOW_BITS);
         let windows = EXPONENT_BITS.div_ceil(bits);
@@ -396,7 +396,7 @@ impl Windows {
     }
 
     /// Σ over windows, most significant first: acc ← acc·2^bits + Σ_groups result[g][w].
-    fn reduce<C: Group + Send + Sync>(&self, results: &[C]) -> C {
+    pub fn reduce<C: Group + Send + Sync>(&self, results: &[C]) -> C {
         let per_window: Vec<C> = threads::pool().install(|| {
             (0..self.windows)
                 .into_par_iter()

@@ -6,10 +6,12 @@
 //! resident bases: a, b, the witness and the FFTs' twiddle tables.
 //!
 //! Faults: a step that fails on the device is run there again up to
-//! [`OpenClOptions::device_attempts`] times; then the partition's remaining steps run on the
-//! CPU (h recomputed from a/b/c, which the plan keeps until the H multiexp is done). A step
-//! that finds no room in the device's pool (other phases hold it) goes to the CPU the same way,
-//! without counting as a fault.
+//! [`OpenClOptions::device_attempts`] times, then on the CPU (an H multiexp step with h
+//! recomputed there from a/b/c, which the plan keeps until the H multiexp is done); the next
+//! step tries the device again. A step that finds no room in the device's pool (other phases
+//! hold it) runs on the CPU the same way, without counting as a fault.
+//!
+//! [`OpenClOptions::device_attempts`]: super::OpenClOptions::device_attempts
 
 use std::sync::Arc;
 
@@ -23,8 +25,8 @@ use super::queue::DeviceQueue;
 use super::resident::{Maps, Resident};
 use super::{OpenClBackend, GPU_STEP_POINTS};
 use crate::backend::DeviceBackend;
-use crate::error::Result;
-use crate::groth16::{CpuOps, DeviceCounters, DevicePlan, HostPlan, Query};
+use crate::error::{ProverError, Result};
+use crate::groth16::{CpuOps, DeviceCounters, DevicePlan, HostPlan, Query, CPU_STEP_POINTS};
 use crate::keys::LoadedParams;
 use crate::synthesis::{Abc, Witness};
 
@@ -47,13 +49,12 @@ pub struct OpenClPlan<'a> {
     backend: &'a OpenClBackend,
     witness: &'a Witness,
     loaded: &'a LoadedParams,
+    /// `None` when the partition runs on the CPU from the start (unhealthy device, no room).
     device: Option<OnDevice>,
-    /// Counts of the device work done before the plan moved to the CPU.
-    done_on_device: DeviceCounters,
-    /// Kept until the H multiexp is done, for a CPU fallback of the H steps.
+    /// Kept until the H multiexp is done, for a CPU fallback of an H step.
     abc: Option<Abc>,
     h_done: bool,
-    /// The CPU, once a step has fallen back to it.
+    /// The CPU, for the steps that fall back to it (made at the first).
     host: Option<HostPlan<'a>>,
     faults: u32,
 }
@@ -71,7 +72,6 @@ impl<'a> OpenClPlan<'a> {
             witness,
             loaded,
             device: None,
-            done_on_device: DeviceCounters::default(),
             abc: None,
             h_done: false,
             host: None,
@@ -86,23 +86,20 @@ impl<'a> OpenClPlan<'a> {
         Ok(Box::new(plan))
     }
 
-    /// Moves the rest of the partition to the CPU (h from a/b/c when the H multiexp is still to
-    /// come), returning the device's memory.
-    fn to_host(&mut self) -> Result<&mut HostPlan<'a>> {
-        if self.host.is_none() {
-            if let Some(d) = self.device.take() {
-                self.done_on_device = d.queue.counters() - d.start;
-                self.backend.close_partition(d);
-            }
-            let mut host = HostPlan::new(&CpuOps, self.witness, self.loaded.parameters());
-            if !self.h_done {
-                if let Some(abc) = self.abc.take() {
-                    host = host.with_h(crate::groth16::compute_h(abc)?);
-                }
-            }
-            self.host = Some(host);
+    /// The CPU for a step that fell back to it; for an H step it needs h, computed from a/b/c
+    /// (kept for that) when the CPU has not got it yet.
+    fn host(&mut self, query: Query) -> Result<&mut HostPlan<'a>> {
+        let host = self
+            .host
+            .get_or_insert_with(|| HostPlan::new(&CpuOps, self.witness, self.loaded.parameters()));
+        if query == Query::H && !host.has_h() {
+            let abc = self.abc.take().ok_or_else(|| ProverError::Device {
+                backend: self.backend.name.clone(),
+                reason: "an H step fell back to the cpu with neither h nor a/b/c at hand".into(),
+            })?;
+            host.set_h(crate::groth16::compute_h(abc)?);
         }
-        Ok(self.host.as_mut().expect("set above"))
+        Ok(host)
     }
 
     fn scalars<'d>(&self, d: &'d OnDevice, query: Query) -> Option<DeviceScalars<'d>> {
@@ -137,32 +134,29 @@ impl<'a> OpenClPlan<'a> {
 
 impl DevicePlan for OpenClPlan<'_> {
     fn h(&mut self, abc: Abc, between: &mut dyn FnMut()) -> Result<()> {
-        if let Some(host) = self.host.as_mut() {
+        let (Some(d), None) = (self.device.as_ref(), self.host.as_mut()) else {
+            let host = self.host.as_mut().expect("a plan off the device has the cpu's");
             return host.h(abc, between);
-        }
-        let d = self.device.as_ref().expect("on the device when not on the host");
+        };
         let backend = self.backend;
-        let done = backend.attempt(&d.queue, &mut self.faults, "fft", |q| {
+        let on_device = backend.attempt(&d.queue, &mut self.faults, "fft", |q| {
             fft::compute_h(q, &abc.a, &abc.b)
         });
-        match done {
-            Some(h) => {
-                self.device.as_mut().expect("checked above").h = Some(h);
-                self.abc = Some(abc);
-                Ok(())
-            }
-            None => {
-                self.abc = Some(abc);
-                self.to_host().map(drop)
-            }
+        if let Some(h) = on_device {
+            self.device.as_mut().expect("checked above").h = Some(h);
+            self.abc = Some(abc);
+            return Ok(());
         }
+        // h on the CPU, then up to the device for the H multiexp where there is room.
+        let h = crate::groth16::compute_h(abc)?;
+        let d = self.device.as_mut().expect("checked above");
+        d.h = fft::upload_h(&d.queue, &h)?;
+        self.host = Some(HostPlan::new(&CpuOps, self.witness, self.loaded.parameters()).with_h(h));
+        Ok(())
     }
 
     fn abc_released(&self) -> bool {
-        match &self.host {
-            Some(host) => self.abc.is_none() && host.abc_released(),
-            None => self.abc.is_none() && self.h_done,
-        }
+        self.abc.is_none() && (self.h_done || self.host.as_ref().is_some_and(|h| h.abc_released()))
     }
 
     fn g1(
@@ -171,8 +165,7 @@ impl DevicePlan for OpenClPlan<'_> {
         range: std::ops::Range<usize>,
         between: &mut dyn FnMut(),
     ) -> Result<G1Projective> {
-        if self.host.is_none() {
-            let d = self.device.as_ref().expect("on the device when not on the host");
+        if let Some(d) = self.device.as_ref() {
             let params = self.loaded.parameters();
             let bases = match &d.resident {
                 Some(r) => Bases::Device(r.g1(query)),
@@ -192,12 +185,15 @@ impl DevicePlan for OpenClPlan<'_> {
                 }
             }
         }
-        self.to_host()?.g1(query, range, between)
+        self.host(query)?.g1(query, range, between)
     }
 
-    fn g2(&mut self, range: std::ops::Range<usize>, between: &mut dyn FnMut()) -> Result<G2Projective> {
-        if self.host.is_none() {
-            let d = self.device.as_ref().expect("on the device when not on the host");
+    fn g2(
+        &mut self,
+        range: std::ops::Range<usize>,
+        between: &mut dyn FnMut(),
+    ) -> Result<G2Projective> {
+        if let Some(d) = self.device.as_ref() {
             let params = self.loaded.parameters();
             if let Some(scalars) = self.scalars(d, Query::B2) {
                 let done = self.backend.attempt(&d.queue, &mut self.faults, "b_g2", |q| {
@@ -212,7 +208,7 @@ impl DevicePlan for OpenClPlan<'_> {
                 }
             }
         }
-        self.to_host()?.g2(range, between)
+        self.host(Query::B2)?.g2(range, between)
     }
 
     fn finish(&mut self, query: Query) {
@@ -229,9 +225,9 @@ impl DevicePlan for OpenClPlan<'_> {
     }
 
     fn step_points(&self) -> usize {
-        match (&self.device, &self.host) {
-            (None, Some(host)) => host.step_points(),
-            _ => GPU_STEP_POINTS,
+        match &self.device {
+            Some(_) => GPU_STEP_POINTS,
+            None => CPU_STEP_POINTS,
         }
     }
 
@@ -240,11 +236,10 @@ impl DevicePlan for OpenClPlan<'_> {
     }
 
     fn counters(&self) -> DeviceCounters {
-        let mut c = self.done_on_device;
-        if let Some(d) = &self.device {
-            c += d.queue.counters() - d.start;
+        match &self.device {
+            Some(d) => d.queue.counters() - d.start,
+            None => DeviceCounters::default(),
         }
-        c
     }
 }
 

@@ -101,11 +101,37 @@ pub fn synthesize(
     seed: u64,
     how: Synthesis,
 ) -> Result<Synthesized> {
-    let mut run = Run { how, done: None };
+    let mut run = Run {
+        how,
+        done: None,
+        keep: false,
+        kept: None,
+    };
     with_circuit(kind, sector_size, count, seed, &mut run)?;
     Ok(run
         .done
         .expect("with_circuit hands its circuit over or fails"))
+}
+
+/// The synthetic partition [`synthesize`] describes, synthesized the pre-compiled way (its
+/// matrices recorded first, the witness native when `native`) and kept: a production-shaped
+/// partition for the device phase's benchmark. Only kinds with a native witness (PoRep,
+/// SnapDeals, the PoSt kinds) are kept.
+pub fn synthesize_partition(
+    kind: ProofKind,
+    sector_size: u64,
+    count: usize,
+    seed: u64,
+    native: bool,
+) -> Result<crate::SynthesizedPartition> {
+    let mut run = Run {
+        how: Synthesis::Precompiled { native },
+        done: None,
+        keep: true,
+        kept: None,
+    };
+    with_circuit(kind, sector_size, count, seed, &mut run)?;
+    run.kept.ok_or_else(|| failed("this circuit has no pre-compiled run"))
 }
 
 /// A synthetic partition of a kind with a native witness: its circuit (as often as asked) and
@@ -127,10 +153,12 @@ pub(crate) trait UseCircuit {
     }
 }
 
-/// A synthesis `how`, and what it gave.
+/// A synthesis `how`, and what it gave (the partition too, when `keep` and pre-compiled).
 struct Run {
     how: Synthesis,
     done: Option<Synthesized>,
+    keep: bool,
+    kept: Option<crate::SynthesizedPartition>,
 }
 
 impl UseCircuit for Run {
@@ -171,6 +199,9 @@ impl UseCircuit for Run {
                 constraints: Some(p.num_constraints()),
                 rss_start,
             });
+            if self.keep {
+                self.kept = Some(p);
+            }
             return Ok(());
         }
         let Synthesis::Native(room) = self.how else {

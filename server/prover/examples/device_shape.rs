@@ -1,0 +1,166 @@
+//! The device phase of one production-shaped partition: a synthetic partition circuit (seeded
+//! random values, `filecoin::synthetic`) synthesized the pre-compiled way at COUNT challenges or
+//! sectors, and made-up parameters of its exact counts (`params::made_up`: no parameter files
+//! needed, generated in seconds), proved on the first GPU (else the first OpenCL device) twice —
+//! the circuit's first partition on the device (its bases go up) and a later one (they are kept)
+//! — and, with `--cpu`, on the CPU backend for the ratio. Each step (the H polynomial, every
+//! multiexp range) is timed at its boundary; every row carries the bytes each way, launches and
+//! host waits. The proofs cannot verify (made-up parameters) and are not checked. A measurement,
+//! not a test.
+//!
+//!   cargo run --release -p snarkd-prover --features bench --example device_shape -- \
+//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--seed N]
+//!
+//! e.g. `porep 32GiB 18` is a whole production PoRep partition (about 130 M constraints: some
+//! 16 GB of host memory for the partition and 47 GB for the bases; a 16-core, 128 GiB GPU box
+//! runs it); `porep 2KiB 2` rehearses it anywhere. `scripts/gpu-check.sh` runs it.
+
+use std::time::Instant;
+
+use snarkd_prover::backend::opencl::{list_devices, LimbBits};
+use snarkd_prover::filecoin::synthetic::synthesize_partition;
+use snarkd_prover::filecoin::{parse_sector_size, sector_size_name, ProofKind};
+use snarkd_prover::groth16::{DeviceCounters, PhaseHooks, Query, Randomness};
+use snarkd_prover::params::made_up::made_up_params;
+use snarkd_prover::{CircuitId, CpuBackend, DeviceBackend, OpenClBackend, OpenClOptions};
+
+/// Hooks that note the time of every step boundary.
+struct Clock {
+    marks: Vec<Instant>,
+}
+
+impl PhaseHooks for Clock {
+    fn abc_released(&mut self, _bytes: u64) {}
+    fn step_done(&mut self) {
+        self.marks.push(Instant::now());
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--seed N]";
+    let mut it = std::env::args().skip(1);
+    let kind = ProofKind::from_short(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
+    let size = parse_sector_size(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
+    let count: usize = it.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?;
+    let (mut json, mut cpu, mut limbs, mut seed) = (false, false, LimbBits::L64, 1u64);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => json = true,
+            "--cpu" => cpu = true,
+            "--seed" => seed = it.next().unwrap_or_default().parse()?,
+            "--limbs" => {
+                limbs = match it.next().as_deref() {
+                    Some("32") => LimbBits::L32,
+                    _ => LimbBits::L64,
+                }
+            }
+            other => anyhow::bail!("unknown argument {other:?}; {usage}"),
+        }
+    }
+    let circuit = CircuitId::new(kind, size)?;
+    let shape = format!("{}/{count}", sector_size_name(size));
+
+    let t = Instant::now();
+    let partition = synthesize_partition(kind, size, count, seed, true)?;
+    let synth_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let params = made_up_params(circuit, &partition);
+    let params_s = t.elapsed().as_secs_f64();
+    let shape_of = (
+        partition.num_constraints(),
+        partition.num_inputs(),
+        partition.num_aux(),
+    );
+    drop(partition);
+
+    let devices = list_devices();
+    let device = (devices.iter().find(|d| d.info.kind == "gpu"))
+        .or(devices.first())
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("no OpenCL device (install pocl-opencl-icd)"))?;
+    let name = format!("{} ({})", device.info.name, device.info.platform);
+    let t = Instant::now();
+    let opencl = OpenClBackend::new(
+        device,
+        OpenClOptions {
+            limbs,
+            ..OpenClOptions::default()
+        },
+    )?;
+    let build_s = t.elapsed().as_secs_f64();
+    let p = params.parameters();
+    if !json {
+        println!(
+            "{circuit} at {shape}: {} constraints, {} inputs, {} aux; synthesized in {synth_s:.1} s, \
+             made-up parameters in {params_s:.1} s ({} bytes); {name}, kernels {build_s:.1} s, {limbs:?} limbs",
+            shape_of.0,
+            shape_of.1,
+            shape_of.2,
+            params.size_bytes()
+        );
+        println!(
+            "{:<13} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7}",
+            "path", "step", "seconds", "bytes up", "bytes down", "launches", "waits"
+        );
+    }
+    // The steps in the order the phase runs them, as its boundaries mark them.
+    let step = 1usize << 24;
+    let mut labels = vec!["fft".to_string()];
+    for q in Query::ALL {
+        let n = q.terms(p).div_ceil(step).max(1);
+        for i in 0..n {
+            labels.push(match n {
+                1 => q.as_str().to_string(),
+                _ => format!("{}[{i}]", q.as_str()),
+            });
+        }
+    }
+    let mut runs: Vec<(&str, &dyn DeviceBackend)> = vec![("opencl-first", &opencl), ("opencl", &opencl)];
+    let on_cpu = CpuBackend::new();
+    if cpu {
+        runs.push(("cpu", &on_cpu));
+    }
+    for (path, backend) in runs {
+        // Synthesized once; each run proves its own copy of the vectors.
+        let partition = synthesize_partition(kind, size, count, seed, true)?;
+        let mut clock = Clock { marks: Vec::new() };
+        let start = Instant::now();
+        let (_, timings) = backend.prove(partition, &params, Randomness::random(), &mut clock)?;
+        let total = start.elapsed().as_secs_f64();
+        let row = |step: &str, seconds: f64, c: DeviceCounters| {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "bench": "device_shape", "circuit": circuit.to_string(), "shape": shape,
+                        "path": path, "device": if path == "cpu" { "cpu" } else { &name },
+                        "step": step, "seconds": seconds, "bytes_up": c.bytes_to_device,
+                        "bytes_down": c.bytes_from_device, "launches": c.launches,
+                        "host_waits": c.host_waits,
+                    })
+                );
+            } else {
+                println!(
+                    "{path:<13} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7}",
+                    c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits
+                );
+            }
+        };
+        if path == "cpu" {
+            // The CPU's steps have preemption points inside them: its totals alone.
+            row("fft", timings.fft.as_secs_f64(), DeviceCounters::default());
+            row("msm", timings.msm.as_secs_f64(), DeviceCounters::default());
+        } else {
+            let mut last = start;
+            let mut marks = clock.marks.clone();
+            marks.push(start + std::time::Duration::from_secs_f64(total));
+            for (i, m) in marks.iter().enumerate() {
+                let label = labels.get(i).map(String::as_str).unwrap_or("?");
+                row(label, m.duration_since(last).as_secs_f64(), DeviceCounters::default());
+                last = *m;
+            }
+        }
+        row("total", total, timings.counters);
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! The OpenCL device phase on real 2 KiB partitions (PoCL's CPU device in CI): proofs of all
+//! four kinds verify with filecoin-proofs' verifiers; a circuit's bases go up once per device
+//! (counted), so a partition after the first sends little more than its a, b and witness; with
+//! a pool too small for the bases they are streamed and the proofs still verify; and the split
+//! multiexp over a real witness's A scalars, selected on the device through the circuit's map,
+//! equals blst's on the CPU.
+#![cfg(feature = "opencl")]
+
+use std::sync::OnceLock;
+
+use blstrs::Scalar as Fr;
+use group::Curve;
+use snarkd_prover::backend::opencl::list_devices;
+use snarkd_prover::backend::{OpenClBackend, OpenClOptions};
+use snarkd_prover::groth16::{msm_g1, DeviceCounters, Randomness, ScalarBytes};
+use snarkd_prover::{prepare, DeviceBackend, LoadedParams, PreparedJob, ProofKind};
+
+use crate::common::{env, params};
+
+fn backend_with(options: OpenClOptions) -> OpenClBackend {
+    let device = list_devices().into_iter().next().expect(
+        "no OpenCL device: install an OpenCL runtime (PoCL: apt-get install pocl-opencl-icd)",
+    );
+    OpenClBackend::new(device, options).expect("kernels build")
+}
+
+/// The job of `kind` from the fixtures.
+fn job(kind: ProofKind) -> PreparedJob {
+    prepare(env().fixtures.request(kind)).expect("fixture request")
+}
+
+/// Proves every partition of `job` on `backend`, returning the proofs and each partition's
+/// device counts.
+fn prove_on(
+    backend: &OpenClBackend,
+    job: &PreparedJob,
+    params: &LoadedParams,
+) -> (Vec<bellperson::groth16::Proof<blstrs::Bls12>>, Vec<DeviceCounters>) {
+    (0..job.num_partitions())
+        .map(|i| {
+            let partition = job.synthesize(i).expect("synthesis");
+            let (proof, timings) = backend
+                .prove(partition, params, Randomness::random(), &mut |_| {})
+                .expect("device phase");
+            assert_eq!(timings.faults, 0);
+            (proof, timings.counters)
+        })
+        .unzip()
+}
+
+/// Host bytes of a partition's a, b and witness: what must go up for it.
+fn partition_bytes(job: &PreparedJob, index: usize) -> u64 {
+    let p = job.synthesize(index).expect("synthesis");
+    let (inputs, aux) = p.witness();
+    ((p.abc().a.len() + p.abc().b.len() + inputs.len() + aux.len()) * 32) as u64
+}
+
+fn params_bytes(params: &LoadedParams) -> u64 {
+    let p = params.parameters();
+    ((p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) * 96 + p.b_g2.len() * 192) as u64
+}
+
+/// One backend with resident bases for the whole binary (its kernels are built once).
+fn resident_backend() -> &'static OpenClBackend {
+    static B: OnceLock<OpenClBackend> = OnceLock::new();
+    B.get_or_init(|| backend_with(OpenClOptions::default()))
+}
+
+fn proves_and_verifies(kind: ProofKind) {
+    let params = params(kind);
+    let job = job(kind);
+    let (proofs, counts) = prove_on(resident_backend(), &job, &params);
+    job.finalize(&proofs, &params)
+        .expect("filecoin-proofs' verifier accepts the OpenCL proofs");
+    assert!(counts.iter().all(|c| c.launches > 0 && c.host_waits > 0), "{counts:?}");
+}
+
+#[test]
+fn winning_post_proved_on_opencl_verifies() {
+    proves_and_verifies(ProofKind::WinningPost);
+}
+
+#[test]
+fn window_post_proved_on_opencl_verifies() {
+    proves_and_verifies(ProofKind::WindowPost);
+}
+
+#[test]
+fn snap_deals_proved_on_opencl_verifies() {
+    proves_and_verifies(ProofKind::SnapDealsUpdate);
+}
+
+#[test]
+fn porep_proved_on_opencl_verifies() {
+    proves_and_verifies(ProofKind::PorepSealCommit);
+}
+
+#[test]
+fn bases_go_up_once_per_device_and_a_later_partition_sends_its_vectors_alone() {
+    let kind = ProofKind::WinningPost;
+    let params = params(kind);
+    let job = job(kind);
+    let backend = backend_with(OpenClOptions::default());
+    let (first_proofs, first) = prove_on(&backend, &job, &params);
+    let (second_proofs, second) = prove_on(&backend, &job, &params);
+    job.finalize(&first_proofs, &params).expect("first verifies");
+    job.finalize(&second_proofs, &params).expect("second verifies");
+    let bases = params_bytes(&params);
+    let own = partition_bytes(&job, 0);
+    assert!(
+        first[0].bytes_to_device >= bases + own,
+        "the first partition takes the bases up: {:?}, bases {bases}, own {own}",
+        first[0]
+    );
+    assert!(
+        second[0].bytes_to_device as f64 <= 1.1 * own as f64,
+        "a later partition sends at most 1.1 × (a + b + witness): {:?}, own {own}",
+        second[0]
+    );
+    assert!(backend.resident_bytes() >= bases);
+    // h and the sums come back, not the vectors: far less than went up.
+    assert!(second[0].bytes_from_device < own / 4, "{:?}", second[0]);
+    // Dropping the keys drops their device copy at the next partition.
+    drop(params);
+}
+
+#[test]
+fn bases_are_streamed_when_the_pool_cannot_keep_them_and_the_proofs_still_verify() {
+    let kind = ProofKind::WinningPost;
+    let params = params(kind);
+    let job = job(kind);
+    let bases = params_bytes(&params);
+    // Room for a partition's vectors and a few chunks, not for the bases beside them.
+    let backend = backend_with(OpenClOptions {
+        pool_bytes: Some(bases / 2 + (256 << 20)),
+        max_chunk_terms: 1 << 14,
+        ..OpenClOptions::default()
+    });
+    let mut all = Vec::new();
+    for _ in 0..2 {
+        let (proofs, counts) = prove_on(&backend, &job, &params);
+        job.finalize(&proofs, &params)
+            .expect("streamed proofs verify");
+        all.extend(counts);
+    }
+    assert_eq!(backend.resident_bytes(), 0, "nothing kept");
+    for c in &all {
+        assert!(c.bytes_to_device >= bases, "each partition streams the bases: {c:?}");
+    }
+    assert_eq!(backend.memory().used(), 0, "every reservation is returned");
+}
+
+#[test]
+fn the_split_multiexp_of_a_real_witness_equals_the_cpus() {
+    let kind = ProofKind::WinningPost;
+    let params = params(kind);
+    let partition = job(kind).synthesize(0).expect("synthesis");
+    let (inputs, aux) = partition.witness();
+    let (a_aux, _, _) = partition.densities();
+    let a_scalars: Vec<Fr> = inputs
+        .iter()
+        .copied()
+        .chain(a_aux.ones().map(|i| aux[i]))
+        .collect();
+    let bases = &params.parameters().a;
+    assert_eq!(bases.len(), a_scalars.len());
+    let ones = a_scalars.iter().filter(|s| **s == Fr::from(1u64)).count();
+    assert!(ones > 0, "the witness has bits");
+    let want = msm_g1(bases, ScalarBytes::dense(&a_scalars).view()).to_affine();
+    for resident in [true, false] {
+        let (got, _) = resident_backend()
+            .msm_g1(bases, &a_scalars, resident)
+            .expect("device msm");
+        assert_eq!(got.to_affine(), want, "resident {resident}");
+    }
+}
