@@ -6,10 +6,14 @@
 #      and records what the devices report (NVML's utilisation, memory, temperature, power and
 #      snarkd's pool: /status and /metrics; an NVIDIA device without NVML readings, or whose
 #      snarkd_device_info lacks NVML's PCI bus id and UUID, fails),
-#   3. times the device phase on the OpenCL device and on the CPU for the same partitions
-#      (`device_bench`), and our whole prover against stock bellperson (`snarkd-bench bench`;
-#      stock bellperson runs on the CPU: it is built without its GPU features),
-# and writes one small report, target/gpu-check/report.md (or --out DIR).
+#   3. times the device phase on the OpenCL device (before the device-resident plan and now)
+#      and on the CPU for the same partitions (`device_bench`), the device phase of one
+#      production-shaped partition step by step (`device_shape`, SNARKD_GPU_CHECK_SHAPE, default
+#      "porep 32GiB 18"; SNARKD_GPU_CHECK_LIMBS="64 32" measures both limb widths), and our
+#      whole prover against stock bellperson (`snarkd-bench bench`; stock bellperson runs on the
+#      CPU: it is built without its GPU features),
+# and writes one small report, target/gpu-check/report.md (or --out DIR), with every device-phase
+# figure as a JSON row in device.jsonl beside it.
 #
 #   scripts/gpu-check.sh [--out DIR] [--kind winning --kind wpost ...]
 #
@@ -38,10 +42,10 @@ say() { printf '\n== %s\n' "$*" >&2; }
 if [ -z "${SNARKD_BIN_DIR:-}" ]; then
   source scripts/setup.sh
   SNARKD_BIN_DIR="$(./scripts/build.sh --release --no-monitor | tail -n 1)"
-  cargo build --release --locked -p snarkd-prover --features bench --example device_bench
+  cargo build --release --locked -p snarkd-prover --features bench --example device_bench --example device_shape
 fi
 bin="$SNARKD_BIN_DIR"
-for tool in snarkd snarkd-bench examples/device_bench; do
+for tool in snarkd snarkd-bench examples/device_bench examples/device_shape; do
   [ -x "$bin/$tool" ] || { echo "scripts/gpu-check.sh: $bin/$tool is missing" >&2; exit 1; }
 done
 
@@ -168,15 +172,47 @@ gpu_backend=opencl
 prove_through_daemon "$gpu_backend"
 prove_through_daemon cpu
 
-say "device phase: OpenCL and CPU on the same partitions"
-{
-  echo
-  echo "## Device phase, same partitions (seconds)"
-  echo
-  echo '```'
-  "$bin/examples/device_bench" "${kinds[@]}" 2>&1
-  echo '```'
-} >>"$report"
+# Every device-phase figure, one JSON object a line (bench, circuit, shape, path, device, step,
+# seconds, bytes_up, bytes_down, launches, host_waits), in one file beside the report.
+figures="$out/device.jsonl"
+: >"$figures"
+say "device phase: before and now on OpenCL, and the CPU, on the same 2 KiB partitions"
+if "$bin/examples/device_bench" --json "${kinds[@]}" >"$work/bench.jsonl" 2>"$out/device_bench.log"; then
+  cat "$work/bench.jsonl" >>"$figures"
+  {
+    echo
+    echo "## Device phase, same partitions (seconds, bytes, launches, waits)"
+    echo
+    echo '```'
+    cat "$work/bench.jsonl"
+    echo '```'
+  } >>"$report"
+else
+  echo "| device phase, same partitions | FAILED: see $out/device_bench.log | |" >>"$report"
+  failures=$((failures + 1))
+fi
+
+# One production-shaped partition (default: a whole 32 GiB PoRep partition, 18 challenges; made-up
+# parameters of its counts, no files needed), each step timed, its bases going up and then kept.
+shape="${SNARKD_GPU_CHECK_SHAPE:-porep 32GiB 18}"
+for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
+  say "device phase at production shape ($shape, $limbs-bit limbs)"
+  # shellcheck disable=SC2086 # the shape is three words
+  if "$bin/examples/device_shape" $shape --json --limbs "$limbs" >"$work/shape.jsonl" 2>"$out/device_shape.log"; then
+    cat "$work/shape.jsonl" >>"$figures"
+    {
+      echo
+      echo "## Device phase at production shape: $shape, $limbs-bit limbs"
+      echo
+      echo '```'
+      cat "$work/shape.jsonl"
+      echo '```'
+    } >>"$report"
+  else
+    echo "| device phase at $shape | FAILED: see $out/device_shape.log | |" >>"$report"
+    failures=$((failures + 1))
+  fi
+done
 
 say "our prover against stock bellperson (CPU)"
 {

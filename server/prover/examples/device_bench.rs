@@ -125,8 +125,8 @@ fn main() -> anyhow::Result<()> {
         ..OpenClOptions::default()
     };
     let t = Instant::now();
-    // The warm-up backend runs each kind once first (PoCL compiles each kernel at its first
-    // launch); the measured one starts with nothing on the device.
+    // The warm-up backend runs the first kind once first (PoCL compiles each kernel at its
+    // first launch); the measured one starts with nothing on the device.
     let warm = OpenClBackend::new(device.clone(), options.clone())?;
     let build_s = t.elapsed().as_secs_f64();
     let opencl = OpenClBackend::new(device, options)?;
@@ -142,6 +142,7 @@ fn main() -> anyhow::Result<()> {
     let work = tempfile::tempdir()?;
     let fixtures = generate_fixtures(SECTOR_2K, work.path())?;
     let params_dir = test_params_dir();
+    let mut warmed = false;
     for &kind in &args.kinds {
         let circuit = CircuitId::new(kind, SECTOR_2K)?;
         let params = load_params(&params_dir, circuit)?;
@@ -158,7 +159,11 @@ fn main() -> anyhow::Result<()> {
         let before = |p: SynthesizedPartition, params: &LoadedParams| {
             opencl.prove_legacy(p, params, Randomness::random())
         };
-        bench_device_phase(&job, &params, &[("warm-up", &warm_up)])?;
+        // Once: the kernels are the same for every circuit.
+        if !warmed {
+            bench_device_phase(&job, &params, &[("warm-up", &warm_up)])?;
+            warmed = true;
+        }
         let mut paths: Vec<(&str, DevicePath<'_>)> = Vec::new();
         if args.before {
             paths.push(("opencl-before", &before));

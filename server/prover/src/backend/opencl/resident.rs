@@ -144,6 +144,19 @@ impl ResidentCache {
             .unwrap_or(0) as u64
             * std::mem::size_of::<G1Affine>() as u64;
         let largest = largest.max(p.b_g2.len() as u64 * std::mem::size_of::<G2Affine>() as u64);
+        // Evict only for a set that fits once every idle set is gone: a circuit that is streamed
+        // anyway must not push out the sets of circuits that fit.
+        let idle_bytes: u64 = (entries.iter())
+            .filter(|e| Arc::strong_count(&e.set) == 1)
+            .map(|e| e.set._grant.bytes())
+            .sum();
+        let pool = q.memory();
+        let could_fit = largest <= q.max_alloc()
+            && pool.used().saturating_sub(idle_bytes) + bytes + keep_free <= pool.limit();
+        if !could_fit {
+            self.say_streamed(q, loaded, bytes, keep_free);
+            return Ok(None);
+        }
         let grant = loop {
             if largest <= q.max_alloc() {
                 if let Some(grant) = q.memory().try_reserve(bytes, keep_free) {

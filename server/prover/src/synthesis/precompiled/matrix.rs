@@ -108,16 +108,7 @@ impl SparseMatrix {
 
     /// `self · w` where `w` is `inputs` followed by `aux`, on the calling thread's rayon pool.
     pub(crate) fn product(&self, coeffs: &[Fr], inputs: &[Fr], aux: &[Fr]) -> Vec<Fr> {
-        let mut out = vec![Fr::ZERO; self.rows()];
-        out.par_chunks_mut(ROWS_PER_TASK)
-            .enumerate()
-            .for_each(|(task, chunk)| {
-                let first = task * ROWS_PER_TASK;
-                for (i, slot) in chunk.iter_mut().enumerate() {
-                    *slot = self.eval_row(first + i, coeffs, inputs, aux);
-                }
-            });
-        out
+        written_in_parallel(self.rows(), |r| self.eval_row(r, coeffs, inputs, aux))
     }
 
     fn eval_row(&self, r: usize, coeffs: &[Fr], inputs: &[Fr], aux: &[Fr]) -> Fr {
@@ -173,14 +164,27 @@ impl SparseMatrix {
 
 /// `a∘b`, element by element, in parallel.
 pub(crate) fn hadamard(a: &[Fr], b: &[Fr]) -> Vec<Fr> {
-    let mut out = vec![Fr::ZERO; a.len()];
-    out.par_chunks_mut(ROWS_PER_TASK)
-        .zip(a.par_chunks(ROWS_PER_TASK).zip(b.par_chunks(ROWS_PER_TASK)))
-        .for_each(|(out, (a, b))| {
-            for ((o, x), y) in out.iter_mut().zip(a).zip(b) {
-                *o = *x * y;
+    assert_eq!(a.len(), b.len(), "hadamard of vectors of different lengths");
+    written_in_parallel(a.len(), |i| a[i] * b[i])
+}
+
+/// A vector of `len` elements, element `i` being `f(i)`, each written exactly once by the
+/// task of its chunk: no zero fill first, and the pages are first touched by the threads that
+/// write them, in parallel (not by one thread clearing gigabytes).
+fn written_in_parallel(len: usize, f: impl Fn(usize) -> Fr + Sync) -> Vec<Fr> {
+    let mut out: Vec<Fr> = Vec::with_capacity(len);
+    out.spare_capacity_mut()[..len]
+        .par_chunks_mut(ROWS_PER_TASK)
+        .enumerate()
+        .for_each(|(task, chunk)| {
+            let first = task * ROWS_PER_TASK;
+            for (i, slot) in chunk.iter_mut().enumerate() {
+                slot.write(f(first + i));
             }
         });
+    // SAFETY: the loop above wrote every one of the first `len` elements (the chunks cover
+    // 0..len exactly, and a panic in `f` unwinds out of this function before this line).
+    unsafe { out.set_len(len) };
     out
 }
 
