@@ -163,7 +163,17 @@ async fn the_device_pool_is_read_while_a_proof_runs_and_nvml_readings_only_where
         seen
     });
     prove_and_check(&mut d, ProofKind::WindowPost).await;
-    // The proof is done: the pool reads empty again.
+    // The proof is done: the pool holds the circuit's bases, kept on the device while its
+    // parameters are loaded; evicted, they leave the device too and the pool reads empty.
+    let evicted = d
+        .grpc
+        .evict_srs(pb::EvictSrsRequest {
+            circuit_id: "wpost-2k".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(evicted.was_loaded, "{evicted:?}");
     let mut after = d
         .grpc
         .stream_status(pb::StreamStatusRequest::default())

@@ -413,6 +413,8 @@ impl DeviceBackend for OpenClBackend {
     }
 
     fn pool(&self) -> Option<PoolUse> {
+        // Parameters evicted from host memory leave the device too.
+        self.resident.sweep();
         Some(PoolUse {
             used_bytes: self.memory.used(),
             limit_bytes: self.memory.limit(),

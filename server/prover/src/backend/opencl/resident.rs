@@ -198,6 +198,13 @@ impl ResidentCache {
         Ok(Some(set))
     }
 
+    /// Drops the sets whose keys were dropped (their device memory goes once no partition uses
+    /// them): done at every partition, and whenever the pool is read.
+    pub fn sweep(&self) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        entries.retain(|e| e.params.strong_count() > 0);
+    }
+
     /// Evicts every set no partition is using; returns the bytes freed.
     pub fn evict_idle(&self) -> u64 {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
