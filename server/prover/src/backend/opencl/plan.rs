@@ -78,7 +78,15 @@ impl<'a> OpenClPlan<'a> {
             faults: 0,
         };
         if backend.is_healthy() {
-            plan.device = backend.open_partition(witness, loaded)?;
+            plan.device = match backend.open_partition(witness, loaded) {
+                Ok(d) => d,
+                Err(e) => {
+                    // A device that cannot take the witness: the partition runs on the CPU.
+                    plan.faults += 1;
+                    tracing::warn!(device = %backend.name, error = %e, "putting a partition on the device failed: it runs on the cpu");
+                    None
+                }
+            };
         }
         if plan.device.is_none() {
             plan.host = Some(HostPlan::new(&CpuOps, witness, loaded.parameters()));
@@ -289,16 +297,28 @@ impl OpenClBackend {
                 }
             }
         };
-        let mut buf = queue.program.buffer::<Fr>(inputs.len() + aux.len())?;
-        // SAFETY: the witness is borrowed by the plan, which waits for the queue when it
-        // closes the partition (before the witness can go).
-        unsafe {
-            queue.write_async(&mut buf, 0, inputs)?;
-            queue.write_async(&mut buf, inputs.len(), aux)?;
-        }
-        let own_maps = match &resident {
-            Some(r) if r.maps.fit(witness) => None,
-            _ => Some(Maps::upload(&queue, witness)?),
+        let uploaded = (|| -> Result<(Buffer<Fr>, Option<Maps>)> {
+            let mut buf = queue.program.buffer::<Fr>(inputs.len() + aux.len())?;
+            // SAFETY: the witness is borrowed by the plan, which waits for the queue when it
+            // closes the partition (before the witness can go), and so does a failure below.
+            unsafe {
+                queue.write_async(&mut buf, 0, inputs)?;
+                queue.write_async(&mut buf, inputs.len(), aux)?;
+            }
+            let own_maps = match &resident {
+                Some(r) if r.maps.fit(witness) => None,
+                _ => Some(Maps::upload(&queue, witness)?),
+            };
+            Ok((buf, own_maps))
+        })();
+        let (buf, own_maps) = match uploaded {
+            Ok(done) => done,
+            Err(e) => {
+                // The copies enqueued read the witness: wait for them before it can go.
+                let _ = queue.finish();
+                self.return_queue(queue);
+                return Err(e);
+            }
         };
         Ok(Some(OnDevice {
             queue,
