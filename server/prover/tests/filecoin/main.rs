@@ -11,7 +11,6 @@ mod bad_input;
 mod common;
 mod estimate;
 mod fuzz_findings;
-mod opencl_plan;
 mod porep;
 mod post;
 mod precompiled;

@@ -3,8 +3,13 @@
 //! (counted), so a partition after the first sends little more than its a, b and witness; with
 //! a pool too small for the bases they are streamed and the proofs still verify; and the split
 //! multiexp over a real witness's A scalars, selected on the device through the circuit's map,
-//! equals blst's on the CPU.
+//! equals blst's on the CPU. A binary of its own (PoRep on PoCL takes minutes): the filecoin
+//! binary's environment and parameters are shared through `filecoin/common.rs`.
 #![cfg(feature = "opencl")]
+
+#[path = "filecoin/common.rs"]
+#[allow(dead_code)]
+mod common;
 
 use std::sync::OnceLock;
 
@@ -15,7 +20,7 @@ use snarkd_prover::backend::{OpenClBackend, OpenClOptions};
 use snarkd_prover::groth16::{msm_g1, DeviceCounters, Randomness, ScalarBytes};
 use snarkd_prover::{prepare, DeviceBackend, LoadedParams, PreparedJob, ProofKind};
 
-use crate::common::{env, params};
+use common::{env, params};
 
 fn backend_with(options: OpenClOptions) -> OpenClBackend {
     let device = list_devices().into_iter().next().expect(
