@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use blstrs::{G1Affine, Scalar as Fr};
 use group::Curve;
-use snarkd_prover::backend::opencl::{list_devices, LimbBits};
+use snarkd_prover::backend::opencl::{preferred_device, LimbBits};
 use snarkd_prover::bench::{bench_device_phase, DevicePath};
 use snarkd_prover::fixtures::generate_fixtures;
 use snarkd_prover::groth16::{msm_g1, DeviceCounters, Randomness, ScalarBytes};
@@ -113,11 +113,7 @@ impl Row<'_> {
 
 fn main() -> anyhow::Result<()> {
     let args = args()?;
-    // A GPU where there is one: PoCL's CPU device is listed too where it is installed.
-    let devices = list_devices();
-    let device = (devices.iter().find(|d| d.info.kind == "gpu"))
-        .or(devices.first())
-        .cloned()
+    let device = preferred_device()
         .ok_or_else(|| anyhow::anyhow!("no OpenCL device (install pocl-opencl-icd)"))?;
     let name = format!("{} ({})", device.info.name, device.info.platform);
     let options = OpenClOptions {

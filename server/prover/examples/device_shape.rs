@@ -17,7 +17,7 @@
 
 use std::time::Instant;
 
-use snarkd_prover::backend::opencl::{list_devices, LimbBits};
+use snarkd_prover::backend::opencl::{preferred_device, LimbBits};
 use snarkd_prover::filecoin::synthetic::synthesize_partition;
 use snarkd_prover::filecoin::{parse_sector_size, sector_size_name, ProofKind};
 use snarkd_prover::groth16::{DeviceCounters, PhaseHooks, Query, Randomness};
@@ -73,10 +73,7 @@ fn main() -> anyhow::Result<()> {
     );
     drop(partition);
 
-    let devices = list_devices();
-    let device = (devices.iter().find(|d| d.info.kind == "gpu"))
-        .or(devices.first())
-        .cloned()
+    let device = preferred_device()
         .ok_or_else(|| anyhow::anyhow!("no OpenCL device (install pocl-opencl-icd)"))?;
     let name = format!("{} ({})", device.info.name, device.info.platform);
     let t = Instant::now();

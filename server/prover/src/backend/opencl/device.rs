@@ -133,6 +133,16 @@ fn pci_address(device: &Device) -> Option<PciAddress> {
     None
 }
 
+/// The device a benchmark or check takes: the first GPU, else the first device of any kind
+/// (PoCL's CPU device is listed too where it is installed).
+pub fn preferred_device() -> Option<OpenClDevice> {
+    let all = list_devices();
+    all.iter()
+        .find(|d| d.info.kind == "gpu")
+        .or(all.first())
+        .cloned()
+}
+
 /// The devices `selectors` name, each an ordinal (`"1"`) or a case-insensitive substring of the
 /// device name (`"RTX 4090"`); empty selects all. A selector matching nothing is an error.
 pub fn select_devices(all: &[OpenClDevice], selectors: &[String]) -> Result<Vec<OpenClDevice>> {

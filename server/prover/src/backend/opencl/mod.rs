@@ -45,7 +45,9 @@ use bellperson::groth16::Proof;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ff::Field;
 
-pub use device::{list_devices, select_devices, DeviceMemory, OpenClDevice, OpenClDeviceInfo};
+pub use device::{
+    list_devices, preferred_device, select_devices, DeviceMemory, OpenClDevice, OpenClDeviceInfo,
+};
 pub use kernels::LimbBits;
 pub use queue::DeviceQueue;
 

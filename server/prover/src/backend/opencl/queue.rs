@@ -142,37 +142,39 @@ impl DeviceQueue {
     /// `data` must stay alive and unchanged until this queue's next wait ([`Self::finish`],
     /// [`Self::read`], or the drop of the plan that owns the queue's work).
     pub unsafe fn write_async<T>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        let bytes = std::mem::size_of_val(data);
-        // SAFETY: `buf` holds at least offset + data.len() elements (callers allocate it so);
-        // the caller keeps `data` alive until the copy has run (this function's contract).
-        unsafe {
-            self.queue.enqueue_write_buffer(
-                buf,
-                CL_NON_BLOCKING,
-                offset * std::mem::size_of::<T>(),
-                data,
-                &[],
-            )
-        }
-        .map_err(|e| cl_err("writing a buffer", e))?;
-        self.counts.to_device.fetch_add(bytes as u64, Ordering::Relaxed);
-        Ok(())
+        // SAFETY: the caller keeps `data` alive until the copy has run (this function's
+        // contract).
+        unsafe { self.copy_up(buf, offset, data, CL_NON_BLOCKING) }
     }
 
     /// Copies `data` into `buf` from element `offset` on and waits for the copy.
     pub fn write<T>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+        // SAFETY: a blocking copy reads `data` before it returns.
+        unsafe { self.copy_up(buf, offset, data, CL_BLOCKING) }?;
+        if !data.is_empty() {
+            self.counts.waits.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// # Safety
+    /// Without `blocking`, `data` must stay alive and unchanged until the copy has run.
+    unsafe fn copy_up<T>(
+        &self,
+        buf: &mut Buffer<T>,
+        offset: usize,
+        data: &[T],
+        blocking: opencl3::types::cl_bool,
+    ) -> Result<()> {
         if data.is_empty() {
             return Ok(());
         }
-        // SAFETY: blocking write of `data`, which outlives the call; `buf` holds at least
-        // offset + data.len() elements (callers allocate it so).
+        // SAFETY: `buf` holds at least offset + data.len() elements (callers allocate it so);
+        // `data`'s lifetime is the caller's to keep (this function's contract).
         unsafe {
             self.queue.enqueue_write_buffer(
                 buf,
-                CL_BLOCKING,
+                blocking,
                 offset * std::mem::size_of::<T>(),
                 data,
                 &[],
@@ -182,7 +184,6 @@ impl DeviceQueue {
         self.counts
             .to_device
             .fetch_add(std::mem::size_of_val(data) as u64, Ordering::Relaxed);
-        self.counts.waits.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
