@@ -128,10 +128,21 @@ fn main() -> anyhow::Result<()> {
     let opencl = OpenClBackend::new(device, options)?;
     let cpu = CpuBackend::new();
     if !args.json {
-        println!("device: {name}; kernel build {build_s:.2} s ({:?} limbs)", args.limbs);
+        println!(
+            "device: {name}; kernel build {build_s:.2} s ({:?} limbs)",
+            args.limbs
+        );
         println!(
             "{:<12} {:<11} {:<14} {:<6} {:>9} {:>14} {:>12} {:>9} {:>7}",
-            "bench", "circuit", "path", "step", "seconds", "bytes up", "bytes down", "launches", "waits"
+            "bench",
+            "circuit",
+            "path",
+            "step",
+            "seconds",
+            "bytes up",
+            "bytes down",
+            "launches",
+            "waits"
         );
     }
 
@@ -200,12 +211,26 @@ fn main() -> anyhow::Result<()> {
     let partition = prepare(fixtures.request(kind))?.synthesize(0)?;
     let (inputs, aux) = partition.witness();
     let (a_aux, _, _) = partition.densities();
-    let a: Vec<Fr> = inputs.iter().copied().chain(a_aux.ones().map(|i| aux[i])).collect();
+    let a: Vec<Fr> = inputs
+        .iter()
+        .copied()
+        .chain(a_aux.ones().map(|i| aux[i]))
+        .collect();
     let n = args.msm_terms;
     let scalars: Vec<Fr> = a.iter().copied().cycle().take(n).collect();
-    let bases: Vec<G1Affine> = params.parameters().a.iter().copied().cycle().take(n).collect();
+    let bases: Vec<G1Affine> = params
+        .parameters()
+        .a
+        .iter()
+        .copied()
+        .cycle()
+        .take(n)
+        .collect();
     let ones = scalars.iter().filter(|s| **s == Fr::from(1u64)).count();
-    let zeros = scalars.iter().filter(|s| bool::from(ff::Field::is_zero(*s))).count();
+    let zeros = scalars
+        .iter()
+        .filter(|s| bool::from(ff::Field::is_zero(*s)))
+        .count();
     if !args.json {
         println!(
             "multiexp: {n} terms of the PoRep 2 KiB A query (its {} repeated): {zeros} zeros, {ones} ones",
@@ -222,7 +247,10 @@ fn main() -> anyhow::Result<()> {
         warm.msm_g1_legacy(&bases, &scalars)?;
         let t = Instant::now();
         let (sum, c) = opencl.msm_g1_legacy(&bases, &scalars)?;
-        anyhow::ensure!(sum.to_affine() == want.0, "the old multiexp differs from blst's");
+        anyhow::ensure!(
+            sum.to_affine() == want.0,
+            "the old multiexp differs from blst's"
+        );
         runs.push(("opencl-before", t.elapsed().as_secs_f64(), c));
     }
     for (path, resident) in [("opencl-streamed", false), ("opencl-kept", true)] {

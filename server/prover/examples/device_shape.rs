@@ -112,7 +112,8 @@ fn main() -> anyhow::Result<()> {
             });
         }
     }
-    let mut runs: Vec<(&str, &dyn DeviceBackend)> = vec![("opencl-first", &opencl), ("opencl", &opencl)];
+    let mut runs: Vec<(&str, &dyn DeviceBackend)> =
+        vec![("opencl-first", &opencl), ("opencl", &opencl)];
     let on_cpu = CpuBackend::new();
     if cpu {
         runs.push(("cpu", &on_cpu));
@@ -153,7 +154,11 @@ fn main() -> anyhow::Result<()> {
             marks.push(start + std::time::Duration::from_secs_f64(total));
             for (i, m) in marks.iter().enumerate() {
                 let label = labels.get(i).map(String::as_str).unwrap_or("?");
-                row(label, m.duration_since(last).as_secs_f64(), DeviceCounters::default());
+                row(
+                    label,
+                    m.duration_since(last).as_secs_f64(),
+                    DeviceCounters::default(),
+                );
                 last = *m;
             }
         }

@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 use crate::error::Result;
 use crate::filecoin::{CircuitId, PreparedJob, ProofKind};
 use crate::groth16::{DeviceCounters, DeviceTimings, Randomness};
-use crate::synthesis::SynthesizedPartition;
-use bellperson::groth16::Proof;
-use blstrs::Bls12;
 pub use crate::rss::{peak_rss, reset_peak_rss};
 use crate::synthesis::precompiled::CircuitMatrices;
+use crate::synthesis::SynthesizedPartition;
 use crate::{DeviceBackend, LoadedParams};
+use bellperson::groth16::Proof;
+use blstrs::Bls12;
 
 /// Figures for one job (all partitions).
 #[derive(Clone, Debug)]

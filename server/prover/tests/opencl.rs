@@ -134,8 +134,14 @@ fn check_g1(n: usize, values: &[Fr], bases: &[G1Affine]) {
     let s = ScalarBytes::dense(values);
     let want = msm_g1(bases, s.view()).to_affine();
     for resident in [true, false] {
-        let (got, counts) = backend().msm_g1(bases, values, resident).expect("device msm");
-        assert_eq!(got.to_affine(), want, "g1 msm of {n} terms, resident {resident}");
+        let (got, counts) = backend()
+            .msm_g1(bases, values, resident)
+            .expect("device msm");
+        assert_eq!(
+            got.to_affine(),
+            want,
+            "g1 msm of {n} terms, resident {resident}"
+        );
         assert!(counts.launches > 0 || values.iter().all(|v| bool::from(v.is_zero())));
     }
 }
@@ -181,8 +187,14 @@ fn g2_msm_matches_the_cpu_whole_and_chunked() {
         let s = ScalarBytes::dense(&values);
         let want = msm_g2(&bases, s.view()).to_affine();
         for resident in [true, false] {
-            let (got, _) = backend().msm_g2(&bases, &values, resident).expect("device msm");
-            assert_eq!(got.to_affine(), want, "g2 msm of {n} terms, resident {resident}");
+            let (got, _) = backend()
+                .msm_g2(&bases, &values, resident)
+                .expect("device msm");
+            assert_eq!(
+                got.to_affine(),
+                want,
+                "g2 msm of {n} terms, resident {resident}"
+            );
         }
     }
 }

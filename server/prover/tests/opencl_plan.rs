@@ -40,7 +40,10 @@ fn prove_on(
     backend: &OpenClBackend,
     job: &PreparedJob,
     params: &LoadedParams,
-) -> (Vec<bellperson::groth16::Proof<blstrs::Bls12>>, Vec<DeviceCounters>) {
+) -> (
+    Vec<bellperson::groth16::Proof<blstrs::Bls12>>,
+    Vec<DeviceCounters>,
+) {
     (0..job.num_partitions())
         .map(|i| {
             let partition = job.synthesize(i).expect("synthesis");
@@ -77,7 +80,10 @@ fn proves_and_verifies(kind: ProofKind) {
     let (proofs, counts) = prove_on(resident_backend(), &job, &params);
     job.finalize(&proofs, &params)
         .expect("filecoin-proofs' verifier accepts the OpenCL proofs");
-    assert!(counts.iter().all(|c| c.launches > 0 && c.host_waits > 0), "{counts:?}");
+    assert!(
+        counts.iter().all(|c| c.launches > 0 && c.host_waits > 0),
+        "{counts:?}"
+    );
 }
 
 #[test]
@@ -108,8 +114,10 @@ fn bases_go_up_once_per_device_and_a_later_partition_sends_its_vectors_alone() {
     let backend = backend_with(OpenClOptions::default());
     let (first_proofs, first) = prove_on(&backend, &job, &params);
     let (second_proofs, second) = prove_on(&backend, &job, &params);
-    job.finalize(&first_proofs, &params).expect("first verifies");
-    job.finalize(&second_proofs, &params).expect("second verifies");
+    job.finalize(&first_proofs, &params)
+        .expect("first verifies");
+    job.finalize(&second_proofs, &params)
+        .expect("second verifies");
     let bases = params_bytes(&params);
     let own = partition_bytes(&job, 0);
     assert!(
@@ -150,7 +158,10 @@ fn bases_are_streamed_when_the_pool_cannot_keep_them_and_the_proofs_still_verify
     }
     assert_eq!(backend.resident_bytes(), 0, "nothing kept");
     for c in &all {
-        assert!(c.bytes_to_device >= bases, "each partition streams the bases: {c:?}");
+        assert!(
+            c.bytes_to_device >= bases,
+            "each partition streams the bases: {c:?}"
+        );
     }
     assert_eq!(backend.memory().used(), 0, "every reservation is returned");
 }

@@ -85,8 +85,8 @@ mod opencl {
     use std::sync::Arc;
 
     use snarkd_engine::prover::DeviceInfo;
-    use snarkd_prover::backend::opencl::{list_devices, select_devices};
     use snarkd_prover::backend::opencl::LimbBits;
+    use snarkd_prover::backend::opencl::{list_devices, select_devices};
     use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions};
 
     use crate::config::Config;

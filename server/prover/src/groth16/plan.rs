@@ -297,7 +297,9 @@ impl<'a> HostPlan<'a> {
                     }
                 })?),
                 Query::L => ScalarBytes::dense(&w.aux),
-                Query::A => ScalarBytes::gathered(&[(&w.inputs, None), (&w.aux, Some(&w.a_aux_density))]),
+                Query::A => {
+                    ScalarBytes::gathered(&[(&w.inputs, None), (&w.aux, Some(&w.a_aux_density))])
+                }
                 _ => ScalarBytes::gathered(&[
                     (&w.inputs, Some(&w.b_input_density)),
                     (&w.aux, Some(&w.b_aux_density)),

@@ -109,11 +109,10 @@ pub fn compute_h(q: &DeviceQueue, a: &[Fr], b: &[Fr]) -> Result<Option<HOnDevice
         unsafe { k.set_arg(&a).set_arg(&b).set_arg(&c).set_arg(&(n as u32)) };
     })?;
 
-    let tables = [Twiddles::new(q, domain.omega, domain.log_n)?, Twiddles::new(
-        q,
-        domain.omega.invert().unwrap(),
-        domain.log_n,
-    )?];
+    let tables = [
+        Twiddles::new(q, domain.omega, domain.log_n)?,
+        Twiddles::new(q, domain.omega.invert().unwrap(), domain.log_n)?,
+    ];
     let [forward, inverse] = &tables;
     let g = Fr::MULTIPLICATIVE_GENERATOR;
     let n_inv = Fr::from(n as u64).invert().unwrap();

@@ -85,21 +85,26 @@ where
         q.write(&mut exp_buf, 0, exps)?;
         let shape = Windows::for_terms(bases.len(), p.work_units);
         let items = shape.windows * shape.groups;
-        q.launch(&kernel, items.div_ceil(LOCAL_WORK_SIZE), LOCAL_WORK_SIZE, |k| {
-            // SAFETY: the argument list of ec-gpu-gen's `POINT_multiexp`, in order; the kernel
-            // returns early past windows × groups, and the bucket buffer holds 2^window − 1
-            // buckets for each work item.
-            unsafe {
-                k.set_arg(&base_buf)
-                    .set_arg(&bucket_buf)
-                    .set_arg(&result_buf)
-                    .set_arg(&exp_buf)
-                    .set_arg(&(bases.len() as u32))
-                    .set_arg(&(shape.groups as u32))
-                    .set_arg(&(shape.windows as u32))
-                    .set_arg(&(shape.bits as u32));
-            }
-        })?;
+        q.launch(
+            &kernel,
+            items.div_ceil(LOCAL_WORK_SIZE),
+            LOCAL_WORK_SIZE,
+            |k| {
+                // SAFETY: the argument list of ec-gpu-gen's `POINT_multiexp`, in order; the kernel
+                // returns early past windows × groups, and the bucket buffer holds 2^window − 1
+                // buckets for each work item.
+                unsafe {
+                    k.set_arg(&base_buf)
+                        .set_arg(&bucket_buf)
+                        .set_arg(&result_buf)
+                        .set_arg(&exp_buf)
+                        .set_arg(&(bases.len() as u32))
+                        .set_arg(&(shape.groups as u32))
+                        .set_arg(&(shape.windows as u32))
+                        .set_arg(&(shape.bits as u32));
+                }
+            },
+        )?;
         q.finish()?;
         let mut results = vec![G::Curve::identity(); items];
         q.read(&result_buf, &mut results)?;

@@ -202,7 +202,12 @@ impl OpenClBackend {
         bases: &[G],
         scalars: &[Fr],
         resident: bool,
-        msm: impl Fn(&DeviceQueue, Bases<'_, G>, DeviceScalars<'_>, std::ops::Range<usize>) -> Result<Option<P>>,
+        msm: impl Fn(
+            &DeviceQueue,
+            Bases<'_, G>,
+            DeviceScalars<'_>,
+            std::ops::Range<usize>,
+        ) -> Result<Option<P>>,
     ) -> Result<(P, DeviceCounters)> {
         if bases.len() != scalars.len() {
             return Err(ProverError::ParamsShape(format!(
@@ -330,13 +335,14 @@ impl OpenClBackend {
                     reason: "injected fault".into(),
                 })
             } else {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| device(q)))
-                    .unwrap_or_else(|p| {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| device(q))).unwrap_or_else(
+                    |p| {
                         Err(ProverError::Device {
                             backend: self.name.clone(),
                             reason: panic_message(&p),
                         })
-                    })
+                    },
+                )
             };
             match result {
                 Ok(Some(v)) => {

@@ -100,14 +100,23 @@ pub fn plan<G: PrimeCurveAffine>(
     staged: bool,
 ) -> Result<ChunkPlan> {
     let proj = std::mem::size_of::<G::Curve>() as u64;
-    let term = TERM_BYTES + if staged { std::mem::size_of::<G>() as u64 } else { 0 };
+    let term = TERM_BYTES
+        + if staged {
+            std::mem::size_of::<G>() as u64
+        } else {
+            0
+        };
     let fixed = |units: usize| units as u64 * ((1u64 << MAX_WINDOW_BITS) + 1) * proj;
     let mut work_units = work_units.max(1);
     while work_units > LOCAL_WORK_SIZE && fixed(work_units) > share / 2 {
         work_units /= 2;
     }
     let by_memory = share.saturating_sub(fixed(work_units)) / term;
-    let widest = if staged { std::mem::size_of::<G>().max(32) } else { 32 };
+    let widest = if staged {
+        std::mem::size_of::<G>().max(32)
+    } else {
+        32
+    };
     let by_alloc = max_alloc / widest as u64;
     let chunk = (by_memory.min(by_alloc) as usize)
         .min(max_chunk_terms)
@@ -209,7 +218,11 @@ where
         n as u64 * TERM_BYTES
             + 8
             + (bucket_items + 2 * units) as u64 * proj as u64
-            + if staged { (n * std::mem::size_of::<G>()) as u64 } else { 0 }
+            + if staged {
+                (n * std::mem::size_of::<G>()) as u64
+            } else {
+                0
+            }
     };
     let grant = loop {
         if let Some(grant) = q.memory().try_reserve(bytes(plan.chunk_terms), 0) {
@@ -221,20 +234,23 @@ where
         plan.chunk_terms /= 2;
     };
     let n = plan.chunk_terms;
-    Ok(Some((Workspace {
-        ones: q.program.buffer::<u32>(n)?,
-        rest: q.program.buffer::<u32>(n)?,
-        exps: q.program.buffer::<Fr>(n)?,
-        counts: q.program.buffer::<u32>(2)?,
-        buckets: q.program.buffer::<G::Curve>(bucket_items)?,
-        results: q.program.buffer::<G::Curve>(units)?,
-        sums: q.program.buffer::<G::Curve>(units)?,
-        staging: match staged {
-            true => Some(q.program.buffer::<G>(n)?),
-            false => None,
+    Ok(Some((
+        Workspace {
+            ones: q.program.buffer::<u32>(n)?,
+            rest: q.program.buffer::<u32>(n)?,
+            exps: q.program.buffer::<Fr>(n)?,
+            counts: q.program.buffer::<u32>(2)?,
+            buckets: q.program.buffer::<G::Curve>(bucket_items)?,
+            results: q.program.buffer::<G::Curve>(units)?,
+            sums: q.program.buffer::<G::Curve>(units)?,
+            staging: match staged {
+                true => Some(q.program.buffer::<G>(n)?),
+                false => None,
+            },
+            _grant: grant,
         },
-        _grant: grant,
-    }, plan)))
+        plan,
+    )))
 }
 
 type Kernels = (
@@ -261,7 +277,10 @@ where
     let (base_buf, base_start) = match bases {
         Bases::Device(buf) => (*buf, terms.start),
         Bases::Host(host) => {
-            let staging = ws.staging.as_mut().expect("a staged multiexp has a staging buffer");
+            let staging = ws
+                .staging
+                .as_mut()
+                .expect("a staged multiexp has a staging buffer");
             // SAFETY: the host bases are the parameters', alive for the whole phase; the read
             // of the counts below waits for this copy.
             unsafe { q.write_async(staging, 0, &host[terms.clone()])? };
@@ -323,23 +342,28 @@ where
     let shape = Windows::for_terms(n_rest, units);
     if n_rest > 0 {
         let items = shape.windows * shape.groups;
-        q.launch(bucket, items.div_ceil(LOCAL_WORK_SIZE), LOCAL_WORK_SIZE, |k| {
-            // SAFETY: the argument list of `POINT_snarkd_multiexp`; the kernel returns early for
-            // work items past windows × groups, and `buckets` holds 2^window − 1 buckets for
-            // each of them (window ≤ MAX_WINDOW_BITS, items ≤ units).
-            unsafe {
-                k.set_arg(base_buf)
-                    .set_arg(&base_start)
-                    .set_arg(&ws.rest)
-                    .set_arg(&ws.exps)
-                    .set_arg(&ws.counts)
-                    .set_arg(&ws.buckets)
-                    .set_arg(&ws.results)
-                    .set_arg(&(shape.groups as u32))
-                    .set_arg(&(shape.windows as u32))
-                    .set_arg(&(shape.bits as u32));
-            }
-        })?;
+        q.launch(
+            bucket,
+            items.div_ceil(LOCAL_WORK_SIZE),
+            LOCAL_WORK_SIZE,
+            |k| {
+                // SAFETY: the argument list of `POINT_snarkd_multiexp`; the kernel returns early for
+                // work items past windows × groups, and `buckets` holds 2^window − 1 buckets for
+                // each of them (window ≤ MAX_WINDOW_BITS, items ≤ units).
+                unsafe {
+                    k.set_arg(base_buf)
+                        .set_arg(&base_start)
+                        .set_arg(&ws.rest)
+                        .set_arg(&ws.exps)
+                        .set_arg(&ws.counts)
+                        .set_arg(&ws.buckets)
+                        .set_arg(&ws.results)
+                        .set_arg(&(shape.groups as u32))
+                        .set_arg(&(shape.windows as u32))
+                        .set_arg(&(shape.bits as u32));
+                }
+            },
+        )?;
     }
     let mut acc = G::Curve::identity();
     if n_ones > 0 {
@@ -401,7 +425,8 @@ impl Windows {
             (0..self.windows)
                 .into_par_iter()
                 .map(|w| {
-                    (0..self.groups).fold(C::identity(), |acc, g| acc + results[g * self.windows + w])
+                    (0..self.groups)
+                        .fold(C::identity(), |acc, g| acc + results[g * self.windows + w])
                 })
                 .collect()
         });

@@ -111,10 +111,7 @@ impl<'a> OpenClPlan<'a> {
     }
 
     fn scalars<'d>(&self, d: &'d OnDevice, query: Query) -> Option<DeviceScalars<'d>> {
-        let maps = d
-            .own_maps
-            .as_ref()
-            .or(d.resident.as_ref().map(|r| &r.maps));
+        let maps = d.own_maps.as_ref().or(d.resident.as_ref().map(|r| &r.maps));
         Some(match query {
             Query::H => DeviceScalars {
                 buf: &d.h.as_ref()?.h,
@@ -143,7 +140,10 @@ impl<'a> OpenClPlan<'a> {
 impl DevicePlan for OpenClPlan<'_> {
     fn h(&mut self, abc: Abc, between: &mut dyn FnMut()) -> Result<()> {
         let (Some(d), None) = (self.device.as_ref(), self.host.as_mut()) else {
-            let host = self.host.as_mut().expect("a plan off the device has the cpu's");
+            let host = self
+                .host
+                .as_mut()
+                .expect("a plan off the device has the cpu's");
             return host.h(abc, between);
         };
         let backend = self.backend;
@@ -185,9 +185,11 @@ impl DevicePlan for OpenClPlan<'_> {
                 }),
             };
             if let Some(scalars) = self.scalars(d, query) {
-                let done = self.backend.attempt(&d.queue, &mut self.faults, query.as_str(), |q| {
-                    msm::msm_g1(q, bases_again(&bases), scalars, range.clone())
-                });
+                let done = self
+                    .backend
+                    .attempt(&d.queue, &mut self.faults, query.as_str(), |q| {
+                        msm::msm_g1(q, bases_again(&bases), scalars, range.clone())
+                    });
                 if let Some(sum) = done {
                     return Ok(sum);
                 }
@@ -204,13 +206,15 @@ impl DevicePlan for OpenClPlan<'_> {
         if let Some(d) = self.device.as_ref() {
             let params = self.loaded.parameters();
             if let Some(scalars) = self.scalars(d, Query::B2) {
-                let done = self.backend.attempt(&d.queue, &mut self.faults, "b_g2", |q| {
-                    let bases = match &d.resident {
-                        Some(r) => Bases::Device(&r.b_g2),
-                        None => Bases::Host(&params.b_g2[..]),
-                    };
-                    msm::msm_g2(q, bases, scalars, range.clone())
-                });
+                let done = self
+                    .backend
+                    .attempt(&d.queue, &mut self.faults, "b_g2", |q| {
+                        let bases = match &d.resident {
+                            Some(r) => Bases::Device(&r.b_g2),
+                            None => Bases::Host(&params.b_g2[..]),
+                        };
+                        msm::msm_g2(q, bases, scalars, range.clone())
+                    });
                 if let Some(sum) = done {
                     return Ok(sum);
                 }

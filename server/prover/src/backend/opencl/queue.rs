@@ -141,7 +141,12 @@ impl DeviceQueue {
     /// # Safety
     /// `data` must stay alive and unchanged until this queue's next wait ([`Self::finish`],
     /// [`Self::read`], or the drop of the plan that owns the queue's work).
-    pub unsafe fn write_async<T>(&self, buf: &mut Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+    pub unsafe fn write_async<T>(
+        &self,
+        buf: &mut Buffer<T>,
+        offset: usize,
+        data: &[T],
+    ) -> Result<()> {
         // SAFETY: the caller keeps `data` alive until the copy has run (this function's
         // contract).
         unsafe { self.copy_up(buf, offset, data, CL_NON_BLOCKING) }
@@ -197,8 +202,13 @@ impl DeviceQueue {
         // SAFETY: the pattern is one element (OpenCL copies it before returning), the range lies
         // within `buf` (callers allocate it so).
         unsafe {
-            self.queue
-                .enqueue_fill_buffer(buf, std::slice::from_ref(&value), offset * size, len * size, &[])
+            self.queue.enqueue_fill_buffer(
+                buf,
+                std::slice::from_ref(&value),
+                offset * size,
+                len * size,
+                &[],
+            )
         }
         .map_err(|e| cl_err("zeroing a buffer", e))?;
         Ok(())
@@ -211,8 +221,11 @@ impl DeviceQueue {
             return Ok(());
         }
         // SAFETY: blocking read into `out`; `buf` holds at least `out.len()` initialised elements.
-        unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, 0, out, &[]) }
-            .map_err(|e| cl_err("reading a buffer", e))?;
+        unsafe {
+            self.queue
+                .enqueue_read_buffer(buf, CL_BLOCKING, 0, out, &[])
+        }
+        .map_err(|e| cl_err("reading a buffer", e))?;
         self.counts
             .from_device
             .fetch_add(std::mem::size_of_val(out) as u64, Ordering::Relaxed);

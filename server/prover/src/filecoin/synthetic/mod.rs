@@ -131,7 +131,8 @@ pub fn synthesize_partition(
         kept: None,
     };
     with_circuit(kind, sector_size, count, seed, &mut run)?;
-    run.kept.ok_or_else(|| failed("this circuit has no pre-compiled run"))
+    run.kept
+        .ok_or_else(|| failed("this circuit has no pre-compiled run"))
 }
 
 /// A synthetic partition of a kind with a native witness: its circuit (as often as asked) and
