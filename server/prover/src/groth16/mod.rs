@@ -3,10 +3,11 @@
 //! blst's Pippenger, and the proof assembly with the zero-knowledge randomness r, s.
 //!
 //! Layout:
-//! - `prover.rs`: [`prove_partition`] (CPU) and [`prove_partition_with`] (any [`DeviceOps`]),
-//!   [`Randomness`], [`DeviceTimings`].
+//! - `prover.rs`: the steps' seam [`DeviceOps`] and the CPU's [`CpuOps`], [`Randomness`],
+//!   [`DeviceTimings`] with its [`DeviceCounters`], the proof's assembly and self-check.
 //! - `plan.rs`: [`prove_with_plan`], the device phase's steps over a [`DevicePlan`] (where h
-//!   and the scalars live), [`HostPlan`] (all in host memory), [`Query`], [`DeviceCounters`].
+//!   and the scalars live), [`HostPlan`] (all in host memory; [`prove_partition`] and
+//!   [`prove_partition_with`] run through it), [`Query`].
 //! - `fft.rs`: [`compute_h`], the H polynomial's FFTs and pointwise passes on the CPU (on the
 //!   pool of the caller's priority).
 //! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2 (tiled, on the pool of the
@@ -22,8 +23,9 @@ pub mod test_hold;
 
 pub use fft::compute_h;
 pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
-pub use plan::{prove_with_plan, DeviceCounters, DevicePlan, HostPlan, Query, Scope};
+pub use plan::{
+    prove_partition, prove_partition_with, prove_with_plan, DevicePlan, HostPlan, Query, Scope,
+};
 pub use prover::{
-    prove_partition, prove_partition_with, CpuOps, DeviceOps, DeviceTimings, PhaseHooks,
-    Randomness, CPU_STEP_POINTS,
+    CpuOps, DeviceCounters, DeviceOps, DeviceTimings, PhaseHooks, Randomness, CPU_STEP_POINTS,
 };

@@ -23,10 +23,8 @@ use rand::rngs::OsRng;
 
 use super::fft::compute_h_in_steps;
 use super::msm::{msm_g1_in_steps, msm_g2_in_steps, Scalars};
-use super::plan::{prove_with_plan, DeviceCounters, HostPlan};
 use crate::error::{ProverError, Result};
-use crate::keys::LoadedParams;
-use crate::synthesis::{Abc, SynthesizedPartition, Witness};
+use crate::synthesis::{Abc, Witness};
 
 /// The zero-knowledge blinding factors of one proof.
 #[derive(Clone, Copy, Debug)]
@@ -106,6 +104,41 @@ pub trait DeviceOps {
     }
 }
 
+/// What crossed the bus and how often the host waited, counted by a backend for one partition.
+/// A count checks a design on any machine; a time only on the one it ran on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DeviceCounters {
+    /// Bytes copied from host memory to the device.
+    pub bytes_to_device: u64,
+    /// Bytes copied from the device to host memory.
+    pub bytes_from_device: u64,
+    /// Kernel launches.
+    pub launches: u64,
+    /// Times the host blocked on the device (a blocking copy, a wait for the queue).
+    pub host_waits: u64,
+}
+
+impl std::ops::Sub for DeviceCounters {
+    type Output = DeviceCounters;
+    fn sub(self, earlier: DeviceCounters) -> DeviceCounters {
+        DeviceCounters {
+            bytes_to_device: self.bytes_to_device - earlier.bytes_to_device,
+            bytes_from_device: self.bytes_from_device - earlier.bytes_from_device,
+            launches: self.launches - earlier.launches,
+            host_waits: self.host_waits - earlier.host_waits,
+        }
+    }
+}
+
+impl std::ops::AddAssign for DeviceCounters {
+    fn add_assign(&mut self, other: DeviceCounters) {
+        self.bytes_to_device += other.bytes_to_device;
+        self.bytes_from_device += other.bytes_from_device;
+        self.launches += other.launches;
+        self.host_waits += other.host_waits;
+    }
+}
+
 pub use snarkd_types::PhaseHooks;
 
 /// A CPU multiexp step: about a second of 16 cores (blst's Pippenger).
@@ -144,32 +177,6 @@ impl DeviceOps for CpuOps {
     ) -> Result<G2Projective> {
         Ok(msm_g2_in_steps(bases, scalars, between))
     }
-}
-
-/// Proves `partition` with `params` on the CPU, telling `hooks` of the a/b/c release and of each
-/// step's end (see [`PhaseHooks`]).
-pub fn prove_partition(
-    partition: SynthesizedPartition,
-    params: &LoadedParams,
-    randomness: Randomness,
-    hooks: &mut dyn PhaseHooks,
-) -> Result<(Proof<Bls12>, DeviceTimings)> {
-    prove_partition_with(&CpuOps, partition, params, randomness, hooks)
-}
-
-/// [`prove_partition`] with the FFT and MSM steps of `ops`, all data in host memory
-/// ([`HostPlan`]); the steps and their preemption points are [`prove_with_plan`]'s.
-pub fn prove_partition_with(
-    ops: &dyn DeviceOps,
-    partition: SynthesizedPartition,
-    loaded: &LoadedParams,
-    randomness: Randomness,
-    hooks: &mut dyn PhaseHooks,
-) -> Result<(Proof<Bls12>, DeviceTimings)> {
-    let params = loaded.parameters();
-    prove_with_plan(partition, loaded, randomness, hooks, |witness, _| {
-        Ok(Box::new(HostPlan::new(ops, witness, params)))
-    })
 }
 
 /// At a step boundary: the phase ends here when its caller asks it to.
