@@ -14,7 +14,7 @@ use std::ops::Range;
 use std::time::Instant;
 
 use bellperson::groth16::{Parameters, Proof};
-use blstrs::{Bls12, G1Projective, G2Projective, Scalar as Fr};
+use blstrs::{Bls12, G1Affine, G1Projective, G2Projective, Scalar as Fr};
 use group::Group;
 
 use super::msm::ScalarBytes;
@@ -54,6 +54,16 @@ impl Query {
             Query::A => "a",
             Query::B1 => "b_g1",
             Query::B2 => "b_g2",
+        }
+    }
+
+    /// The query's G1 bases in `params` (B's in G1 for both B queries).
+    pub fn g1_bases(self, params: &Parameters<Bls12>) -> &[G1Affine] {
+        match self {
+            Query::H => &params.h,
+            Query::L => &params.l,
+            Query::A => &params.a,
+            Query::B1 | Query::B2 => &params.b_g1,
         }
     }
 
@@ -330,13 +340,7 @@ impl DevicePlan for HostPlan<'_> {
         between: &mut dyn FnMut(),
     ) -> Result<G1Projective> {
         let params = self.params;
-        let bases = match query {
-            Query::H => &params.h,
-            Query::L => &params.l,
-            Query::A => &params.a,
-            Query::B1 => &params.b_g1,
-            Query::B2 => unreachable!("B in G2 is not a G1 query"),
-        };
+        let bases = query.g1_bases(params);
         let ops = self.ops;
         let scalars = self.scalars(query)?;
         Self::check_len(bases.len(), scalars.len())?;

@@ -49,6 +49,14 @@ pub enum Bases<'a, G> {
     Host(&'a [G]),
 }
 
+// Two borrows: copied whatever `G` is (a derive would ask `G: Copy`).
+impl<G> Clone for Bases<'_, G> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<G> Copy for Bases<'_, G> {}
+
 /// `Σ bases[t]·scalars[t]` for `t` in `range`, over G1; `None` when the device's pool has no
 /// room for even a small chunk now (other phases hold it: run the step elsewhere).
 pub fn msm_g1(

@@ -177,18 +177,13 @@ impl DevicePlan for OpenClPlan<'_> {
             let params = self.loaded.parameters();
             let bases = match &d.resident {
                 Some(r) => Bases::Device(r.g1(query)),
-                None => Bases::Host(match query {
-                    Query::H => &params.h[..],
-                    Query::L => &params.l[..],
-                    Query::A => &params.a[..],
-                    _ => &params.b_g1[..],
-                }),
+                None => Bases::Host(query.g1_bases(params)),
             };
             if let Some(scalars) = self.scalars(d, query) {
                 let done = self
                     .backend
                     .attempt(&d.queue, &mut self.faults, query.as_str(), |q| {
-                        msm::msm_g1(q, bases_again(&bases), scalars, range.clone())
+                        msm::msm_g1(q, bases, scalars, range.clone())
                     });
                 if let Some(sum) = done {
                     return Ok(sum);
@@ -252,14 +247,6 @@ impl DevicePlan for OpenClPlan<'_> {
             Some(d) => d.queue.counters() - d.start,
             None => DeviceCounters::default(),
         }
-    }
-}
-
-/// A second borrow of the same bases (the attempt closure may run more than once).
-fn bases_again<'b, G>(b: &Bases<'b, G>) -> Bases<'b, G> {
-    match b {
-        Bases::Device(buf) => Bases::Device(buf),
-        Bases::Host(h) => Bases::Host(h),
     }
 }
 

@@ -68,7 +68,8 @@ impl Maps {
     /// Whether these maps are `witness`'s (its circuit has the same densities).
     pub fn fit(&self, witness: &Witness) -> bool {
         let (a, b_in, b_aux) = witness.densities();
-        self.densities == [a.clone(), b_in.clone(), b_aux.clone()]
+        let [ra, rb_in, rb_aux] = &self.densities;
+        (ra, rb_in, rb_aux) == (a, b_in, b_aux)
     }
 
     /// The maps of `witness`'s densities, uploaded through `q` (waits for the copies).
