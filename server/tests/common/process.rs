@@ -33,6 +33,8 @@ where
     let mut child = snarkd::ready::command(binary, &dir.path().join("ready.json"))
         .env("RUST_LOG", "info")
         .env("SNARKD_JOBS_DIR", dir.path().join("jobs"))
+        // Its own state directory: no test's pre-compiled matrices reach another's daemon.
+        .env("STATE_DIRECTORY", dir.path().join("state"))
         .envs(env)
         .stderr(Stdio::piped())
         .spawn()
