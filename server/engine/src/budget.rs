@@ -133,6 +133,19 @@ impl Reservation {
         self.bytes.load(Ordering::Acquire)
     }
 
+    /// Grows the reservation by `bytes` if that many are free in its budget; false otherwise
+    /// (never blocks, never overcommits).
+    pub fn try_grow(&mut self, bytes: u64) -> bool {
+        let mut inner = self.budget.inner.lock();
+        if inner.total.saturating_sub(inner.used) < bytes {
+            return false;
+        }
+        inner.used += bytes;
+        add_holder(&mut inner.by_holder, self.holder, bytes as i128);
+        self.bytes.fetch_add(bytes, Ordering::AcqRel);
+        true
+    }
+
     /// Returns part of the reservation early (e.g. the a/b/c buffers after the H polynomial).
     pub fn shrink(&mut self, bytes: u64) {
         let bytes = bytes.min(self.bytes());
@@ -174,6 +187,24 @@ impl std::fmt::Debug for Reservation {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicUsize;
+
+    #[test]
+    fn a_reservation_grows_only_into_free_bytes_and_gives_all_back() {
+        let budget = Budget::new(100, || {});
+        let kind = Holder::Partition(ProofKind::PorepSealCommit);
+        let mut a = budget.try_reserve(kind, 60).unwrap();
+        let other = budget.try_reserve(Holder::Params, 30).unwrap();
+        assert!(!a.try_grow(11), "must never overcommit");
+        assert_eq!((a.bytes(), budget.used()), (60, 90));
+        assert!(a.try_grow(10));
+        assert_eq!(
+            (a.bytes(), budget.held_by(kind), budget.available()),
+            (70, 70, 0)
+        );
+        drop(a);
+        assert_eq!((budget.used(), budget.held_by(kind)), (30, 0));
+        drop(other);
+    }
 
     #[test]
     fn reserve_shrink_and_drop_return_every_byte() {

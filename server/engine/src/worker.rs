@@ -237,4 +237,10 @@ impl<P: Prover> PhaseHooks for Hooks<'_, P> {
     fn stop_requested(&self) -> bool {
         self.stop.is_set()
     }
+
+    /// Grows the partition's reservation from the budget, without waiting for it.
+    fn hold_at_least(&mut self, bytes: u64) -> bool {
+        let held = self.reservation.bytes();
+        held >= bytes || self.reservation.try_grow(bytes - held)
+    }
 }

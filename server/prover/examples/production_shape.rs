@@ -4,7 +4,7 @@
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example production_shape -- \
 //!       KIND SIZE COUNT... [--paths witness,bellperson,recording,native,precompiled,
-//!       precompiled-native] [--runs N] [--seed N]
+//!       precompiled-native] [--runs N] [--seed N] [--threads N,...] [--json]
 //!       [--count-full]
 //!
 //! KIND is porep, snap, wpost or winning; SIZE e.g. 2KiB or 32GiB; each COUNT is a number of
@@ -19,8 +19,13 @@
 //! bellperson's proving synthesis runs only inside `create_random_proof`, which needs Groth16
 //! parameters, so it is not here.
 //!
-//! Wall time is the synthesis alone; CPU time is the process's over the run (building the
-//! circuit, a small part, included; synthesis is serial except WindowPoSt's sectors). Peak RSS
+//! Wall time, CPU seconds (user and system apart) and minor page faults are the synthesis'
+//! alone (`getrusage` around it: not building the circuit, not recording the matrices). With
+//! `--threads 1,2,…` every row runs once per thread count, in a rayon pool of that size (the
+//! parallel parts of the synthesis run there, as they run on the daemon's pool of the
+//! partition's priority); without it, on the pool of this process's priority, one thread per
+//! core. `--json` prints one JSON object per row on its own line instead of the table (the
+//! measured rows, then the extrapolated ones with `"extrapolated": true`). Peak RSS
 //! growth is the rise of `VmHWM` over the resident set when the synthesis began (free heap
 //! memory returned to the system and the counter reset then): what the synthesis holds at its
 //! peak, without the circuit's inputs built before it or the pre-compiled matrices, which the
@@ -35,6 +40,7 @@
 //! one group of nine miss the other groups' digests (about 570 constraints each).
 //! `--count-full` also counts the full partition, for its exact constraints and aux.
 
+use serde_json::json;
 use snarkd_prover::bench::{peak_rss, reset_peak_rss};
 use snarkd_prover::filecoin::estimate;
 use snarkd_prover::filecoin::synthetic::{production_count, synthesize, Synthesis, Synthesized};
@@ -42,13 +48,17 @@ use snarkd_prover::filecoin::{parse_sector_size, sector_size_name, CircuitShape,
 
 const GIB: f64 = (1u64 << 30) as f64;
 
+/// A figure of a row, read from the row itself (measured) or along the line through the rows
+/// (extrapolated).
+type Reading<'a> = dyn Fn(&dyn Fn(&Row) -> f64) -> f64 + 'a;
+
 /// One measured synthesis.
 struct Row {
     path: &'static str,
     count: usize,
+    /// The size of the pool it ran in.
+    threads: usize,
     run: Synthesized,
-    /// Process CPU time over the run (building the circuit included: a small part).
-    cpu: f64,
     rss_growth: Option<u64>,
 }
 
@@ -56,13 +66,14 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let usage =
         "usage: production_shape KIND SIZE COUNT... [--paths witness,bellperson,recording] \
-                 [--runs N] [--seed N] [--count-full]";
+                 [--runs N] [--seed N] [--threads N,...] [--json] [--count-full]";
     let kind = ProofKind::from_short(&args.next().ok_or_else(|| anyhow::anyhow!(usage))?)
         .map_err(|e| anyhow::anyhow!("{e}; {usage}"))?;
     let size = parse_sector_size(&args.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let mut counts = Vec::new();
     let mut paths = vec!["witness", "bellperson", "recording"];
-    let (mut runs, mut seed, mut count_full) = (1, 1, false);
+    let (mut runs, mut seed, mut count_full, mut json) = (1, 1, false, false);
+    let mut thread_counts: Vec<Option<usize>> = vec![None];
     while let Some(a) = args.next() {
         match a.as_str() {
             "--paths" => {
@@ -81,6 +92,14 @@ fn main() -> anyhow::Result<()> {
                     .collect::<anyhow::Result<_>>()?;
             }
             "--count-full" => count_full = true,
+            "--json" => json = true,
+            "--threads" => {
+                let list = args.next().ok_or_else(|| anyhow::anyhow!(usage))?;
+                thread_counts = list
+                    .split(',')
+                    .map(|n| Ok(Some(n.parse::<usize>()?.max(1))))
+                    .collect::<anyhow::Result<_>>()?;
+            }
             "--runs" => runs = args.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?,
             "--seed" => seed = args.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?,
             n => counts.push(n.parse::<usize>()?),
@@ -97,94 +116,144 @@ fn main() -> anyhow::Result<()> {
         ProofKind::WindowPost | ProofKind::WinningPost => "sectors",
         _ => "challenges",
     };
-    println!(
-        "{kind} {}: a production partition has {full} {unit}; snarkd's memory estimate assumes \
-         {} constraints",
-        sector_size_name(size),
-        thousands(estimate::shape(kind, size).constraints as u64),
-    );
-    println!(
-        "{:<11} {:>6} {:>9} {:>8} {:>13} {:>7} {:>13} {:>11}",
-        "path", "count", "wall s", "cpu s", "constraints", "inputs", "aux", "peak RSS +"
-    );
+    let size_name = sector_size_name(size);
+    let budget = estimate::estimate(kind, size);
+    // The witness-only paths against the estimate's witness, the others against the whole
+    // synthesized partition.
+    let estimated = |path: &str| match path {
+        "witness" | "bellperson" | "native" => budget.witness_bytes(),
+        _ => budget.total_bytes,
+    };
+    // A row as JSON: `value` reads a figure from the row (measured) or along the line through
+    // the rows (extrapolated to `count`).
+    let json_row = |r: &Row, count: f64, extrapolated: bool, value: &Reading| {
+        json!({
+            "kind": kind.as_str(),
+            "sector_size": size_name,
+            "count": count,
+            "unit": unit,
+            "path": r.path,
+            "threads": r.threads,
+            "wall_s": value(&|r| r.run.wall.as_secs_f64()),
+            "cpu_user_s": value(&|r| r.run.usage.user_s),
+            "cpu_sys_s": value(&|r| r.run.usage.sys_s),
+            "minor_faults": value(&|r| r.run.usage.minor_faults as f64).round() as u64,
+            "peak_rss_bytes": r.rss_growth.map(|_| value(&|r| r.rss_growth.unwrap_or(0) as f64).round() as u64),
+            "estimate_bytes": estimated(r.path),
+            "extrapolated": extrapolated,
+        })
+    };
+    if !json {
+        println!(
+            "{kind} {size_name}: a production partition has {full} {unit}; snarkd's memory \
+             estimate assumes {} constraints",
+            thousands(estimate::shape(kind, size).constraints as u64),
+        );
+        println!(
+            "{:<11} {:>6} {:>4} {:>9} {:>8} {:>7} {:>11} {:>13} {:>7} {:>13} {:>11}",
+            "path",
+            "count",
+            "thr",
+            "wall s",
+            "user s",
+            "sys s",
+            "min faults",
+            "constraints",
+            "inputs",
+            "aux",
+            "peak RSS +"
+        );
+    }
     let mut rows = Vec::new();
-    for &count in &counts {
-        let counted = measure("count", count, runs, || {
-            synthesize(kind, size, count, seed, Synthesis::Count)
-        })?;
-        let shape = CircuitShape {
-            constraints: counted.run.constraints.unwrap_or(0),
-            aux: counted.run.aux,
-            inputs: counted.run.inputs,
-        };
-        print_row(&counted);
-        rows.push(counted);
-        for &path in &paths {
-            let how = match path {
-                "witness" => Synthesis::Witness(shape),
-                "bellperson" => Synthesis::BellpersonWitness,
-                "native" => Synthesis::Native(shape),
-                "precompiled" => Synthesis::Precompiled { native: false },
-                "precompiled-native" => Synthesis::Precompiled { native: true },
-                _ => Synthesis::Recording(shape),
-            };
-            let row = measure(path, count, runs, || {
-                synthesize(kind, size, count, seed, how)
+    for &threads in &thread_counts {
+        for &count in &counts {
+            let counted = measure("count", count, runs, threads, || {
+                synthesize(kind, size, count, seed, Synthesis::Count)
             })?;
-            print_row(&row);
-            rows.push(row);
+            let shape = CircuitShape {
+                constraints: counted.run.constraints.unwrap_or(0),
+                aux: counted.run.aux,
+                inputs: counted.run.inputs,
+            };
+            let mut made = vec![counted];
+            for &path in &paths {
+                let how = match path {
+                    "witness" => Synthesis::Witness(shape),
+                    "bellperson" => Synthesis::BellpersonWitness,
+                    "native" => Synthesis::Native(shape),
+                    "precompiled" => Synthesis::Precompiled { native: false },
+                    "precompiled-native" => Synthesis::Precompiled { native: true },
+                    _ => Synthesis::Recording(shape),
+                };
+                made.push(measure(path, count, runs, threads, || {
+                    synthesize(kind, size, count, seed, how)
+                })?);
+            }
+            for row in made {
+                match json {
+                    true => println!("{}", json_row(&row, count as f64, false, &|v| v(&row))),
+                    false => print_row(&row),
+                }
+                rows.push(row);
+            }
         }
     }
 
-    let budget = estimate::estimate(kind, size);
-    println!(
-        "\nsnarkd's memory estimate for one partition: synthesized {:.2} GiB (witness {:.2} GiB), \
-         reserved {:.2} GiB (the device phase's peak included)",
-        budget.total_bytes as f64 / GIB,
-        budget.witness_bytes() as f64 / GIB,
-        budget.reserve_bytes() as f64 / GIB,
-    );
-    println!("extrapolated to a full partition ({full} {unit}):");
-    for path in std::iter::once("count").chain(paths.iter().copied()) {
-        let mine: Vec<&Row> = rows.iter().filter(|r| r.path == path).collect();
-        let at = |value: &dyn Fn(&Row) -> f64| extrapolate(&mine, full, value);
-        let per = |value: &dyn Fn(&Row) -> f64| slope(&mine, value);
-        let wall = |r: &Row| r.run.wall.as_secs_f64();
-        let cpu = |r: &Row| r.cpu;
-        let aux = |r: &Row| r.run.aux as f64;
-        let rss = |r: &Row| r.rss_growth.unwrap_or(0) as f64;
-        let mut line = format!(
-            "  {path:<11} wall {:>8.1} s ({:.3} s per), cpu {:>8.1} s ({:.3} s per), aux {:>13} ({} per)",
-            at(&wall),
-            per(&wall),
-            at(&cpu),
-            per(&cpu),
-            thousands(at(&aux) as u64),
-            thousands(per(&aux) as u64),
+    if !json {
+        println!(
+            "\nsnarkd's memory estimate for one partition: synthesized {:.2} GiB (witness {:.2} \
+             GiB), reserved {:.2} GiB (the device phase's peak on the host included)",
+            budget.total_bytes as f64 / GIB,
+            budget.witness_bytes() as f64 / GIB,
+            budget.reserve_bytes() as f64 / GIB,
         );
-        if path == "count" {
-            let constraints = |r: &Row| r.run.constraints.unwrap_or(0) as f64;
-            line += &format!(
-                ", constraints {} ({} per)",
-                thousands(at(&constraints) as u64),
-                thousands(per(&constraints) as u64)
+        println!("extrapolated to a full partition ({full} {unit}):");
+    }
+    let mut pools: Vec<usize> = rows.iter().map(|r| r.threads).collect();
+    pools.dedup();
+    for &threads in &pools {
+        for path in std::iter::once("count").chain(paths.iter().copied()) {
+            let mine: Vec<&Row> = rows
+                .iter()
+                .filter(|r| r.path == path && r.threads == threads)
+                .collect();
+            let at = |value: &dyn Fn(&Row) -> f64| extrapolate(&mine, full, value);
+            if json {
+                println!("{}", json_row(mine[0], full as f64, true, &|v| at(v)));
+                continue;
+            }
+            let per = |value: &dyn Fn(&Row) -> f64| slope(&mine, value);
+            let wall = |r: &Row| r.run.wall.as_secs_f64();
+            let cpu = |r: &Row| r.run.usage.cpu_s();
+            let aux = |r: &Row| r.run.aux as f64;
+            let rss = |r: &Row| r.rss_growth.unwrap_or(0) as f64;
+            let mut line = format!(
+                "  {path:<11} {threads:>2} thr: wall {:>8.1} s ({:.3} s per), cpu {:>8.1} s ({:.3} s per), aux {:>13} ({} per)",
+                at(&wall),
+                per(&wall),
+                at(&cpu),
+                per(&cpu),
+                thousands(at(&aux) as u64),
+                thousands(per(&aux) as u64),
             );
-        } else {
-            // The witness-only paths against the estimate's witness, the others against the
-            // whole synthesized partition.
-            let estimated = match path {
-                "witness" | "bellperson" | "native" => budget.witness_bytes(),
-                _ => budget.total_bytes,
-            };
-            line += &format!(
-                ", peak RSS growth {:.2} GiB ({:.1} MiB per; {:.2}× the estimate's {:.2} GiB)",
-                at(&rss) / GIB,
-                per(&rss) / (1u64 << 20) as f64,
-                at(&rss) / estimated as f64,
-                estimated as f64 / GIB,
-            );
+            if path == "count" {
+                let constraints = |r: &Row| r.run.constraints.unwrap_or(0) as f64;
+                line += &format!(
+                    ", constraints {} ({} per)",
+                    thousands(at(&constraints) as u64),
+                    thousands(per(&constraints) as u64)
+                );
+            } else {
+                line += &format!(
+                    ", peak RSS growth {:.2} GiB ({:.1} MiB per; {:.2}× the estimate's {:.2} GiB)",
+                    at(&rss) / GIB,
+                    per(&rss) / (1u64 << 20) as f64,
+                    at(&rss) / estimated(path) as f64,
+                    estimated(path) as f64 / GIB,
+                );
+            }
+            println!("{line}");
         }
-        println!("{line}");
     }
     if count_full {
         let exact = synthesize(kind, size, full, seed, Synthesis::Count)?;
@@ -205,13 +274,21 @@ fn main() -> anyhow::Result<()> {
 }
 
 /// Runs `f` `runs` times, each with the peak-RSS counter reset, recording the growth of the
-/// peak over the resident set at the start; the run of median wall time.
+/// peak over the resident set at the start; the run of median wall time. With `threads`, in a
+/// rayon pool of that many threads.
 fn measure(
     path: &'static str,
     count: usize,
     runs: usize,
-    f: impl Fn() -> snarkd_prover::Result<Synthesized>,
+    threads: Option<usize>,
+    f: impl Fn() -> snarkd_prover::Result<Synthesized> + Send + Sync,
 ) -> anyhow::Result<Row> {
+    let pool = match threads {
+        Some(n) => Some(rayon::ThreadPoolBuilder::new().num_threads(n).build()?),
+        None => None,
+    };
+    let size =
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let mut rows = Vec::with_capacity(runs.max(1));
     for _ in 0..runs.max(1) {
         // Free heap memory goes back to the system first: a run reusing what an earlier one
@@ -223,9 +300,10 @@ fn measure(
         };
         reset_peak_rss();
         let start = peak_rss();
-        let cpu_start = cpu_seconds();
-        let run = f()?;
-        let cpu = cpu_seconds() - cpu_start;
+        let run = match &pool {
+            Some(pool) => pool.install(&f)?,
+            None => f()?,
+        };
         // From the synthesis' own start where it tells it (after the circuit and any matrices
         // were built), else from the run's.
         let rss_growth = peak_rss()
@@ -234,8 +312,8 @@ fn measure(
         rows.push(Row {
             path,
             count,
+            threads: size,
             run,
-            cpu,
             rss_growth,
         });
     }
@@ -243,24 +321,17 @@ fn measure(
     Ok(rows.swap_remove(rows.len() / 2))
 }
 
-/// User and system CPU time of this process so far.
-fn cpu_seconds() -> f64 {
-    // SAFETY: getrusage fills the struct it is given; all-zero is a valid `rusage`.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `usage` is a valid, writable `rusage`.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    secs(usage.ru_utime) + secs(usage.ru_stime)
-}
-
 fn print_row(r: &Row) {
     let or_dash = |v: Option<u64>, f: &dyn Fn(u64) -> String| v.map_or("-".to_string(), f);
     println!(
-        "{:<11} {:>6} {:>9.2} {:>8.2} {:>13} {:>7} {:>13} {:>11}",
+        "{:<11} {:>6} {:>4} {:>9.2} {:>8.2} {:>7.2} {:>11} {:>13} {:>7} {:>13} {:>11}",
         r.path,
         r.count,
+        r.threads,
         r.run.wall.as_secs_f64(),
-        r.cpu,
+        r.run.usage.user_s,
+        r.run.usage.sys_s,
+        thousands(r.run.usage.minor_faults),
         or_dash(r.run.constraints.map(|c| c as u64), &thousands),
         r.run.inputs,
         thousands(r.run.aux as u64),

@@ -271,7 +271,7 @@ pub fn bench_synthesis(
 }
 
 fn same_abc(x: &crate::synthesis::Abc, y: &crate::synthesis::Abc) -> bool {
-    x.a == y.a && x.b == y.b && x.c == y.c
+    x.a == y.a && x.b == y.b && x.c_values() == y.c_values()
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -357,6 +357,7 @@ pub fn bench_native_label(labels: usize, runs: usize) -> Result<NativeLabelBench
 
     use crate::synthesis::native::bit::Bit;
     use crate::synthesis::native::label::label;
+    use crate::synthesis::precompiled::Column;
 
     let failed = |reason: String| crate::ProverError::Synthesis {
         partition: 0,
@@ -407,13 +408,13 @@ pub fn bench_native_label(labels: usize, runs: usize) -> Result<NativeLabelBench
         gadget_times.push(t.elapsed() / labels.max(1) as u32);
 
         let t = Instant::now();
-        let mut native_aux = Vec::new();
+        let mut native_aux = Column::with_capacity(0);
         for _ in 0..labels {
-            native_aux = Vec::new();
+            native_aux = Column::with_capacity(0);
             std::hint::black_box(label(&mut native_aux, &replica, &parents, &layer, &node));
         }
         native_times.push(t.elapsed() / labels.max(1) as u32);
-        if native_aux != gadget_cs.aux_slice() {
+        if native_aux[..] != gadget_cs.aux_slice()[..] {
             return Err(failed(
                 "the native label's aux values differ from the gadgets'".into(),
             ));

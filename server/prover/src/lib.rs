@@ -21,7 +21,8 @@
 //! - `threads`: thread nice values and the per-priority pools the multiexps run on.
 //! - `bench` (feature `bench`): side-by-side timing of our prover and stock bellperson (for
 //!   `snarkd-bench`).
-//! - `rss` (feature `bench`): the process's peak resident set, read and reset.
+//! - `rss` (feature `bench`): the process's peak resident set, read and reset, and its CPU
+//!   seconds and page faults ([`rss::Usage`]).
 //! - `fixtures` (feature `fixtures`): seals a random test sector and writes inputs for all kinds.
 //!
 //! Parameters are read from production-named files (`v28-<identifier>.params` / `.vk`) in a

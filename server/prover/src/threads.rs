@@ -1,4 +1,5 @@
-//! The thread pools that parallel steps of the device phase run on. Work done for a thread runs
+//! The thread pools that a partition's synthesis and the parallel steps of its device phase
+//! run on. Work done for a thread runs
 //! at that thread's OS priority (its Linux nice value, which is per thread): [`pool`] hands out
 //! one pool per nice value, whose threads inherited that value from the thread that made it. So
 //! the engine sets a partition's priority once, on the thread it starts for the partition, and
@@ -29,6 +30,16 @@ pub fn pool() -> Arc<ThreadPool> {
     Arc::clone(pool)
 }
 
+/// Runs `f` on the pool of the calling thread's priority ([`pool`]), or where it is when the
+/// caller already runs in a rayon pool (a benchmark's, a circuit's own parallel part): a
+/// partition's synthesis, witness and products, then keeps to one pool of its priority.
+pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match rayon::current_thread_index() {
+        Some(_) => f(),
+        None => pool().install(f),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,5 +57,18 @@ mod tests {
         assert_eq!(in_pool, mine);
         assert_eq!(mine, (base + 5).min(19));
         assert_eq!(pool().install(current_nice), base);
+    }
+
+    #[test]
+    fn install_runs_in_the_priority_pool_and_stays_in_a_pool_it_is_in() {
+        let name = || std::thread::current().name().map(str::to_string);
+        let outside = install(name).unwrap();
+        assert!(outside.starts_with("snarkd-msm"), "{outside}");
+        let other = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .thread_name(|_| "other".into())
+            .build()
+            .unwrap();
+        assert_eq!(other.install(|| install(name)).as_deref(), Some("other"));
     }
 }

@@ -26,6 +26,7 @@ use snarkd_prover::{
 };
 
 use crate::config::Config;
+use snarkd_prover::filecoin::estimate::PhaseOn;
 
 /// The prover the config asks for: its backend on each selected device.
 pub fn from_config(config: &Config) -> anyhow::Result<Arc<FilecoinProver>> {
@@ -144,7 +145,17 @@ impl Prover for FilecoinProver {
         // fetches them and the same request then succeeds (FAILED_PRECONDITION, Prove included).
         snarkd_prover::params::ensure_params_present(&self.params_dir, job.circuit_id())
             .map_err(setup_error)?;
-        let estimate = job.partition_memory_estimate();
+        // Reserved for a device phase on the devices when every one runs it there (a step
+        // that falls back to the CPU asks for more then), else on the host.
+        let on = match self
+            .backends
+            .iter()
+            .all(|(_, b)| b.phase_on() == PhaseOn::Device)
+        {
+            true => PhaseOn::Device,
+            false => PhaseOn::Host,
+        };
+        let estimate = job.partition_memory_estimate_on(on);
         Ok(Planned {
             circuit_id: job.circuit_id().to_string(),
             partitions: job.num_partitions() as u32,

@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use snarkd_engine::ProofKind;
 use snarkd_prover::fixtures::{generate_fixtures, Fixtures};
+use snarkd_prover::groth16::DeviceTimings;
 use snarkd_prover::CpuBackend;
 
 use super::*;
@@ -401,4 +402,49 @@ fn an_opencl_device_reports_its_pool_under_the_engines_ordinal_and_the_cpu_nothi
     // The engine reads them through the prover.
     let prover = FilecoinProver::new(env().params_dir.clone(), devices);
     assert_eq!(prover.read_devices(), read);
+}
+
+/// A backend that says it runs the device phase on its device (as a healthy GPU's does).
+struct SaysDevice(CpuBackend);
+
+impl DeviceBackend for SaysDevice {
+    fn name(&self) -> &str {
+        "gpu-like"
+    }
+    fn phase_on(&self) -> PhaseOn {
+        PhaseOn::Device
+    }
+    fn prove(
+        &self,
+        partition: SynthesizedPartition,
+        params: &LoadedParams,
+        randomness: Randomness,
+        hooks: &mut dyn PhaseHooks,
+    ) -> snarkd_prover::Result<(bellperson::groth16::Proof<blstrs::Bls12>, DeviceTimings)> {
+        self.0.prove(partition, params, randomness, hooks)
+    }
+}
+
+#[test]
+fn partitions_are_reserved_for_the_device_phase_where_every_device_runs_it() {
+    let gpu = |ordinal| -> Device {
+        let (info, _) = cpu(ordinal);
+        (info, Arc::new(SaysDevice(CpuBackend::new())))
+    };
+    let reserved = |devices: Vec<Device>| {
+        let prover = FilecoinProver::new(env().params_dir.clone(), devices);
+        let planned = prover.plan(winning()).unwrap();
+        (planned.memory, planned.plan)
+    };
+    let (memory, job) = reserved(vec![gpu(0), gpu(1)]);
+    let on_device = job.partition_memory_estimate_on(PhaseOn::Device);
+    assert_eq!(memory.total_bytes, on_device.reserve_bytes());
+    assert_eq!(memory.abc_bytes, on_device.released_after_h_bytes());
+    assert!(memory.total_bytes < job.partition_memory_estimate().reserve_bytes());
+    // One device on the host: every partition is reserved for the host's peak.
+    let (memory, job) = reserved(vec![gpu(0), cpu(1)]);
+    assert_eq!(
+        memory.total_bytes,
+        job.partition_memory_estimate().reserve_bytes()
+    );
 }

@@ -16,6 +16,13 @@ pub trait PhaseHooks {
     fn stop_requested(&self) -> bool {
         false
     }
+    /// The phase is about to hold `bytes` of host memory in all, more than its reservation was
+    /// made for (a device step falling back to the CPU): true once the reservation covers that
+    /// much, false when the budget cannot give it now (the step then fails, to be retried).
+    fn hold_at_least(&mut self, bytes: u64) -> bool {
+        let _ = bytes;
+        true
+    }
 }
 
 impl<F: FnMut(u64)> PhaseHooks for F {

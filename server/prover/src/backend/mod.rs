@@ -19,6 +19,7 @@ pub use cpu::CpuBackend;
 pub use opencl::{OpenClBackend, OpenClOptions};
 
 use crate::error::Result;
+use crate::filecoin::estimate::PhaseOn;
 use crate::groth16::{DeviceTimings, PhaseHooks, Randomness};
 use crate::keys::LoadedParams;
 use crate::synthesis::SynthesizedPartition;
@@ -84,6 +85,12 @@ pub trait DeviceBackend: Send + Sync {
     /// The backend's own device-memory pool, for backends that keep one.
     fn pool(&self) -> Option<PoolUse> {
         None
+    }
+
+    /// Where this backend runs a partition's H computation and multiexps now, which decides
+    /// the host memory its partitions are reserved for ([`crate::filecoin::estimate::PhaseOn`]).
+    fn phase_on(&self) -> PhaseOn {
+        PhaseOn::Host
     }
 
     /// Proves one partition with `params` (which must belong to the partition's circuit; the

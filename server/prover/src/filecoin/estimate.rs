@@ -10,13 +10,27 @@
 use crate::filecoin::ProofKind;
 pub use crate::synthesis::CircuitShape;
 
-/// Bytes of one field element (a/b/c entry, witness value).
+/// Bytes of one field element (a/b entry, witness value).
 const FR: u64 = 32;
+
+/// Where a partition's device phase computes H and runs its multiexps, which decides what the
+/// host holds meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PhaseOn {
+    /// On the host (the CPU backend): the H FFTs' domain-sized buffers, c = a∘b among them,
+    /// and each multiexp's scalars are host memory.
+    Host,
+    /// On a device (a GPU): the host holds the synthesized partition until its H multiexp is
+    /// done, then the witness; a step that falls back to the CPU asks for what it needs then
+    /// ([`host_phase`], `PhaseHooks::hold_at_least`).
+    Device,
+}
 
 /// What one partition holds in memory: once synthesized, and at its peaks in the device phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryEstimate {
-    /// The synthesized partition: witness, densities and a/b/c.
+    /// The synthesized partition: witness, densities and a/b (no c: the device phase forms
+    /// c = a∘b where it computes H).
     pub total_bytes: u64,
     /// The most its synthesis holds at once: `total_bytes`, plus for the PoSt kinds on the
     /// plain (recording) path the one chunk of sectors whose sub-system is being appended to the
@@ -24,20 +38,19 @@ pub struct MemoryEstimate {
     /// chunks, then appends each to the whole and drops it): half the partition again on two
     /// cores, 1 % on ninety-six.
     pub synthesis_peak_bytes: u64,
-    /// The a/b/c share of `total_bytes`.
+    /// The a/b share of `total_bytes`.
     pub abc_bytes: u64,
-    /// The most the partition holds at once: during the H FFTs, where a/b/c are padded to the
-    /// evaluation domain (the next power of two of the constraint count) and each FFT takes a
-    /// scratch buffer of the domain's size, beside the witness.
+    /// The most the partition holds on the host in its device phase: on the host, during the
+    /// H FFTs ([`HostPhase::fft_peak_bytes`]); on a device, the synthesized partition until its
+    /// H multiexp is done.
     pub device_peak_bytes: u64,
-    /// What it holds from the end of the H computation until the proof is done: the witness,
-    /// plus the larger of the H coefficients (converted to MSM scalars where they lie) and one
-    /// gathered scalar vector for the A/B/L MSMs.
+    /// What it holds on the host from the end of the H computation until the proof is done: on
+    /// the host, [`HostPhase::msm_peak_bytes`]; on a device, the witness.
     pub after_h_bytes: u64,
 }
 
 impl MemoryEstimate {
-    /// Bytes still held after the a/b/c release (witness and densities), until the proof is done.
+    /// Bytes still held after the a/b release (witness and densities), until the proof is done.
     pub fn witness_bytes(&self) -> u64 {
         self.total_bytes - self.abc_bytes
     }
@@ -53,20 +66,56 @@ impl MemoryEstimate {
     }
 }
 
-/// Estimated memory of one partition of `kind` at `sector_size`.
+/// What a partition's device phase holds on the host when it runs there: the one definition for
+/// the CPU backend's estimate and for a device step that falls back to the CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HostPhase {
+    /// During the H FFTs: the witness, and a, b and c = a∘b padded to the evaluation domain
+    /// (the next power of two of the constraint count) with one scratch buffer of its size.
+    pub fft_peak_bytes: u64,
+    /// During a multiexp: the witness and the larger of h's coefficients and one gathered
+    /// scalar vector.
+    pub msm_peak_bytes: u64,
+}
+
+/// [`HostPhase`] of a partition of `shape`.
+pub fn host_phase(shape: CircuitShape) -> HostPhase {
+    let witness = witness_bytes(shape);
+    let domain = shape.constraints.max(1).next_power_of_two() as u64;
+    HostPhase {
+        fft_peak_bytes: witness + 4 * FR * domain,
+        msm_peak_bytes: witness + FR * domain.max((shape.aux + shape.inputs) as u64),
+    }
+}
+
+/// The witness of a partition of `shape`, with its three density bit sets.
+fn witness_bytes(s: CircuitShape) -> u64 {
+    FR * (s.aux + s.inputs) as u64 + (2 * s.aux + s.inputs) as u64 / 8
+}
+
+/// Estimated memory of one partition of `kind` at `sector_size` with its device phase on the
+/// host (the CPU backend; the most any backend needs).
 pub fn estimate(kind: ProofKind, sector_size: u64) -> MemoryEstimate {
+    estimate_on(kind, sector_size, PhaseOn::Host)
+}
+
+/// Estimated memory of one partition of `kind` at `sector_size` with its device phase `on`.
+pub fn estimate_on(kind: ProofKind, sector_size: u64, on: PhaseOn) -> MemoryEstimate {
     let s = shape(kind, sector_size);
-    let abc = 3 * FR * s.constraints as u64;
-    // Witness plus three density bit sets.
-    let witness = FR * (s.aux + s.inputs) as u64 + (2 * s.aux + s.inputs) as u64 / 8;
-    let domain = s.constraints.next_power_of_two() as u64;
-    let msm_scalars = FR * domain.max((s.aux + s.inputs) as u64);
+    let abc = 2 * FR * s.constraints as u64;
+    let witness = witness_bytes(s);
+    let total = abc + witness;
+    let host = host_phase(s);
+    let (device_peak_bytes, after_h_bytes) = match on {
+        PhaseOn::Host => (host.fft_peak_bytes, host.msm_peak_bytes),
+        PhaseOn::Device => (total, witness),
+    };
     MemoryEstimate {
-        total_bytes: abc + witness,
-        synthesis_peak_bytes: abc + witness + (abc + witness) / post_chunks(kind, sector_size),
+        total_bytes: total,
+        synthesis_peak_bytes: total + total / post_chunks(kind, sector_size),
         abc_bytes: abc,
-        device_peak_bytes: witness + 4 * FR * domain,
-        after_h_bytes: witness + msm_scalars,
+        device_peak_bytes,
+        after_h_bytes,
     }
 }
 
@@ -176,6 +225,32 @@ mod tests {
                 assert_eq!(e.synthesis_peak_bytes, e.total_bytes, "{kind} {size}");
             }
         }
+    }
+
+    #[test]
+    fn a_device_phase_on_a_gpu_reserves_no_fft_buffers_and_keeps_only_the_witness_after_h() {
+        for kind in ProofKind::ALL {
+            let (host, device) = (
+                estimate_on(kind, 32 << 30, PhaseOn::Host),
+                estimate_on(kind, 32 << 30, PhaseOn::Device),
+            );
+            assert_eq!(host.total_bytes, device.total_bytes, "{kind}");
+            assert_eq!(device.after_h_bytes, device.witness_bytes(), "{kind}");
+            assert_eq!(
+                device.reserve_bytes(),
+                device.synthesis_peak_bytes,
+                "{kind}"
+            );
+            assert!(device.reserve_bytes() < host.reserve_bytes(), "{kind}");
+            // What a step falling back to the CPU asks for is the host estimate's own peak.
+            let phase = host_phase(shape(kind, 32 << 30));
+            assert_eq!(phase.fft_peak_bytes, host.device_peak_bytes);
+            assert_eq!(phase.msm_peak_bytes, host.after_h_bytes);
+        }
+        // A 32 GiB PoRep partition: the witness and a and b, about 12.5 GB, against the FFT's
+        // 21.4 GB on the host.
+        let porep = estimate_on(ProofKind::PorepSealCommit, 32 << 30, PhaseOn::Device);
+        assert!((12_000_000_000..13_000_000_000).contains(&porep.reserve_bytes()));
     }
 
     #[test]

@@ -272,13 +272,22 @@ impl PreparedJob {
         self.inner.num_partitions()
     }
 
-    /// Memory one synthesized partition will hold, known before synthesis.
+    /// Memory one synthesized partition will hold, known before synthesis, with its device
+    /// phase on the host (the most any backend needs).
     pub fn partition_memory_estimate(&self) -> MemoryEstimate {
         estimate::estimate(self.kind, self.sector_size())
     }
 
+    /// [`PreparedJob::partition_memory_estimate`] with the device phase `on` the host or a
+    /// device.
+    pub fn partition_memory_estimate_on(&self, on: estimate::PhaseOn) -> MemoryEstimate {
+        estimate::estimate_on(self.kind, self.sector_size(), on)
+    }
+
     /// Synthesizes partition `index` on the recording constraint system (CPU-heavy; call from
-    /// a blocking thread). A panic inside the circuit becomes [`ProverError::Synthesis`].
+    /// a blocking thread, at the partition's priority: its parallel parts run on that priority's
+    /// pool, [`crate::threads::install`]). A panic inside the circuit becomes
+    /// [`ProverError::Synthesis`].
     pub fn synthesize(&self, index: usize) -> Result<SynthesizedPartition> {
         self.synthesize_with(index, None)
     }
@@ -299,7 +308,7 @@ impl PreparedJob {
         let span = tracing::debug_span!("synthesize", circuit = %self.circuit, partition = index,
             precompiled = matrices.is_some());
         let _enter = span.enter();
-        match matrices {
+        crate::threads::install(|| match matrices {
             Some(m) => match self.inner.synthesize(index, Synthesis::Precompiled(m)) {
                 Err(ProverError::Precompiled(reason)) => {
                     tracing::warn!(circuit = %self.circuit, partition = index, %reason,
@@ -309,7 +318,7 @@ impl PreparedJob {
                 other => other,
             },
             None => self.inner.synthesize(index, Synthesis::Plain(shape)),
-        }
+        })
     }
 
     /// Proves partition `index` with stock bellperson's `create_random_proof` (synthesis and

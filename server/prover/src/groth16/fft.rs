@@ -30,12 +30,11 @@ pub fn compute_h(abc: Abc) -> Result<Vec<Fr>> {
 /// [`compute_h`] with `between` run after each of the six FFTs and after the pointwise steps:
 /// the preemption points inside it.
 pub fn compute_h_in_steps(abc: Abc, between: &mut dyn FnMut()) -> Result<Vec<Fr>> {
-    let Abc {
-        mut a,
-        mut b,
-        mut c,
-    } = abc;
-    let domain = Domain::for_len(a.len())?;
+    let mut abc = abc;
+    let domain = Domain::for_len(abc.a.len())?;
+    // Where synthesis left c = a∘b to the device phase, it is formed here, with the domain's room.
+    let mut c = threads::install(|| abc.take_c(domain.size));
+    let Abc { mut a, mut b, .. } = abc;
     for v in [&mut a, &mut b, &mut c] {
         // Exactly the domain: `resize` alone could double the capacity.
         v.reserve_exact(domain.size.saturating_sub(v.len()));
@@ -218,10 +217,11 @@ mod tests {
     }
 
     /// bellperson's H polynomial, as the CPU device phase computed it before.
-    fn reference_h(abc: Abc) -> Vec<Fr> {
+    fn reference_h(mut abc: Abc) -> Vec<Fr> {
         let worker = Worker::new();
         let mut kern = None;
-        let mut d = [abc.a, abc.b, abc.c].map(|v| EvaluationDomain::from_coeffs(v).unwrap());
+        let c = abc.take_c(0);
+        let mut d = [abc.a, abc.b, c].map(|v| EvaluationDomain::from_coeffs(v).unwrap());
         for v in d.iter_mut() {
             v.ifft(&worker, &mut kern).unwrap();
             v.coset_fft(&worker, &mut kern).unwrap();
@@ -258,10 +258,24 @@ mod tests {
             let abc = || Abc {
                 a: random(len, 1),
                 b: random(len, 2),
-                c: random(len, 3),
+                c: Some(random(len, 3)),
             };
             let ours = compute_h(abc()).unwrap();
             assert!(ours == reference_h(abc()), "h of {len} constraints");
         }
+    }
+
+    #[test]
+    fn a_c_left_to_the_device_phase_is_formed_as_a_times_b() {
+        let (a, b) = (random(5000, 1), random(5000, 2));
+        let c: Vec<Fr> = a.iter().zip(&b).map(|(a, b)| a * b).collect();
+        let kept = Abc {
+            a: a.clone(),
+            b: b.clone(),
+            c: Some(c),
+        };
+        let formed = Abc { a, b, c: None };
+        assert_eq!(formed.c_values(), kept.c_values());
+        assert!(compute_h(formed).unwrap() == compute_h(kept).unwrap());
     }
 }

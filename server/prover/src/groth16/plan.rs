@@ -84,19 +84,20 @@ impl Query {
 /// [`Query::ALL`]'s order, then [`DevicePlan::finish`] for each query.
 pub trait DevicePlan {
     /// Computes h(x) from the a/b/c evaluations and keeps it where the H multiexp reads it.
-    fn h(&mut self, abc: Abc, between: &mut dyn FnMut()) -> Result<()>;
+    /// `hooks`: [`PhaseHooks::step_done`] at any preemption point inside the step, and
+    /// [`PhaseHooks::hold_at_least`] before host memory beyond the reservation is taken.
+    fn h(&mut self, abc: Abc, hooks: &mut dyn PhaseHooks) -> Result<()>;
     /// Whether the a/b/c evaluations have been freed (the driver tells its hooks once).
     fn abc_released(&self) -> bool;
-    /// `Σ bases[i]·scalars[i]` over `range` of a G1 query; `between` runs at any preemption
-    /// point inside the step.
+    /// `Σ bases[i]·scalars[i]` over `range` of a G1 query (`hooks` as for [`DevicePlan::h`]).
     fn g1(
         &mut self,
         query: Query,
         range: Range<usize>,
-        between: &mut dyn FnMut(),
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<G1Projective>;
     /// `Σ bases[i]·scalars[i]` over `range` of the B query in G2.
-    fn g2(&mut self, range: Range<usize>, between: &mut dyn FnMut()) -> Result<G2Projective>;
+    fn g2(&mut self, range: Range<usize>, hooks: &mut dyn PhaseHooks) -> Result<G2Projective>;
     /// Done with `query`: its scalars may go.
     fn finish(&mut self, query: Query);
     /// The most terms of one multiexp step.
@@ -144,7 +145,7 @@ pub fn prove_with_plan<'env>(
     };
 
     let fft_start = Instant::now();
-    plan.h(abc, &mut || hooks.step_done())?;
+    plan.h(abc, hooks)?;
     let fft = fft_start.elapsed();
     release(&*plan, hooks);
     hooks.step_done();
@@ -163,7 +164,7 @@ pub fn prove_with_plan<'env>(
                 hooks.step_done();
                 stop_if_asked(hooks)?;
             }
-            sum += plan.g1(*query, range, &mut || hooks.step_done())?;
+            sum += plan.g1(*query, range, hooks)?;
         }
         plan.finish(*query);
         g1[slot] = sum;
@@ -177,7 +178,7 @@ pub fn prove_with_plan<'env>(
             hooks.step_done();
             stop_if_asked(hooks)?;
         }
-        b2 += plan.g2(range, &mut || hooks.step_done())?;
+        b2 += plan.g2(range, hooks)?;
     }
     plan.finish(Query::B2);
     release(&*plan, hooks);
@@ -323,8 +324,11 @@ impl<'a> HostPlan<'a> {
 }
 
 impl DevicePlan for HostPlan<'_> {
-    fn h(&mut self, abc: Abc, between: &mut dyn FnMut()) -> Result<()> {
-        self.h = Some(self.ops.compute_h_in_steps(abc, between)?);
+    fn h(&mut self, abc: Abc, hooks: &mut dyn PhaseHooks) -> Result<()> {
+        self.h = Some(
+            self.ops
+                .compute_h_in_steps(abc, &mut || hooks.step_done())?,
+        );
         self.abc_released = true;
         Ok(())
     }
@@ -337,22 +341,30 @@ impl DevicePlan for HostPlan<'_> {
         &mut self,
         query: Query,
         range: Range<usize>,
-        between: &mut dyn FnMut(),
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<G1Projective> {
         let params = self.params;
         let bases = query.g1_bases(params);
         let ops = self.ops;
         let scalars = self.scalars(query)?;
         Self::check_len(bases.len(), scalars.len())?;
-        ops.msm_g1_in_steps(&bases[range.clone()], scalars.view().slice(range), between)
+        ops.msm_g1_in_steps(
+            &bases[range.clone()],
+            scalars.view().slice(range),
+            &mut || hooks.step_done(),
+        )
     }
 
-    fn g2(&mut self, range: Range<usize>, between: &mut dyn FnMut()) -> Result<G2Projective> {
+    fn g2(&mut self, range: Range<usize>, hooks: &mut dyn PhaseHooks) -> Result<G2Projective> {
         let bases = &self.params.b_g2;
         let ops = self.ops;
         let scalars = self.scalars(Query::B2)?;
         Self::check_len(bases.len(), scalars.len())?;
-        ops.msm_g2_in_steps(&bases[range.clone()], scalars.view().slice(range), between)
+        ops.msm_g2_in_steps(
+            &bases[range.clone()],
+            scalars.view().slice(range),
+            &mut || hooks.step_done(),
+        )
     }
 
     fn finish(&mut self, query: Query) {

@@ -35,12 +35,35 @@ const FR_BYTES: u64 = std::mem::size_of::<Fr>() as u64;
 pub struct Abc {
     pub a: Vec<Fr>,
     pub b: Vec<Fr>,
-    pub c: Vec<Fr>,
+    /// C·w where synthesis was asked to keep it ([`synthesize_circuit_with_c`]: the benchmarks'
+    /// baseline, as bellperson has it). `None` in the daemon: c = a∘b is left to the device
+    /// phase, which forms it where it computes H (the CPU's FFT on the host, a GPU on the
+    /// device); for every witness a valid request yields a∘b is C·w (`precompiled`'s module
+    /// docs say why). So a partition proved on a GPU never has a c on the host.
+    pub c: Option<Vec<Fr>>,
 }
 
 impl Abc {
     pub fn size_bytes(&self) -> u64 {
-        (self.a.capacity() + self.b.capacity() + self.c.capacity()) as u64 * FR_BYTES
+        let c = self.c.as_ref().map_or(0, Vec::capacity);
+        (self.a.capacity() + self.b.capacity() + c) as u64 * FR_BYTES
+    }
+
+    /// c: the kept one, or a∘b formed now into a vector with room for `capacity` values (each
+    /// value written once, in parallel on the calling thread's pool).
+    pub fn take_c(&mut self, capacity: usize) -> Vec<Fr> {
+        match self.c.take() {
+            Some(c) => c,
+            None => precompiled::hadamard(&self.a, &self.b, capacity),
+        }
+    }
+
+    /// c's values (a∘b formed for the caller where it is not kept): for comparisons.
+    pub fn c_values(&self) -> std::borrow::Cow<'_, [Fr]> {
+        match &self.c {
+            Some(c) => std::borrow::Cow::Borrowed(c),
+            None => std::borrow::Cow::Owned(precompiled::hadamard(&self.a, &self.b, 0)),
+        }
     }
 }
 
@@ -197,9 +220,27 @@ pub struct CircuitShape {
 }
 
 /// Synthesizes `circuit` as partition `index`, reserving memory for `shape` (a hint; any size
-/// works). A panic inside the circuit's synthesis is caught and returned as
-/// [`ProverError::Synthesis`].
+/// works): the daemon's plain path, which leaves c = a∘b to the device phase ([`Abc::c`]). A
+/// panic inside the circuit's synthesis is caught and returned as [`ProverError::Synthesis`].
 pub fn synthesize_circuit<C: Circuit<Fr>>(
+    index: usize,
+    circuit: C,
+    shape: CircuitShape,
+) -> Result<SynthesizedPartition> {
+    synthesize_recorded::<C, false>(index, circuit, shape)
+}
+
+/// [`synthesize_circuit`] evaluating and keeping c = C·w as well, as bellperson's prover does:
+/// the benchmarks' baseline, and the tests' check that a∘b is C·w.
+pub fn synthesize_circuit_with_c<C: Circuit<Fr>>(
+    index: usize,
+    circuit: C,
+    shape: CircuitShape,
+) -> Result<SynthesizedPartition> {
+    synthesize_recorded::<C, true>(index, circuit, shape)
+}
+
+fn synthesize_recorded<C: Circuit<Fr>, const KEEP_C: bool>(
     index: usize,
     circuit: C,
     shape: CircuitShape,
@@ -209,7 +250,7 @@ pub fn synthesize_circuit<C: Circuit<Fr>>(
         reason,
     };
     let run = move || -> Result<SynthesizedPartition> {
-        let mut cs = RecordingCs::with_shape(shape);
+        let mut cs = RecordingCs::<KEEP_C>::with_shape(shape);
         synthesize_bound(&mut cs, circuit, |cs| cs.inputs.len())
             .map_err(|e| failed(e.to_string()))?;
         let RecordingCs {

@@ -1,6 +1,8 @@
 //! `RecordingCs`: a `ConstraintSystem` that evaluates every constraint on the witness as it is
 //! enforced and keeps only what the Groth16 prover needs: the input and aux assignments, the
-//! a/b/c evaluations per constraint, and which variables occur in A and B.
+//! a/b evaluations per constraint (c too where asked: the benchmarks' baseline, as bellperson
+//! keeps it; the daemon's device phase forms c = a∘b itself), and which variables occur in A
+//! and B.
 
 use bellperson::{ConstraintSystem, Index, LinearCombination, SynthesisError, Variable};
 use blstrs::Scalar as Fr;
@@ -8,27 +10,32 @@ use ff::Field;
 
 use super::density::Density;
 
-#[derive(Default)]
-pub(crate) struct RecordingCs {
+/// `KEEP_C`: whether C is evaluated and kept; a type parameter so that the sub-systems a circuit
+/// makes for parallel parts (`ConstraintSystem::new`) keep it as their parent does.
+pub(crate) struct RecordingCs<const KEEP_C: bool> {
     pub(crate) inputs: Vec<Fr>,
     pub(crate) aux: Vec<Fr>,
     pub(crate) a: Vec<Fr>,
     pub(crate) b: Vec<Fr>,
-    pub(crate) c: Vec<Fr>,
+    /// C·w per constraint, where kept.
+    pub(crate) c: Option<Vec<Fr>>,
     pub(crate) a_aux_density: Density,
     pub(crate) b_input_density: Density,
     pub(crate) b_aux_density: Density,
 }
 
-impl RecordingCs {
+impl<const KEEP_C: bool> RecordingCs<KEEP_C> {
+    /// Room for `shape`.
     pub(crate) fn with_shape(shape: super::CircuitShape) -> Self {
         RecordingCs {
             inputs: Vec::with_capacity(shape.inputs),
             aux: Vec::with_capacity(shape.aux),
             a: Vec::with_capacity(shape.constraints),
             b: Vec::with_capacity(shape.constraints),
-            c: Vec::with_capacity(shape.constraints),
-            ..Default::default()
+            c: KEEP_C.then(|| Vec::with_capacity(shape.constraints)),
+            a_aux_density: Density::default(),
+            b_input_density: Density::default(),
+            b_aux_density: Density::default(),
         }
     }
 }
@@ -71,11 +78,11 @@ fn eval(
     acc
 }
 
-impl ConstraintSystem<Fr> for RecordingCs {
+impl<const KEEP_C: bool> ConstraintSystem<Fr> for RecordingCs<KEEP_C> {
     type Root = Self;
 
     fn new() -> Self {
-        Self::default()
+        Self::with_shape(super::CircuitShape::default())
     }
 
     fn alloc<F, A, AR>(&mut self, _: A, f: F) -> Result<Variable, SynthesisError>
@@ -109,11 +116,7 @@ impl ConstraintSystem<Fr> for RecordingCs {
         LB: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
         LC: FnOnce(LinearCombination<Fr>) -> LinearCombination<Fr>,
     {
-        let (la, lb, lc) = (
-            a(LinearCombination::zero()),
-            b(LinearCombination::zero()),
-            c(LinearCombination::zero()),
-        );
+        let (la, lb) = (a(LinearCombination::zero()), b(LinearCombination::zero()));
         let a = eval(
             &la,
             &self.inputs,
@@ -128,10 +131,18 @@ impl ConstraintSystem<Fr> for RecordingCs {
             Some(&mut self.b_input_density),
             Some(&mut self.b_aux_density),
         );
-        let c = eval(&lc, &self.inputs, &self.aux, None, None);
         self.a.push(a);
         self.b.push(b);
-        self.c.push(c);
+        // C's linear combination is built only where it is kept.
+        if let Some(kept) = &mut self.c {
+            kept.push(eval(
+                &c(LinearCombination::zero()),
+                &self.inputs,
+                &self.aux,
+                None,
+                None,
+            ));
+        }
     }
 
     fn push_namespace<NR, N>(&mut self, _: N)
@@ -160,7 +171,9 @@ impl ConstraintSystem<Fr> for RecordingCs {
         self.b_aux_density.extend_from(&other.b_aux_density, false);
         self.a.extend_from_slice(&other.a);
         self.b.extend_from_slice(&other.b);
-        self.c.extend_from_slice(&other.c);
+        if let (Some(c), Some(theirs)) = (&mut self.c, &other.c) {
+            c.extend_from_slice(theirs);
+        }
         self.inputs.extend_from_slice(&other.inputs[1..]);
         self.aux.extend_from_slice(&other.aux);
     }

@@ -53,6 +53,7 @@ pub use queue::DeviceQueue;
 
 use super::{DeviceBackend, PciAddress, PoolUse};
 use crate::error::{ProverError, Result};
+use crate::filecoin::estimate::PhaseOn;
 use crate::groth16::{prove_with_plan, DeviceCounters, DeviceTimings, PhaseHooks, Randomness};
 use crate::keys::LoadedParams;
 use crate::synthesis::{panic_message, SynthesizedPartition};
@@ -418,6 +419,15 @@ impl DeviceBackend for OpenClBackend {
                 .trim()
                 .to_string(),
         )
+    }
+
+    /// On the device while it is healthy (its steps that fall back to the CPU ask for the host
+    /// memory they need then); on the host once it is not.
+    fn phase_on(&self) -> PhaseOn {
+        match self.is_healthy() {
+            true => PhaseOn::Device,
+            false => PhaseOn::Host,
+        }
     }
 
     fn pool(&self) -> Option<PoolUse> {

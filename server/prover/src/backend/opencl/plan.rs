@@ -9,7 +9,10 @@
 //! [`OpenClOptions::device_attempts`] times, then on the CPU (an H multiexp step with h
 //! recomputed there from a/b/c, which the plan keeps until the H multiexp is done); the next
 //! step tries the device again. A step that finds no room in the device's pool (other phases
-//! hold it) runs on the CPU the same way, without counting as a fault.
+//! hold it) runs on the CPU the same way, without counting as a fault. The partition's memory
+//! was reserved for a device phase on the device ([`crate::filecoin::estimate::PhaseOn`]): a
+//! step that runs on the CPU first asks the caller for the host memory it needs
+//! (`PhaseHooks::hold_at_least`), and fails, to be retried, when the budget has none free.
 //!
 //! [`OpenClOptions::device_attempts`]: super::OpenClOptions::device_attempts
 
@@ -26,7 +29,10 @@ use super::resident::{Maps, Resident};
 use super::{OpenClBackend, GPU_STEP_POINTS};
 use crate::backend::DeviceBackend;
 use crate::error::{ProverError, Result};
-use crate::groth16::{CpuOps, DeviceCounters, DevicePlan, HostPlan, Query, CPU_STEP_POINTS};
+use crate::filecoin::estimate::{host_phase, CircuitShape};
+use crate::groth16::{
+    CpuOps, DeviceCounters, DevicePlan, HostPlan, PhaseHooks, Query, CPU_STEP_POINTS,
+};
 use crate::keys::LoadedParams;
 use crate::synthesis::{Abc, Witness};
 
@@ -94,13 +100,41 @@ impl<'a> OpenClPlan<'a> {
         Ok(Box::new(plan))
     }
 
-    /// The CPU for a step that fell back to it; for an H step it needs h, computed from a/b/c
-    /// (kept for that) when the CPU has not got it yet.
-    fn host(&mut self, query: Query) -> Result<&mut HostPlan<'a>> {
+    /// Asks `hooks` for the host memory a step run on the CPU needs (the partition was
+    /// reserved for a device phase on the device): its FFTs' peak when it computes h, a
+    /// multiexp's otherwise. An error when the budget cannot give it now.
+    fn hold_for_cpu(&self, hooks: &mut dyn PhaseHooks, computes_h: bool) -> Result<()> {
+        let w = self.witness;
+        let phase = host_phase(CircuitShape {
+            constraints: w.num_constraints(),
+            aux: w.num_aux(),
+            inputs: w.num_inputs(),
+        });
+        let bytes = match computes_h {
+            true => phase.fft_peak_bytes,
+            false => phase.msm_peak_bytes,
+        };
+        if hooks.hold_at_least(bytes) {
+            return Ok(());
+        }
+        Err(ProverError::Device {
+            backend: self.backend.name.clone(),
+            reason: format!(
+                "a step falling back to the cpu needs {bytes} bytes of host memory, more than \
+                 the memory budget has free now"
+            ),
+        })
+    }
+
+    /// The CPU for a step that fell back to it, with the host memory it needs; for an H step
+    /// it needs h, computed from a/b/c (kept for that) when the CPU has not got it yet.
+    fn host(&mut self, query: Query, hooks: &mut dyn PhaseHooks) -> Result<&mut HostPlan<'a>> {
+        let computes_h = query == Query::H && !self.host.as_ref().is_some_and(HostPlan::has_h);
+        self.hold_for_cpu(hooks, computes_h)?;
         let host = self
             .host
             .get_or_insert_with(|| HostPlan::new(&CpuOps, self.witness, self.loaded.parameters()));
-        if query == Query::H && !host.has_h() {
+        if computes_h {
             let abc = self.abc.take().ok_or_else(|| ProverError::Device {
                 backend: self.backend.name.clone(),
                 reason: "an H step fell back to the cpu with neither h nor a/b/c at hand".into(),
@@ -138,13 +172,14 @@ impl<'a> OpenClPlan<'a> {
 }
 
 impl DevicePlan for OpenClPlan<'_> {
-    fn h(&mut self, abc: Abc, between: &mut dyn FnMut()) -> Result<()> {
-        let (Some(d), None) = (self.device.as_ref(), self.host.as_mut()) else {
+    fn h(&mut self, abc: Abc, hooks: &mut dyn PhaseHooks) -> Result<()> {
+        let (Some(d), None) = (self.device.as_ref(), self.host.as_ref()) else {
+            self.hold_for_cpu(hooks, true)?;
             let host = self
                 .host
                 .as_mut()
                 .expect("a plan off the device has the cpu's");
-            return host.h(abc, between);
+            return host.h(abc, hooks);
         };
         let backend = self.backend;
         let on_device = backend.attempt(&d.queue, &mut self.faults, "fft", |q| {
@@ -156,6 +191,7 @@ impl DevicePlan for OpenClPlan<'_> {
             return Ok(());
         }
         // h on the CPU, then up to the device for the H multiexp where there is room.
+        self.hold_for_cpu(hooks, true)?;
         let h = crate::groth16::compute_h(abc)?;
         let d = self.device.as_mut().expect("checked above");
         d.h = fft::upload_h(&d.queue, &h)?;
@@ -171,7 +207,7 @@ impl DevicePlan for OpenClPlan<'_> {
         &mut self,
         query: Query,
         range: std::ops::Range<usize>,
-        between: &mut dyn FnMut(),
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<G1Projective> {
         if let Some(d) = self.device.as_ref() {
             let params = self.loaded.parameters();
@@ -190,13 +226,13 @@ impl DevicePlan for OpenClPlan<'_> {
                 }
             }
         }
-        self.host(query)?.g1(query, range, between)
+        self.host(query, hooks)?.g1(query, range, hooks)
     }
 
     fn g2(
         &mut self,
         range: std::ops::Range<usize>,
-        between: &mut dyn FnMut(),
+        hooks: &mut dyn PhaseHooks,
     ) -> Result<G2Projective> {
         if let Some(d) = self.device.as_ref() {
             let params = self.loaded.parameters();
@@ -215,7 +251,7 @@ impl DevicePlan for OpenClPlan<'_> {
                 }
             }
         }
-        self.host(Query::B2)?.g2(range, between)
+        self.host(Query::B2, hooks)?.g2(range, hooks)
     }
 
     fn finish(&mut self, query: Query) {

@@ -36,13 +36,12 @@ use bellperson::gadgets::boolean::Boolean;
 use bellperson::gadgets::num::AllocatedNum;
 use bellperson::SynthesisError;
 use blstrs::Scalar as Fr;
-use rayon::prelude::*;
 
 use super::PreparedJob;
 use crate::error::Result;
 use crate::synthesis::native::bit::Bit;
 pub use crate::synthesis::native::NativeSwitch;
-use crate::synthesis::precompiled::{self, CircuitMatrices, WitnessCs};
+use crate::synthesis::precompiled::{self, CircuitMatrices, Misfilled, WitnessCs};
 use crate::synthesis::{caught, SynthesizedPartition};
 
 /// A witness: the public inputs (ONE first) and the aux values.
@@ -56,40 +55,39 @@ pub(crate) enum NativeError {
     Synthesis(#[from] SynthesisError),
     #[error("{0}")]
     Shape(String),
+    #[error("{0}")]
+    Misfilled(#[from] Misfilled),
 }
 
-/// Runs `challenge` for each of `items` in order of their values in the witness: the first on
-/// `cs` itself, which tells the size of one; the others in parallel, a batch of one per thread
-/// at a time, each on a system of exactly that size, then appended to `cs` in order (so at most
-/// a batch of challenges' values are held twice).
-fn in_order<T: Sync>(
+/// Runs `challenge` for each of `items`, all in parallel, each writing its own share of `cs`'s
+/// vectors in place ([`WitnessCs::fill_parts`]): what the witness's `total` (inputs, aux) leaves
+/// after what `cs` holds, in equal shares in the items' order. A total that does not divide so,
+/// or a challenge that writes other than its share, is a shape error.
+fn each_in_place<T: Sync>(
     cs: &mut WitnessCs,
+    total: (usize, usize),
     items: &[T],
     challenge: impl Fn(&mut WitnessCs, &T) -> std::result::Result<(), NativeError> + Sync,
 ) -> std::result::Result<(), NativeError> {
-    let Some((first, rest)) = items.split_first() else {
+    let n = items.len();
+    if n == 0 {
         return Ok(());
-    };
-    let before = (cs.inputs.len(), cs.aux.len());
-    challenge(cs, first)?;
-    let each = (cs.inputs.len() - before.0, cs.aux.len() - before.1);
-    cs.inputs.reserve(rest.len() * each.0);
-    cs.aux.reserve(rest.len() * each.1);
-    for batch in rest.chunks(rayon::current_num_threads().max(1)) {
-        let done: Vec<WitnessCs> = batch
-            .par_iter()
-            .map(|item| {
-                let mut sub = WitnessCs::with_capacity(each.0, each.1);
-                challenge(&mut sub, item)?;
-                Ok(sub)
-            })
-            .collect::<std::result::Result<_, NativeError>>()?;
-        for sub in done {
-            cs.inputs.extend_from_slice(&sub.inputs);
-            cs.aux.extend_from_slice(&sub.aux);
-        }
     }
-    Ok(())
+    let left = (
+        total.0.checked_sub(cs.inputs.len()),
+        total.1.checked_sub(cs.aux.len()),
+    );
+    let each = match left {
+        (Some(i), Some(a)) if i % n == 0 && a % n == 0 => (i / n, a / n),
+        _ => {
+            return Err(NativeError::Shape(format!(
+                "the circuit's {total:?} (inputs, aux) values less the {:?} before its {n} \
+                 challenges or sectors do not divide among them",
+                (cs.inputs.len(), cs.aux.len())
+            )))
+        }
+    };
+    cs.fill_parts(n, each, |i, sub| challenge(sub, &items[i]))
 }
 
 /// `made`, unless its public inputs (after ONE) differ from the verifier's `expected` ones.
@@ -158,7 +156,14 @@ impl PreparedJob {
                 partition: index,
                 reason,
             };
-            let made = caught(|| Ok(self.inner.native_witness(index, matrices)), failed);
+            let made = caught(
+                || {
+                    Ok(crate::threads::install(|| {
+                        self.inner.native_witness(index, matrices)
+                    }))
+                },
+                failed,
+            );
             // An error, a panic, or a witness the matrices do not fit (a layout mistake): the
             // gadgets' witness instead.
             let synthesized = match made {

@@ -33,7 +33,7 @@ use storage_proofs_core::merkle::{MerkleProof, MerkleProofTrait};
 use storage_proofs_core::util::reverse_bit_numbering;
 use storage_proofs_porep::stacked::{ColumnProof, Proof, EXP_DEGREE, TOTAL_PARENTS};
 
-use super::{bits, in_order, input_num, num, poseidon_tree, sha_tree, NativeError, Witness};
+use super::{bits, each_in_place, input_num, num, poseidon_tree, sha_tree, NativeError, Witness};
 use crate::filecoin::nodes::{path_elements, PathElement};
 use crate::synthesis::native::bit::Bit;
 use crate::synthesis::native::label::label;
@@ -70,8 +70,8 @@ struct Shared {
 }
 
 impl<Tree: 'static + MerkleTreeTrait> PorepPartition<'_, Tree> {
-    /// The witness (inputs with ONE first, aux), with room for `inputs` and `aux` values
-    /// reserved up front.
+    /// The witness (inputs with ONE first, aux) of a circuit of `inputs` and `aux` values (its
+    /// exact counts: the challenges write their shares of them in place).
     pub(crate) fn witness(&self, inputs: usize, aux: usize) -> Result<Witness> {
         let first = self
             .proofs
@@ -96,10 +96,10 @@ impl<Tree: 'static + MerkleTreeTrait> PorepPartition<'_, Tree> {
             replica_id,
             layers: self.layers,
         };
-        in_order(&mut cs, self.proofs, |cs, proof| {
+        each_in_place(&mut cs, (inputs, aux), self.proofs, |cs, proof| {
             challenge::<Tree>(cs, proof, &shared)
         })?;
-        Ok((cs.inputs, cs.aux))
+        Ok(cs.into_vecs())
     }
 }
 

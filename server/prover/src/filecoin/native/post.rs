@@ -15,7 +15,7 @@ use filecoin_hashers::{Hasher, POSEIDON_CONSTANTS_2};
 use filecoin_proofs::MerkleTreeTrait;
 use storage_proofs_post::fallback::{PublicSector, SectorProof};
 
-use super::{in_order, input_num, num, poseidon_tree, NativeError, Witness};
+use super::{each_in_place, input_num, num, poseidon_tree, NativeError, Witness};
 use crate::filecoin::nodes::PathElement;
 use crate::synthesis::precompiled::WitnessCs;
 
@@ -50,8 +50,8 @@ impl SectorValues {
     }
 }
 
-/// The witness of the partition over `sectors` (inputs with ONE first, aux), with room for
-/// `inputs` and `aux` values reserved up front.
+/// The witness of the partition over `sectors` (inputs with ONE first, aux), of `inputs` and
+/// `aux` values (its exact counts: the sectors write their shares of them in place).
 pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
     sectors: &[SectorValues],
     inputs: usize,
@@ -59,8 +59,8 @@ pub(crate) fn witness<Tree: 'static + MerkleTreeTrait>(
 ) -> Result<Witness> {
     let mut cs = WitnessCs::with_capacity(inputs, aux);
     cs.alloc_input(|| "ONE", || Ok(Fr::ONE))?;
-    in_order(&mut cs, sectors, sector::<Tree>)?;
-    Ok((cs.inputs, cs.aux))
+    each_in_place(&mut cs, (inputs, aux), sectors, sector::<Tree>)?;
+    Ok(cs.into_vecs())
 }
 
 /// One sector (`Sector::synthesize`).

@@ -32,7 +32,7 @@ use storage_proofs_update::circuit::{ChallengeProof, PrivateInputs, PublicInputs
 use storage_proofs_update::constants::{hs, POSEIDON_CONSTANTS_GEN_RANDOMNESS};
 use storage_proofs_update::{EmptySectorUpdateCircuit, PublicParams};
 
-use super::{in_order, input_num, num, poseidon_tree, sha_tree, NativeError, Witness};
+use super::{each_in_place, input_num, num, poseidon_tree, sha_tree, NativeError, Witness};
 use crate::synthesis::precompiled::WitnessCs;
 
 type Result<T> = std::result::Result<T, NativeError>;
@@ -56,8 +56,8 @@ fn shape(what: String) -> NativeError {
     NativeError::Shape(what)
 }
 
-/// The witness of `circuit` (inputs with ONE first, aux), with room for `inputs` and `aux`
-/// values reserved up front.
+/// The witness of `circuit` (inputs with ONE first, aux), of `inputs` and `aux` values (its
+/// exact counts: the challenges write their shares of them in place).
 pub(crate) fn witness<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
     circuit: EmptySectorUpdateCircuit<TreeR>,
     inputs: usize,
@@ -161,10 +161,10 @@ pub(crate) fn witness<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
         apex_leaves,
     };
     let challenges: Vec<_> = generated.into_iter().zip(challenge_proofs).collect();
-    in_order(&mut cs, &challenges, |cs, (bits, proof)| {
+    each_in_place(&mut cs, (inputs, aux), &challenges, |cs, (bits, proof)| {
         challenge::<TreeR>(cs, bits, proof, &shared)
     })?;
-    Ok((cs.inputs, cs.aux))
+    Ok(cs.into_vecs())
 }
 
 /// Each challenge's bits below the partition's (`gen_challenge_bits`): per digest its index,

@@ -35,8 +35,9 @@ use rand_chacha::ChaCha8Rng;
 use super::native::{NativeError, Witness};
 use super::{CircuitId, CircuitShape, ProofKind};
 use crate::error::{ProverError, Result};
+use crate::rss::Usage;
 use crate::synthesis::precompiled::CircuitMatrices;
-use crate::synthesis::{caught, precompiled, synthesize_circuit};
+use crate::synthesis::{caught, precompiled, synthesize_circuit_with_c};
 use porep::challenges_per_partition as porep_challenges;
 use post::sectors_per_partition as post_sectors;
 
@@ -53,16 +54,16 @@ pub enum Synthesis {
     BellpersonWitness,
     /// snarkd's native witness (`filecoin::native`), with room reserved for the given shape.
     Native(CircuitShape),
-    /// The whole pre-compiled synthesis (witness, a = A·w, b = B·w, c = a∘b) from the circuit's
-    /// matrices, recorded beforehand (not timed); the witness natively when `native`.
+    /// The whole pre-compiled synthesis (witness, a = A·w, b = B·w; c is left to the device
+    /// phase) from the circuit's matrices, recorded beforehand (not timed); the witness natively when `native`.
     Precompiled { native: bool },
-    /// snarkd's plain path: the recording constraint system (witness, a/b/c, densities), with
-    /// room reserved for the given shape.
+    /// snarkd's plain path as the baseline: the recording constraint system (witness, a/b/c
+    /// with c kept as bellperson keeps it, densities), with room reserved for the given shape.
     Recording(CircuitShape),
 }
 
 /// What one synthesis took and made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Synthesized {
     /// Time in the synthesis alone (building the circuit beforehand is not counted).
     pub wall: Duration,
@@ -76,18 +77,47 @@ pub struct Synthesized {
     /// holds at its peak is the peak's rise over this, without the circuit built before it or
     /// the pre-compiled runs' matrices, which a daemon records once for every partition.
     pub rss_start: Option<u64>,
+    /// The process's CPU seconds (user, system) and minor page faults during the synthesis
+    /// alone (not building the circuit, not recording matrices).
+    pub usage: Usage,
 }
 
-/// Frees what the allocator holds unused, resets the peak-RSS counter and returns the resident
-/// set: the start of a synthesis whose peak is measured.
-fn synthesis_starts() -> Option<u64> {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only releases free memory of the allocator's arenas.
-    unsafe {
-        libc::malloc_trim(0)
-    };
-    crate::rss::reset_peak_rss();
-    crate::rss::peak_rss()
+/// Where a measured synthesis began.
+struct Start {
+    rss: Option<u64>,
+    at: Instant,
+    usage: Usage,
+}
+
+impl Start {
+    /// Frees what the allocator holds unused, resets the peak-RSS counter and reads the
+    /// resident set, the clock and the process's usage: the start of a measured synthesis.
+    fn now() -> Start {
+        #[cfg(target_env = "gnu")]
+        // SAFETY: malloc_trim only releases free memory of the allocator's arenas.
+        unsafe {
+            libc::malloc_trim(0)
+        };
+        crate::rss::reset_peak_rss();
+        let rss = crate::rss::peak_rss();
+        Start {
+            rss,
+            at: Instant::now(),
+            usage: Usage::now(),
+        }
+    }
+
+    /// The synthesis that made `inputs`, `aux` (and counted `constraints`) is done.
+    fn done(&self, inputs: usize, aux: usize, constraints: Option<usize>) -> Synthesized {
+        Synthesized {
+            wall: self.at.elapsed(),
+            inputs,
+            aux,
+            constraints,
+            rss_start: self.rss,
+            usage: Usage::now().since(self.usage),
+        }
+    }
 }
 
 /// Builds the synthetic partition circuit of `kind` at `sector_size` with `count` challenges
@@ -137,7 +167,7 @@ pub fn synthesize_partition(
 
 /// A synthetic partition of a kind with a native witness: its circuit (as often as asked) and
 /// its native witness.
-pub(crate) trait Native {
+pub(crate) trait Native: Sync {
     type Circuit: Circuit<Fr>;
     fn circuit(&self) -> Result<Self::Circuit>;
     fn witness(&self, inputs: usize, aux: usize) -> std::result::Result<Witness, NativeError>;
@@ -182,24 +212,20 @@ impl UseCircuit for Run {
             } else {
                 Some(partition.circuit()?)
             };
-            let rss_start = synthesis_starts();
-            let started = Instant::now();
+            let start = Start::now();
             let p = match circuit {
                 Some(circuit) => precompiled::synthesize_precompiled(0, circuit, &matrices)?,
                 None => {
-                    let witness = partition
-                        .witness(matrices.num_inputs(), matrices.num_aux())
-                        .map_err(failed)?;
-                    precompiled::from_witness(0, witness, &matrices, started)?
+                    // On the pool it runs in (a benchmark's), else its priority's, as the
+                    // daemon's synthesis does.
+                    let witness = crate::threads::install(|| {
+                        partition.witness(matrices.num_inputs(), matrices.num_aux())
+                    })
+                    .map_err(failed)?;
+                    precompiled::from_witness(0, witness, &matrices, start.at)?
                 }
             };
-            self.done = Some(Synthesized {
-                wall: started.elapsed(),
-                inputs: p.num_inputs(),
-                aux: p.num_aux(),
-                constraints: Some(p.num_constraints()),
-                rss_start,
-            });
+            self.done = Some(start.done(p.num_inputs(), p.num_aux(), Some(p.num_constraints())));
             if self.keep {
                 self.kept = Some(p);
             }
@@ -208,19 +234,12 @@ impl UseCircuit for Run {
         let Synthesis::Native(room) = self.how else {
             return self.take(partition.circuit()?);
         };
-        let rss_start = synthesis_starts();
-        let started = Instant::now();
+        let start = Start::now();
         let (inputs, aux) = caught(
-            || partition.witness(room.inputs, room.aux).map_err(failed),
+            || crate::threads::install(|| partition.witness(room.inputs, room.aux)).map_err(failed),
             failed,
         )?;
-        self.done = Some(Synthesized {
-            wall: started.elapsed(),
-            inputs: inputs.len(),
-            aux: aux.len(),
-            constraints: None,
-            rss_start,
-        });
+        self.done = Some(start.done(inputs.len(), aux.len(), None));
         Ok(())
     }
 }
@@ -282,15 +301,8 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
 
 /// Synthesizes `circuit` `how`, timing the synthesis alone (what it made is dropped after).
 fn apply<C: Circuit<Fr>>(circuit: C, how: Synthesis) -> Result<Synthesized> {
-    let rss_start = synthesis_starts();
-    let started = Instant::now();
-    let done = |inputs, aux, constraints| Synthesized {
-        wall: started.elapsed(),
-        inputs,
-        aux,
-        constraints,
-        rss_start,
-    };
+    let start = Start::now();
+    let done = |inputs, aux, constraints| start.done(inputs, aux, constraints);
     Ok(match how {
         Synthesis::Count => {
             let s = count::count(circuit)?;
@@ -313,7 +325,8 @@ fn apply<C: Circuit<Fr>>(circuit: C, how: Synthesis) -> Result<Synthesized> {
             unreachable!("take_native runs these")
         }
         Synthesis::Recording(room) => {
-            let p = synthesize_circuit(0, circuit, room)?;
+            // The baseline keeps c, as bellperson's prover does.
+            let p = synthesize_circuit_with_c(0, circuit, room)?;
             done(p.num_inputs(), p.num_aux(), Some(p.num_constraints()))
         }
     })

@@ -21,6 +21,7 @@ pub(crate) enum Bit {
     NotVar(bool),
 }
 
+use crate::synthesis::precompiled::Column;
 use Bit::{Const, NotVar, Var};
 
 impl Not for Bit {
@@ -39,7 +40,7 @@ impl Not for Bit {
 impl Bit {
     /// Allocates a variable holding `value` (appends it to `aux`), as `AllocatedBit::alloc` and
     /// the gadgets' result allocations do.
-    pub(crate) fn alloc(aux: &mut Vec<Fr>, value: bool) -> Bit {
+    pub(crate) fn alloc(aux: &mut Column<'_>, value: bool) -> Bit {
         aux.push(if value { Fr::ONE } else { Fr::ZERO });
         Var(value)
     }
@@ -76,7 +77,7 @@ impl Bit {
     /// `self XOR other`. With a constant operand, the other operand or its negation, nothing
     /// allocated. Otherwise one variable: the XOR of the two values held, whose negation is the
     /// result when exactly one operand is negated.
-    pub(crate) fn xor(self, aux: &mut Vec<Fr>, other: Bit) -> Bit {
+    pub(crate) fn xor(self, aux: &mut Column<'_>, other: Bit) -> Bit {
         match (self, other) {
             (Const(false), x) | (x, Const(false)) => x,
             (Const(true), x) | (x, Const(true)) => !x,
@@ -87,7 +88,7 @@ impl Bit {
 
     /// `self AND other`. With a constant operand, a constant or the other operand, nothing
     /// allocated; otherwise one variable holding the AND, whatever the negations.
-    pub(crate) fn and(self, aux: &mut Vec<Fr>, other: Bit) -> Bit {
+    pub(crate) fn and(self, aux: &mut Column<'_>, other: Bit) -> Bit {
         match (self, other) {
             (Const(false), _) | (_, Const(false)) => Const(false),
             (Const(true), x) | (x, Const(true)) => x,
@@ -99,7 +100,7 @@ impl Bit {
     /// order, and the first that fits decides what is allocated: all constants (nothing), `e`
     /// false (`g`), `f` false, `g` false, `g` true, `f` true (one AND each, possibly of
     /// negations). Otherwise (`e` true or a variable, `f` and `g` variables) one variable.
-    pub(crate) fn ch(aux: &mut Vec<Fr>, e: Bit, f: Bit, g: Bit) -> Bit {
+    pub(crate) fn ch(aux: &mut Column<'_>, e: Bit, f: Bit, g: Bit) -> Bit {
         let value = (e.value() & f.value()) ^ (!e.value() & g.value());
         match (e, f, g) {
             (Const(_), Const(_), Const(_)) => Const(value),
@@ -116,7 +117,7 @@ impl Bit {
     /// order: all constants, then a false `a`, `b`, `c`, then a true `c`, `b`, `a` (one AND each).
     /// With three variables: the result, then `b AND c` (the gadget's helper product), in that
     /// order.
-    pub(crate) fn maj(aux: &mut Vec<Fr>, a: Bit, b: Bit, c: Bit) -> Bit {
+    pub(crate) fn maj(aux: &mut Column<'_>, a: Bit, b: Bit, c: Bit) -> Bit {
         let value = (a.value() & b.value()) ^ (a.value() & c.value()) ^ (b.value() & c.value());
         match (a, b, c) {
             (Const(_), Const(_), Const(_)) => Const(value),

@@ -8,6 +8,7 @@ use storage_proofs_porep::stacked::TOTAL_PARENTS;
 use super::bit::Bit;
 use super::pack::{packed, reverse_bits_in_bytes};
 use super::sha256::sha256;
+use crate::synthesis::precompiled::Column;
 
 /// Bits in each 32-byte slot of the label's input.
 const SLOT_BITS: usize = 256;
@@ -24,7 +25,7 @@ const SLOT_BITS: usize = 256;
 ///
 /// Panics if the sizes are not these (as the gadget does).
 pub(crate) fn label<P: AsRef<[Bit]>>(
-    aux: &mut Vec<Fr>,
+    aux: &mut Column<'_>,
     replica_id: &[Bit],
     parents: &[P],
     layer: &[Bit; 32],
@@ -60,7 +61,7 @@ pub(crate) fn label<P: AsRef<[Bit]>>(
 /// bits: the value `multipack::pack_bits` allocates after the hash in filecoin's SHA-256
 /// circuits (labels, `Sha256Function::hash_circuit`). Appends the hash's variables to `aux`;
 /// the packed value is returned, not appended.
-pub(crate) fn packed_digest(aux: &mut Vec<Fr>, message: &[Bit]) -> Fr {
+pub(crate) fn packed_digest(aux: &mut Column<'_>, message: &[Bit]) -> Fr {
     let digest = sha256(aux, message);
     packed(&reverse_bits_in_bytes(&digest))
 }

@@ -5,11 +5,13 @@ use blstrs::Scalar as Fr;
 use ff::{Field, PrimeField};
 
 use super::bit::Bit;
+#[cfg(test)]
+use crate::synthesis::precompiled::Column;
 
 /// `multipack::pack_bits`: allocates one variable, the number whose bits, least significant first,
 /// are the first `Fr::CAPACITY` (254) of `bits`, and returns its value.
 #[cfg(test)]
-pub(crate) fn pack_bits(aux: &mut Vec<Fr>, bits: &[Bit]) -> Fr {
+pub(crate) fn pack_bits(aux: &mut Column<'_>, bits: &[Bit]) -> Fr {
     let value = packed(bits);
     aux.push(value);
     value

@@ -16,6 +16,7 @@
 //! pre-sparse matrix after the first half of the full rounds but one, a sparse matrix after each
 //! partial round, the MDS matrix otherwise. Those are linear: values only, nothing allocated.
 
+use crate::synthesis::precompiled::Column;
 use blstrs::Scalar as Fr;
 use ff::Field;
 use neptune::poseidon::PoseidonConstants;
@@ -28,7 +29,7 @@ use neptune::Arity;
 ///
 /// Panics if `preimage` is not the arity's length (the circuit does too).
 pub(crate) fn poseidon<A: Arity<Fr>>(
-    aux: &mut Vec<Fr>,
+    aux: &mut Column<'_>,
     preimage: &[Fr],
     c: &PoseidonConstants<Fr, A>,
 ) -> Fr {
@@ -92,7 +93,7 @@ fn fifth_power(x: Fr) -> Fr {
 
 /// The S-box of a round after the first on `x` (a linear combination in the circuit, so first
 /// allocated): appends x, x², x⁴ and x⁵ + `post`, and returns the last.
-fn s_box(aux: &mut Vec<Fr>, x: Fr, post: Option<Fr>) -> Fr {
+fn s_box(aux: &mut Column<'_>, x: Fr, post: Option<Fr>) -> Fr {
     let x2 = x.square();
     let x4 = x2.square();
     let x5 = x4 * x + post.unwrap_or(Fr::ZERO);

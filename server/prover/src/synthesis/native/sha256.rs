@@ -12,10 +12,9 @@
 //! - the new chaining value, word 0 first: `a`'s pending sum with the old word 0, the other
 //!   words as sums of two, `e`'s pending sum with the old word 4.
 
-use blstrs::Scalar as Fr;
-
 use super::bit::Bit;
 use super::word::Word;
+use crate::synthesis::precompiled::Column;
 
 /// SHA-256's initial hash value (FIPS 180-4, 5.3.3).
 const IV: [u32; 8] = [
@@ -39,7 +38,7 @@ const K: [u32; 64] = [
 /// to `aux` what the gadget allocates, in its order.
 ///
 /// Panics if `message` is not a whole number of bytes (as the gadget does).
-pub(crate) fn sha256(aux: &mut Vec<Fr>, message: &[Bit]) -> Vec<Bit> {
+pub(crate) fn sha256(aux: &mut Column<'_>, message: &[Bit]) -> Vec<Bit> {
     assert!(
         message.len().is_multiple_of(8),
         "SHA-256 input must be whole bytes"
@@ -66,7 +65,7 @@ pub(crate) fn sha256(aux: &mut Vec<Fr>, message: &[Bit]) -> Vec<Bit> {
 }
 
 /// One block of the compression function on chaining value `state`.
-fn compress(aux: &mut Vec<Fr>, block: &[Bit], state: &[Word; 8]) -> [Word; 8] {
+fn compress(aux: &mut Column<'_>, block: &[Bit], state: &[Word; 8]) -> [Word; 8] {
     let mut w: Vec<Word> = Vec::with_capacity(64);
     w.extend(block.chunks_exact(32).map(Word::from_be));
     for t in 16..64 {

@@ -25,11 +25,12 @@ use super::label::label;
 use super::pack::{pack_bits, reverse_bits_in_bytes};
 use super::sha256::sha256;
 use super::word::Word;
+use crate::synthesis::precompiled::Column;
 
 /// Both sides of a comparison: the gadgets' constraint system and the native aux vector.
 struct Twin {
     cs: WitnessCS<Fr>,
-    aux: Vec<Fr>,
+    aux: Column<'static>,
 }
 
 /// How random inputs are drawn: one form per `run` bits, constant with odds `constant` in 8,
@@ -64,7 +65,7 @@ impl Twin {
     fn new() -> Self {
         Twin {
             cs: WitnessCS::new(),
-            aux: Vec::new(),
+            aux: Column::with_capacity(0),
         }
     }
 

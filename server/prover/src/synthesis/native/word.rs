@@ -2,9 +2,8 @@
 //! word operations of the SHA-256 gadget. Rotations and shifts only rearrange bits; XOR, Ch and
 //! Maj work bit by bit from bit 0 up; [`Word::add_many`] allocates the whole sum's bits.
 
-use blstrs::Scalar as Fr;
-
 use super::bit::Bit;
+use crate::synthesis::precompiled::Column;
 
 /// A 32-bit word, least significant bit first.
 #[derive(Clone, Copy, Debug)]
@@ -64,17 +63,17 @@ impl Word {
     }
 
     /// `self XOR other`, bit by bit ([`Bit::xor`]).
-    pub(crate) fn xor(self, aux: &mut Vec<Fr>, other: Word) -> Word {
+    pub(crate) fn xor(self, aux: &mut Column<'_>, other: Word) -> Word {
         Word::bitwise(|i| self.0[i].xor(aux, other.0[i]))
     }
 
     /// SHA-256's choice, bit by bit ([`Bit::ch`]).
-    pub(crate) fn ch(aux: &mut Vec<Fr>, e: Word, f: Word, g: Word) -> Word {
+    pub(crate) fn ch(aux: &mut Column<'_>, e: Word, f: Word, g: Word) -> Word {
         Word::bitwise(|i| Bit::ch(aux, e.0[i], f.0[i], g.0[i]))
     }
 
     /// SHA-256's majority, bit by bit ([`Bit::maj`]).
-    pub(crate) fn maj(aux: &mut Vec<Fr>, a: Word, b: Word, c: Word) -> Word {
+    pub(crate) fn maj(aux: &mut Column<'_>, a: Word, b: Word, c: Word) -> Word {
         Word::bitwise(|i| Bit::maj(aux, a.0[i], b.0[i], c.0[i]))
     }
 
@@ -82,7 +81,7 @@ impl Word {
     /// allocated. Otherwise the sum's bits, least significant first, as many as the largest
     /// possible sum of that many words needs (33 for 2 terms, 34 for 3–4, 35 for 5–8, whatever
     /// the terms are); the low 32 are the result.
-    pub(crate) fn add_many(aux: &mut Vec<Fr>, terms: &[Word]) -> Word {
+    pub(crate) fn add_many(aux: &mut Column<'_>, terms: &[Word]) -> Word {
         let sum: u64 = terms.iter().map(|t| u64::from(t.value())).sum();
         if terms.iter().all(Word::is_const) {
             return Word::constant(sum as u32);

@@ -108,7 +108,7 @@ impl SparseMatrix {
 
     /// `self · w` where `w` is `inputs` followed by `aux`, on the calling thread's rayon pool.
     pub(crate) fn product(&self, coeffs: &[Fr], inputs: &[Fr], aux: &[Fr]) -> Vec<Fr> {
-        written_in_parallel(self.rows(), |r| self.eval_row(r, coeffs, inputs, aux))
+        written_in_parallel(self.rows(), 0, |r| self.eval_row(r, coeffs, inputs, aux))
     }
 
     fn eval_row(&self, r: usize, coeffs: &[Fr], inputs: &[Fr], aux: &[Fr]) -> Fr {
@@ -162,17 +162,19 @@ impl SparseMatrix {
     }
 }
 
-/// `a∘b`, element by element, in parallel.
-pub(crate) fn hadamard(a: &[Fr], b: &[Fr]) -> Vec<Fr> {
+/// `a∘b`, element by element, in parallel, in a vector with room for `capacity` values (at
+/// least its length).
+pub(crate) fn hadamard(a: &[Fr], b: &[Fr], capacity: usize) -> Vec<Fr> {
     assert_eq!(a.len(), b.len(), "hadamard of vectors of different lengths");
-    written_in_parallel(a.len(), |i| a[i] * b[i])
+    written_in_parallel(a.len(), capacity, |i| a[i] * b[i])
 }
 
-/// A vector of `len` elements, element `i` being `f(i)`, each written exactly once by the
-/// task of its chunk: no zero fill first, and the pages are first touched by the threads that
-/// write them, in parallel (not by one thread clearing gigabytes).
-fn written_in_parallel(len: usize, f: impl Fn(usize) -> Fr + Sync) -> Vec<Fr> {
-    let mut out: Vec<Fr> = Vec::with_capacity(len);
+/// A vector of `len` elements (room for `capacity`, at least `len`), element `i` being `f(i)`,
+/// each written exactly once by the task of its chunk: no zero fill first, and the pages are
+/// first touched by the threads that write them, in parallel (not by one thread clearing
+/// gigabytes).
+fn written_in_parallel(len: usize, capacity: usize, f: impl Fn(usize) -> Fr + Sync) -> Vec<Fr> {
+    let mut out: Vec<Fr> = Vec::with_capacity(len.max(capacity));
     out.spare_capacity_mut()[..len]
         .par_chunks_mut(ROWS_PER_TASK)
         .enumerate()

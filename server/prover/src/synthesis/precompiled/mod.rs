@@ -2,8 +2,9 @@
 //! from the blank circuit), so that each partition's synthesis is only a witness pass
 //! ([`synthesize_precompiled`]: `enforce` runs none of its closures, so no constraint's linear
 //! combinations are built) followed by the sparse products a = A·w and b = B·w, in parallel
-//! over rows, and c = a∘b. The same [`SynthesizedPartition`] comes out as from the recording
-//! constraint system, bit for bit.
+//! over rows; c = a∘b is left to the device phase, which forms it where it computes H (on the
+//! host for the CPU, on the device for a GPU: [`Abc::c`]). The same [`SynthesizedPartition`]
+//! comes out as from the recording constraint system, bit for bit (c formed).
 //!
 //! Why C is not kept: a witness satisfies the circuit exactly when (A·w)ᵢ·(B·w)ᵢ = (C·w)ᵢ for
 //! every row, so for every witness a valid request yields, c = a∘b *is* C·w; C's rows (the
@@ -20,6 +21,7 @@
 //! - `witness.rs`: the constraint system that computes the witness only.
 //! - `file.rs`: the on-disk form (versioned, digested, checked before use).
 
+mod column;
 mod file;
 mod full_r1cs;
 mod matrix;
@@ -31,11 +33,13 @@ use bellperson::{Circuit, ConstraintSystem};
 use blstrs::{Bls12, Scalar as Fr};
 use ff::Field;
 
+pub(crate) use column::Column;
 pub use file::{MatricesFile, FORMAT_VERSION};
 pub(crate) use full_r1cs::{Columns, FullR1cs};
+pub(crate) use matrix::hadamard;
 use matrix::{LayoutError, SparseMatrix, INPUT_BIT};
 use matrix_recorder::MatrixRecorder;
-pub(crate) use witness::WitnessCs;
+pub(crate) use witness::{Misfilled, WitnessCs};
 
 use super::{caught, synthesize_bound, Abc, Density, SynthesizedPartition};
 use crate::error::{ProverError, Result};
@@ -212,9 +216,10 @@ fn record<C: Circuit<Fr>>(
 }
 
 /// Synthesizes `circuit` as partition `index` with its pre-compiled `matrices`: the witness
-/// pass, then a and b as sparse products and c = a∘b, on the rayon pool the caller runs in, or
-/// else on the pool of the calling thread's priority ([`crate::threads::pool`]). A panic or error inside the circuit
-/// is [`ProverError::Synthesis`]; a witness of another size than the matrices' is
+/// pass, then a and b as sparse products (c is left to the device phase), on the rayon pool the
+/// caller runs in, or else on the pool of the calling thread's priority
+/// ([`crate::threads::install`]). A panic or error inside the circuit is
+/// [`ProverError::Synthesis`]; a witness of another size than the matrices' is
 /// [`ProverError::Precompiled`] (the matrices belong to another circuit).
 pub fn synthesize_precompiled<C: Circuit<Fr>>(
     index: usize,
@@ -246,18 +251,12 @@ pub(crate) fn from_witness(
     let witnessed = started.elapsed();
     let m = matrices;
     let products = || {
-        let (a, b) = rayon::join(
+        rayon::join(
             || m.a.product(&m.coeffs, &inputs, &aux),
             || m.b.product(&m.coeffs, &inputs, &aux),
-        );
-        let c = matrix::hadamard(&a, &b);
-        (a, b, c)
+        )
     };
-    // Inside a pool (a benchmark's, a circuit's own parallel part) the products stay there.
-    let (a, b, c) = match rayon::current_thread_index() {
-        Some(_) => products(),
-        None => crate::threads::pool().install(products),
-    };
+    let (a, b) = crate::threads::install(products);
     tracing::debug!(
         partition = index,
         witness_ms = witnessed.as_millis() as u64,
@@ -267,7 +266,8 @@ pub(crate) fn from_witness(
     Ok(SynthesizedPartition::new(
         index,
         (inputs, aux),
-        Abc { a, b, c },
+        // c = a∘b is formed by the device phase where it computes H (see the module docs).
+        Abc { a, b, c: None },
         [
             m.a_aux_density.clone(),
             m.b_input_density.clone(),
@@ -289,7 +289,7 @@ pub(crate) fn witness_pass<C: Circuit<Fr>>(
         partition: index,
         reason,
     };
-    let run = move || -> Result<WitnessCs> {
+    let run = move || -> Result<WitnessCs<'static>> {
         let mut cs = WitnessCs::with_capacity(inputs, aux);
         let synthesized = cs
             .alloc_input(|| "ONE", || Ok(Fr::ONE))
@@ -297,8 +297,7 @@ pub(crate) fn witness_pass<C: Circuit<Fr>>(
         synthesized.map_err(|e| failed(e.to_string()))?;
         Ok(cs)
     };
-    let WitnessCs { inputs, aux } = caught(run, failed)?;
-    Ok((inputs, aux))
+    Ok(caught(run, failed)?.into_vecs())
 }
 
 #[cfg(test)]
