@@ -18,7 +18,9 @@
 //! - `params`: finding and loading production-named parameter files, recording pre-compiled
 //!   matrices, generating local test parameters.
 //! - `setup`: the Groth16 setup of local test parameters, from a circuit's recorded R1CS.
-//! - `threads`: thread nice values and the per-priority pools the multiexps run on.
+//! - `huge_pages`: large vectors advised to be backed by transparent huge pages.
+//! - `threads`: thread nice values and the per-priority pools synthesis and the device
+//!   phase's host work run on.
 //! - `bench` (feature `bench`): side-by-side timing of our prover and stock bellperson (for
 //!   `snarkd-bench`).
 //! - `rss` (feature `bench`): the process's peak resident set, read and reset, and its CPU
@@ -42,6 +44,7 @@ mod files;
 #[cfg(feature = "fixtures")]
 pub mod fixtures;
 pub mod groth16;
+mod huge_pages;
 pub mod keys;
 pub mod params;
 #[cfg(feature = "bench")]

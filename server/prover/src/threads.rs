@@ -1,9 +1,10 @@
 //! The thread pools that a partition's synthesis and the parallel steps of its device phase
-//! run on. Work done for a thread runs
-//! at that thread's OS priority (its Linux nice value, which is per thread): [`pool`] hands out
-//! one pool per nice value, whose threads inherited that value from the thread that made it. So
-//! the engine sets a partition's priority once, on the thread it starts for the partition, and
-//! every multiexp tile done for the partition follows.
+//! run on. Work done for a thread runs at that thread's OS priority (its Linux nice value, which
+//! is per thread): each kind of work has one pool per nice value, whose threads inherited that
+//! value from the thread that made it. So the engine sets a partition's priority once, on the
+//! thread it starts for the partition, and every task done for the partition follows. Synthesis
+//! ([`install`]) and the device phase's host work ([`pool`]) have pools of their own, so a
+//! device phase feeding a GPU never queues behind a synthesis of the same priority.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -13,30 +14,40 @@ use rayon::ThreadPool;
 
 pub use snarkd_types::current_nice;
 
-/// The pool for work done on behalf of the calling thread: one thread per core, all at the
-/// calling thread's nice value. Made the first time a thread at that value asks (its threads
-/// inherit the value from it), kept for the life of the process.
-pub fn pool() -> Arc<ThreadPool> {
-    static POOLS: OnceLock<Mutex<HashMap<i32, Arc<ThreadPool>>>> = OnceLock::new();
+/// Pools of one kind of work, by nice value.
+type Pools = OnceLock<Mutex<HashMap<i32, Arc<ThreadPool>>>>;
+
+/// The pool of `pools` for the calling thread's nice value: one thread per core, made the first
+/// time a thread at that value asks (its threads inherit the value from it), kept for the life
+/// of the process.
+fn at_my_priority(pools: &'static Pools, name: &'static str) -> Arc<ThreadPool> {
     let nice = current_nice();
-    let mut pools = POOLS.get_or_init(Default::default).lock();
+    let mut pools = pools.get_or_init(Default::default).lock();
     let pool = pools.entry(nice).or_insert_with(|| {
         let pool = rayon::ThreadPoolBuilder::new()
-            .thread_name(move |i| format!("snarkd-msm{nice:+}-{i}"))
+            .thread_name(move |i| format!("snarkd-{name}{nice:+}-{i}"))
             .build()
-            .expect("the OS refused to start the multiexp threads");
+            .expect("the OS refused to start a thread pool");
         Arc::new(pool)
     });
     Arc::clone(pool)
 }
 
-/// Runs `f` on the pool of the calling thread's priority ([`pool`]), or where it is when the
+/// The pool for the device phase's host work done on behalf of the calling thread (multiexp
+/// tiles, FFT passes, scalar preparation), at its nice value.
+pub fn pool() -> Arc<ThreadPool> {
+    static POOLS: Pools = OnceLock::new();
+    at_my_priority(&POOLS, "msm")
+}
+
+/// Runs `f` on the synthesis pool of the calling thread's priority, or where it is when the
 /// caller already runs in a rayon pool (a benchmark's, a circuit's own parallel part): a
-/// partition's synthesis, witness and products, then keeps to one pool of its priority.
+/// partition's synthesis, witness and products, keeps to one pool of its priority.
 pub fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    static POOLS: Pools = OnceLock::new();
     match rayon::current_thread_index() {
         Some(_) => f(),
-        None => pool().install(f),
+        None => at_my_priority(&POOLS, "syn").install(f),
     }
 }
 
@@ -60,10 +71,11 @@ mod tests {
     }
 
     #[test]
-    fn install_runs_in_the_priority_pool_and_stays_in_a_pool_it_is_in() {
+    fn install_runs_in_the_priority_synthesis_pool_and_stays_in_a_pool_it_is_in() {
         let name = || std::thread::current().name().map(str::to_string);
         let outside = install(name).unwrap();
-        assert!(outside.starts_with("snarkd-msm"), "{outside}");
+        assert!(outside.starts_with("snarkd-syn"), "{outside}");
+        assert_eq!(install(current_nice), current_nice());
         let other = rayon::ThreadPoolBuilder::new()
             .num_threads(1)
             .thread_name(|_| "other".into())

@@ -3,7 +3,8 @@
 //! (counted), so a partition after the first sends little more than its a, b and witness; with
 //! a pool too small for the bases they are streamed and the proofs still verify; and the split
 //! multiexp over a real witness's A scalars, selected on the device through the circuit's map,
-//! equals blst's on the CPU. A binary of its own (PoRep on PoCL takes minutes): the filecoin
+//! equals blst's on the CPU; a partition proved on the device keeps no c on the host, and one
+//! that runs on the CPU asks for the host memory of its FFTs first. A binary of its own (PoRep on PoCL takes minutes): the filecoin
 //! binary's environment and parameters are shared through `filecoin/common.rs`.
 #![cfg(feature = "opencl")]
 
@@ -187,4 +188,67 @@ fn the_split_multiexp_of_a_real_witness_equals_the_cpus() {
             .expect("device msm");
         assert_eq!(got.to_affine(), want, "resident {resident}");
     }
+}
+
+/// Hooks that answer each ask for more host memory with `grant`, recording the asks.
+struct Budgeted {
+    grant: bool,
+    asked: Vec<u64>,
+}
+
+impl snarkd_prover::groth16::PhaseHooks for Budgeted {
+    fn abc_released(&mut self, _bytes: u64) {}
+
+    fn hold_at_least(&mut self, bytes: u64) -> bool {
+        self.asked.push(bytes);
+        self.grant
+    }
+}
+
+#[test]
+fn a_partition_on_a_device_keeps_no_c_and_a_step_on_the_cpu_asks_for_its_memory_first() {
+    use snarkd_prover::filecoin::estimate::{host_phase, CircuitShape, PhaseOn};
+    let kind = ProofKind::WinningPost;
+    let params = params(kind);
+    let job = job(kind);
+    let device = resident_backend();
+    assert_eq!(device.phase_on(), PhaseOn::Device);
+    // The device computes H from a and b: nothing asked, and no c was ever on the host.
+    let partition = job.synthesize(0).expect("synthesis");
+    assert!(partition.abc().c.is_none());
+    let mut hooks = Budgeted {
+        grant: false,
+        asked: Vec::new(),
+    };
+    let (proof, _) = device
+        .prove(partition, &params, Randomness::random(), &mut hooks)
+        .expect("the device phase needs no more host memory");
+    job.finalize(&[proof], &params).expect("verifies");
+    assert_eq!(hooks.asked, Vec::<u64>::new());
+
+    // A pool too small for the witness: the partition runs on the CPU, which asks first for
+    // the host FFT's peak (what the CPU backend's estimate reserves).
+    let no_room = backend_with(OpenClOptions {
+        pool_bytes: Some(4 << 10),
+        ..OpenClOptions::default()
+    });
+    let partition = job.synthesize(0).expect("synthesis");
+    let fft_peak = host_phase(CircuitShape {
+        constraints: partition.num_constraints(),
+        aux: partition.num_aux(),
+        inputs: partition.num_inputs(),
+    })
+    .fft_peak_bytes;
+    let err = no_room
+        .prove(partition, &params, Randomness::random(), &mut hooks)
+        .expect_err("refused memory");
+    assert!(err.to_string().contains("host memory"), "{err}");
+    assert_eq!(hooks.asked, vec![fft_peak]);
+    hooks.grant = true;
+    let partition = job.synthesize(0).expect("synthesis");
+    let (proof, _) = no_room
+        .prove(partition, &params, Randomness::random(), &mut hooks)
+        .expect("granted memory");
+    job.finalize(&[proof], &params).expect("verifies");
+    assert_eq!(hooks.asked[1], fft_peak);
 }
