@@ -284,9 +284,6 @@ fn setup_error(err: ProverError) -> EngineError {
     EngineError::Setup(err.to_string())
 }
 
-#[cfg(test)]
-mod tests;
-
 /// What a device phase moved over the bus, launched and waited for, per device: the counts
 /// that check the device phase's design on any machine (`snarkd_device_transfer_bytes_total`
 /// by direction, `snarkd_device_launches_total`, `snarkd_device_host_waits_total`).
@@ -303,3 +300,6 @@ fn count_device_work(device: &str, c: &snarkd_prover::groth16::DeviceCounters) {
         .increment(c.launches);
     metrics::counter!("snarkd_device_host_waits_total", "device" => device).increment(c.host_waits);
 }
+
+#[cfg(test)]
+mod tests;

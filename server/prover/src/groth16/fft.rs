@@ -32,16 +32,16 @@ pub fn compute_h(abc: Abc) -> Result<Vec<Fr>> {
 pub fn compute_h_in_steps(abc: Abc, between: &mut dyn FnMut()) -> Result<Vec<Fr>> {
     let mut abc = abc;
     let domain = Domain::for_len(abc.a.len())?;
+    // Each pass on the pool of this partition's priority; `between` on the calling thread.
+    let pool = threads::pool();
     // Where synthesis left c = a∘b to the device phase, it is formed here, with the domain's room.
-    let mut c = threads::install(|| abc.take_c(domain.size));
+    let mut c = pool.install(|| abc.take_c(domain.size));
     let Abc { mut a, mut b, .. } = abc;
     for v in [&mut a, &mut b, &mut c] {
         // Exactly the domain: `resize` alone could double the capacity.
         v.reserve_exact(domain.size.saturating_sub(v.len()));
         v.resize(domain.size, Fr::ZERO);
     }
-    // Each pass on the pool of this partition's priority; `between` on the calling thread.
-    let pool = threads::pool();
     // From evaluations on the domain to coefficients, then to evaluations on the coset g·H,
     // where t(x) = x^m − 1 is the non-zero constant g^m − 1. One FFT a step.
     for v in [&mut a, &mut b, &mut c] {
