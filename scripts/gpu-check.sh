@@ -12,13 +12,17 @@
 #      "porep 32GiB 18"; SNARKD_GPU_CHECK_LIMBS="64 32" measures both limb widths), and our
 #      whole prover against stock bellperson (`snarkd-bench bench`; stock bellperson runs on the
 #      CPU: it is built without its GPU features),
+#   4. synthesizes one production-shaped partition at 1 to 16 threads (`production_shape`,
+#      SNARKD_GPU_CHECK_SYNTHESIS, default "porep 32GiB 18", at SNARKD_GPU_CHECK_THREADS, default
+#      "1,2,4,8,16"): wall, user and system CPU seconds, page faults, peak RSS against the estimate,
 # and writes one small report, target/gpu-check/report.md (or --out DIR), with every device-phase
-# figure as a JSON row in device.jsonl beside it.
+# and synthesis figure as a JSON row in device.jsonl beside it.
 #
 #   scripts/gpu-check.sh [--out DIR] [--kind winning --kind wpost ...]
 #
 # Without SNARKD_BIN_DIR it builds release binaries first (scripts/build.sh, network needed once).
-# With SNARKD_BIN_DIR pointing at release binaries (snarkd, snarkd-bench, examples/device_bench)
+# With SNARKD_BIN_DIR pointing at release binaries (snarkd, snarkd-bench, examples/device_bench,
+# examples/device_shape, examples/production_shape)
 # it needs no network and no toolchain: copy them to the GPU machine and run this there. Kinds
 # default to all four; PoRep and SnapDeals parameters take a while to make the first time
 # (kept in $SNARKD_TEST_PARAMS_DIR).
@@ -42,10 +46,11 @@ say() { printf '\n== %s\n' "$*" >&2; }
 if [ -z "${SNARKD_BIN_DIR:-}" ]; then
   source scripts/setup.sh
   SNARKD_BIN_DIR="$(./scripts/build.sh --release --no-monitor | tail -n 1)"
-  cargo build --release --locked -p snarkd-prover --features bench --example device_bench --example device_shape
+  cargo build --release --locked -p snarkd-prover --features bench --example device_bench \
+    --example device_shape --example production_shape
 fi
 bin="$SNARKD_BIN_DIR"
-for tool in snarkd snarkd-bench examples/device_bench examples/device_shape; do
+for tool in snarkd snarkd-bench examples/device_bench examples/device_shape examples/production_shape; do
   [ -x "$bin/$tool" ] || { echo "scripts/gpu-check.sh: $bin/$tool is missing" >&2; exit 1; }
 done
 
@@ -213,6 +218,28 @@ for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
     failures=$((failures + 1))
   fi
 done
+
+# Synthesis of one production-shaped partition at each thread count: whether it scales with the
+# cores (CPU seconds at 16 threads against 1: parallel efficiency).
+synthesis="${SNARKD_GPU_CHECK_SYNTHESIS:-porep 32GiB 18}"
+threads="${SNARKD_GPU_CHECK_THREADS:-1,2,4,8,16}"
+say "synthesis at production shape ($synthesis, threads $threads)"
+# shellcheck disable=SC2086 # the shape is three words
+if "$bin/examples/production_shape" $synthesis --paths precompiled-native --threads "$threads" \
+    --json >"$work/synthesis.jsonl" 2>"$out/production_shape.log"; then
+  cat "$work/synthesis.jsonl" >>"$figures"
+  {
+    echo
+    echo "## Synthesis at production shape: $synthesis, threads $threads"
+    echo
+    echo '```'
+    cat "$work/synthesis.jsonl"
+    echo '```'
+  } >>"$report"
+else
+  echo "| synthesis at $synthesis | FAILED: see $out/production_shape.log | |" >>"$report"
+  failures=$((failures + 1))
+fi
 
 say "our prover against stock bellperson (CPU)"
 {

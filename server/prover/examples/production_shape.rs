@@ -128,6 +128,7 @@ fn main() -> anyhow::Result<()> {
     // the rows (extrapolated to `count`).
     let json_row = |r: &Row, count: f64, extrapolated: bool, value: &Reading| {
         json!({
+            "bench": "production_shape",
             "kind": kind.as_str(),
             "sector_size": size_name,
             "count": count,
