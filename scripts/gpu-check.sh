@@ -177,25 +177,34 @@ gpu_backend=opencl
 prove_through_daemon "$gpu_backend"
 prove_through_daemon cpu
 
-# Every device-phase figure, one JSON object a line (bench, circuit, shape, path, device, step,
-# seconds, bytes_up, bytes_down, launches, host_waits), in one file beside the report.
+# Every device-phase and synthesis figure, one JSON object a line (each row names its bench), in
+# one file beside the report.
 figures="$out/device.jsonl"
 : >"$figures"
+# Runs a benchmark that prints JSON rows, its stderr to $out/LOG: the rows go to $figures and,
+# under TITLE, to the report; a failure is counted and said in the report.
+json_rows() {
+  local title="$1" log="$2"
+  shift 2
+  if "$@" >"$work/rows.jsonl" 2>"$out/$log"; then
+    cat "$work/rows.jsonl" >>"$figures"
+    {
+      echo
+      echo "## $title"
+      echo
+      echo '```'
+      cat "$work/rows.jsonl"
+      echo '```'
+    } >>"$report"
+  else
+    echo "| $title | FAILED: see $out/$log | |" >>"$report"
+    failures=$((failures + 1))
+  fi
+}
+
 say "device phase: before and now on OpenCL, and the CPU, on the same 2 KiB partitions"
-if "$bin/examples/device_bench" --json "${kinds[@]}" >"$work/bench.jsonl" 2>"$out/device_bench.log"; then
-  cat "$work/bench.jsonl" >>"$figures"
-  {
-    echo
-    echo "## Device phase, same partitions (seconds, bytes, launches, waits)"
-    echo
-    echo '```'
-    cat "$work/bench.jsonl"
-    echo '```'
-  } >>"$report"
-else
-  echo "| device phase, same partitions | FAILED: see $out/device_bench.log | |" >>"$report"
-  failures=$((failures + 1))
-fi
+json_rows "Device phase, same partitions (seconds, bytes, launches, waits)" device_bench.log \
+  "$bin/examples/device_bench" --json "${kinds[@]}"
 
 # One production-shaped partition (default: a whole 32 GiB PoRep partition, 18 challenges; made-up
 # parameters of its counts, no files needed), each step timed, its bases going up and then kept.
@@ -203,20 +212,8 @@ shape="${SNARKD_GPU_CHECK_SHAPE:-porep 32GiB 18}"
 for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
   say "device phase at production shape ($shape, $limbs-bit limbs)"
   # shellcheck disable=SC2086 # the shape is three words
-  if "$bin/examples/device_shape" $shape --json --limbs "$limbs" >"$work/shape.jsonl" 2>"$out/device_shape.log"; then
-    cat "$work/shape.jsonl" >>"$figures"
-    {
-      echo
-      echo "## Device phase at production shape: $shape, $limbs-bit limbs"
-      echo
-      echo '```'
-      cat "$work/shape.jsonl"
-      echo '```'
-    } >>"$report"
-  else
-    echo "| device phase at $shape | FAILED: see $out/device_shape.log | |" >>"$report"
-    failures=$((failures + 1))
-  fi
+  json_rows "Device phase at production shape: $shape, $limbs-bit limbs" device_shape.log \
+    "$bin/examples/device_shape" $shape --json --limbs "$limbs"
 done
 
 # Synthesis of one production-shaped partition at each thread count: whether it scales with the
@@ -225,21 +222,8 @@ synthesis="${SNARKD_GPU_CHECK_SYNTHESIS:-porep 32GiB 18}"
 threads="${SNARKD_GPU_CHECK_THREADS:-1,2,4,8,16}"
 say "synthesis at production shape ($synthesis, threads $threads)"
 # shellcheck disable=SC2086 # the shape is three words
-if "$bin/examples/production_shape" $synthesis --paths precompiled-native --threads "$threads" \
-    --json >"$work/synthesis.jsonl" 2>"$out/production_shape.log"; then
-  cat "$work/synthesis.jsonl" >>"$figures"
-  {
-    echo
-    echo "## Synthesis at production shape: $synthesis, threads $threads"
-    echo
-    echo '```'
-    cat "$work/synthesis.jsonl"
-    echo '```'
-  } >>"$report"
-else
-  echo "| synthesis at $synthesis | FAILED: see $out/production_shape.log | |" >>"$report"
-  failures=$((failures + 1))
-fi
+json_rows "Synthesis at production shape: $synthesis, threads $threads" production_shape.log \
+  "$bin/examples/production_shape" $synthesis --paths precompiled-native --threads "$threads" --json
 
 say "our prover against stock bellperson (CPU)"
 {

@@ -77,22 +77,20 @@ impl Budget {
     /// Reserves `bytes` if that many are free; `None` otherwise (never blocks, never overcommits).
     pub fn try_reserve(&self, holder: Holder, bytes: u64) -> Option<Reservation> {
         let mut inner = self.inner.lock();
-        if inner.total.saturating_sub(inner.used) < bytes {
-            return None;
-        }
-        Some(self.charge(&mut inner, holder, bytes))
+        inner
+            .hold_if_free(holder, bytes)
+            .then(|| self.reservation(holder, bytes))
     }
 
     /// Charges `bytes` that are in memory already (the baseline, a job's input), even past the
     /// total: what they take is then missing for new partitions until it is given back.
     pub fn charge_held(&self, holder: Holder, bytes: u64) -> Reservation {
-        let mut inner = self.inner.lock();
-        self.charge(&mut inner, holder, bytes)
+        self.inner.lock().hold(holder, bytes);
+        self.reservation(holder, bytes)
     }
 
-    fn charge(&self, inner: &mut Inner, holder: Holder, bytes: u64) -> Reservation {
-        inner.used += bytes;
-        add_holder(&mut inner.by_holder, holder, bytes as i128);
+    /// A reservation of `bytes` already counted as held by `holder`.
+    fn reservation(&self, holder: Holder, bytes: u64) -> Reservation {
         Reservation {
             budget: self.clone(),
             holder,
@@ -110,6 +108,23 @@ impl Budget {
             add_holder(&mut inner.by_holder, holder, -(bytes as i128));
         }
         (self.wake)();
+    }
+}
+
+impl Inner {
+    /// Counts `bytes` as held by `holder`, whether or not they fit.
+    fn hold(&mut self, holder: Holder, bytes: u64) {
+        self.used += bytes;
+        add_holder(&mut self.by_holder, holder, bytes as i128);
+    }
+
+    /// [`Inner::hold`] if `bytes` are free; false otherwise.
+    fn hold_if_free(&mut self, holder: Holder, bytes: u64) -> bool {
+        let free = self.total.saturating_sub(self.used) >= bytes;
+        if free {
+            self.hold(holder, bytes);
+        }
+        free
     }
 }
 
@@ -136,14 +151,11 @@ impl Reservation {
     /// Grows the reservation by `bytes` if that many are free in its budget; false otherwise
     /// (never blocks, never overcommits).
     pub fn try_grow(&mut self, bytes: u64) -> bool {
-        let mut inner = self.budget.inner.lock();
-        if inner.total.saturating_sub(inner.used) < bytes {
-            return false;
+        let grown = self.budget.inner.lock().hold_if_free(self.holder, bytes);
+        if grown {
+            self.bytes.fetch_add(bytes, Ordering::AcqRel);
         }
-        inner.used += bytes;
-        add_holder(&mut inner.by_holder, self.holder, bytes as i128);
-        self.bytes.fetch_add(bytes, Ordering::AcqRel);
-        true
+        grown
     }
 
     /// Returns part of the reservation early (e.g. the a/b/c buffers after the H polynomial).

@@ -207,7 +207,7 @@ impl snarkd_prover::groth16::PhaseHooks for Budgeted {
 
 #[test]
 fn a_partition_on_a_device_keeps_no_c_and_a_step_on_the_cpu_asks_for_its_memory_first() {
-    use snarkd_prover::filecoin::estimate::{host_phase, CircuitShape, PhaseOn};
+    use snarkd_prover::filecoin::estimate::{host_phase, PhaseOn};
     let kind = ProofKind::WinningPost;
     let params = params(kind);
     let job = job(kind);
@@ -233,12 +233,7 @@ fn a_partition_on_a_device_keeps_no_c_and_a_step_on_the_cpu_asks_for_its_memory_
         ..OpenClOptions::default()
     });
     let partition = job.synthesize(0).expect("synthesis");
-    let fft_peak = host_phase(CircuitShape {
-        constraints: partition.num_constraints(),
-        aux: partition.num_aux(),
-        inputs: partition.num_inputs(),
-    })
-    .fft_peak_bytes;
+    let fft_peak = host_phase(partition.shape()).fft_peak_bytes;
     let err = no_room
         .prove(partition, &params, Randomness::random(), &mut hooks)
         .expect_err("refused memory");

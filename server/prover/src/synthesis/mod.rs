@@ -181,6 +181,15 @@ impl Witness {
         self.aux.len()
     }
 
+    /// The circuit's shape: its constraints, aux values and inputs.
+    pub fn shape(&self) -> CircuitShape {
+        CircuitShape {
+            constraints: self.num_constraints,
+            aux: self.aux.len(),
+            inputs: self.inputs.len(),
+        }
+    }
+
     /// The witness: public inputs (ONE first) and aux values.
     pub fn witness(&self) -> (&[Fr], &[Fr]) {
         (&self.inputs, &self.aux)

@@ -29,7 +29,7 @@ use super::resident::{Maps, Resident};
 use super::{OpenClBackend, GPU_STEP_POINTS};
 use crate::backend::DeviceBackend;
 use crate::error::{ProverError, Result};
-use crate::filecoin::estimate::{host_phase, CircuitShape};
+use crate::filecoin::estimate::host_phase;
 use crate::groth16::{
     CpuOps, DeviceCounters, DevicePlan, HostPlan, PhaseHooks, Query, CPU_STEP_POINTS,
 };
@@ -104,12 +104,7 @@ impl<'a> OpenClPlan<'a> {
     /// reserved for a device phase on the device): its FFTs' peak when it computes h, a
     /// multiexp's otherwise. An error when the budget cannot give it now.
     fn hold_for_cpu(&self, hooks: &mut dyn PhaseHooks, computes_h: bool) -> Result<()> {
-        let w = self.witness;
-        let phase = host_phase(CircuitShape {
-            constraints: w.num_constraints(),
-            aux: w.num_aux(),
-            inputs: w.num_inputs(),
-        });
+        let phase = host_phase(self.witness.shape());
         let bytes = match computes_h {
             true => phase.fft_peak_bytes,
             false => phase.msm_peak_bytes,
