@@ -14,6 +14,9 @@ use snarkd::config::{Config, ConfigError, DEFAULT_TOML};
 use snarkd::{serve, service, telemetry, Daemon};
 use snarkd_engine::Engine;
 
+/// How long the exit waits, after the drain, for blocking tasks still running.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -77,6 +80,9 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         .context("cannot start the async runtime")?;
     let ready_file = args.ready_file.clone();
     let served = runtime.block_on(serve_until_signal(config, ready_file.as_deref()));
+    // Drained and the journal flushed: a blocking task still running (a parameter file read on
+    // a dead network mount, a digest of a file that never ends) must not hold the exit.
+    runtime.shutdown_timeout(EXIT_GRACE);
     if let Some(path) = ready_file {
         let _ = std::fs::remove_file(path);
     }
@@ -97,13 +103,45 @@ async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow
         }
         .write(path)?;
     }
-    // Recovered, bound and serving: only now may a service manager call snarkd started.
-    service::ready(&format!(
+    // Recovered, bound and serving: only now may a service manager call snarkd started. Devices
+    // still being set up join when ready; WinningPoSt is proved on the CPU meanwhile.
+    let serving = format!(
         "serving gRPC on {}, HTTP on {}",
         daemon.grpc_addr(),
         daemon.http_addr()
-    ));
+    );
+    let warming: Vec<String> = (started.prover.warming().into_iter())
+        .map(|(device, doing)| format!("{device} {doing}"))
+        .collect();
+    if warming.is_empty() {
+        service::ready(&serving);
+    } else {
+        tracing::info!(devices = ?warming,
+            "serving while devices are set up: WinningPoSt is proved on the cpu until they are ready");
+        service::ready(&format!(
+            "{serving}; devices warming (WinningPoSt on the CPU meanwhile): {}",
+            warming.join(", ")
+        ));
+        let prover = started.prover.clone();
+        tokio::task::spawn_blocking(move || {
+            prover.wait_warm();
+            service::status(&format!("{serving}; devices ready"));
+        });
+    }
     service::spawn_watchdog();
+    for circuit in &config.params.preload {
+        let engine = daemon.engine().clone();
+        let circuit = circuit.clone();
+        tokio::spawn(async move {
+            match engine.preload_params(&circuit).await {
+                Ok(p) => tracing::info!(%circuit, load_ms = p.load_time.as_millis() as u64,
+                    already_loaded = p.already_loaded, "preloaded parameters ([params] preload)"),
+                Err(e) => {
+                    tracing::warn!(%circuit, error = %e, "could not preload parameters ([params] preload)")
+                }
+            }
+        });
+    }
     spawn_startup_summary(&config, started, &daemon);
     daemon.engine().follow_test_hooks();
 
@@ -206,9 +244,8 @@ fn spawn_startup_summary(config: &Config, started: Started, daemon: &Daemon) {
 
 /// The prover the engine runs: real Filecoin circuits on the configured backend.
 fn prover(config: &Config) -> anyhow::Result<Arc<snarkd::proving::FilecoinProver>> {
-    snarkd::service::starting(
-        "choosing devices and building their kernels (NVIDIA's OpenCL compiler took 160 s on an \
-         H200 the first time)",
+    snarkd::service::status(
+        "choosing devices (their kernels are built or loaded in the background)",
     );
     snarkd::proving::from_config(config)
 }

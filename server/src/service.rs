@@ -20,8 +20,9 @@ pub fn ready(status: &str) {
     notify(&[NotifyState::Ready, NotifyState::Status(status)]);
 }
 
-/// Tells the service manager what snarkd is doing before it serves (`systemctl status` shows it).
-pub fn starting(status: &str) {
+/// Tells the service manager what snarkd is doing (`systemctl status` shows it): before it
+/// serves, or while it serves and its devices are still being set up.
+pub fn status(status: &str) {
     notify(&[NotifyState::Status(status)]);
 }
 

@@ -1,7 +1,8 @@
 //! Real 2 KiB proofs through the daemon with `backend = "opencl"`, on whatever OpenCL device is
 //! present (PoCL's CPU device in CI), and a device fault injected mid-proof: the step runs again
 //! (on the CPU once the device's tries are used up), the proof still verifies, and the fault is
-//! counted in the metrics.
+//! counted in the metrics. A device still being set up: the daemon serves meanwhile, proves
+//! WinningPoSt on the CPU, keeps other kinds for the device, and the device joins when ready.
 #![cfg(feature = "opencl")]
 
 mod common;
@@ -17,6 +18,7 @@ use snarkd::proving::FilecoinProver;
 use snarkd_engine::prover::{DeviceInfo, Prover};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::backend::opencl::list_devices;
+use snarkd_prover::backend::warming::{Known, WarmingBackend};
 use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions, ProofKind};
 
 /// The daemon tests share the process's metrics (same device, same backend name): one at a time.
@@ -252,4 +254,139 @@ fn snarkd_devices_lists_every_opencl_device_and_the_cpu() {
         );
     }
     assert!(lines.last().unwrap().starts_with("cpu\t"), "{text}");
+}
+
+/// The value of the series `line` (`name{labels}`) in the daemon's metrics, 0 when absent.
+async fn series(d: &mut real::RealDaemon, line: &str) -> f64 {
+    let text = metrics(d).await;
+    text.lines()
+        .find_map(|l| l.strip_prefix(line))
+        .map_or(0.0, |v| v.trim().parse().unwrap())
+}
+
+/// Reads StreamStatus until `seen` says yes to a snapshot; panics after a minute.
+async fn until_status(d: &real::RealDaemon, mut seen: impl FnMut(&pb::StatusSnapshot) -> bool) {
+    let mut stream = (d.grpc.clone())
+        .stream_status(pb::StreamStatusRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while let Some(m) = stream.message().await.unwrap() {
+            if seen(&m) {
+                return;
+            }
+        }
+        panic!("the status stream ended");
+    })
+    .await
+    .expect("the awaited status within a minute");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_daemon_serves_while_its_device_warms_proving_winning_post_on_the_cpu_and_the_device_joins_when_ready(
+) {
+    let _one = ONE_DAEMON.lock().await;
+    let mut config = real_config(1);
+    config.gpus.telemetry_interval = std::time::Duration::from_millis(20);
+    let device = list_devices()
+        .into_iter()
+        .next()
+        .expect("an OpenCL device (PoCL in CI)");
+    let info = device_info(&device.info);
+    let name = device.info.backend_name();
+    let known = Known {
+        name: name.clone(),
+        pci: device.info.pci,
+        driver: Some(device.info.driver()),
+    };
+    // The device's set-up is held until the test lets it go.
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let backend = WarmingBackend::start(known, vec![], "building its kernels", move || {
+        let _ = held.recv();
+        Ok(Arc::new(OpenClBackend::new(device, OpenClOptions::default())?) as _)
+    });
+    let prover = Arc::new(FilecoinProver::new(
+        config.params.dir.clone(),
+        vec![(info, backend.clone() as Arc<dyn DeviceBackend>)],
+    ));
+    let mut d = start_with(
+        &[ProofKind::WinningPost, ProofKind::WindowPost],
+        &config,
+        prover,
+    )
+    .await;
+    let launches = format!("snarkd_device_launches_total{{device=\"{name}\"}} ");
+    let on_cpu = |kind: &str| format!("snarkd_cpu_while_warming_total{{kind=\"{kind}\"}} ");
+    let launched_before = series(&mut d, &launches).await;
+    let winning_before = series(&mut d, &on_cpu("winning")).await;
+
+    // Serving while the device warms: status says so, and a WinningPoSt is proved on the CPU.
+    until_status(&d, |s| {
+        s.devices
+            .iter()
+            .any(|t| t.warming.as_deref() == Some("building its kernels"))
+    })
+    .await;
+    prove_and_check(&mut d, ProofKind::WinningPost).await;
+    assert!(backend.warming().is_some(), "still held");
+    assert_eq!(
+        series(&mut d, &on_cpu("winning")).await,
+        winning_before + 1.0
+    );
+    assert_eq!(
+        series(&mut d, &launches).await,
+        launched_before,
+        "nothing on the device"
+    );
+    let warming_gauge = format!("snarkd_device_warming{{device=\"{name}\"}} 1");
+    assert!(metrics(&mut d).await.lines().any(|l| l == warming_gauge));
+
+    // A WindowPoSt waits for the device: it reaches a worker and stays there, not on the CPU.
+    let request = real::env().fixtures.request(ProofKind::WindowPost).clone();
+    let job = d
+        .grpc
+        .submit_proof(real::wire(&request, pb::Priority::Unspecified))
+        .await
+        .unwrap()
+        .into_inner()
+        .job_id;
+    until_status(&d, |s| s.workers.iter().any(|w| w.current_job_id == job)).await;
+    assert_eq!(series(&mut d, &on_cpu("wpost")).await, 0.0);
+
+    // The device joins: the waiting WindowPoSt and the next WinningPoSt are proved on it.
+    release.send(()).unwrap();
+    let done = d
+        .grpc
+        .await_proof(pb::AwaitProofRequest {
+            job_id: job,
+            timeout_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        done.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{}",
+        done.error_message
+    );
+    real::assert_verifies(&request, &done.proof);
+    assert!(backend.warming().is_none());
+    let after_wpost = series(&mut d, &launches).await;
+    assert!(
+        after_wpost > launched_before,
+        "the WindowPoSt ran on the device"
+    );
+    prove_and_check(&mut d, ProofKind::WinningPost).await;
+    assert!(
+        series(&mut d, &launches).await > after_wpost,
+        "so did the WinningPoSt"
+    );
+    assert_eq!(
+        series(&mut d, &on_cpu("winning")).await,
+        winning_before + 1.0
+    );
+    until_status(&d, |s| s.devices.iter().all(|t| t.warming.is_none())).await;
+    d.daemon.shutdown(std::time::Duration::from_secs(5)).await;
 }

@@ -1,6 +1,7 @@
 //! The `snarkd` binary stopped with SIGTERM while it proves a real 2 KiB WinningPoSt: the proof
 //! still completes and is returned, a new submit during the drain is refused with UNAVAILABLE,
-//! and the process exits 0.
+//! and the process exits 0. Stopped while a parameter read hangs, it still exits 0 once the
+//! drain has run out, and the next start proves the job.
 
 mod common;
 
@@ -9,7 +10,8 @@ use std::path::Path;
 use common::process;
 use snarkd_proto::v1 as pb;
 use snarkd_prover::fixtures::generate_fixtures;
-use snarkd_prover::{test_params_dir, ProofInput, ProofKind};
+use snarkd_prover::params::params_paths;
+use snarkd_prover::{test_params_dir, CircuitId, ProofInput, ProofKind};
 use tokio_stream::StreamExt;
 use tonic::Code;
 
@@ -110,5 +112,78 @@ async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero
     );
     assert_eq!(outcome.proof.len(), 192);
 
+    daemon.expect_clean_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_while_a_parameter_read_hangs_exits_zero_and_the_next_start_proves_the_job() {
+    let (request, _work) = winning_request();
+    // The .vk as it is, the .params a FIFO nobody writes: its read never returns, as on a dead
+    // network mount.
+    let params = tempfile::tempdir().unwrap();
+    let circuit = CircuitId::new(ProofKind::WinningPost, SECTOR_2K).unwrap();
+    let (real_params, real_vk) = params_paths(&test_params_dir(), circuit);
+    let (fifo, vk) = params_paths(params.path(), circuit);
+    std::fs::copy(&real_vk, &vk).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let jobs = tempfile::tempdir().unwrap();
+    let drain = std::time::Duration::from_secs(2);
+    let settings = [
+        ("SNARKD_PARAMS_DIR", params.path().as_os_str().to_owned()),
+        ("SNARKD_JOBS_DIR", jobs.path().as_os_str().to_owned()),
+        ("SNARKD_DAEMON_DRAIN_TIMEOUT", "2s".into()),
+        ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
+    ];
+    let mut daemon = process::spawn(Path::new(process::SNARKD), settings.clone());
+    let grpc: std::net::SocketAddr = daemon.ready().grpc.parse().unwrap();
+    let mut client = common::connect(grpc).await;
+    let job_id = client
+        .submit_proof(submit(&request, "winpost-hung-read"))
+        .await
+        .expect("submit")
+        .into_inner()
+        .job_id;
+    let daemon = tokio::task::spawn_blocking(move || {
+        daemon.wait_for_log("loading params");
+        daemon
+    })
+    .await
+    .unwrap();
+
+    // The read hangs: SIGTERM still ends the process, with 0, once the drain has run out.
+    daemon.sigterm();
+    let stopped = std::time::Instant::now();
+    let rest = daemon.expect_clean_exit().await;
+    assert!(
+        stopped.elapsed() < drain + std::time::Duration::from_secs(5),
+        "exited {:?} after SIGTERM: {rest:?}",
+        stopped.elapsed()
+    );
+
+    // The parameters back: the next start recovers the job from the journal and proves it.
+    std::fs::remove_file(&fifo).unwrap();
+    std::fs::copy(&real_params, &fifo).unwrap();
+    let mut daemon = process::spawn(Path::new(process::SNARKD), settings);
+    let grpc: std::net::SocketAddr = daemon.ready().grpc.parse().unwrap();
+    let outcome = common::connect(grpc)
+        .await
+        .await_proof(pb::AwaitProofRequest {
+            job_id,
+            timeout_ms: 0,
+        })
+        .await
+        .expect("the recovered job")
+        .into_inner();
+    assert_eq!(
+        outcome.status,
+        pb::await_proof_response::Status::Completed as i32,
+        "{}",
+        outcome.error_message
+    );
+    daemon.sigterm();
     daemon.expect_clean_exit().await;
 }

@@ -3,6 +3,7 @@
 //! params directory with each circuit's files and matrices, the journal and the listeners; on a
 //! box without a GPU, `backend = "auto"` proving on the CPU is a WARN and a mark in the summary;
 //! `backend = "opencl"` without any OpenCL device refuses to start, saying what to install.
+//! Circuits named in `[params] preload` are loaded at start.
 
 mod common;
 
@@ -111,4 +112,37 @@ fn auto_without_a_gpu_warns_and_opencl_without_a_device_refuses_to_start() {
         "{log}"
     );
     assert_ne!(p.wait().code(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn circuits_named_in_params_preload_are_loaded_at_start_while_the_daemon_serves() {
+    let params = tempfile::tempdir().unwrap();
+    snarkd_prover::generate_params(params.path(), 2 << 10, &[ProofKind::WinningPost]).unwrap();
+    let mut p = process::spawn(
+        Path::new(SNARKD),
+        [
+            ("SNARKD_GPUS_BACKEND", "cpu".to_string()),
+            ("SNARKD_PARAMS_DIR", params.path().display().to_string()),
+            ("SNARKD_PARAMS_PRELOAD", r#"["winning-2k"]"#.to_string()),
+        ],
+    );
+    let ready = p.ready();
+    let loaded = p.wait_for_log("preloaded parameters ([params] preload)");
+    assert_eq!(loaded["circuit"], "winning-2k", "{loaded}");
+    assert_eq!(loaded["already_loaded"], false, "{loaded}");
+    let status: serde_json::Value = reqwest::get(format!("http://{}/status", ready.http))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let srs = status["allocations"]["srs"]
+        .as_array()
+        .expect("loaded parameters in /status");
+    assert!(
+        srs.iter().any(|p| p["circuit_id"] == "winning-2k"),
+        "{status}"
+    );
+    p.sigterm();
+    assert_eq!(p.wait().code(), Some(0));
 }

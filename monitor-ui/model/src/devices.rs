@@ -5,7 +5,8 @@ use snarkd_proto::v1::DeviceTelemetry;
 
 use crate::format;
 
-/// One reading: what it is (`utilization`, `memory`, `temperature`, `power`, `pool`) and its text.
+/// One reading: what it is (`warming`, `utilization`, `memory`, `temperature`, `power`, `pool`)
+/// and its text.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Reading {
     pub what: &'static str,
@@ -22,6 +23,10 @@ pub fn readings(device: &DeviceTelemetry) -> Vec<Reading> {
         ))
     };
     [
+        (
+            "warming",
+            device.warming.as_ref().map(|w| format!("warming: {w}")),
+        ),
         (
             "utilization",
             device.utilization_percent.map(|p| format!("{p} % busy")),
@@ -65,6 +70,7 @@ mod tests {
             power_milliwatts: Some(310_400),
             pool_used_bytes: Some(12 << 30),
             pool_limit_bytes: Some(76 << 30),
+            warming: None,
         };
         let texts: Vec<(&str, String)> = readings(&gpu)
             .into_iter()
@@ -94,5 +100,18 @@ mod tests {
             ..Default::default()
         };
         assert!(readings(&half).is_empty());
+        // A device being set up says so first.
+        let warming = DeviceTelemetry {
+            warming: Some("building or loading its kernels".into()),
+            ..pool_only
+        };
+        let texts: Vec<String> = readings(&warming).into_iter().map(|r| r.text).collect();
+        assert_eq!(
+            texts,
+            [
+                "warming: building or loading its kernels",
+                "pool 0 B of 4.00 GiB"
+            ]
+        );
     }
 }

@@ -83,6 +83,10 @@ pub struct DeviceTelemetry {
     pub pool_used_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pool_limit_bytes: Option<u64>,
+    /// Set while the device is being set up (its kernels built or loaded): what it is doing.
+    /// Its WinningPoSt partitions are proved on the CPU meanwhile, the others wait for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warming: Option<String>,
 }
 
 impl DeviceTelemetry {

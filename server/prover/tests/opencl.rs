@@ -2,10 +2,10 @@
 //! device in CI: `pocl-opencl-icd`, installed by scripts/setup.sh). The H polynomial and the G1
 //! and G2 MSMs must equal the CPU's on random inputs of several sizes, including MSMs cut into
 //! several chunks by a low chunk cap, and two workers on one device must stay within its
-//! memory pool.
+//! memory pool. Compiled kernels kept on disk are loaded by the next start.
 #![cfg(feature = "opencl")]
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
@@ -14,7 +14,11 @@ use group::prime::PrimeCurveAffine;
 use group::{Curve, Group};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use snarkd_prover::backend::opencl::{list_devices, select_devices, OpenClDevice};
+use sha2::Digest;
+use snarkd_prover::backend::opencl::{
+    list_devices, select_devices, BuiltFrom, DeviceMemory, DeviceProgram, DeviceQueue, LimbBits,
+    OpenClDevice,
+};
 use snarkd_prover::backend::{OpenClBackend, OpenClOptions};
 use snarkd_prover::groth16::{compute_h, msm_g1, msm_g2, ScalarBytes};
 use snarkd_prover::synthesis::Abc;
@@ -235,4 +239,87 @@ fn two_workers_on_one_device_stay_within_its_memory_pool() {
     });
     assert_eq!(b.memory().used(), 0, "every reservation is returned");
     assert!(b.memory().limit() < b.device().memory_bytes);
+}
+
+/// The product kernel of `program` over a and b, read back.
+fn products_on(program: DeviceProgram, a: &[Fr], b: &[Fr]) -> Vec<Fr> {
+    let device = device();
+    let memory = DeviceMemory::new(1 << 30);
+    let q = DeviceQueue::new(device, Arc::new(program), memory, 1, usize::MAX).unwrap();
+    let n = a.len();
+    let (mut a_buf, mut b_buf) = (q.program.buffer(n).unwrap(), q.program.buffer(n).unwrap());
+    let c_buf = q.program.buffer::<Fr>(n).unwrap();
+    q.write(&mut a_buf, 0, a).unwrap();
+    q.write(&mut b_buf, 0, b).unwrap();
+    let kernel = q.program.kernel("snarkd_product").unwrap();
+    q.launch(&kernel, n.div_ceil(64), 64, |k| {
+        // SAFETY: snarkd_product's arguments; each buffer holds n scalars.
+        unsafe {
+            k.set_arg(&a_buf)
+                .set_arg(&b_buf)
+                .set_arg(&c_buf)
+                .set_arg(&(n as u32));
+        }
+    })
+    .unwrap();
+    let mut c = vec![Fr::ZERO; n];
+    q.read(&c_buf, &mut c).unwrap();
+    c
+}
+
+#[test]
+fn kernels_kept_on_disk_are_loaded_by_the_next_start_and_a_bad_file_is_rebuilt_from_source() {
+    let _ = tracing_subscriber::fmt().with_test_writer().try_init();
+    let dir = tempfile::tempdir().unwrap();
+    let build = || DeviceProgram::build_as_new_process(&device(), LimbBits::L64, Some(dir.path()));
+    let kept_files = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "clbin"))
+            .collect::<Vec<_>>()
+    };
+    let first = build().unwrap();
+    assert_eq!(first.built.from, BuiltFrom::Source, "nothing was kept yet");
+    let files = kept_files();
+    assert_eq!(
+        files.len(),
+        1,
+        "the first build keeps its binary: {files:?}"
+    );
+
+    let second = build().unwrap();
+    assert_eq!(
+        second.built.from,
+        BuiltFrom::Binary,
+        "the next start loads the binary"
+    );
+    let mut rng = rng(7);
+    let a: Vec<Fr> = (0..1000).map(|_| Fr::random(&mut rng)).collect();
+    let b: Vec<Fr> = (0..1000).map(|_| Fr::random(&mut rng)).collect();
+    let expected: Vec<Fr> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    assert_eq!(
+        products_on(second, &a, &b),
+        expected,
+        "the loaded program computes"
+    );
+
+    // Damaged: its digest no longer matches. Rebuilt from source and kept again.
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x5a;
+    std::fs::write(&files[0], &bytes).unwrap();
+    assert_eq!(build().unwrap().built.from, BuiltFrom::Source);
+    assert_eq!(build().unwrap().built.from, BuiltFrom::Binary, "kept again");
+
+    // Whole but not a program (another driver's, say): the driver refuses it.
+    let junk = b"not a program binary";
+    let mut file = b"snarkd-kernels-1".to_vec();
+    file.extend_from_slice(&sha2::Sha256::digest(junk));
+    file.extend_from_slice(junk);
+    std::fs::write(&files[0], &file).unwrap();
+    let rebuilt = build().unwrap();
+    assert_eq!(rebuilt.built.from, BuiltFrom::Source);
+    assert_eq!(products_on(rebuilt, &a, &b), expected);
+    assert_eq!(build().unwrap().built.from, BuiltFrom::Binary, "kept again");
 }

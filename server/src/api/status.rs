@@ -209,6 +209,7 @@ fn device(d: &st::DeviceTelemetry) -> pb::DeviceTelemetry {
         power_milliwatts: d.power_milliwatts,
         pool_used_bytes: d.pool_used_bytes,
         pool_limit_bytes: d.pool_limit_bytes,
+        warming: d.warming.clone(),
     }
 }
 

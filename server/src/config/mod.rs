@@ -37,6 +37,7 @@ use std::time::Duration;
 use bytesize::ByteSize;
 use serde::Deserialize;
 use snarkd_engine::EngineConfig;
+use snarkd_prover::ProofKind;
 
 pub use access::{AuthSection, HttpSection, TlsSection};
 pub use jobs::JobsSection;
@@ -112,12 +113,15 @@ impl Default for DaemonSection {
 #[serde(deny_unknown_fields, default)]
 pub struct ParamsSection {
     pub dir: PathBuf,
+    /// Circuits (`porep-32g`, `wpost-32g`, …) loaded at start, in the background.
+    pub preload: Vec<String>,
 }
 
 impl Default for ParamsSection {
     fn default() -> Self {
         ParamsSection {
             dir: snarkd_prover::default_params_dir(),
+            preload: Vec::new(),
         }
     }
 }
@@ -164,6 +168,12 @@ pub struct GpusSection {
     /// How often devices are read (NVML, the memory pool); zero never.
     #[serde(with = "humantime_serde")]
     pub telemetry_interval: Duration,
+    /// Kinds proved on the CPU while no device is ready yet, besides WinningPoSt (always).
+    #[serde(deserialize_with = "values::kind_list")]
+    pub cpu_while_warming: Vec<ProofKind>,
+    /// Where compiled kernels are kept between starts; unset means `kernels/` in the state
+    /// directory.
+    pub kernel_cache: Option<PathBuf>,
 }
 
 impl Default for GpusSection {
@@ -178,6 +188,8 @@ impl Default for GpusSection {
             keep_params: true,
             limb_bits: 64,
             telemetry_interval: Duration::from_secs(5),
+            cpu_while_warming: Vec::new(),
+            kernel_cache: None,
         }
     }
 }
@@ -297,6 +309,14 @@ impl Config {
             .validate(matches!(self.daemon.listen, ListenAddr::Unix(_)))?;
         self.limits.validate()?;
         self.jobs.validate()?;
+        for id in &self.params.preload {
+            if let Err(e) = snarkd_prover::CircuitId::parse(id) {
+                return Err((
+                    "params.preload".into(),
+                    format!("{id:?}: {e}; name circuits such as \"porep-32g\" or \"wpost-32g\""),
+                ));
+            }
+        }
         self.scheduler.validate()?;
         if let Err(err) = tracing_subscriber::EnvFilter::try_new(&self.logging.level) {
             return Err((
@@ -318,6 +338,15 @@ impl Config {
                 .clone()
                 .unwrap_or_else(|| paths::state_dir().join("precompiled"))
         })
+    }
+
+    /// Where compiled kernels are kept: `[gpus] kernel_cache`, else `kernels/` in the state
+    /// directory.
+    pub fn kernel_cache_dir(&self) -> PathBuf {
+        self.gpus
+            .kernel_cache
+            .clone()
+            .unwrap_or_else(|| paths::state_dir().join("kernels"))
     }
 
     /// The monitor's directory: `[daemon] monitor_dir`, else the installed or checkout build.

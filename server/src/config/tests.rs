@@ -106,6 +106,8 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "keep_params",
         "limb_bits",
         "telemetry_interval",
+        "cpu_while_warming",
+        "preload",
         "porep_priority",
         "snap_priority",
         "wpost_priority",
@@ -430,4 +432,32 @@ fn listen_addresses_print_as_they_parse() {
     assert!(
         matches!("localhost:9820".parse::<ListenAddr>(), Ok(ListenAddr::Tcp(a)) if a.port() == 9820)
     );
+}
+
+#[test]
+fn preloaded_circuits_and_the_kinds_proved_on_the_cpu_while_devices_warm_are_named() {
+    let config = load_ok(
+        "[params]\npreload = [\"porep-32g\", \"winning-2k\"]\n[gpus]\ncpu_while_warming = [\"wpost\"]\n",
+        &[],
+    );
+    assert_eq!(config.params.preload, ["porep-32g", "winning-2k"]);
+    assert_eq!(
+        config.gpus.cpu_while_warming,
+        [snarkd_prover::ProofKind::WindowPost]
+    );
+    let from_env = load_ok("", &[("SNARKD_GPUS_CPU_WHILE_WARMING", "wpost,snap")]);
+    assert_eq!(
+        from_env.gpus.cpu_while_warming,
+        [
+            snarkd_prover::ProofKind::WindowPost,
+            snarkd_prover::ProofKind::SnapDealsUpdate
+        ]
+    );
+    let e = load_err("[params]\npreload = [\"porep-33g\"]\n", &[]);
+    assert!(
+        e.contains("params.preload") && e.contains("porep-33g"),
+        "{e}"
+    );
+    let e = load_err("[gpus]\ncpu_while_warming = [\"c2\"]\n", &[]);
+    assert!(e.contains("unknown proof kind \"c2\""), "{e}");
 }

@@ -10,6 +10,7 @@ use std::str::FromStr;
 use bytesize::ByteSize;
 use serde::{Deserialize, Deserializer};
 use snarkd_engine::Lookahead;
+use snarkd_prover::ProofKind;
 
 /// Where the gRPC server listens: a TCP address or a unix socket (`unix:///run/snarkd.sock`,
 /// the form Curio's `[Cuzk] Address` uses).
@@ -290,4 +291,28 @@ impl<'de> serde::de::Visitor<'de> for DeviceListVisitor {
         }
         Ok(entries.into_iter().map(String::from).collect())
     }
+}
+
+/// Proof kinds by their short names (`porep`, `snap`, `wpost`, `winning`), as a TOML array or,
+/// handy in an environment variable, `"porep,snap"`.
+pub fn kind_list<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<ProofKind>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Kinds {
+        List(Vec<String>),
+        Text(String),
+    }
+    let names = match Kinds::deserialize(de)? {
+        Kinds::List(list) => list,
+        Kinds::Text(text) => text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+    };
+    names
+        .iter()
+        .map(|n| ProofKind::from_short(n).map_err(serde::de::Error::custom))
+        .collect()
 }

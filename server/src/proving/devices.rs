@@ -87,11 +87,13 @@ mod opencl {
     use snarkd_engine::prover::DeviceInfo;
     use snarkd_prover::backend::opencl::LimbBits;
     use snarkd_prover::backend::opencl::{list_devices, select_devices};
+    use snarkd_prover::backend::warming::{Known, WarmingBackend};
     use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions};
 
     use crate::config::Config;
 
-    /// Backends on the devices `[gpus] devices` selects (only GPUs when `gpus_only`).
+    /// Backends on the devices `[gpus] devices` selects (only GPUs when `gpus_only`), each set
+    /// up in the background (kernels built or loaded, in parallel): see [`WarmingBackend`].
     pub fn backends(
         config: &Config,
         gpus_only: bool,
@@ -117,15 +119,27 @@ mod opencl {
                 32 => LimbBits::L32,
                 _ => LimbBits::L64,
             },
+            kernel_cache: Some(config.kernel_cache_dir()),
         };
-        chosen
+        Ok(chosen
             .into_iter()
             .map(|device| {
                 let info = device_info(&device.info);
-                let backend = OpenClBackend::new(device, options.clone())?;
-                Ok((info, Arc::new(backend) as Arc<dyn DeviceBackend>))
+                let known = Known {
+                    name: device.info.backend_name(),
+                    pci: device.info.pci,
+                    driver: Some(device.info.driver()),
+                };
+                let options = options.clone();
+                let backend = WarmingBackend::start(
+                    known,
+                    g.cpu_while_warming.clone(),
+                    "building or loading its kernels",
+                    move || Ok(Arc::new(OpenClBackend::new(device, options)?) as _),
+                );
+                (info, backend as Arc<dyn DeviceBackend>)
             })
-            .collect()
+            .collect())
     }
 
     /// The engine's view of an OpenCL device.

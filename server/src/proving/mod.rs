@@ -81,6 +81,20 @@ impl FilecoinProver {
         self.backends.iter().map(|(_, b)| b.name()).collect()
     }
 
+    /// The devices still being set up, each with what it is doing.
+    pub fn warming(&self) -> Vec<(&str, String)> {
+        (self.backends.iter())
+            .filter_map(|(_, b)| Some((b.name(), b.warming()?)))
+            .collect()
+    }
+
+    /// Waits until every device's set-up has ended (ready or failed); blocks.
+    pub fn wait_warm(&self) {
+        for (_, backend) in &self.backends {
+            while !backend.wait_warm(std::time::Duration::from_secs(60)) {}
+        }
+    }
+
     /// The devices the engine runs workers on, for the startup summary.
     pub fn device_summaries(&self) -> Vec<crate::startup::DeviceSummary> {
         self.backends

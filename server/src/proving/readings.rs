@@ -83,6 +83,10 @@ impl DeviceReader {
             if let (Some(nvml), Some(index)) = (&self.nvml, source.nvml_index) {
                 read_nvml(nvml, index, &mut reading);
             }
+            reading.warming = source.backend.warming();
+            let warming = if reading.warming.is_some() { 1.0 } else { 0.0 };
+            metrics::gauge!("snarkd_device_warming", "device" => source.label.clone()).set(warming);
+            set_healthy(&source.label, &*source.backend);
             if !reading.is_empty() {
                 set_gauges(&source.label, &reading);
                 out.push(reading);

@@ -108,6 +108,14 @@ pub(super) fn describe_all() {
         "snarkd_device_healthy",
         "1 while the device proves; 0 once it failed too often and its steps run on the CPU."
     );
+    describe_gauge!(
+        "snarkd_device_warming",
+        "1 while the device is being set up (its kernels built or loaded): WinningPoSt is proved on the CPU meanwhile, other kinds wait for it."
+    );
+    describe_counter!(
+        "snarkd_cpu_while_warming_total",
+        "Partitions proved on the CPU because their device was still being set up, by kind."
+    );
     describe_counter!(
         "snarkd_device_faults_total",
         "Device steps that failed and were run again, by device."

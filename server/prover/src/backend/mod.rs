@@ -6,10 +6,13 @@
 //! - `mod.rs`: the [`DeviceBackend`] trait.
 //! - `cpu.rs`: [`CpuBackend`], the CPU implementation (blst MSM, bellperson FFT).
 //! - `opencl/` (feature `opencl`): [`OpenClBackend`], ec-gpu-gen's kernels on any OpenCL device.
+//! - `warming.rs`: [`warming::WarmingBackend`], a device set up in the background while the
+//!   daemon serves.
 
 mod cpu;
 #[cfg(feature = "opencl")]
 pub mod opencl;
+pub mod warming;
 
 use bellperson::groth16::Proof;
 use blstrs::Bls12;
@@ -85,6 +88,18 @@ pub trait DeviceBackend: Send + Sync {
     /// The backend's own device-memory pool, for backends that keep one.
     fn pool(&self) -> Option<PoolUse> {
         None
+    }
+
+    /// What the device is doing while it is being set up (`None` once it serves): see
+    /// [`warming::WarmingBackend`].
+    fn warming(&self) -> Option<String> {
+        None
+    }
+
+    /// Waits until the device's set-up has ended (at most `limit`); whether it has.
+    fn wait_warm(&self, limit: std::time::Duration) -> bool {
+        let _ = limit;
+        true
     }
 
     /// Where this backend runs a partition's H computation and multiexps now, which decides

@@ -6,7 +6,9 @@
 //! - `generate.rs`: creating local *test* parameters ([`generate_params`]), with the Groth16
 //!   setup of [`crate::setup`].
 //! - `precompiled.rs`: the circuits' pre-compiled matrices beside them.
-//! - `made_up.rs` (feature `bench`): parameters of a partition's counts for timing only.
+//! - `read.rs`: a `.params` file memory-mapped and decoded in parallel.
+//! - `made_up.rs` (feature `bench`): parameters of a partition's counts for timing only, and
+//!   `.params` files of given counts for the decode benchmark.
 //! - `check.rs`: the files against filecoin-proofs' published digests ([`check::check_circuit`]).
 
 pub mod check;
@@ -14,6 +16,7 @@ mod generate;
 #[cfg(feature = "bench")]
 pub mod made_up;
 pub mod precompiled;
+pub mod read;
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -21,7 +24,7 @@ use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use bellperson::groth16::{Parameters, VerifyingKey};
+use bellperson::groth16::VerifyingKey;
 use blstrs::Bls12;
 
 use crate::circuit::CircuitId;
@@ -86,15 +89,15 @@ pub fn load_params_with(
     precompiled: Option<precompiled::MatricesPlace<'_>>,
 ) -> Result<Arc<LoadedParams>> {
     let (params_path, vk_path) = params_paths(dir, circuit);
-    let params = {
-        let file = open_param_file(&params_path, circuit)?;
-        Parameters::<Bls12>::read(BufReader::with_capacity(1 << 20, file), false).map_err(|e| {
-            ProverError::ParamsUnreadable {
-                path: params_path.clone(),
-                reason: e.to_string(),
-            }
-        })?
-    };
+    // Opened first for its error: missing is told apart from unreadable.
+    drop(open_param_file(&params_path, circuit)?);
+    let started = std::time::Instant::now();
+    let (params, reader) =
+        read::read_params_file(&params_path).map_err(|e| ProverError::ParamsUnreadable {
+            path: params_path.clone(),
+            reason: e.to_string(),
+        })?;
+    let decode_ms = started.elapsed().as_millis() as u64;
     let vk = {
         let file = open_param_file(&vk_path, circuit)?;
         VerifyingKey::<Bls12>::read(BufReader::new(file)).map_err(|e| {
@@ -111,7 +114,8 @@ pub fn load_params_with(
         });
     }
     let size_bytes = crate::keys::parameters_size_bytes(&params);
-    tracing::info!(circuit = %circuit, size_bytes, dir = %dir.display(), "loaded groth16 parameters");
+    tracing::info!(circuit = %circuit, size_bytes, dir = %dir.display(), ?reader, decode_ms,
+        "loaded groth16 parameters");
     let precompiled = precompiled.and_then(|place| {
         let started = std::time::Instant::now();
         match precompiled::load_or_record(place, circuit, &params) {

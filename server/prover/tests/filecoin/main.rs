@@ -11,6 +11,7 @@ mod bad_input;
 mod common;
 mod estimate;
 mod fuzz_findings;
+mod params_read;
 mod porep;
 mod post;
 mod precompiled;

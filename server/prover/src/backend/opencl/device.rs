@@ -35,6 +35,20 @@ pub struct OpenClDeviceInfo {
     pub driver_version: String,
 }
 
+impl OpenClDeviceInfo {
+    /// The name of the backend on this device (`opencl:<ordinal>`), its metrics' `device` label.
+    pub fn backend_name(&self) -> String {
+        format!("opencl:{}", self.ordinal)
+    }
+
+    /// Platform and driver version, as status shows them.
+    pub fn driver(&self) -> String {
+        format!("{} {}", self.platform, self.driver_version)
+            .trim()
+            .to_string()
+    }
+}
+
 /// One discovered device: its description and its OpenCL handle.
 #[derive(Clone)]
 pub struct OpenClDevice {

@@ -1,15 +1,17 @@
 //! The device programs: ec-gpu-gen's generated BLS12-381 source (the scalar field's radix FFT,
 //! the field and curve arithmetic) plus our kernels (`snarkd_scalar.cl`: the H polynomial's
 //! element-wise passes and the split of a multiexp's scalars; `snarkd_point.cl`: the multiexp),
-//! compiled once per device and process and shared by every worker on that device. Drivers
-//! cache the compiled binary themselves (PoCL under `$POCL_CACHE_DIR` or `~/.cache/pocl`), so a
-//! later process skips most of the compile time.
+//! compiled once per device and process and shared by every worker on that device. The compiled
+//! binary is kept on disk (`kernel_cache.rs`) so a later process loads it instead of compiling;
+//! drivers keep caches of their own too (PoCL under `$POCL_CACHE_DIR` or `~/.cache/pocl`,
+//! NVIDIA its compiled machine code under `$CUDA_CACHE_PATH` or `~/.nv/ComputeCache`).
 //!
 //! The buffer allocation here and the copies in `queue.rs` are the backend's `unsafe` OpenCL
 //! calls; each states the invariant it relies on.
 
+use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use blstrs::{Fp, Fp2, G1Affine, G2Affine, Scalar as Fr};
 use ec_gpu::GpuName;
@@ -20,6 +22,7 @@ use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 
 use super::device::OpenClDevice;
+use super::kernel_cache;
 use crate::error::{ProverError, Result};
 
 /// Our kernels over the scalar field (`SCALAR` is replaced by its generated name): the H
@@ -62,6 +65,9 @@ fn point_kernels<G: GpuName, F: GpuName>() -> String {
         .replace("SCALAR", &Fr::name())
 }
 
+/// Options every build of the program is made with (part of the kept binaries' key).
+const BUILD_OPTIONS: &str = "";
+
 /// Names of the generated kernels.
 pub fn fft_kernel() -> String {
     format!("{}_radix_fft", Fr::name())
@@ -73,46 +79,174 @@ pub fn multiexp_kernel<G: GpuName>() -> String {
     format!("{}_snarkd_multiexp", G::name())
 }
 
+/// How a device's program came to be: compiled from source, or created from a kept binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltFrom {
+    Source,
+    Binary,
+}
+
+/// How and how fast a device's program was built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelBuild {
+    pub from: BuiltFrom,
+    pub elapsed: Duration,
+}
+
 /// A device's context and built program.
 pub struct DeviceProgram {
     pub context: Context,
     pub program: Program,
+    pub built: KernelBuild,
 }
 
 impl DeviceProgram {
-    /// The program for `device`, built on first use in this process.
-    pub fn get(device: &OpenClDevice, limbs: LimbBits) -> Result<Arc<DeviceProgram>> {
-        type Built = Vec<((usize, LimbBits), Arc<DeviceProgram>)>;
-        static BUILT: Mutex<Built> = Mutex::new(Vec::new());
-        // One build at a time: concurrent builds of this size only compete for the same cores.
-        let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+    /// The program for `device`, built on first use in this process: from a binary kept in
+    /// `cache` (see `kernel_cache.rs`) when there is a usable one, else from source (and kept
+    /// there). Devices build in parallel; identical ones build once.
+    pub fn get(
+        device: &OpenClDevice,
+        limbs: LimbBits,
+        cache: Option<&Path>,
+    ) -> Result<Arc<DeviceProgram>> {
+        type Slot = Arc<Mutex<Option<Arc<DeviceProgram>>>>;
+        static BUILT: Mutex<Vec<((usize, LimbBits), Slot)>> = Mutex::new(Vec::new());
         let key = (device.device.id() as usize, limbs);
-        if let Some((_, p)) = built.iter().find(|(k, _)| *k == key) {
+        let slot = {
+            let mut built = BUILT.lock().unwrap_or_else(|p| p.into_inner());
+            match built.iter().find(|(k, _)| *k == key) {
+                Some((_, slot)) => Arc::clone(slot),
+                None => {
+                    let slot = Slot::default();
+                    built.push((key, Arc::clone(&slot)));
+                    slot
+                }
+            }
+        };
+        let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = &*slot {
             return Ok(Arc::clone(p));
         }
-        // Said before it starts: the daemon serves only once its devices' kernels are built.
-        tracing::info!(
-            device = %device.info.name,
-            "building the opencl kernels (NVIDIA's compiler took 160 s on an H200 the first time)"
-        );
+        let p = Arc::new(DeviceProgram::build(device, limbs, cache)?);
+        *slot = Some(Arc::clone(&p));
+        Ok(p)
+    }
+
+    /// Builds the program for `device` now, whatever this process built before: from the
+    /// binary another device of the same key built in this process, or kept in `cache`, when
+    /// the driver takes it; else from source, keeping the binary.
+    pub fn build(
+        device: &OpenClDevice,
+        limbs: LimbBits,
+        cache: Option<&Path>,
+    ) -> Result<DeviceProgram> {
+        DeviceProgram::build_sharing(device, limbs, cache, true)
+    }
+
+    /// [`DeviceProgram::build`] as a new process would: nothing this process built is reused
+    /// or shared, only what `cache` holds (for tests of the kept binaries).
+    pub fn build_as_new_process(
+        device: &OpenClDevice,
+        limbs: LimbBits,
+        cache: Option<&Path>,
+    ) -> Result<DeviceProgram> {
+        DeviceProgram::build_sharing(device, limbs, cache, false)
+    }
+
+    fn build_sharing(
+        device: &OpenClDevice,
+        limbs: LimbBits,
+        cache: Option<&Path>,
+        share: bool,
+    ) -> Result<DeviceProgram> {
         let start = Instant::now();
+        let source = source(limbs);
+        let key = kernel_cache::CacheKey::new(device, &source, BUILD_OPTIONS);
+        // Held while this key builds: an identical device waits here and loads the binary.
+        let slot = kernel_cache::slot(&key);
+        let mut held = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let mut unshared = None;
+        let known = if share { &mut *held } else { &mut unshared };
         let context = Context::from_device(&device.device).map_err(|e| cl_err("context", e))?;
-        let program =
-            Program::create_and_build_from_source(&context, &source(limbs), "").map_err(|log| {
-                ProverError::Device {
-                    backend: "opencl".into(),
-                    reason: format!("building the kernels for {}: {log}", device.info.name),
+        let kept = match (&*known, cache) {
+            (Some(binary), _) => Some(Arc::clone(binary)),
+            (None, Some(dir)) => match kernel_cache::read(dir, &key) {
+                Ok(binary) => Some(Arc::new(binary)),
+                Err(kernel_cache::Unusable::Missing) => None,
+                Err(why) => {
+                    tracing::warn!(device = %device.info.name, dir = %dir.display(), %why,
+                        "the kept opencl kernels are not usable: building them from source");
+                    None
                 }
-            })?;
-        let build_time = start.elapsed();
+            },
+            (None, None) => None,
+        };
+        if let Some(binary) = kept {
+            match Program::create_and_build_from_binary(&context, &[&binary[..]], BUILD_OPTIONS) {
+                Ok(program) => {
+                    let built = KernelBuild {
+                        from: BuiltFrom::Binary,
+                        elapsed: start.elapsed(),
+                    };
+                    tracing::info!(device = %device.info.name,
+                        build_ms = built.elapsed.as_millis() as u64, "opencl kernels loaded from their kept binary");
+                    *known = Some(binary);
+                    return Ok(DeviceProgram {
+                        context,
+                        program,
+                        built,
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(device = %device.info.name, error = %e,
+                        "the driver refused the kept opencl kernels: building them from source");
+                    if let Some(dir) = cache {
+                        kernel_cache::forget(dir, &key);
+                    }
+                }
+            }
+        }
+        // Said before it starts: it takes minutes where nothing is kept.
         tracing::info!(
             device = %device.info.name,
-            build_ms = build_time.as_millis() as u64,
+            "building the opencl kernels from source (NVIDIA's compiler took 160 s on an H200)"
+        );
+        let program = Program::create_and_build_from_source(&context, &source, BUILD_OPTIONS)
+            .map_err(|log| ProverError::Device {
+                backend: "opencl".into(),
+                reason: format!("building the kernels for {}: {log}", device.info.name),
+            })?;
+        let built = KernelBuild {
+            from: BuiltFrom::Source,
+            elapsed: start.elapsed(),
+        };
+        tracing::info!(
+            device = %device.info.name,
+            build_ms = built.elapsed.as_millis() as u64,
             "opencl kernels built"
         );
-        let p = Arc::new(DeviceProgram { context, program });
-        built.push((key, Arc::clone(&p)));
-        Ok(p)
+        match program.get_binaries().map(|mut b| b.pop()) {
+            Ok(Some(binary)) if !binary.is_empty() => {
+                if let Some(dir) = cache {
+                    match kernel_cache::write(dir, &key, &binary) {
+                        Ok(path) => tracing::info!(path = %path.display(), bytes = binary.len(),
+                            "opencl kernels kept for the next start"),
+                        Err(e) => tracing::warn!(dir = %dir.display(), error = %e,
+                            "the opencl kernels could not be kept: the next start builds them again"),
+                    }
+                }
+                *known = Some(Arc::new(binary));
+            }
+            other => {
+                tracing::warn!(device = %device.info.name, result = ?other.map(|b| b.map(|b| b.len())),
+                "the driver gave no binary of the opencl kernels: the next start builds them again")
+            }
+        }
+        Ok(DeviceProgram {
+            context,
+            program,
+            built,
+        })
     }
 
     pub fn kernel(&self, name: &str) -> Result<Kernel> {

@@ -21,7 +21,8 @@
 //! Layout:
 //! - `device.rs`: discovery across all platforms, selection, the shared memory pool.
 //! - `kernels.rs`: kernel source (`snarkd_scalar.cl`, `snarkd_point.cl` and ec-gpu-gen's), the
-//!   per-device program cache, buffers.
+//!   per-device program, buffers.
+//! - `kernel_cache.rs`: compiled programs kept on disk between processes.
 //! - `queue.rs`: [`DeviceQueue`], one worker's queue and memory share on a device, with counts.
 //! - `resident.rs`: circuits' bases kept on the device, evicted least recently used.
 //! - `plan.rs`: one partition's device phase (a [`crate::groth16::DevicePlan`]).
@@ -30,6 +31,7 @@
 
 mod device;
 mod fft;
+mod kernel_cache;
 mod kernels;
 #[cfg(feature = "bench")]
 mod legacy;
@@ -38,6 +40,7 @@ mod plan;
 mod queue;
 mod resident;
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -48,7 +51,7 @@ use ff::Field;
 pub use device::{
     list_devices, preferred_device, select_devices, DeviceMemory, OpenClDevice, OpenClDeviceInfo,
 };
-pub use kernels::LimbBits;
+pub use kernels::{BuiltFrom, DeviceProgram, KernelBuild, LimbBits};
 pub use queue::DeviceQueue;
 
 use super::{DeviceBackend, PciAddress, PoolUse};
@@ -83,6 +86,9 @@ pub struct OpenClOptions {
     pub pool_bytes: Option<u64>,
     /// Limb width of the field code.
     pub limbs: LimbBits,
+    /// Where compiled kernels are kept between processes (`None`: built from source in every
+    /// process, the driver's own cache aside).
+    pub kernel_cache: Option<PathBuf>,
 }
 
 impl Default for OpenClOptions {
@@ -95,6 +101,7 @@ impl Default for OpenClOptions {
             keep_params: true,
             pool_bytes: None,
             limbs: LimbBits::default(),
+            kernel_cache: None,
         }
     }
 }
@@ -104,6 +111,7 @@ pub struct OpenClBackend {
     name: String,
     device: OpenClDevice,
     options: OpenClOptions,
+    program: Arc<DeviceProgram>,
     memory: Arc<DeviceMemory>,
     /// Idle queues; a worker takes one (or opens one) per partition.
     queues: Mutex<Vec<DeviceQueue>>,
@@ -121,22 +129,25 @@ struct Health {
 }
 
 impl OpenClBackend {
-    /// A backend on `device`, compiling the kernels now (the first build on a machine can take
-    /// minutes on PoCL; the driver caches it for later processes).
+    /// A backend on `device`, building the kernels now: from the binary kept in
+    /// [`OpenClOptions::kernel_cache`] when there is a usable one (seconds), else from source
+    /// (minutes the first time on a machine).
     pub fn new(device: OpenClDevice, options: OpenClOptions) -> Result<OpenClBackend> {
         let usable = device.info.memory_bytes / 100 * (100 - DEVICE_MEMORY_HEADROOM_PERCENT);
         let memory = DeviceMemory::new(options.pool_bytes.unwrap_or(usable).min(usable));
+        let program = DeviceProgram::get(&device, options.limbs, options.kernel_cache.as_deref())?;
         let first = DeviceQueue::new(
             device.clone(),
+            Arc::clone(&program),
             Arc::clone(&memory),
             options.workers_per_device,
             options.max_chunk_terms,
-            options.limbs,
         )?;
         Ok(OpenClBackend {
-            name: format!("opencl:{}", device.info.ordinal),
+            name: device.info.backend_name(),
             device,
             options,
+            program,
             memory,
             queues: Mutex::new(vec![first]),
             resident: ResidentCache::default(),
@@ -146,6 +157,11 @@ impl OpenClBackend {
 
     pub fn device(&self) -> &OpenClDeviceInfo {
         &self.device.info
+    }
+
+    /// How this backend's kernels were built (from source or a kept binary) and how long it took.
+    pub fn kernel_build(&self) -> KernelBuild {
+        self.program.built
     }
 
     /// The device's memory pool (reserved bytes can be watched by tests).
@@ -300,10 +316,10 @@ impl OpenClBackend {
             Some(q) => Ok(q),
             None => DeviceQueue::new(
                 self.device.clone(),
+                Arc::clone(&self.program),
                 Arc::clone(&self.memory),
                 self.options.workers_per_device,
                 self.options.max_chunk_terms,
-                self.options.limbs,
             ),
         }
     }
@@ -413,12 +429,7 @@ impl DeviceBackend for OpenClBackend {
     }
 
     fn driver(&self) -> Option<String> {
-        let info = &self.device.info;
-        Some(
-            format!("{} {}", info.platform, info.driver_version)
-                .trim()
-                .to_string(),
-        )
+        Some(self.device.info.driver())
     }
 
     /// On the device while it is healthy (its steps that fall back to the CPU ask for the host

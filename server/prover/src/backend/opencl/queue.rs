@@ -17,7 +17,7 @@ use opencl3::memory::Buffer;
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 
 use super::device::{DeviceMemory, MemoryGrant, OpenClDevice};
-use super::kernels::{cl_err, DeviceProgram, LimbBits};
+use super::kernels::{cl_err, DeviceProgram};
 use crate::error::Result;
 use crate::groth16::DeviceCounters;
 
@@ -49,12 +49,11 @@ struct Counts {
 impl DeviceQueue {
     pub fn new(
         device: OpenClDevice,
+        program: Arc<DeviceProgram>,
         memory: Arc<DeviceMemory>,
         workers_on_device: usize,
         max_chunk_terms: usize,
-        limbs: LimbBits,
     ) -> Result<DeviceQueue> {
-        let program = DeviceProgram::get(&device, limbs)?;
         #[allow(deprecated)] // the 1.2 entry point: PoCL 3 and older NVIDIA drivers have it
         let queue = CommandQueue::create_default(&program.context, 0)
             .map_err(|e| cl_err("creating a command queue", e))?;
