@@ -91,6 +91,7 @@ def check_daemon(name, service, params_dir):
     named = {str(v).split(":")[1]: str(v).split(":")[0] for v in service["volumes"] if isinstance(v, str)}
     assert precompiled in named, f"{name}: SNARKD_SYNTHESIS_PRECOMPILED_DIR is not a named volume"
     assert "/var/lib/snarkd/jobs" in named, f"{name}: the job journal is not a named volume"
+    assert "/var/lib/snarkd/kernels" in named, f"{name}: the compiled kernels are not a named volume"
     memlock = service.get("ulimits", {}).get("memlock", {})
     assert memlock in (-1, {"soft": -1, "hard": -1}), f"{name}: memlock must be unlimited: {memlock}"
     logging = service.get("logging", {})

@@ -1,5 +1,5 @@
 //! The command line: `snarkd run`, `snarkd config default`, `snarkd params generate` and
-//! `precompile`, `snarkd devices`, `snarkd --version`.
+//! `precompile`, `snarkd devices`, `snarkd health`, `snarkd --version`.
 
 use std::path::PathBuf;
 
@@ -28,6 +28,13 @@ pub enum Command {
     /// List the devices the device phase can use: every OpenCL device of every platform
     /// (ordinal, platform, name, type, memory, compute units), then the CPU.
     Devices,
+    /// Ask a running daemon's HTTP port for GET /healthz: exits 0 when it answers 200 (serving),
+    /// 1 otherwise (not running, draining). For container healthchecks.
+    Health {
+        /// The daemon's HTTP address, host:port.
+        #[arg(long, default_value = "127.0.0.1:9821")]
+        http: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -20,6 +20,7 @@ pub mod api;
 pub mod build_info;
 pub mod cli;
 pub mod config;
+pub mod health_cmd;
 pub mod http;
 pub mod once_per_second;
 pub mod params_check;

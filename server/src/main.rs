@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Command::Params(ParamsCommand::Generate(args)) => snarkd::params_cmd::generate(args),
         Command::Params(ParamsCommand::Precompile(args)) => snarkd::params_cmd::precompile(args),
         Command::Params(ParamsCommand::Check(args)) => params_check(args),
+        Command::Health { http } => snarkd::health_cmd::check(&http),
         Command::Devices => {
             println!("ordinal\tplatform\tname\ttype\tmemory\tcompute units");
             for line in snarkd::proving::devices::listing() {

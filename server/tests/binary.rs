@@ -1,6 +1,6 @@
 //! The `snarkd` binary itself: version, default config, `params generate`, startup errors (a
 //! memory budget below the daemon's own memory among them), a clean exit on SIGTERM
-//! and SIGINT with JSON logs, `RUST_LOG` over `[logging] level`, and a default level that keeps
+//! and SIGINT with JSON logs, `snarkd health` for container healthchecks, `RUST_LOG` over `[logging] level`, and a default level that keeps
 //! dependencies' info lines out.
 
 mod common;
@@ -200,9 +200,17 @@ async fn runs_serves_status_and_exits_zero_on_sigterm() {
         status["pipelines"].is_array() && status["gpu_workers"].is_array(),
         "{status}"
     );
+    // The containers' healthcheck: `snarkd health` against the serving daemon.
+    let health = snarkd(&["health", "--http", &http.to_string()]);
+    assert!(health.status.success(), "{health:?}");
 
     daemon.sigterm();
     daemon.expect_clean_exit().await;
+    // Nothing answers any more: unhealthy, saying so.
+    let health = snarkd(&["health", "--http", &http.to_string()]);
+    assert_eq!(health.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&health.stderr);
+    assert!(said.contains("nothing answers on"), "{said}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
