@@ -43,7 +43,10 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("snarkd: {err:#}");
+            // Under systemd, stderr is a journal stream: the `<3>` prefix files the line at
+            // error priority, so `journalctl -p err` says why snarkd stopped.
+            let priority = if service::under_journald() { "<3>" } else { "" };
+            eprintln!("{priority}snarkd: {err:#}");
             if err.chain().any(|cause| cause.is::<ConfigError>()) {
                 ExitCode::from(service::EXIT_CONFIG)
             } else {
@@ -95,6 +98,7 @@ async fn serve_until_signal(config: Config, ready_file: Option<&Path>) -> anyhow
     // Before the engine starts, so its first metrics are recorded.
     telemetry::prometheus();
     let started = start_engine(&config).await?;
+    telemetry::zero_counters(&started.prover.backend_names());
     let daemon = Daemon::start(&config, started.engine.clone()).await?;
     if let Some(path) = ready_file {
         snarkd::ready::Ready {

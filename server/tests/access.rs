@@ -316,7 +316,7 @@ async fn access_settings_that_cannot_work_fail_startup_naming_the_key() {
     let mut config = test_config();
     config.auth.token_file = Some(dir.path().join("missing"));
     let err = start_err(config).await;
-    assert!(err.contains("[auth] token_file"), "{err}");
+    assert!(err.contains("auth.token_file"), "{err}");
 
     let garbage = dir.path().join("garbage.pem");
     std::fs::write(&garbage, "not a certificate").unwrap();

@@ -154,6 +154,39 @@ fn startup_errors_exit_nonzero_and_say_what_to_do() {
         "{err}"
     );
 
+    // Settings that read as valid but cannot work here: 78 too, naming the key.
+    for (settings, key) in [
+        (&[("SNARKD_GPUS_BACKEND", "cuda")][..], "gpus.backend"),
+        (
+            &[("SNARKD_AUTH_TOKEN_FILE", "/nonexistent/token")],
+            "auth.token_file",
+        ),
+        (
+            &[
+                ("SNARKD_TLS_CERT_FILE", "/nonexistent/cert.pem"),
+                ("SNARKD_TLS_KEY_FILE", "/nonexistent/key.pem"),
+            ],
+            "tls.cert_file",
+        ),
+    ] {
+        let state = tempfile::tempdir().unwrap();
+        let out = Command::new(SNARKD)
+            .args([
+                "run",
+                "--listen",
+                "127.0.0.1:0",
+                "--http-listen",
+                "127.0.0.1:0",
+            ])
+            .envs(settings.iter().copied())
+            .env("STATE_DIRECTORY", state.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(EX_CONFIG), "{settings:?}: {err}");
+        assert!(err.contains(key), "{settings:?}: {err}");
+    }
+
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("bad.toml");
     std::fs::write(&file, "[gpus]\nbackend = \"metal\"\n").unwrap();
@@ -164,6 +197,25 @@ fn startup_errors_exit_nonzero_and_say_what_to_do() {
         err.contains("gpus.backend") && err.contains("metal"),
         "{err}"
     );
+}
+
+#[test]
+fn under_journald_the_line_saying_why_snarkd_stopped_is_at_error_priority() {
+    use std::os::unix::fs::MetadataExt;
+    // stderr is "the journal stream" when JOURNAL_STREAM names its device and inode.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stderr");
+    let stderr = std::fs::File::create(&path).unwrap();
+    let meta = stderr.metadata().unwrap();
+    let status = Command::new(SNARKD)
+        .args(["run", "--config", "/nonexistent/snarkd.toml"])
+        .env("JOURNAL_STREAM", format!("{}:{}", meta.dev(), meta.ino()))
+        .stderr(stderr)
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(EX_CONFIG));
+    let said = std::fs::read_to_string(&path).unwrap();
+    assert!(said.starts_with("<3>snarkd: "), "{said}");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! `PROMTOOL`), answers a scrape that names the port by address, and carries the device, gRPC
 //! and process metrics; every job lifecycle log line carries the client's `request_id`; the
 //! startup log says how the memory budget was reckoned and which devices prove; a refused `Host`
-//! is logged at WARN, at most once a second.
+//! is logged at WARN, at most once a second; a fresh daemon exports every counter the alerts
+//! and the dashboard name, at zero.
 
 mod common;
 #[path = "common/real.rs"]
@@ -160,4 +161,89 @@ async fn a_refused_host_is_logged_at_warn_at_most_once_a_second() {
         "{} lines for {REFUSALS} refusals: {warnings:?}",
         warnings.len()
     );
+}
+
+/// Every metric name in `text` (`snarkd_…`, `grpc_server_…`), histogram series folded into
+/// their family.
+fn metric_names(text: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    for (start, _) in text.match_indices("snarkd_") {
+        let before = text[..start].chars().last();
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let name: String = text[start..]
+            .chars()
+            .take_while(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_')
+            .collect();
+        let family = ["_bucket", "_sum", "_count"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(&name)
+            .to_string();
+        names.insert(family);
+    }
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_daemon_exports_every_counter_the_alerts_and_the_dashboard_name_at_zero() {
+    let mut daemon = process::spawn(
+        std::path::Path::new(SNARKD),
+        [("SNARKD_GPUS_BACKEND", "cpu")],
+    );
+    let http = daemon.ready().http;
+    let metrics = reqwest::get(format!("http://{http}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let exported = metric_names(&metrics);
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let mut named = String::new();
+    for file in [
+        "docker/prometheus/alerts.yml",
+        "docker/grafana/snarkd-dashboard.json",
+    ] {
+        named.push_str(&std::fs::read_to_string(format!("{root}/{file}")).unwrap());
+    }
+    // Histograms have samples only once something was timed; the fallbacks appear at their
+    // first event by design (one series per circuit and stage); a device's readings are absent,
+    // never 0, where it cannot give them (the CPU has no NVML, no pool).
+    let readings = [
+        "snarkd_device_memory_total_bytes",
+        "snarkd_device_memory_used_bytes",
+        "snarkd_device_pool_limit_bytes",
+        "snarkd_device_pool_used_bytes",
+        "snarkd_device_power_watts",
+        "snarkd_device_temperature_celsius",
+        "snarkd_device_utilization_ratio",
+    ];
+    let later = |name: &str| {
+        name.ends_with("_seconds")
+            || name == "snarkd_native_witness_fallbacks_total"
+            || readings.contains(&name)
+    };
+    let missing: Vec<String> = metric_names(&named)
+        .into_iter()
+        .filter(|n| !exported.contains(n) && !later(n))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "named by the alerts or the dashboard, absent from a fresh daemon's /metrics: {missing:?}"
+    );
+    // The failure counters the deadline alerts watch are there, at zero, for every kind.
+    for kind in ["porep", "snap", "wpost", "winning"] {
+        let line = format!("snarkd_proofs_failed_total{{kind=\"{kind}\"}} 0");
+        assert!(metrics.lines().any(|l| l == line), "no {line}:\n{metrics}");
+    }
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "snarkd_device_faults_total{device=\"cpu\"} 0"),
+        "{metrics}"
+    );
+    daemon.sigterm();
+    daemon.expect_clean_exit().await;
 }

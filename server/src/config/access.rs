@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use super::ListenAddr;
+
 /// `[http]`: what the HTTP port (browsers, scrapers) may reach.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -71,6 +73,34 @@ fn host_name(host: &str) -> &str {
 pub struct AuthSection {
     /// A file holding the token (surrounding whitespace is ignored); unset means no token.
     pub token_file: Option<PathBuf>,
+    /// Serve the mutating calls without a token on a TCP address beyond loopback (a firewall,
+    /// a private network or a container's loopback-only port mapping keeps it private).
+    pub allow_unauthenticated_remote: bool,
+}
+
+impl AuthSection {
+    /// Refuses a gRPC listener beyond this machine that anyone reaching it could use to prove,
+    /// cancel and evict, unless a token guards it or that was asked for.
+    pub(super) fn validate(&self, listen: &ListenAddr) -> Result<(), (String, String)> {
+        let ListenAddr::Tcp(addr) = listen else {
+            return Ok(());
+        };
+        if addr.ip().is_loopback() || self.token_file.is_some() || self.allow_unauthenticated_remote
+        {
+            return Ok(());
+        }
+        Err((
+            "daemon.listen".into(),
+            format!(
+                "{addr} takes calls from beyond this machine, and no [auth] token_file guards \
+                 SubmitProof, Prove, CancelProof and EvictSRS there: anyone who reaches the port \
+                 could use them. Listen on 127.0.0.1 (or a unix socket) where Curio runs on this \
+                 machine; else set [auth] token_file, or, where a firewall or a private network \
+                 keeps the port to Curio's machines (Curio sends no token), set [auth] \
+                 allow_unauthenticated_remote = true"
+            ),
+        ))
+    }
 }
 
 /// `[tls]`: TLS on a TCP gRPC listener; client certificates when `client_ca_file` is set.
@@ -131,12 +161,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_listener_beyond_loopback_needs_a_token_or_an_explicit_yes() {
+        let with = |env: &[(&str, &str)]| {
+            let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+            load(None, env, &Overrides::default()).map(|_| ())
+        };
+        let refused = with(&[("SNARKD_DAEMON_LISTEN", "0.0.0.0:9820")]).unwrap_err();
+        let said = refused.to_string();
+        assert!(
+            said.contains("daemon.listen")
+                && said.contains("0.0.0.0:9820")
+                && said.contains("[auth] token_file")
+                && said.contains("allow_unauthenticated_remote = true"),
+            "{said}"
+        );
+        let remote = ("SNARKD_DAEMON_LISTEN", "192.0.2.7:9820");
+        assert!(with(&[remote]).is_err());
+        assert!(with(&[remote, ("SNARKD_AUTH_TOKEN_FILE", "/etc/snarkd/token")]).is_ok());
+        assert!(with(&[remote, ("SNARKD_AUTH_ALLOW_UNAUTHENTICATED_REMOTE", "true")]).is_ok());
+        assert!(with(&[("SNARKD_DAEMON_LISTEN", "127.0.0.1:9820")]).is_ok());
+        assert!(with(&[("SNARKD_DAEMON_LISTEN", "[::1]:9820")]).is_ok());
+        assert!(with(&[("SNARKD_DAEMON_LISTEN", "unix:///run/snarkd/snarkd.sock")]).is_ok());
+    }
+
+    #[test]
     fn the_access_keys_are_documented_and_set_from_file_and_environment() {
         for key in [
             "allowed_hosts = ",
             "serve_all_rpcs = ",
             "scrapes_any_host = ",
             "token_file = ",
+            "allow_unauthenticated_remote = ",
             "cert_file = ",
             "key_file = ",
             "client_ca_file = ",

@@ -133,3 +133,24 @@ pub(super) fn carry_over(table: &mut toml::Table) -> Result<Vec<String>, (String
     table.retain(|_, v| v.as_table().is_none_or(|t| !t.is_empty()));
     Ok(notes)
 }
+
+/// What a carried-over `[daemon] listen` beyond loopback needs to start (snarkd refuses one
+/// that no token guards, `AuthSection::validate`): said in the printed config.
+pub(super) fn listen_note(table: &toml::Table) -> Option<String> {
+    let daemon = table.get("daemon").and_then(toml::Value::as_table)?;
+    let listen = daemon.get("listen").and_then(toml::Value::as_str)?;
+    let addr: std::net::SocketAddr = listen.parse().ok()?;
+    let auth = table.get("auth").and_then(toml::Value::as_table);
+    let guarded = auth.is_some_and(|a| {
+        a.contains_key("token_file")
+            || a.get("allow_unauthenticated_remote") == Some(&toml::Value::Boolean(true))
+    });
+    (!addr.ip().is_loopback() && !guarded).then(|| {
+        format!(
+            "[daemon] listen = \"{listen}\" takes calls from beyond this machine, which snarkd \
+             refuses without a token: listen on 127.0.0.1 where Curio runs here; else, where a \
+             firewall keeps the port to Curio's machines (Curio sends no token), add [auth] \
+             allow_unauthenticated_remote = true"
+        )
+    })
+}

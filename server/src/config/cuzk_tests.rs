@@ -8,10 +8,19 @@ use super::tests::{load_err, load_ok};
 use super::*;
 
 const EXAMPLE: &str = include_str!("fixtures/cuzk.example.toml");
+/// What a cuzk config listening on every interface needs to start.
+const REMOTE_ALLOWED: &[(&str, &str)] = &[("SNARKD_AUTH_ALLOW_UNAUTHENTICATED_REMOTE", "true")];
 
 #[test]
 fn cuzks_example_config_is_accepted_with_its_keys_mapped_and_the_rest_noted() {
-    let config = load_ok(EXAMPLE, &[]);
+    // cuzk's documented address takes calls from every interface, with no token: refused
+    // unless that is asked for (where a firewall keeps the port private).
+    let refused = load_err(EXAMPLE, &[]);
+    assert!(
+        refused.contains("daemon.listen") && refused.contains("0.0.0.0:9820"),
+        "{refused}"
+    );
+    let config = load_ok(EXAMPLE, REMOTE_ALLOWED);
     assert_eq!(config.daemon.listen, "0.0.0.0:9820".parse().unwrap());
     assert_eq!(config.params.dir, PathBuf::from("/data/zk/params"));
     assert_eq!(config.memory.budget, MemoryBudget::Auto);
@@ -106,9 +115,16 @@ fn from_cuzk_prints_a_snarkd_config_that_loads_to_the_same_settings() {
         "{text}"
     );
     assert!(!text.lines().any(|l| l.trim() == "[srs]"), "{text}");
-    let converted = load_ok(&text, &[]);
+    // cuzk's address is kept, and the output says what it needs.
+    assert!(text.contains("listen = \"0.0.0.0:9820\""), "{text}");
+    assert!(
+        text.contains("# [daemon] listen = \"0.0.0.0:9820\" takes calls from beyond this machine")
+            && text.contains("allow_unauthenticated_remote = true"),
+        "{text}"
+    );
+    let converted = load_ok(&text, REMOTE_ALLOWED);
     assert!(converted.carried_over.is_empty(), "a snarkd config now");
-    let direct = load_ok(EXAMPLE, &[]);
+    let direct = load_ok(EXAMPLE, REMOTE_ALLOWED);
     assert_eq!(
         Config {
             carried_over: Vec::new(),

@@ -305,6 +305,7 @@ impl Config {
             );
         }
         self.http.validate()?;
+        self.auth.validate(&self.daemon.listen)?;
         self.tls
             .validate(matches!(self.daemon.listen, ListenAddr::Unix(_)))?;
         self.limits.validate()?;

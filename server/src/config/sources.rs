@@ -56,6 +56,19 @@ pub enum ConfigError {
     },
 }
 
+impl ConfigError {
+    /// A startup refusal over what `key` (dotted, e.g. `gpus.backend`) asks for: `msg` says the
+    /// value and the fix. It exits 78 like any other config error, so the unit does not restart
+    /// a daemon that cannot start as configured.
+    pub fn refused(key: &str, msg: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            key: key.to_string(),
+            msg: msg.into(),
+            origin: String::new(),
+        }
+    }
+}
+
 /// Builds the config from the file at `path`, the variables in `env` and the flags.
 pub(super) fn load(
     path: Option<&Path>,
@@ -122,7 +135,8 @@ pub(super) fn from_cuzk(path: &Path) -> Result<String, ConfigError> {
             "has no key only cuzk has ([srs], [memory] total_budget, [gpus] gpu_workers_per_device, ...): is it a cuzk config?".into(),
         )));
     }
-    let notes = super::cuzk::carry_over(&mut table).map_err(invalid)?;
+    let mut notes = super::cuzk::carry_over(&mut table).map_err(invalid)?;
+    notes.extend(super::cuzk::listen_note(&table));
     let text = toml::to_string(&table).map_err(|e| invalid((String::new(), e.to_string())))?;
     let mut out = format!(
         "# snarkd config carried over from the cuzk config {}.\n",

@@ -10,11 +10,10 @@
 
 use std::sync::Arc;
 
-use anyhow::bail;
 use snarkd_engine::prover::DeviceInfo;
 use snarkd_prover::{CpuBackend, DeviceBackend};
 
-use crate::config::{total_memory_bytes, Backend, Config};
+use crate::config::{total_memory_bytes, Backend, Config, ConfigError};
 
 /// One backend per selected device, with the device as the engine sees it. Logs what was chosen
 /// and sets `snarkd_gpu_expected` (1 unless `[gpus] backend = "cpu"`), so that a box that asked
@@ -40,11 +39,15 @@ fn choose(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBack
         Backend::Opencl => {
             let found = opencl::backends(config, false)?;
             if found.is_empty() {
-                bail!(
-                    "[gpus] backend = \"opencl\" found no OpenCL device{}; install a driver \
-                     (PoCL's CPU device: apt-get install pocl-opencl-icd) or set backend = \"cpu\"",
-                    opencl::unavailable_reason()
-                );
+                return Err(ConfigError::refused(
+                    "gpus.backend",
+                    format!(
+                        "\"opencl\" found no OpenCL device{}; install a driver (PoCL's CPU \
+                         device: apt-get install pocl-opencl-icd) or set backend = \"cpu\"",
+                        opencl::unavailable_reason()
+                    ),
+                )
+                .into());
             }
             Ok(found)
         }
@@ -52,10 +55,12 @@ fn choose(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBack
             let gpus = opencl::backends(config, true)?;
             Ok(if gpus.is_empty() { cpu() } else { gpus })
         }
-        Backend::Cuda => bail!(
-            "[gpus] backend = \"cuda\": snarkd has no CUDA backend; set backend = \"opencl\" \
-             (or \"auto\"), which proves on NVIDIA GPUs through NVIDIA's OpenCL driver"
-        ),
+        Backend::Cuda => Err(ConfigError::refused(
+            "gpus.backend",
+            "\"cuda\": snarkd has no CUDA backend; set backend = \"opencl\" (or \"auto\"), which \
+             proves on NVIDIA GPUs through NVIDIA's OpenCL driver",
+        )
+        .into()),
     }
 }
 

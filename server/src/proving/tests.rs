@@ -295,9 +295,14 @@ fn the_cpu_backend_is_one_device_and_cuda_is_refused_pointing_at_opencl() {
     config.gpus.backend = crate::config::Backend::Cuda;
     let refused = devices::backends(&config).err().expect("no CUDA backend");
     assert!(
-        refused.to_string().contains("set backend = \"opencl\""),
+        refused.to_string().contains("gpus.backend")
+            && refused.to_string().contains("set backend = \"opencl\""),
         "{refused}"
     );
+    // A config error: exit 78, which the unit does not restart.
+    assert!(refused
+        .chain()
+        .any(|c| c.is::<crate::config::ConfigError>()));
 
     let listing = devices::listing();
     assert!(

@@ -6,7 +6,6 @@ use std::path::Path;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use anyhow::{anyhow, Context as _};
 use futures::future::{ready, Either, Ready};
 use http::{header, HeaderMap, Request, Response, StatusCode};
 use snarkd_proto::v1::proving_engine_server::ProvingEngineServer;
@@ -16,6 +15,7 @@ use tonic::Status;
 use tower::{Layer, Service};
 
 use crate::api::ProvingService;
+use crate::config::ConfigError;
 use crate::http::refusal::refuse;
 
 /// The ProvingEngine service's name, as in its call paths.
@@ -49,18 +49,25 @@ impl std::fmt::Debug for Token {
 impl Token {
     /// Reads the token from `path`; surrounding whitespace (a final newline) is not part of it.
     pub fn load(path: &Path) -> anyhow::Result<Token> {
-        let text = std::fs::read_to_string(path).with_context(|| {
-            format!(
-                "cannot read the token file {} ([auth] token_file)",
-                path.display()
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError::refused(
+                "auth.token_file",
+                format!(
+                    "cannot read the token file {}: {e}; check the path and that snarkd's user may read it",
+                    path.display()
+                ),
             )
         })?;
         let token = text.trim();
         if token.is_empty() {
-            return Err(anyhow!(
-                "the token file {} is empty ([auth] token_file): write a long random token into it, e.g. `openssl rand -hex 32`",
-                path.display()
-            ));
+            return Err(ConfigError::refused(
+                "auth.token_file",
+                format!(
+                    "the token file {} is empty: write a long random token into it, e.g. `openssl rand -hex 32`",
+                    path.display()
+                ),
+            )
+            .into());
         }
         Ok(Token(token.as_bytes().into()))
     }

@@ -2,10 +2,9 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use tonic::transport::{Certificate, Identity, ServerTlsConfig};
 
-use crate::config::TlsSection;
+use crate::config::{ConfigError, TlsSection};
 
 /// The server's TLS settings, or `None` for plaintext. Files are read now, so a missing one
 /// fails startup naming its key.
@@ -24,5 +23,14 @@ pub fn server_config(tls: &TlsSection) -> anyhow::Result<Option<ServerTlsConfig>
 }
 
 fn read(path: &Path, key: &str) -> anyhow::Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("cannot read {} ([tls] {key})", path.display()))
+    std::fs::read(path).map_err(|e| {
+        ConfigError::refused(
+            &format!("tls.{key}"),
+            format!(
+                "cannot read {}: {e}; check the path and that snarkd's user may read it",
+                path.display()
+            ),
+        )
+        .into()
+    })
 }

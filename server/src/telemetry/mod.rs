@@ -3,6 +3,9 @@
 //! `GET /metrics` and GetMetrics both render.
 
 mod describe;
+mod zeros;
+
+pub use zeros::zero_counters;
 
 use std::sync::OnceLock;
 use std::time::Duration;

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# From start to the first WinningPoSt served, cold and warm: starts snarkd on the OpenCL devices
+# (`auto` where there are GPUs, else `opencl`, which takes PoCL's CPU device) with nothing kept
+# (a fresh state directory: no compiled kernels; fresh driver caches: CUDA_CACHE_PATH and
+# POCL_CACHE_DIR), proves one real 2 KiB WinningPoSt as soon as it serves, waits for its devices
+# to be ready, stops it, then does the same again with what the first start kept. Prints one
+# JSON row per start: seconds to serving, to the WinningPoSt proved, to every device ready, the
+# kernel build (from source or from the kept binary) and where the WinningPoSt ran (cpu while
+# the device warmed, or the device).
+#
+#   SNARKD_BIN_DIR=DIR scripts/cold-start.sh FIXTURES_DIR PARAMS_DIR
+#
+# FIXTURES_DIR is `snarkd-bench gen`'s output, PARAMS_DIR holds the 2 KiB WinningPoSt parameters.
+# scripts/gpu-check.sh runs it; it runs alone as well.
+set -euo pipefail
+fixtures="$1"
+params="$2"
+bin="${SNARKD_BIN_DIR:?set SNARKD_BIN_DIR to the release binaries}"
+work="$(mktemp -d)"
+daemon=""
+cleanup() {
+  [ -n "$daemon" ] && kill -TERM "$daemon" 2>/dev/null && wait "$daemon" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+backend=opencl
+"$bin/snarkd" devices 2>/dev/null | awk -F'\t' '$4 == "gpu"' | grep -q . && backend=auto
+
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+# The first log line (JSON) whose message is $2, its field $3.
+log_field() {
+  python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    try:
+        event = json.loads(line)
+    except ValueError:
+        continue
+    if event.get("message") == sys.argv[2]:
+        print(event.get(sys.argv[3], ""))
+        break
+' "$1" "$2" "$3"
+}
+
+one_start() {
+  local which="$1" log="$work/daemon-$1.log" ready="$work/ready-$1.json" started grpc http
+  rm -f "$ready"
+  started=$(now_ms)
+  STATE_DIRECTORY="$work/state" CUDA_CACHE_PATH="$work/state/kernels/nvidia" \
+    POCL_CACHE_DIR="$work/pocl" SNARKD_GPUS_BACKEND="$backend" SNARKD_PARAMS_DIR="$params" \
+    SNARKD_JOBS_DIR="$work/jobs" SNARKD_LOGGING_FORMAT=json SNARKD_GPUS_TELEMETRY_INTERVAL=1s \
+    "$bin/snarkd" run --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --ready-file "$ready" \
+    2>"$log" &
+  daemon=$!
+  until [ -s "$ready" ]; do
+    kill -0 "$daemon" 2>/dev/null || { echo "snarkd exited at startup:" >&2; cat "$log" >&2; exit 1; }
+    sleep 0.05
+  done
+  local serving=$(( $(now_ms) - started ))
+  grpc="$(sed -n 's/.*"grpc":"\([^"]*\)".*/\1/p' "$ready")"
+  http="$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' "$ready")"
+  "$bin/snarkd-bench" --addr "http://$grpc" single -t winning --input "$fixtures" >/dev/null
+  local proved=$(( $(now_ms) - started ))
+  local on_cpu
+  on_cpu="$(python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "http://$http/metrics" | sed -n 's/^snarkd_cpu_while_warming_total{kind="winning"} \(.*\)/\1/p')"
+  # Every device set up: the devices' readings say none is warming any more.
+  local waited=$SECONDS
+  until python3 -c 'import json,sys,urllib.request; d=json.load(urllib.request.urlopen(sys.argv[1])).get("devices", []); sys.exit(0 if d and not any(x.get("warming") for x in d) else 1)' "http://$http/status" 2>/dev/null; do
+    [ $((SECONDS - waited)) -lt 900 ] || { echo "devices still warming after 15 minutes" >&2; exit 1; }
+    sleep 0.1
+  done
+  local ready_ms=$(( $(now_ms) - started ))
+  kill -TERM "$daemon" && wait "$daemon" || true
+  daemon=""
+  local from build_ms
+  from="$(log_field "$log" "opencl kernels loaded from their kept binary" build_ms)"
+  if [ -n "$from" ]; then build_ms="$from"; from=binary; else
+    build_ms="$(log_field "$log" "opencl kernels built" build_ms)"; from=source; fi
+  printf '{"bench":"cold_start","start":"%s","backend":"%s","serving_s":%s,"first_winning_s":%s,"winning_on":"%s","devices_ready_s":%s,"kernels_from":"%s","kernel_build_s":%s}\n' \
+    "$which" "$backend" "$(awk "BEGIN{print $serving/1000}")" "$(awk "BEGIN{print $proved/1000}")" \
+    "$([ "${on_cpu:-0}" = 1 ] && echo cpu || echo device)" "$(awk "BEGIN{print $ready_ms/1000}")" \
+    "$from" "$(awk "BEGIN{print ${build_ms:-0}/1000}")"
+}
+
+one_start cold
+one_start warm
