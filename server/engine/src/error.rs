@@ -73,9 +73,10 @@ impl EngineError {
             EngineError::InvalidRequest(_)
             | EngineError::UnknownJob(_)
             | EngineError::UnknownCircuit(_) => ErrorClass::Client,
-            EngineError::Setup(_) => ErrorClass::Operator,
-            EngineError::TooLarge { .. }
-            | EngineError::ParamsInUse(_)
+            // A partition larger than the whole budget never fits, whenever it is retried: the
+            // operator raises the budget (or the job goes to a larger box).
+            EngineError::Setup(_) | EngineError::TooLarge { .. } => ErrorClass::Operator,
+            EngineError::ParamsInUse(_)
             | EngineError::NoRoom { .. }
             | EngineError::LimitReached { .. }
             | EngineError::ShuttingDown

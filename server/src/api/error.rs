@@ -15,7 +15,8 @@ pub fn code_of(err: &EngineError) -> Code {
         EngineError::UnknownJob(_) => Code::NotFound,
         // The set of circuits is fixed: an unknown id is a wrong argument, not a missing entity.
         EngineError::UnknownCircuit(_) => Code::InvalidArgument,
-        EngineError::TooLarge { .. } => Code::ResourceExhausted,
+        // Never fits this machine's budget: retrying cannot help until the operator raises it.
+        EngineError::TooLarge { .. } => Code::FailedPrecondition,
         // The params are held by jobs: evicting them must wait until those jobs end.
         EngineError::ParamsInUse(_) => Code::FailedPrecondition,
         // The budget is full right now; the same call can succeed once jobs end.
@@ -64,8 +65,8 @@ mod tests {
                     needed: "14 GiB".into(),
                     budget: "8 GiB".into(),
                 },
-                Code::ResourceExhausted,
-                Resource,
+                Code::FailedPrecondition,
+                Operator,
             ),
             (
                 EngineError::ParamsInUse("porep-2k".into()),

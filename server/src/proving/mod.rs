@@ -260,6 +260,10 @@ impl Prover for FilecoinProver {
                     snarkd_prover::filecoin::count_native_fallback(&circuit, "proof_check", &e.to_string());
                     StepError::Retryable(format!("{e} (made from a native witness: the job's partitions are synthesized from the gadgets from now on)"))
                 }
+                // Parameters that do not fit the partition fit no better on a second try.
+                (e @ (ProverError::ParamsShape(_) | ProverError::ParamsMismatch { .. }), _) => {
+                    StepError::Fatal(e.to_string())
+                }
                 (other, _) => StepError::Retryable(other.to_string()),
             })?;
         let name = backend.name().to_string();

@@ -453,3 +453,65 @@ fn partitions_are_reserved_for_the_device_phase_where_every_device_runs_it() {
         job.partition_memory_estimate().reserve_bytes()
     );
 }
+
+/// A backend whose device phase fails with the error it is given.
+struct FailsWith(fn() -> ProverError);
+
+impl DeviceBackend for FailsWith {
+    fn name(&self) -> &str {
+        "failing"
+    }
+    fn prove(
+        &self,
+        _partition: SynthesizedPartition,
+        _params: &LoadedParams,
+        _randomness: Randomness,
+        _hooks: &mut dyn PhaseHooks,
+    ) -> snarkd_prover::Result<(bellperson::groth16::Proof<blstrs::Bls12>, DeviceTimings)> {
+        Err((self.0)())
+    }
+}
+
+#[test]
+fn a_device_error_is_retried_but_parameters_that_do_not_fit_the_partition_are_not() {
+    let cases: [(fn() -> ProverError, bool); 3] = [
+        (
+            || ProverError::Device {
+                backend: "opencl:0".into(),
+                reason: "CL_OUT_OF_RESOURCES".into(),
+            },
+            true,
+        ),
+        (
+            || ProverError::ParamsShape("h has 7 bases for a domain of 8".into()),
+            false,
+        ),
+        (
+            || ProverError::ParamsMismatch {
+                loaded: "wpost-2k".into(),
+                wanted: "winning-2k".into(),
+            },
+            false,
+        ),
+    ];
+    for (error, retried) in cases {
+        let (info, _) = cpu(0);
+        let prover = FilecoinProver::new(
+            env().params_dir.clone(),
+            vec![(info, Arc::new(FailsWith(error)))],
+        );
+        let planned = prover.plan(winning()).unwrap();
+        let loaded = prover.load_params(WINNING).unwrap();
+        let params = &*loaded.params;
+        let partition = prover.synthesize(&planned.plan, 0, Some(params)).unwrap();
+        let device = prover.devices().remove(0);
+        let failed = prover
+            .prove(&device, partition, params, &mut Heard::default())
+            .unwrap_err();
+        assert_eq!(failed.is_retryable(), retried, "{failed:?}");
+        assert!(
+            failed.to_string().contains(&error().to_string()),
+            "{failed}"
+        );
+    }
+}
