@@ -1,4 +1,5 @@
-//! The deployment files: the systemd unit passes `systemd-analyze verify`, the sysusers.d and
+//! The deployment files: the systemd unit passes `systemd-analyze verify` and scores 4.0 or
+//! less in `systemd-analyze security`, the sysusers.d and
 //! tmpfiles.d entries their tools' checks; every `SNARKD_*` setting in the Dockerfile and the
 //! compose file is accepted by the daemon (the unit's are run as the unit runs them in
 //! `service_install.rs`); and the upgrade path of `install.sh` replaces a running binary by
@@ -103,6 +104,21 @@ fn the_systemd_unit_verifies() {
     assert!(out.status.success(), "{said}");
     // systemd only warns about unknown or malformed settings: there must be none.
     assert!(said.trim().is_empty(), "{said}");
+
+    // Sandboxed: systemd's own exposure score of the unit, 10 fully exposed, 0 locked down.
+    let out = Command::new("systemd-analyze")
+        .args(["security", "--offline=true", "--no-pager"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    let score: f64 = said
+        .lines()
+        .find_map(|l| l.split("exposure level for snarkd.service: ").nth(1))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no exposure level in:\n{said}"));
+    assert!(score <= 4.0, "exposure {score}, above 4.0:\n{said}");
 }
 
 #[test]
