@@ -51,6 +51,8 @@ async fn a_real_proofs_metrics_pass_promtool_and_its_log_lines_carry_the_request
         "# HELP snarkd_proof_seconds ",
         "# TYPE snarkd_worker_busy_seconds_total counter",
         r#"snarkd_proofs_completed_total{kind="wpost"} 1"#,
+        // Its one partition, on whichever path its parameters' load allowed.
+        r#"snarkd_partitions_synthesized_total{kind="wpost",path="#,
         r#"grpc_server_handled_total{grpc_type="unary",grpc_service="cuzk.v1.ProvingEngine",grpc_method="Prove",grpc_code="OK"} 1"#,
         "grpc_server_handling_seconds_bucket{",
         r#"snarkd_device_info{device="cpu",backend="cpu",ordinal="0","#,

@@ -9,6 +9,7 @@
 //! inside, and the compiler checks that each step gets what the previous one made.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
@@ -109,12 +110,35 @@ pub struct PartitionMemory {
     pub abc_bytes: u64,
 }
 
+/// What waiting for a circuit's parameters saves a partition, when the prover synthesizes
+/// faster with them (a pre-compiled circuit) than without: estimates the prover makes from the
+/// circuit's shape and files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FastPath {
+    /// How long loading the parameters (and what comes with them) takes from its start.
+    pub load: Duration,
+    /// How much longer one partition takes synthesized without them.
+    pub plain_extra: Duration,
+}
+
+impl FastPath {
+    /// Whether `waiting` partitions should wait for a load begun `loading_for` ago rather than
+    /// be synthesized now without it: while what is left of the load costs less than the extra
+    /// work they would do without it (on the same cores the load needs).
+    pub fn worth_waiting(&self, loading_for: Duration, waiting: u32) -> bool {
+        self.load.saturating_sub(loading_for) < self.plain_extra.saturating_mul(waiting)
+    }
+}
+
 /// One decoded request: what the engine needs to schedule it, and the prover's own plan.
 pub struct Planned<T> {
     /// The parameters it needs, e.g. `porep-32g`.
     pub circuit_id: String,
     pub partitions: u32,
     pub memory: PartitionMemory,
+    /// Set where the prover synthesizes faster once the parameters are loaded: partitions
+    /// below HIGH priority then wait for a load that is worth waiting for.
+    pub fast_path: Option<FastPath>,
     /// What the prover decoded, handed back to its `synthesize` and `finalize`.
     pub plan: T,
 }

@@ -15,8 +15,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use snarkd_engine::prover::{
-    DeviceInfo, DeviceTelemetry, LoadedParams as EngineParams, PartitionMemory, PhaseHooks,
-    Planned, Prover, StepError,
+    DeviceInfo, DeviceTelemetry, FastPath, LoadedParams as EngineParams, PartitionMemory,
+    PhaseHooks, Planned, Prover, StepError,
 };
 use snarkd_engine::{EngineError, ProofRequest};
 use snarkd_prover::groth16::Randomness;
@@ -27,6 +27,7 @@ use snarkd_prover::{
 
 use crate::config::Config;
 use snarkd_prover::filecoin::estimate::PhaseOn;
+use snarkd_prover::filecoin::load_cost::{load_cost, Matrices};
 
 /// The prover the config asks for: its backend on each selected device.
 pub fn from_config(config: &Config) -> anyhow::Result<Arc<FilecoinProver>> {
@@ -109,6 +110,31 @@ impl FilecoinProver {
             .collect()
     }
 
+    /// Bytes of the circuit's `.params` file, when it is there.
+    fn params_file_len(&self, circuit: CircuitId) -> Option<u64> {
+        file_len(snarkd_prover::params::params_paths(&self.params_dir, circuit).0)
+    }
+
+    /// Bytes of the circuit's kept matrices in `dir` or beside the parameters, when kept.
+    fn kept_matrices_len(&self, dir: &std::path::Path, circuit: CircuitId) -> Option<u64> {
+        file_len(matrices_file(dir, circuit).path)
+            .or_else(|| file_len(matrices_file(&self.params_dir, circuit).path))
+    }
+
+    /// What waiting for the circuit's parameters saves a partition: only with pre-compiled
+    /// matrices, which make synthesis faster once loaded.
+    fn fast_path(&self, circuit: CircuitId) -> Option<FastPath> {
+        let dir = self.precompiled_dir.as_deref()?;
+        let matrices = match self.kept_matrices_len(dir, circuit) {
+            Some(_) => Matrices::Kept,
+            None => Matrices::ToRecord,
+        };
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (load, plain_extra) =
+            load_cost(circuit, self.params_file_len(circuit)?, matrices, threads);
+        Some(FastPath { load, plain_extra })
+    }
+
     fn backend(&self, device: &DeviceInfo) -> Result<&Arc<dyn DeviceBackend>, StepError> {
         self.backends
             .iter()
@@ -179,6 +205,7 @@ impl Prover for FilecoinProver {
                 total_bytes: estimate.reserve_bytes(),
                 abc_bytes: estimate.released_after_h_bytes(),
             },
+            fast_path: self.fast_path(job.circuit_id()),
             plan: job,
         })
     }
@@ -193,15 +220,11 @@ impl Prover for FilecoinProver {
         let Ok(circuit) = CircuitId::parse(circuit_id) else {
             return 0;
         };
-        let size = |path: PathBuf| std::fs::metadata(path).ok().map(|m| m.len());
-        let params = size(snarkd_prover::params::params_paths(&self.params_dir, circuit).0);
         let matrices = self.precompiled_dir.as_deref().map_or(0, |dir| {
-            let file = |dir| size(matrices_file(dir, circuit).path);
-            file(dir)
-                .or_else(|| file(&self.params_dir))
+            self.kept_matrices_len(dir, circuit)
                 .unwrap_or_else(|| snarkd_prover::filecoin::estimate::precompiled_bytes(circuit))
         });
-        params.unwrap_or(0) + matrices
+        self.params_file_len(circuit).unwrap_or(0) + matrices
     }
 
     fn load_params(&self, circuit_id: &str) -> Result<EngineParams<LoadedParams>, EngineError> {
@@ -230,6 +253,14 @@ impl Prover for FilecoinProver {
         params: Option<&LoadedParams>,
     ) -> Result<SynthesizedPartition, StepError> {
         let matrices = params.and_then(LoadedParams::precompiled);
+        let path = if matrices.is_some() {
+            "precompiled"
+        } else {
+            "plain"
+        };
+        metrics::counter!("snarkd_partitions_synthesized_total",
+            "kind" => job.circuit_id().kind().as_str(), "path" => path)
+        .increment(1);
         // The witness comes from the request alone: what fails once fails again.
         match matrices {
             Some(m) if self.native_witness => job.synthesize_native(index as usize, m),
@@ -294,6 +325,10 @@ impl Prover for FilecoinProver {
         job.finalize(&proofs, params)
             .map_err(|e: ProverError| StepError::Fatal(e.to_string()))
     }
+}
+
+fn file_len(path: PathBuf) -> Option<u64> {
+    std::fs::metadata(path).ok().map(|m| m.len())
 }
 
 /// A prover error outside a job's steps (parameters missing, unreadable or wrong): this

@@ -108,6 +108,10 @@ pub(super) fn describe_all() {
         "snarkd_device_healthy",
         "1 while the device proves; 0 once it failed too often and its steps run on the CPU."
     );
+    describe_counter!(
+        "snarkd_partitions_synthesized_total",
+        "Partitions synthesized, by kind and path: precompiled (from the circuit's matrices, once its parameters are loaded) or plain (its gadgets, while they load)."
+    );
     describe_gauge!(
         "snarkd_device_warming",
         "1 while the device is being set up (its kernels built or loaded): WinningPoSt is proved on the CPU meanwhile, other kinds wait for it."

@@ -2,6 +2,7 @@
 //! budget (loading params first, evicting idle ones when room is needed), dispatch of synthesized
 //! partitions to idle workers, and finalization of fully proved jobs.
 
+use super::records::ParamsSlot;
 use super::transition::Change;
 use super::Machine;
 use super::{DeviceTask, Effect, Stage, StopSignal};
@@ -41,6 +42,9 @@ impl<P: Prover> Machine<P> {
             if !may_start_synthesis(priority, self.synth_active, room) {
                 return;
             }
+            if self.waits_for_params(seq) {
+                continue;
+            }
             let admitted = self.try_admit(seq, index);
             // Wait for room in priority order, unless nothing runs that could ever free it.
             if !admitted && !self.nothing_in_flight() {
@@ -58,6 +62,46 @@ impl<P: Prover> Machine<P> {
                 self.stages.count(PartitionState::SynthDone),
             ),
         }
+    }
+
+    /// Whether a pending partition of job `seq` waits for its circuit's parameters instead of
+    /// being synthesized now without them: never a deadline partition (HIGH and above); others
+    /// while the load's expected rest costs less than the extra work every waiting partition of
+    /// the circuit would do without it ([`crate::prover::FastPath::worth_waiting`]). A load not begun yet is
+    /// begun here, without the partition, when its params fit.
+    fn waits_for_params(&mut self, seq: u64) -> bool {
+        let j = &self.jobs[&seq];
+        let Some(fast_path) = j.fast_path else {
+            return false;
+        };
+        if j.origin.priority >= Priority::High {
+            return false;
+        }
+        let loading_for = match self.params.get(&j.circuit_id).map(|e| &e.slot) {
+            Some(ParamsSlot::Ready { .. }) => return false,
+            Some(ParamsSlot::Loading { since, .. }) => Some(since.elapsed()),
+            None => None,
+        };
+        let circuit_id = j.circuit_id.clone();
+        let waiting = self
+            .stages
+            .of(PartitionState::Pending)
+            .filter(|(_, s, _)| {
+                let other = &self.jobs[s];
+                other.circuit_id == circuit_id && other.origin.priority < Priority::High
+            })
+            .count() as u32;
+        if !fast_path.worth_waiting(loading_for.unwrap_or_default(), waiting) {
+            return false;
+        }
+        if loading_for.is_none() {
+            let needed = self.params_bytes(&circuit_id);
+            let room = self.budget.available() + self.evictable_bytes(&circuit_id);
+            if room < needed || self.start_params_load(&circuit_id).is_err() {
+                return false;
+            }
+        }
+        true
     }
 
     /// Admits the partition if its reservation fits, together with its job's params when they

@@ -155,6 +155,7 @@ impl<P: Prover> Machine<P> {
         let Planned {
             circuit_id,
             memory,
+            fast_path,
             plan,
             ..
         } = plan;
@@ -173,6 +174,7 @@ impl<P: Prover> Machine<P> {
                 plan: Arc::new(plan),
                 circuit_id,
                 memory,
+                fast_path,
                 submitted,
                 submitted_unix_ms,
                 // Without a journal a job is on record once it is in memory.

@@ -12,7 +12,7 @@ use crate::budget::{Meter, Reservation};
 use crate::domain::{JobEnd, JobOutcome, Preloaded, ProofKind, Timings};
 use crate::error::EngineError;
 use crate::lifecycle::{JobStep, PartitionState, WorkerEvent, WorkerState, WorkerStep};
-use crate::prover::{DeviceInfo, PartitionMemory, Prover};
+use crate::prover::{DeviceInfo, FastPath, PartitionMemory, Prover};
 use crate::status::JobState;
 
 pub(crate) struct Job<P: Prover> {
@@ -22,6 +22,7 @@ pub(crate) struct Job<P: Prover> {
     pub plan: Arc<P::Plan>,
     pub circuit_id: String,
     pub memory: PartitionMemory,
+    pub fast_path: Option<FastPath>,
     pub submitted: Instant,
     pub submitted_unix_ms: u64,
     pub phase: JobPhase,

@@ -53,6 +53,8 @@ pub struct TestProver {
     pub proved: std::sync::atomic::AtomicU32,
     /// (step, the job's circuit or device, the thread's nice value) of every step run.
     pub nice_seen: NiceLog,
+    /// What `plan` says waiting for the parameters saves (nothing by default).
+    pub fast_path: parking_lot::Mutex<Option<crate::prover::FastPath>>,
     /// What `read_devices` answers (nothing by default, as the CPU backend).
     pub readings: parking_lot::Mutex<Vec<DeviceTelemetry>>,
 }
@@ -75,6 +77,7 @@ impl TestProver {
             planned: Default::default(),
             proved: Default::default(),
             nice_seen: Default::default(),
+            fast_path: Default::default(),
             readings: Default::default(),
         })
     }
@@ -140,6 +143,7 @@ impl Prover for TestProver {
                 total_bytes: request.sector_size,
                 abc_bytes: request.sector_size / 2,
             },
+            fast_path: *self.fast_path.lock(),
             plan: TestPlan {
                 circuit,
                 panic: self.panic_in_synthesis.load(Ordering::SeqCst),

@@ -112,6 +112,7 @@ impl Prover for StandInProver {
                 total_bytes: 1 << 20,
                 abc_bytes: 1 << 19,
             },
+            fast_path: None,
             plan: Plan { inputs },
         })
     }

@@ -20,6 +20,7 @@
 pub mod blank;
 mod c1_shape;
 pub mod estimate;
+pub mod load_cost;
 mod native;
 mod nodes;
 mod porep;

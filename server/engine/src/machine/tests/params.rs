@@ -311,3 +311,86 @@ fn a_failed_params_load_fails_only_the_jobs_of_its_circuit() {
     h.check_invariants();
     assert!(matches!(h.outcome(&running), Some(JobEnd::Completed(_))));
 }
+
+/// The parameters each pending synthesis of the harness got: loaded (true) or not (false).
+fn syntheses(h: &Harness) -> Vec<bool> {
+    (h.pending.iter())
+        .filter_map(|e| match e {
+            Effect::Synthesize { params, .. } => Some(params.is_some()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn partitions_below_high_wait_for_a_load_worth_waiting_for_and_deadline_partitions_never_do() {
+    use crate::prover::FastPath;
+    let hour = Duration::from_secs(3600);
+    let mut h = Harness::new(100_000, 1, 4);
+    // Loading takes an hour; each partition would take an hour more without it: two waiting
+    // partitions make waiting worth it.
+    *h.prover.fast_path.lock() = Some(FastPath {
+        load: hour,
+        plain_extra: hour,
+    });
+    let porep = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 2, 1000)
+        .unwrap()
+        .job_id;
+    assert!(
+        syntheses(&h).is_empty(),
+        "both PoRep partitions wait for the load"
+    );
+    let loads = |h: &Harness| {
+        (h.pending.iter())
+            .filter(|e| matches!(e, Effect::LoadParams { .. }))
+            .count()
+    };
+    assert_eq!(loads(&h), 1, "the load began without a partition");
+    assert_eq!(h.job(&porep).partitions[0].state, PartitionState::Pending);
+
+    // A WindowPoSt (HIGH) never waits: admitted with its own load, synthesized without it.
+    h.submit(ProofKind::WindowPost, Priority::High, 1, 1000)
+        .unwrap();
+    assert_eq!(syntheses(&h), [false]);
+    assert_eq!(loads(&h), 2);
+
+    // The PoRep load ends: both partitions synthesize with the parameters.
+    let porep_load = h.find(
+        |e| matches!(e, Effect::LoadParams { circuit_id } if circuit_id.starts_with("porep")),
+    );
+    h.complete(porep_load, false);
+    assert_eq!(syntheses(&h), [false, true, true]);
+    h.drain();
+    h.check_invariants();
+    assert!(matches!(h.outcome(&porep), Some(JobEnd::Completed(_))));
+
+    // A load not worth waiting for (a partition saves a second of an hour's load): synthesized
+    // at once without it, as before.
+    let mut h = Harness::new(100_000, 1, 4);
+    *h.prover.fast_path.lock() = Some(FastPath {
+        load: hour,
+        plain_extra: Duration::from_secs(1),
+    });
+    h.submit(ProofKind::PorepSealCommit, Priority::Normal, 2, 1000)
+        .unwrap();
+    assert_eq!(syntheses(&h), [false, false]);
+}
+
+#[test]
+fn a_load_is_worth_waiting_for_while_its_rest_costs_less_than_the_waiting_partitions_extra_work() {
+    use crate::prover::FastPath;
+    let s = Duration::from_secs;
+    let path = FastPath {
+        load: s(30),
+        plain_extra: s(10),
+    };
+    assert!(
+        !path.worth_waiting(s(0), 3),
+        "30 s left against 30 s saved: no"
+    );
+    assert!(path.worth_waiting(s(0), 4));
+    assert!(path.worth_waiting(s(21), 1), "9 s left against 10 s");
+    assert!(path.worth_waiting(s(40), 1), "overdue: any moment now");
+    assert!(!path.worth_waiting(s(0), 0), "nobody waiting");
+}
