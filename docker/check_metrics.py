@@ -8,12 +8,15 @@ sources. From those calls:
     nothing is described that is not registered (a renamed metric leaves one or the other);
   - the Grafana dashboard queries only registered metrics and labels, picks its data source,
     job and instance from variables, and narrows every selector by `$job` and `$instance`;
-  - the alert rules (docker/prometheus/alerts.yml) use only registered metrics and labels.
+  - the alert rules (docker/prometheus/alerts.yml) use only registered metrics and labels;
+  - docs/metrics.md, the metrics reference, is what `--write-docs` makes of them (a metric
+    added, renamed or described anew without the reference written again fails).
 Series Prometheus makes itself (`up`, `ALERTS`) and the process metrics a library registers
 count as registered.
     python3 docker/check_metrics.py                       # all of the above
     python3 docker/check_metrics.py --dashboard FILE      # only the dashboard, on FILE
     python3 docker/check_metrics.py --help-texts          # only the descriptions
+    python3 docker/check_metrics.py --write-docs          # writes docs/metrics.md
 docker/test_check_metrics.py tests these checks on made-up sources.
 """
 
@@ -27,6 +30,7 @@ import yaml
 DOCKER = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DOCKER)
 DASHBOARD = os.path.join(DOCKER, "grafana", "snarkd-dashboard.json")
+METRICS_DOC = os.path.join(ROOT, "docs", "metrics.md")
 ALERTS = os.path.join(DOCKER, "prometheus", "alerts.yml")
 # The process metrics the metrics-process crate registers and describes on Linux (its
 # `Collector`), so no call in server/ names them. process_virtual_memory_max_bytes is one of
@@ -271,14 +275,49 @@ def check_rules(path=ALERTS, root=ROOT):
     print(f"{os.path.relpath(path)}: {len(rules)} rules over registered metrics")
 
 
+def metrics_doc(root=ROOT):
+    """The metrics reference: every metric the daemon registers, its type, labels and HELP text."""
+    registered, described = registered_metrics(root), described_metrics(root)
+    out = [
+        "# Metrics",
+        "",
+        "Every metric snarkd registers on `GET /metrics` (and GetMetrics), with its type, its",
+        "labels and its HELP text. Generated from the daemon's sources by",
+        "`python3 docker/check_metrics.py --write-docs`; `docker/check.sh` fails when this file",
+        "differs from what that makes. Counters with a fixed set of label values (kinds, intake",
+        "limits, devices) are exported at 0 from the start. Besides these: the process metrics",
+        "(`process_*`, from the metrics-process crate).",
+        "",
+        "| metric | type | labels | what it is |",
+        "|---|---|---|---|",
+    ]
+    for name, (kind, labels) in sorted(registered.items()):
+        help_text = (described.get(name) or [("", "")])[0][1].replace("|", "\\|")
+        shown = ", ".join(f"`{l}`" for l in sorted(labels)) or "none"
+        out.append(f"| `{name}` | {kind} | {shown} | {help_text} |")
+    return "\n".join(out) + "\n"
+
+
+def check_metrics_doc(root=ROOT, path=METRICS_DOC):
+    want = metrics_doc(root)
+    have = open(path).read() if os.path.exists(path) else ""
+    assert have == want, (f"{os.path.relpath(path, ROOT)} is not the metrics the daemon registers: "
+                          "run python3 docker/check_metrics.py --write-docs")
+    print(f"{os.path.relpath(path, ROOT)}: the reference of all {len(registered_metrics(root))} metrics")
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--dashboard":
         check_dashboard(sys.argv[2])
     elif sys.argv[1:] == ["--help-texts"]:
         check_help_texts()
+    elif sys.argv[1:] == ["--write-docs"]:
+        with open(METRICS_DOC, "w") as f:
+            f.write(metrics_doc())
     elif len(sys.argv) == 1:
         check_rules()
         check_dashboard(DASHBOARD)
         check_help_texts()
+        check_metrics_doc()
     else:
         sys.exit(__doc__)

@@ -103,6 +103,16 @@ class MadeUpSources(unittest.TestCase):
         with self.assertRaises(AssertionError):
             check_metrics.check_help_texts(self.root)
 
+    def test_the_metrics_reference_lists_every_metric_and_fails_on_one_added(self):
+        doc = self.write("docs/metrics.md", check_metrics.metrics_doc(self.root))
+        with contextlib.redirect_stdout(io.StringIO()):
+            check_metrics.check_metrics_doc(self.root, doc)
+        text = open(doc).read()
+        self.assertIn('| `snarkd_build_info` | gauge | `build_id`, `version` | Always 1; the "version" as a label. |', text)
+        self.write("server/engine/src/driver.rs", 'fn f() { metrics::gauge!("snarkd_queue_depth").set(0.0); }')
+        with self.assertRaises(AssertionError):
+            check_metrics.check_metrics_doc(self.root, doc)
+
     def test_a_wrong_kind_an_empty_text_and_a_stale_name_are_named(self):
         self.write("server/src/telemetry/describe.rs", '''
             describe_gauge!("grpc_server_handled_total", "Calls ended.");

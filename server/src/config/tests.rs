@@ -461,3 +461,18 @@ fn preloaded_circuits_and_the_kinds_proved_on_the_cpu_while_devices_warm_are_nam
     let e = load_err("[gpus]\ncpu_while_warming = [\"c2\"]\n", &[]);
     assert!(e.contains("unknown proof kind \"c2\""), "{e}");
 }
+
+#[test]
+fn the_configuration_reference_is_the_default_config() {
+    let doc = include_str!("../../../docs/configuration.md");
+    let block = doc
+        .split_once("```toml\n")
+        .and_then(|(_, rest)| rest.rsplit_once("```"))
+        .map(|(toml, _)| toml)
+        .expect("docs/configuration.md has the default config in a toml block");
+    assert!(
+        block == DEFAULT_TOML,
+        "docs/configuration.md differs from server/src/config/default.toml: copy it over \
+         (`snarkd config default` prints it)"
+    );
+}

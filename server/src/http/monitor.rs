@@ -109,7 +109,7 @@ fn not_built_page(dir: &std::path::Path) -> String {
         "<!doctype html><html><head><meta charset=\"utf-8\"><title>snarkd</title></head><body>\
          <h1>snarkd</h1>\
          <p>The monitor is not built: there is no <code>index.html</code> in <code>{dir}</code>. \
-         Build <code>monitor-ui</code> (see the README), or point <code>[daemon] monitor_dir</code> at a built copy.</p>\
+         Build <code>monitor-ui</code> (<code>scripts/build-monitor.sh</code>, see docs/operations.md), or point <code>[daemon] monitor_dir</code> at a built copy.</p>\
          <p>Meanwhile: <a href=\"/status\">/status</a> (JSON), <a href=\"/metrics\">/metrics</a> (Prometheus), \
          <a href=\"/healthz\">/healthz</a>.</p></body></html>"
     )

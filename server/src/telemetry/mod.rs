@@ -123,12 +123,25 @@ pub fn prometheus() -> PrometheusHandle {
         .clone()
 }
 
+/// gRPC call latency buckets in seconds: most calls answer in milliseconds (GetStatus, a
+/// refusal, an AwaitProof of a finished job); Prove waits for its proof, up to Curio's 30 minutes.
+const RPC_SECONDS_BUCKETS: [f64; 18] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    300.0, 1800.0, 3600.0,
+];
+
 /// The exporter's settings: latency metrics (`*_seconds`) as histograms with fixed buckets, which
-/// keep their counts for good (a summary's quantiles decay to 0 once proofs stop).
+/// keep their counts for good (a summary's quantiles decay to 0 once proofs stop): the gRPC
+/// calls' from a millisecond, the proofs' and their steps' from 100 ms to an hour. (The
+/// exporter tries full names before suffixes.)
 fn recorder() -> PrometheusBuilder {
     PrometheusBuilder::new()
-        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &SECONDS_BUCKETS)
-        .expect("the bucket list is not empty")
+        .set_buckets_for_metric(
+            Matcher::Full("grpc_server_handling_seconds".into()),
+            &RPC_SECONDS_BUCKETS,
+        )
+        .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &SECONDS_BUCKETS))
+        .expect("the bucket lists are not empty")
 }
 
 /// Drains histogram buckets periodically; runs until the runtime stops.
@@ -145,6 +158,27 @@ pub fn spawn_upkeep(handle: PrometheusHandle) -> tokio::task::JoinHandle<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grpc_latencies_are_bucketed_from_a_millisecond_and_proof_times_to_an_hour() {
+        let recorder = recorder().build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, || {
+            metrics::histogram!("grpc_server_handling_seconds").record(0.002);
+            metrics::histogram!("snarkd_proof_seconds").record(0.002);
+        });
+        let text = handle.render();
+        assert!(
+            text.contains(r#"grpc_server_handling_seconds_bucket{le="0.0025"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"grpc_server_handling_seconds_bucket{le="0.001"} 0"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"snarkd_proof_seconds_bucket{le="0.1"} 1"#), "{text}");
+        assert!(text.contains(r#"snarkd_proof_seconds_bucket{le="3600"} 1"#), "{text}");
+    }
 
     #[test]
     fn a_bare_level_is_snarkds_and_dependencies_log_warnings() {
