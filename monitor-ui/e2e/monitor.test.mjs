@@ -305,9 +305,11 @@ test("a worker chip shows what its device reports and leaves out what it does no
   try {
     const page = await browser.page(`${daemon.httpUrl}/`);
     await waitLive(page);
+    // The device may first be shown warming (its kernels built or loaded): wait until it proves.
     const shown = await (await page.waitForFunction(() => {
       const spans = [...document.querySelectorAll(".chip [data-reading]")];
-      return spans.length ? spans.map((s) => [s.dataset.reading, s.innerText]) : null;
+      const ready = spans.length && !spans.some((s) => s.dataset.reading === "warming");
+      return ready ? spans.map((s) => [s.dataset.reading, s.innerText]) : null;
     }, null, { timeout: 60_000 })).jsonValue();
     const [device] = (await status(daemon)).devices;
     assert.deepEqual(Object.keys(device).sort(), ["ordinal", "pool_limit_bytes", "pool_used_bytes"],
