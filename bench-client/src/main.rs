@@ -37,6 +37,7 @@
 //! - `results.rs`: `--out DIR`: a CSV row per proof, the run with the machine and the daemon.
 //! - `usage.rs`: the device workers' busy share during a batch, from the status stream.
 //! - `watch.rs`: the live terminal view of the status stream.
+//! - `progress.rs`: where a `single` proof stands while its Prove waits, on stderr.
 //! - `report/`: the side-by-side benchmarks and their report.
 //! - `flood/`: the daemon's memory under maximum-size hostile requests (`shapes.rs`: what is sent).
 //! - `holdout.rs`: the daemon's synthesis through gRPC against bellperson's, on one request.
@@ -49,6 +50,7 @@ mod flood;
 mod holdout;
 mod inputs;
 mod local;
+mod progress;
 mod remote;
 mod report;
 mod request;

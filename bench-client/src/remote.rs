@@ -61,7 +61,16 @@ pub async fn single(
     let kind = request.kind;
     let mut client = connect(addr).await?;
     let submit = to_wire(&request, pb::Priority::Unspecified, request_id(0));
-    let outcome = prove(&mut client, submit).await;
+    // Where the job stands, on stderr, while the Prove waits (it never ends by itself).
+    let id = submit.request_id.clone();
+    let following = async {
+        crate::progress::follow(addr, &id).await;
+        std::future::pending::<()>().await
+    };
+    let outcome = tokio::select! {
+        outcome = prove(&mut client, submit) => outcome,
+        () = following => unreachable!("following never ends"),
+    };
     if outcome.status == "RPC_ERROR" {
         bail!("Prove failed: {}", outcome.error);
     }

@@ -140,7 +140,9 @@ fn recorder() -> PrometheusBuilder {
             Matcher::Full("grpc_server_handling_seconds".into()),
             &RPC_SECONDS_BUCKETS,
         )
-        .and_then(|b| b.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &SECONDS_BUCKETS))
+        .and_then(|b| {
+            b.set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &SECONDS_BUCKETS)
+        })
         .expect("the bucket lists are not empty")
 }
 
@@ -176,8 +178,14 @@ mod tests {
             text.contains(r#"grpc_server_handling_seconds_bucket{le="0.001"} 0"#),
             "{text}"
         );
-        assert!(text.contains(r#"snarkd_proof_seconds_bucket{le="0.1"} 1"#), "{text}");
-        assert!(text.contains(r#"snarkd_proof_seconds_bucket{le="3600"} 1"#), "{text}");
+        assert!(
+            text.contains(r#"snarkd_proof_seconds_bucket{le="0.1"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(r#"snarkd_proof_seconds_bucket{le="3600"} 1"#),
+            "{text}"
+        );
     }
 
     #[test]

@@ -1,0 +1,155 @@
+//! Where a proof stands while `single` waits on its `Prove` (minutes at 32 GiB): the job is
+//! followed on the daemon's status stream by its request id and said on stderr whenever it
+//! changes — queued, synthesizing, on the device, finalizing — with the time since the call. On
+//! a terminal it is one bar redrawn in place (partitions proved of all); otherwise a plain line
+//! per change, for logs.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use snarkd_proto::v1 as pb;
+use tokio_stream::StreamExt;
+
+use crate::client::connect;
+
+/// Where one job stands, in words, and its partitions proved of all.
+pub fn stage(job: &pb::JobStatus) -> (String, usize, usize) {
+    use pb::PartitionState as P;
+    let count = |s: P| {
+        job.partitions
+            .iter()
+            .filter(|p| p.state == s as i32)
+            .count()
+    };
+    let (total, done) = (job.partitions.len(), count(P::Done));
+    let text = match pb::JobState::try_from(job.state).unwrap_or(pb::JobState::Unspecified) {
+        pb::JobState::Completed => "completed".to_string(),
+        pb::JobState::Failed => "failed".to_string(),
+        pb::JobState::Cancelled => "cancelled".to_string(),
+        _ if total > 0 && done == total => "finalizing (assembling and verifying)".to_string(),
+        _ => {
+            let parts: Vec<String> = [
+                (count(P::Synthesizing), "synthesizing"),
+                (count(P::SynthDone), "waiting for a device"),
+                (count(P::Gpu), "on the device"),
+            ]
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, what)| format!("{n} {what}"))
+            .collect();
+            match parts.is_empty() {
+                true => "queued".to_string(),
+                false => parts.join(", "),
+            }
+        }
+    };
+    (text, done, total)
+}
+
+/// Follows the job whose request id is `request_id` on `addr` until the caller stops polling
+/// this future; what it cannot read (no stream, the daemon gone) it leaves unsaid.
+pub async fn follow(addr: &str, request_id: &str) {
+    let started = Instant::now();
+    let Ok(mut client) = connect(addr).await else {
+        return;
+    };
+    let Ok(stream) = client
+        .stream_status(pb::StreamStatusRequest {
+            min_interval_ms: 500,
+            job_ids: Vec::new(),
+        })
+        .await
+    else {
+        return;
+    };
+    let mut stream = stream.into_inner();
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {pos}/{len} partitions  {msg}")
+                .expect("a valid template")
+                .progress_chars("=> "),
+        );
+        bar.enable_steady_tick(Duration::from_millis(200));
+        bar
+    });
+    let mut said = String::new();
+    while let Some(Ok(snapshot)) = stream.next().await {
+        let Some(job) = snapshot.jobs.iter().find(|j| j.request_id == request_id) else {
+            continue;
+        };
+        let (text, done, total) = stage(job);
+        match &bar {
+            Some(bar) => {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+                bar.set_message(text.clone());
+            }
+            None if text != said => eprintln!(
+                "[{:>6.1} s] {} {}: {text} ({done}/{total} partitions proved)",
+                started.elapsed().as_secs_f64(),
+                job.circuit_id,
+                job.job_id
+            ),
+            None => {}
+        }
+        said = text;
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pb::PartitionState as P;
+
+    fn job(state: pb::JobState, parts: &[P]) -> pb::JobStatus {
+        pb::JobStatus {
+            state: state as i32,
+            partitions: (parts.iter())
+                .map(|s| pb::PartitionStatus {
+                    state: *s as i32,
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_job_is_said_by_where_its_partitions_are() {
+        let said = |state, parts: &[P]| stage(&job(state, parts));
+        assert_eq!(
+            said(pb::JobState::Queued, &[P::Pending, P::Pending]),
+            ("queued".into(), 0, 2)
+        );
+        assert_eq!(
+            said(
+                pb::JobState::Running,
+                &[
+                    P::Synthesizing,
+                    P::Synthesizing,
+                    P::SynthDone,
+                    P::Gpu,
+                    P::Done
+                ]
+            ),
+            (
+                "2 synthesizing, 1 waiting for a device, 1 on the device".into(),
+                1,
+                5
+            )
+        );
+        assert_eq!(
+            said(pb::JobState::Running, &[P::Done, P::Done]),
+            ("finalizing (assembling and verifying)".into(), 2, 2)
+        );
+        assert_eq!(
+            said(pb::JobState::Completed, &[P::Done]),
+            ("completed".into(), 1, 1)
+        );
+    }
+}
