@@ -99,7 +99,7 @@ fn replan<P: Prover>(
 ) -> bool {
     let (seq, job_id) = (job.job.job.seq, job.job.job.job_id.clone());
     let result = match recovery.request(&job) {
-        Err(message) => Replanned::Ended(message),
+        Err(quarantined) => Replanned::Ended(quarantined.to_string()),
         Ok(request) => {
             let planned =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prover.plan(request)))

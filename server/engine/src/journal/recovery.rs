@@ -19,6 +19,12 @@ pub(crate) struct Unplanned {
     pub(super) row: store::UnfinishedRow,
 }
 
+/// A recovered job whose input could not be read back or did not match its record: moved to
+/// quarantine, and its job ends with this.
+#[derive(Debug, thiserror::Error)]
+#[error("its journal record cannot be recovered (moved to quarantine): {0}")]
+pub(crate) struct Quarantined(pub JournalError);
+
 /// What recovery in the background needs of the journal.
 pub(crate) struct Recovery {
     conn: Connection,
@@ -47,7 +53,7 @@ impl Recovery {
 
     /// The job's input, read back and checked against what was recorded with it. When it
     /// cannot be, the job is moved to quarantine and the error says why.
-    pub fn request(&mut self, job: &Unplanned) -> Result<ProofRequest, String> {
+    pub fn request(&mut self, job: &Unplanned) -> Result<ProofRequest, Quarantined> {
         let in_row = store::row_input(&self.conn, &job.row.job_id).map_err(JournalError::from);
         let read = in_row.and_then(|bytes| match bytes {
             Some(bytes) => input::decode(&bytes[..], bytes.len() as u64, "the input in the row"),
@@ -63,9 +69,14 @@ impl Recovery {
             }
         });
         checked.map_err(|reason| {
-            let reason = reason.to_string();
-            quarantine(&mut self.conn, &self.inputs, &self.dir, &job.row, &reason);
-            format!("its journal record cannot be recovered (moved to quarantine): {reason}")
+            quarantine(
+                &mut self.conn,
+                &self.inputs,
+                &self.dir,
+                &job.row,
+                &reason.to_string(),
+            );
+            Quarantined(reason)
         })
     }
 
