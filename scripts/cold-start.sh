@@ -11,6 +11,8 @@
 #   SNARKD_BIN_DIR=DIR scripts/cold-start.sh FIXTURES_DIR PARAMS_DIR
 #
 # FIXTURES_DIR is `snarkd-bench gen`'s output, PARAMS_DIR holds the 2 KiB WinningPoSt parameters.
+# With SNARKD_COLD_START_POREP=1 it also times a fresh CPU daemon's first 2 KiB PoRep against
+# its second (parameters loaded) and says on which path each was synthesized.
 # scripts/gpu-check.sh runs it; it runs alone as well.
 set -euo pipefail
 fixtures="$1"
@@ -86,3 +88,38 @@ one_start() {
 
 one_start cold
 one_start warm
+
+# A fresh daemon's first PoRep (its parameters loaded, its matrices recorded or read, the
+# partition synthesized the plain way or waiting for them: `[synthesis]` and the load's
+# estimate decide) against the next one, parameters loaded: on the CPU backend, so that the
+# figure is the start's cost, not PoCL's device phase. With SNARKD_COLD_START_POREP=1 only
+# (it needs the 2 KiB PoRep parameters).
+first_porep() {
+  local log="$work/daemon-porep.log" ready="$work/ready-porep.json" grpc http
+  rm -rf "$work/porep-state" "$ready"
+  STATE_DIRECTORY="$work/porep-state" SNARKD_GPUS_BACKEND=cpu SNARKD_PARAMS_DIR="$params" \
+    SNARKD_JOBS_DIR="$work/porep-jobs" SNARKD_LOGGING_FORMAT=json \
+    "$bin/snarkd" run --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --ready-file "$ready" \
+    2>"$log" &
+  daemon=$!
+  until [ -s "$ready" ]; do
+    kill -0 "$daemon" 2>/dev/null || { echo "snarkd exited at startup:" >&2; cat "$log" >&2; exit 1; }
+    sleep 0.05
+  done
+  grpc="$(sed -n 's/.*"grpc":"\([^"]*\)".*/\1/p' "$ready")"
+  http="$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' "$ready")"
+  local which started took path
+  for which in first second; do
+    started=$(now_ms)
+    "$bin/snarkd-bench" --addr "http://$grpc" single -t porep --input "$fixtures" >/dev/null 2>&1
+    took=$(( $(now_ms) - started ))
+    path="$(python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+      "http://$http/metrics" | sed -n 's/^snarkd_partitions_synthesized_total{kind="porep",path="\([a-z]*\)"} \(.*\)/\1=\2/p' | tr '\n' ' ')"
+    printf '{"bench":"cold_start","start":"%s porep on a fresh cpu daemon","seconds":%s,"synthesized":"%s"}\n' \
+      "$which" "$(awk "BEGIN{print $took/1000}")" "${path% }"
+  done
+  kill -TERM "$daemon" && wait "$daemon" || true
+  daemon=""
+}
+[ "${SNARKD_COLD_START_POREP:-0}" = 1 ] && first_porep
+exit 0

@@ -1,6 +1,6 @@
 //! Where a proof stands while `single` waits on its `Prove` (minutes at 32 GiB): the job is
 //! followed on the daemon's status stream by its request id and said on stderr whenever it
-//! changes — queued, synthesizing, on the device, finalizing — with the time since the call. On
+//! changes — queued, synthesizing, in the device phase, finalizing — with the time since the call. On
 //! a terminal it is one bar redrawn in place (partitions proved of all); otherwise a plain line
 //! per change, for logs.
 
@@ -32,7 +32,7 @@ pub fn stage(job: &pb::JobStatus) -> (String, usize, usize) {
             let parts: Vec<String> = [
                 (count(P::Synthesizing), "synthesizing"),
                 (count(P::SynthDone), "waiting for a device"),
-                (count(P::Gpu), "on the device"),
+                (count(P::Gpu), "in the device phase"),
             ]
             .into_iter()
             .filter(|(n, _)| *n > 0)
@@ -138,7 +138,7 @@ mod tests {
                 ]
             ),
             (
-                "2 synthesizing, 1 waiting for a device, 1 on the device".into(),
+                "2 synthesizing, 1 waiting for a device, 1 in the device phase".into(),
                 1,
                 5
             )
