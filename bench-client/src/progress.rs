@@ -1,8 +1,8 @@
 //! Where a proof stands while `single` waits on its `Prove` (minutes at 32 GiB): the job is
 //! followed on the daemon's status stream by its request id and said on stderr whenever it
-//! changes — queued, synthesizing, in the device phase, finalizing — with the time since the call. On
-//! a terminal it is one bar redrawn in place (partitions proved of all); otherwise a plain line
-//! per change, for logs.
+//! changes (queued, synthesizing, in the device phase, finalizing), with the time since the
+//! call. On a terminal it is one bar redrawn in place (partitions proved of all); otherwise a
+//! plain line per change, for logs.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
