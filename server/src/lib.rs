@@ -3,7 +3,13 @@
 //! the proving engine in `snarkd-engine`.
 //!
 //! Layout:
-//! - `cli`: the command line (`run`, `config default`, `params`, `devices`, `--version`).
+//! - `cli`: the command line (`run`, `config default`, `params`, `devices`, `health`,
+//!   `--version`); `health_cmd`: `snarkd health`, the containers' healthcheck.
+//! - `allocator`: glibc's malloc arenas capped.
+//! - `params_check`: the parameter files against their published digests, and the inventory the
+//!   startup summary shows.
+//! - `startup`: the startup summary.
+//! - `service`: life under systemd (READY, STATUS, the watchdog, journald).
 //! - `params_cmd`: `params generate` and `params precompile`, with progress on the terminal.
 //! - `config`: the one immutable config from defaults, file, `SNARKD_*` environment and flags.
 //! - `api`: the gRPC service; the only module that knows protobuf.

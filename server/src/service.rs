@@ -5,7 +5,8 @@
 //! [`under_journald`] tells whether stderr is a journald stream, so logs go to the journal as
 //! structured entries with their priorities instead of lines all at one priority.
 
-use std::os::fd::AsRawFd;
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 use sd_notify::NotifyState;
@@ -64,12 +65,14 @@ pub fn under_journald() -> bool {
     let Some(stream) = std::env::var_os("JOURNAL_STREAM") else {
         return false;
     };
-    // SAFETY: fstat on an open fd with a zeroed, properly sized out-parameter.
-    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(std::io::stderr().as_raw_fd(), &mut stat) } != 0 {
+    // stderr's own device and inode, through a duplicate of its descriptor.
+    let Ok(meta) = (std::io::stderr().as_fd().try_clone_to_owned())
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata())
+    else {
         return false;
-    }
-    stream.to_str().and_then(parse_stream) == Some((stat.st_dev, stat.st_ino))
+    };
+    stream.to_str().and_then(parse_stream) == Some((meta.dev(), meta.ino()))
 }
 
 fn parse_stream(text: &str) -> Option<(u64, u64)> {

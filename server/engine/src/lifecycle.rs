@@ -1,7 +1,7 @@
 //! The partition, job and worker state machines. [`next_partition_state`], [`next_job_step`]
-//! and [`next_worker_step`] are the tables of legal edges; `Machine::transition`,
-//! `Machine::job_event` and `Machine::worker_event` (in `machine/transition.rs`) are the one
-//! place that applies them, and each record's data lives in the variant of the step it belongs
+//! and [`next_worker_step`] are the tables of legal edges; `Machine::transition` and
+//! `Machine::job_event` (in `machine/transition.rs`, a worker's steps through its `step_worker`)
+//! are the one place that applies them, and each record's data lives in the variant of the step it belongs
 //! to (`machine/records.rs`).
 
 /// Lifecycle of a whole job, as the status shows it.

@@ -16,7 +16,7 @@ use crate::error::EngineError;
 pub use snarkd_types::PhaseHooks;
 
 /// Why a step (synthesis, device phase, finalize) failed, typed by what running it again can do.
-/// Only a device phase is ever run again (from synthesis, see `[engine] device_retries`);
+/// Only a device phase is ever run again (from synthesis, see `[pipeline] partition_retries`);
 /// synthesis and finalize run on the CPU from the request alone, so what fails there fails again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {

@@ -60,7 +60,7 @@ impl<P: Prover> Job<P> {
 }
 
 /// Where a job is, with what it holds there: the budget's charge for its input until it ends,
-/// when its first partition was admitted, how it ended. Its edges are `state::next_job_step`.
+/// when its first partition was admitted, how it ended. Its edges are `lifecycle::next_job_step`.
 pub(crate) enum JobPhase {
     Unrecorded {
         input: Reservation,
@@ -259,7 +259,7 @@ pub(crate) struct Task {
     pub job_id: String,
 }
 
-/// What a worker is doing, with which partitions. Its edges are `state::next_worker_step`.
+/// What a worker is doing, with which partitions. Its edges are `lifecycle::next_worker_step`.
 pub(crate) enum Duty {
     Idle,
     Proving {
