@@ -196,7 +196,6 @@ pub fn generate_fixtures(sector_size: u64, work_dir: &Path) -> Result<Fixtures> 
     )
     .map_err(fc)?;
 
-    let hex32 = |b: &[u8]| hex(b);
     let manifest = Manifest {
         sector_size,
         miner_id,
@@ -207,7 +206,7 @@ pub fn generate_fixtures(sector_size: u64, work_dir: &Path) -> Result<Fixtures> 
             vec!["porep-c1.json".into()],
         ),
         winning: KindEntry {
-            randomness: hex32(&winning_randomness),
+            randomness: hex::encode(winning_randomness),
             ..entry(
                 post_proof_number(winning_proof),
                 format!("{winning_proof:?}"),
@@ -215,7 +214,7 @@ pub fn generate_fixtures(sector_size: u64, work_dir: &Path) -> Result<Fixtures> 
             )
         },
         window: KindEntry {
-            randomness: hex32(&window_randomness),
+            randomness: hex::encode(window_randomness),
             partition_index: 0,
             ..entry(
                 post_proof_number(window_proof),
@@ -224,9 +223,9 @@ pub fn generate_fixtures(sector_size: u64, work_dir: &Path) -> Result<Fixtures> 
             )
         },
         snap: KindEntry {
-            comm_r_old: hex32(&comm_r),
-            comm_r_new: hex32(&enc.comm_r_new),
-            comm_d_new: hex32(&enc.comm_d_new),
+            comm_r_old: hex::encode(comm_r),
+            comm_r_new: hex::encode(enc.comm_r_new),
+            comm_d_new: hex::encode(enc.comm_d_new),
             ..entry(
                 update_proof_number(update_proof),
                 format!("{update_proof:?}"),
@@ -235,10 +234,10 @@ pub fn generate_fixtures(sector_size: u64, work_dir: &Path) -> Result<Fixtures> 
                     .collect(),
             )
         },
-        comm_r: hex32(&comm_r),
-        comm_d: hex32(&comm_d),
-        ticket: hex32(&ticket),
-        seed: hex32(&seed),
+        comm_r: hex::encode(comm_r),
+        comm_d: hex::encode(comm_d),
+        ticket: hex::encode(ticket),
+        seed: hex::encode(seed),
     };
     let files = FileSet {
         c1_json,
@@ -435,18 +434,7 @@ pub struct SealValues {
     pub seed: [u8; 32],
 }
 
-/// Lowercase hex.
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
-/// Parses lowercase or uppercase hex.
-pub fn unhex(s: &str) -> std::result::Result<Vec<u8>, String> {
-    if !s.len().is_multiple_of(2) {
-        return Err(format!("odd-length hex {s:?}"));
-    }
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).map_err(|e| format!("bad hex {s:?}: {e}")))
-        .collect()
+/// Parses lowercase or uppercase hex, the error naming what is wrong with it.
+fn unhex(s: &str) -> std::result::Result<Vec<u8>, String> {
+    hex::decode(s).map_err(|e| format!("bad hex {s:?}: {e}"))
 }
