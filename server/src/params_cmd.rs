@@ -188,11 +188,7 @@ fn in_phase<T: Send>(name: &str, expected: Duration, work: impl FnOnce() -> T + 
     done
 }
 
+/// A duration to the second, as humantime writes it ("1m 25s").
 fn minutes(d: Duration) -> String {
-    let s = d.as_secs();
-    if s < 60 {
-        format!("{s} s")
-    } else {
-        format!("{} min {} s", s / 60, s % 60)
-    }
+    humantime::format_duration(Duration::from_secs(d.as_secs())).to_string()
 }
