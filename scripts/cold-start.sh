@@ -45,28 +45,48 @@ for line in open(sys.argv[1]):
 ' "$1" "$2" "$3"
 }
 
-one_start() {
-  local which="$1" log="$work/daemon-$1.log" ready="$work/ready-$1.json" started grpc http
+# Starts `snarkd run` on loopback ports it picks, with the settings given as NAME=value
+# arguments and its log in $work/daemon-$1.log; returns once it serves, with its addresses in
+# $grpc and $http and its pid in $daemon.
+start_daemon() {
+  local name="$1" ready="$work/ready-$1.json"
+  shift
   rm -f "$ready"
-  started=$(now_ms)
-  STATE_DIRECTORY="$work/state" CUDA_CACHE_PATH="$work/state/kernels/nvidia" \
-    POCL_CACHE_DIR="$work/pocl" SNARKD_GPUS_BACKEND="$backend" SNARKD_PARAMS_DIR="$params" \
-    SNARKD_JOBS_DIR="$work/jobs" SNARKD_LOGGING_FORMAT=json SNARKD_GPUS_TELEMETRY_INTERVAL=1s \
+  env "$@" SNARKD_PARAMS_DIR="$params" SNARKD_LOGGING_FORMAT=json \
     "$bin/snarkd" run --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --ready-file "$ready" \
-    2>"$log" &
+    2>"$work/daemon-$name.log" &
   daemon=$!
   until [ -s "$ready" ]; do
-    kill -0 "$daemon" 2>/dev/null || { echo "snarkd exited at startup:" >&2; cat "$log" >&2; exit 1; }
+    kill -0 "$daemon" 2>/dev/null || { echo "snarkd exited at startup:" >&2; cat "$work/daemon-$name.log" >&2; exit 1; }
     sleep 0.05
   done
-  local serving=$(( $(now_ms) - started ))
   grpc="$(sed -n 's/.*"grpc":"\([^"]*\)".*/\1/p' "$ready")"
   http="$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' "$ready")"
+}
+
+stop_daemon() {
+  kill -TERM "$daemon" && wait "$daemon" || true
+  daemon=""
+}
+
+# Each series on the daemon's /metrics that the sed pattern $1 (`name{labels}`) matches,
+# written as $2 (default `\1`: its value; a pattern with a group of its own can write `\1=\2`).
+metric() {
+  python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "http://$http/metrics" | sed -n "s/^$1 \(.*\)/${2:-\\1}/p"
+}
+
+one_start() {
+  local which="$1" log="$work/daemon-$1.log" started
+  started=$(now_ms)
+  start_daemon "$which" STATE_DIRECTORY="$work/state" CUDA_CACHE_PATH="$work/state/kernels/nvidia" \
+    POCL_CACHE_DIR="$work/pocl" SNARKD_GPUS_BACKEND="$backend" SNARKD_JOBS_DIR="$work/jobs" \
+    SNARKD_GPUS_TELEMETRY_INTERVAL=1s
+  local serving=$(( $(now_ms) - started ))
   "$bin/snarkd-bench" --addr "http://$grpc" single -t winning --input "$fixtures" >/dev/null
   local proved=$(( $(now_ms) - started ))
   local on_cpu
-  on_cpu="$(python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
-    "http://$http/metrics" | sed -n 's/^snarkd_cpu_while_warming_total{kind="winning"} \(.*\)/\1/p')"
+  on_cpu="$(metric 'snarkd_cpu_while_warming_total{kind="winning"}')"
   # Every device set up: the devices' readings say none is warming any more.
   local waited=$SECONDS
   until python3 -c 'import json,sys,urllib.request; d=json.load(urllib.request.urlopen(sys.argv[1])).get("devices", []); sys.exit(0 if d and not any(x.get("warming") for x in d) else 1)' "http://$http/status" 2>/dev/null; do
@@ -74,8 +94,7 @@ one_start() {
     sleep 0.1
   done
   local ready_ms=$(( $(now_ms) - started ))
-  kill -TERM "$daemon" && wait "$daemon" || true
-  daemon=""
+  stop_daemon
   local from build_ms
   from="$(log_field "$log" "opencl kernels loaded from their kept binary" build_ms)"
   if [ -n "$from" ]; then build_ms="$from"; from=binary; else
@@ -95,31 +114,18 @@ one_start warm
 # figure is the start's cost, not PoCL's device phase. With SNARKD_COLD_START_POREP=1 only
 # (it needs the 2 KiB PoRep parameters).
 first_porep() {
-  local log="$work/daemon-porep.log" ready="$work/ready-porep.json" grpc http
-  rm -rf "$work/porep-state" "$ready"
-  STATE_DIRECTORY="$work/porep-state" SNARKD_GPUS_BACKEND=cpu SNARKD_PARAMS_DIR="$params" \
-    SNARKD_JOBS_DIR="$work/porep-jobs" SNARKD_LOGGING_FORMAT=json \
-    "$bin/snarkd" run --listen 127.0.0.1:0 --http-listen 127.0.0.1:0 --ready-file "$ready" \
-    2>"$log" &
-  daemon=$!
-  until [ -s "$ready" ]; do
-    kill -0 "$daemon" 2>/dev/null || { echo "snarkd exited at startup:" >&2; cat "$log" >&2; exit 1; }
-    sleep 0.05
-  done
-  grpc="$(sed -n 's/.*"grpc":"\([^"]*\)".*/\1/p' "$ready")"
-  http="$(sed -n 's/.*"http":"\([^"]*\)".*/\1/p' "$ready")"
+  start_daemon porep STATE_DIRECTORY="$work/porep-state" SNARKD_GPUS_BACKEND=cpu \
+    SNARKD_JOBS_DIR="$work/porep-jobs"
   local which started took path
   for which in first second; do
     started=$(now_ms)
     "$bin/snarkd-bench" --addr "http://$grpc" single -t porep --input "$fixtures" >/dev/null 2>&1
     took=$(( $(now_ms) - started ))
-    path="$(python3 -c 'import sys,urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
-      "http://$http/metrics" | sed -n 's/^snarkd_partitions_synthesized_total{kind="porep",path="\([a-z]*\)"} \(.*\)/\1=\2/p' | tr '\n' ' ')"
+    path="$(metric 'snarkd_partitions_synthesized_total{kind="porep",path="\([a-z]*\)"}' '\1=\2' | tr '\n' ' ')"
     printf '{"bench":"cold_start","start":"%s porep on a fresh cpu daemon","seconds":%s,"synthesized":"%s"}\n' \
       "$which" "$(awk "BEGIN{print $took/1000}")" "${path% }"
   done
-  kill -TERM "$daemon" && wait "$daemon" || true
-  daemon=""
+  stop_daemon
 }
 [ "${SNARKD_COLD_START_POREP:-0}" = 1 ] && first_porep
 exit 0

@@ -39,26 +39,35 @@ fn submit(r: &ProofInput, request_id: &str) -> pb::SubmitProofRequest {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero() {
-    let (request, _work) = winning_request();
-    let mut daemon = process::spawn(
-        Path::new(process::SNARKD),
-        [
-            ("SNARKD_PARAMS_DIR", test_params_dir().into_os_string()),
-            ("SNARKD_DAEMON_DRAIN_TIMEOUT", "10m".into()),
-            ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
-        ],
-    );
+/// The binary started with `settings`, `request` submitted to it as `request_id`: the daemon,
+/// a client of it and the job's id.
+async fn start_and_submit(
+    settings: &[(&str, std::ffi::OsString)],
+    request: &ProofInput,
+    request_id: &str,
+) -> (process::Proc, common::Client, String) {
+    let mut daemon = process::spawn(Path::new(process::SNARKD), settings.iter().cloned());
     let grpc: std::net::SocketAddr = daemon.ready().grpc.parse().unwrap();
     let mut client = common::connect(grpc).await;
-
     let job_id = client
-        .submit_proof(submit(&request, "drain-running"))
+        .submit_proof(submit(request, request_id))
         .await
         .expect("submit")
         .into_inner()
         .job_id;
+    (daemon, client, job_id)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero() {
+    let (request, _work) = winning_request();
+    let settings = [
+        ("SNARKD_PARAMS_DIR", test_params_dir().into_os_string()),
+        ("SNARKD_DAEMON_DRAIN_TIMEOUT", "10m".into()),
+        ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
+    ];
+    let (mut daemon, mut client, job_id) =
+        start_and_submit(&settings, &request, "drain-running").await;
 
     // SIGTERM only once a partition of the job is being worked on.
     let mut stream = client
@@ -138,15 +147,8 @@ async fn sigterm_while_a_parameter_read_hangs_exits_zero_and_the_next_start_prov
         ("SNARKD_DAEMON_DRAIN_TIMEOUT", "2s".into()),
         ("SNARKD_MEMORY_BUDGET", "8GiB".into()),
     ];
-    let mut daemon = process::spawn(Path::new(process::SNARKD), settings.clone());
-    let grpc: std::net::SocketAddr = daemon.ready().grpc.parse().unwrap();
-    let mut client = common::connect(grpc).await;
-    let job_id = client
-        .submit_proof(submit(&request, "winpost-hung-read"))
-        .await
-        .expect("submit")
-        .into_inner()
-        .job_id;
+    let (mut daemon, _client, job_id) =
+        start_and_submit(&settings, &request, "winpost-hung-read").await;
     let daemon = tokio::task::spawn_blocking(move || {
         daemon.wait_for_log("loading params");
         daemon

@@ -89,7 +89,7 @@ fn main() {
             .unwrap();
         let started = Instant::now();
         let (mapped, _) = pool
-            .install(|| read_params_file(&path))
+            .install(|| read_params_file(std::fs::File::open(&path)?))
             .expect("mapped read");
         row("mapped", n, started.elapsed().as_secs_f64());
         assert!(mapped.vk == streamed.vk);

@@ -32,6 +32,9 @@ impl<P: Prover> Machine<P> {
         let room = self.synthesis_room();
         // One partition at a time, in order: most inputs admit none or few of many pending.
         let mut after = None;
+        // Each circuit's wait-for-parameters answer, reckoned once per pass (it counts the
+        // circuit's pending partitions, which would otherwise be counted for each of them).
+        let mut waits: Vec<(String, bool)> = Vec::new();
         while let Some(entry) = self.stages.next_after(PartitionState::Pending, after) {
             after = Some(entry);
             let (_, seq, index) = entry;
@@ -42,7 +45,7 @@ impl<P: Prover> Machine<P> {
             if !may_start_synthesis(priority, self.synth_active, room) {
                 return;
             }
-            if self.waits_for_params(seq) {
+            if self.waits_for_params(seq, &mut waits) {
                 continue;
             }
             let admitted = self.try_admit(seq, index);
@@ -68,8 +71,9 @@ impl<P: Prover> Machine<P> {
     /// being synthesized now without them: never a deadline partition (HIGH and above); others
     /// while the load's expected rest costs less than the extra work every waiting partition of
     /// the circuit would do without it ([`crate::prover::FastPath::worth_waiting`]). A load not begun yet is
-    /// begun here, without the partition, when its params fit.
-    fn waits_for_params(&mut self, seq: u64) -> bool {
+    /// begun here, without the partition, when its params fit. `pass` holds the answers this
+    /// admission pass has reckoned, by circuit.
+    fn waits_for_params(&mut self, seq: u64, pass: &mut Vec<(String, bool)>) -> bool {
         let j = &self.jobs[&seq];
         let Some(fast_path) = j.fast_path else {
             return false;
@@ -77,12 +81,23 @@ impl<P: Prover> Machine<P> {
         if j.origin.priority >= Priority::High {
             return false;
         }
-        let loading_for = match self.params.get(&j.circuit_id).map(|e| &e.slot) {
+        if let Some((_, waits)) = pass.iter().find(|(c, _)| *c == j.circuit_id) {
+            return *waits;
+        }
+        let circuit_id = j.circuit_id.clone();
+        let waits = self.circuit_waits(&circuit_id, fast_path);
+        pass.push((circuit_id, waits));
+        waits
+    }
+
+    /// [`Machine::waits_for_params`] for a circuit, reckoned: its pending partitions below HIGH
+    /// counted, its load begun when it is worth waiting for and none has begun.
+    fn circuit_waits(&mut self, circuit_id: &str, fast_path: crate::prover::FastPath) -> bool {
+        let loading_for = match self.params.get(circuit_id).map(|e| &e.slot) {
             Some(ParamsSlot::Ready { .. }) => return false,
             Some(ParamsSlot::Loading { since, .. }) => Some(since.elapsed()),
             None => None,
         };
-        let circuit_id = j.circuit_id.clone();
         let waiting = self
             .stages
             .of(PartitionState::Pending)
@@ -95,9 +110,9 @@ impl<P: Prover> Machine<P> {
             return false;
         }
         if loading_for.is_none() {
-            let needed = self.params_bytes(&circuit_id);
-            let room = self.budget.available() + self.evictable_bytes(&circuit_id);
-            if room < needed || self.start_params_load(&circuit_id).is_err() {
+            let needed = self.params_bytes(circuit_id);
+            let room = self.budget.available() + self.evictable_bytes(circuit_id);
+            if room < needed || self.start_params_load(circuit_id).is_err() {
                 return false;
             }
         }

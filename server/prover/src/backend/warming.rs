@@ -2,8 +2,8 @@
 //! queues opened) while the daemon already serves. The set-up runs on a thread of its own; the
 //! device joins once it is done.
 //!
-//! Meanwhile a partition of a kind in [`WarmingBackend::cpu_kinds`] (WinningPoSt always: it is
-//! never retried and has seconds) is proved on the CPU, after asking for the host memory that
+//! Meanwhile a partition of a kind in its `cpu_kinds` (WinningPoSt always: it is never retried
+//! and has seconds) is proved on the CPU, after asking for the host memory that
 //! needs; any other partition waits for the device, at a step boundary: it calls
 //! [`PhaseHooks::step_done`] while it waits, so a deadline partition still runs (on the CPU)
 //! and a cancel stops it. A device whose set-up fails is unhealthy and proves on the CPU, as a
@@ -29,29 +29,12 @@ const WAIT_STEP: Duration = Duration::from_millis(50);
 
 /// Where a device's set-up stands.
 #[derive(Clone)]
-pub enum Warmth {
-    /// Being set up: what it is doing, since when.
-    Warming {
-        doing: String,
-        since: Instant,
-    },
+enum Warmth {
+    /// Being set up: what it is doing.
+    Warming(String),
     Ready(Arc<dyn DeviceBackend>),
-    /// The set-up failed: why. The device proves on the CPU.
-    Failed(String),
-}
-
-impl std::fmt::Debug for Warmth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Warmth::Warming { doing, since } => f
-                .debug_struct("Warming")
-                .field("doing", doing)
-                .field("for", &since.elapsed())
-                .finish(),
-            Warmth::Ready(b) => f.debug_tuple("Ready").field(&b.name()).finish(),
-            Warmth::Failed(why) => f.debug_tuple("Failed").field(why).finish(),
-        }
-    }
+    /// The set-up failed (logged with why): the device proves on the CPU.
+    Failed,
 }
 
 /// What the device is known to be before its set-up ends.
@@ -87,10 +70,7 @@ impl WarmingBackend {
             known,
             cpu_kinds,
             cpu: CpuBackend::new(),
-            state: Mutex::new(Warmth::Warming {
-                doing: doing.to_string(),
-                since: Instant::now(),
-            }),
+            state: Mutex::new(Warmth::Warming(doing.to_string())),
             changed: Condvar::new(),
         });
         let warming = Arc::clone(&backend);
@@ -129,7 +109,7 @@ impl WarmingBackend {
             Err(e) => {
                 tracing::error!(device = %self.known.name, error = %e,
                     "the device could not be set up: its partitions are proved on the cpu");
-                Warmth::Failed(e.to_string())
+                Warmth::Failed
             }
         };
         *self.state.lock().unwrap_or_else(|p| p.into_inner()) = next;
@@ -137,31 +117,31 @@ impl WarmingBackend {
     }
 
     /// Where the set-up stands now.
-    pub fn warmth(&self) -> Warmth {
+    fn warmth(&self) -> Warmth {
         self.state.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Where the set-up stands once it has ended, or after `limit` if it has not by then.
+    fn settled_within(&self, limit: Duration) -> Warmth {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let (state, _) = self
+            .changed
+            .wait_timeout_while(state, limit, |s| matches!(s, Warmth::Warming(_)))
+            .unwrap_or_else(|p| p.into_inner());
+        state.clone()
     }
 
     /// What the device is doing while it warms; `None` once it is ready or failed.
     pub fn warming(&self) -> Option<String> {
         match self.warmth() {
-            Warmth::Warming { doing, .. } => Some(doing),
+            Warmth::Warming(doing) => Some(doing),
             _ => None,
         }
     }
 
     /// Waits until the set-up has ended (ready or failed), at most `limit`; whether it has.
     pub fn wait_warm(&self, limit: Duration) -> bool {
-        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let (state, _) = self
-            .changed
-            .wait_timeout_while(state, limit, |s| matches!(s, Warmth::Warming { .. }))
-            .unwrap_or_else(|p| p.into_inner());
-        !matches!(*state, Warmth::Warming { .. })
-    }
-
-    /// The kinds proved on the CPU while the device warms.
-    pub fn cpu_kinds(&self) -> &[ProofKind] {
-        &self.cpu_kinds
+        !matches!(self.settled_within(limit), Warmth::Warming(_))
     }
 
     /// The device once ready, `None` for the CPU (set-up failed), after waiting for it at step
@@ -171,17 +151,10 @@ impl WarmingBackend {
         hooks: &mut dyn PhaseHooks,
     ) -> Result<Option<Arc<dyn DeviceBackend>>> {
         loop {
-            {
-                let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-                let (state, _) = self
-                    .changed
-                    .wait_timeout_while(state, WAIT_STEP, |s| matches!(s, Warmth::Warming { .. }))
-                    .unwrap_or_else(|p| p.into_inner());
-                match &*state {
-                    Warmth::Ready(b) => return Ok(Some(Arc::clone(b))),
-                    Warmth::Failed(_) => return Ok(None),
-                    Warmth::Warming { .. } => {}
-                }
+            match self.settled_within(WAIT_STEP) {
+                Warmth::Ready(b) => return Ok(Some(b)),
+                Warmth::Failed => return Ok(None),
+                Warmth::Warming(_) => {}
             }
             hooks.step_done();
             if hooks.stop_requested() {
@@ -221,8 +194,8 @@ impl DeviceBackend for WarmingBackend {
     fn is_healthy(&self) -> bool {
         match self.warmth() {
             Warmth::Ready(b) => b.is_healthy(),
-            Warmth::Warming { .. } => true,
-            Warmth::Failed(_) => false,
+            Warmth::Warming(_) => true,
+            Warmth::Failed => false,
         }
     }
 
@@ -246,8 +219,8 @@ impl DeviceBackend for WarmingBackend {
             Warmth::Ready(b) => b.phase_on(),
             // Its partitions are reserved for the device they wait for; one proved on the CPU
             // meanwhile asks for more first.
-            Warmth::Warming { .. } => PhaseOn::Device,
-            Warmth::Failed(_) => PhaseOn::Host,
+            Warmth::Warming(_) => PhaseOn::Device,
+            Warmth::Failed => PhaseOn::Host,
         }
     }
 
@@ -268,8 +241,8 @@ impl DeviceBackend for WarmingBackend {
     ) -> Result<(Proof<Bls12>, DeviceTimings)> {
         let ready = match self.warmth() {
             Warmth::Ready(b) => Some(b),
-            Warmth::Failed(_) => None,
-            Warmth::Warming { .. } => {
+            Warmth::Failed => None,
+            Warmth::Warming(_) => {
                 let kind = params.circuit_id().kind();
                 if self.cpu_kinds.contains(&kind) {
                     tracing::info!(device = %self.known.name, %kind,

@@ -89,11 +89,10 @@ pub fn load_params_with(
     precompiled: Option<precompiled::MatricesPlace<'_>>,
 ) -> Result<Arc<LoadedParams>> {
     let (params_path, vk_path) = params_paths(dir, circuit);
-    // Opened first for its error: missing is told apart from unreadable.
-    drop(open_param_file(&params_path, circuit)?);
+    let file = open_param_file(&params_path, circuit)?;
     let started = std::time::Instant::now();
     let (params, reader) =
-        read::read_params_file(&params_path).map_err(|e| ProverError::ParamsUnreadable {
+        read::read_params_file(file).map_err(|e| ProverError::ParamsUnreadable {
             path: params_path.clone(),
             reason: e.to_string(),
         })?;

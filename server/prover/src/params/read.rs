@@ -12,7 +12,6 @@
 
 use std::fs::File;
 use std::io::{self, BufReader};
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -34,10 +33,9 @@ pub enum Reader {
     Streamed,
 }
 
-/// The parameters in the file at `path`, mapped and decoded in parallel where the file can be
-/// mapped, else streamed; and how they were read.
-pub fn read_params_file(path: &Path) -> io::Result<(Parameters<Bls12>, Reader)> {
-    let file = File::open(path)?;
+/// The parameters in `file`, mapped and decoded in parallel where it can be mapped, else
+/// streamed; and how they were read.
+pub fn read_params_file(file: File) -> io::Result<(Parameters<Bls12>, Reader)> {
     // SAFETY: the map is read only while this function runs; parameter files are written
     // once (by paramfetch or `snarkd params generate`, under another name, then renamed) and
     // never changed in place. A file truncated under us would end the process with SIGBUS,
@@ -49,7 +47,7 @@ pub fn read_params_file(path: &Path) -> io::Result<(Parameters<Bls12>, Reader)> 
             Ok((decode(&map)?, Reader::Mapped))
         }
         Err(e) => {
-            tracing::debug!(path = %path.display(), error = %e, "cannot map the parameter file: reading it point by point");
+            tracing::debug!(error = %e, "cannot map the parameter file: reading it point by point");
             Ok((read_streamed(file)?, Reader::Streamed))
         }
     }
@@ -211,7 +209,7 @@ mod tests {
         // Through a file: mapped.
         let file = tempfile::NamedTempFile::new().unwrap();
         std::fs::write(file.path(), &bytes).unwrap();
-        let (read, how) = read_params_file(file.path()).unwrap();
+        let (read, how) = read_params_file(File::open(file.path()).unwrap()).unwrap();
         assert_eq!(how, Reader::Mapped);
         assert_same(&read, &params);
     }

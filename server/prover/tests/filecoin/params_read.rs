@@ -13,7 +13,7 @@ fn a_2kib_parameter_file_decodes_in_parallel_to_what_bellpersons_reader_gives() 
         let loaded = params(kind);
         let circuit = CircuitId::new(kind, SECTOR_2K).unwrap();
         let (path, _) = params_paths(&env().params_dir, circuit);
-        let (mapped, reader) = read_params_file(&path).unwrap();
+        let (mapped, reader) = read_params_file(std::fs::File::open(&path).unwrap()).unwrap();
         assert_eq!(reader, Reader::Mapped);
         let streamed = read_streamed(std::fs::File::open(&path).unwrap()).unwrap();
         assert!(mapped.vk == streamed.vk, "{kind}: the verifying key");

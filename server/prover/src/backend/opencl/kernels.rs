@@ -127,24 +127,13 @@ impl DeviceProgram {
         if let Some(p) = &*slot {
             return Ok(Arc::clone(p));
         }
-        let p = Arc::new(DeviceProgram::build(device, limbs, cache)?);
+        let p = Arc::new(DeviceProgram::build_sharing(device, limbs, cache, true)?);
         *slot = Some(Arc::clone(&p));
         Ok(p)
     }
 
-    /// Builds the program for `device` now, whatever this process built before: from the
-    /// binary another device of the same key built in this process, or kept in `cache`, when
-    /// the driver takes it; else from source, keeping the binary.
-    pub fn build(
-        device: &OpenClDevice,
-        limbs: LimbBits,
-        cache: Option<&Path>,
-    ) -> Result<DeviceProgram> {
-        DeviceProgram::build_sharing(device, limbs, cache, true)
-    }
-
-    /// [`DeviceProgram::build`] as a new process would: nothing this process built is reused
-    /// or shared, only what `cache` holds (for tests of the kept binaries).
+    /// The program built as a new process would build it: nothing this process built is
+    /// reused or shared, only what `cache` holds (for tests of the kept binaries).
     pub fn build_as_new_process(
         device: &OpenClDevice,
         limbs: LimbBits,
@@ -153,6 +142,9 @@ impl DeviceProgram {
         DeviceProgram::build_sharing(device, limbs, cache, false)
     }
 
+    /// Builds the program for `device` now: from the binary another device of the same key
+    /// built in this process (when `share`), or kept in `cache`, when the driver takes it; else
+    /// from source, keeping the binary.
     fn build_sharing(
         device: &OpenClDevice,
         limbs: LimbBits,

@@ -159,11 +159,6 @@ impl OpenClBackend {
         &self.device.info
     }
 
-    /// How this backend's kernels were built (from source or a kept binary) and how long it took.
-    pub fn kernel_build(&self) -> KernelBuild {
-        self.program.built
-    }
-
     /// The device's memory pool (reserved bytes can be watched by tests).
     pub fn memory(&self) -> &Arc<DeviceMemory> {
         &self.memory
