@@ -12,7 +12,7 @@
 //! - `failures`: the log of failed jobs and refused requests that snapshots carry.
 //! - `history`: jobs ended and worker stints of the last hour (rates, percentiles, utilisation).
 //! - `budget`: the memory budget and its RAII reservations.
-//! - `clock`: wall-clock milliseconds for what people read.
+//! - `clock`: the machine's clocks (tokio's, or a simulation's) and wall-clock milliseconds.
 //! - `chunked`: a queue in shared chunks, cheap to copy (the history's).
 //! - `os_priority`: lower OS thread priority for work that has no deadline.
 //! - `schedule`: the scheduling order and the synthesis allowance, as pure functions.
@@ -25,6 +25,7 @@
 //! - `handle`: `Engine`, the handle the API layer calls.
 //! - `journal`: the job journal (SQLite + input files) that makes accepted jobs durable.
 //! - `replan`: recovery in the background (the journal's unfinished jobs planned again).
+//! - `sim`: the machine in simulated time, its steps' costs from a table (sizing a box).
 
 pub mod budget;
 mod chunked;
@@ -40,6 +41,7 @@ mod machine;
 pub mod os_priority;
 pub mod replan;
 pub mod schedule;
+pub mod sim;
 pub mod status;
 mod steps;
 mod worker;

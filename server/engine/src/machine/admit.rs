@@ -95,7 +95,9 @@ impl<P: Prover> Machine<P> {
     fn circuit_waits(&mut self, circuit_id: &str, fast_path: crate::prover::FastPath) -> bool {
         let loading_for = match self.params.get(circuit_id).map(|e| &e.slot) {
             Some(ParamsSlot::Ready { .. }) => return false,
-            Some(ParamsSlot::Loading { since, .. }) => Some(since.elapsed()),
+            Some(ParamsSlot::Loading { since, .. }) => {
+                Some(crate::clock::now().saturating_duration_since(*since))
+            }
             None => None,
         };
         let waiting = self

@@ -121,7 +121,7 @@ impl<P: Prover> Machine<P> {
             origin,
             plan,
             parts,
-            Instant::now(),
+            crate::clock::now(),
             submitted_unix_ms,
             watch::channel(None).0,
         );
@@ -440,7 +440,7 @@ impl<P: Prover> Machine<P> {
             ParamsEntry {
                 slot: ParamsSlot::Loading {
                     waiters: Vec::new(),
-                    since: Instant::now(),
+                    since: crate::clock::now(),
                 },
                 bytes: needed,
                 reservation: Some(reservation),
@@ -493,7 +493,7 @@ impl<P: Prover> Machine<P> {
         if self.journal_unwritable.is_some() {
             return;
         }
-        let now = Instant::now();
+        let now = crate::clock::now();
         let retention = self.config.retention;
         let expired: Vec<u64> = self
             .jobs

@@ -302,6 +302,11 @@ impl<P: Prover> Machine<P> {
         }
     }
 
+    /// The prover's plan of job `seq`, while the job is known.
+    pub(crate) fn job_plan(&self, seq: u64) -> Option<&P::Plan> {
+        self.jobs.get(&seq).map(|j| &*j.plan)
+    }
+
     fn worker_is_idle(&self, id: u32) -> bool {
         self.workers[id as usize].duty.step() == WorkerStep::Idle
     }

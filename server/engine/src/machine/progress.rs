@@ -4,8 +4,6 @@
 
 use std::time::Duration;
 
-use tokio::time::Instant;
-
 use super::transition::Change;
 use super::transition::JobChange;
 use super::Machine;
@@ -154,7 +152,7 @@ impl<P: Prover> Machine<P> {
             return;
         };
         let waiters = std::mem::take(waiters);
-        let elapsed = since.elapsed();
+        let elapsed = crate::clock::now().saturating_duration_since(*since);
         match result {
             Ok(LoadedParams {
                 params,
@@ -244,7 +242,7 @@ impl<P: Prover> Machine<P> {
     /// How long the running step of a partition has taken so far, on the machine's clock.
     fn step_elapsed(&self, job: u64, index: u32) -> Duration {
         self.part(job, index)
-            .map_or(Duration::ZERO, |p| p.step_elapsed(Instant::now()))
+            .map_or(Duration::ZERO, |p| p.step_elapsed(crate::clock::now()))
     }
 
     /// Partition `index` of job `job`, if both still exist.

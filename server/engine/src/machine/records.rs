@@ -343,7 +343,7 @@ pub(crate) struct Moment {
 impl Moment {
     pub fn now() -> Moment {
         Moment {
-            at: Instant::now(),
+            at: crate::clock::now(),
             unix_ms: crate::clock::unix_ms(),
         }
     }

@@ -165,7 +165,7 @@ impl<P: Prover> Machine<P> {
 
     fn end_recovering(&mut self, seq: u64, end: JobEnd) {
         let entry = self.recovering.get_mut(&seq).expect("the entry is there");
-        entry.ended = Some((end.clone(), Instant::now(), unix_ms()));
+        entry.ended = Some((end.clone(), crate::clock::now(), unix_ms()));
         let job_id = entry.job.job.job_id.clone();
         if let JobEnd::Failed(message) = &end {
             let kind = entry.job.job.kind;

@@ -4,7 +4,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::watch;
-use tokio::time::Instant;
 
 use super::transition::JobChange;
 use super::{unix_ms, Machine};
@@ -43,7 +42,7 @@ impl<P: Prover> Machine<P> {
                 proved += 1;
             }
         }
-        let now = Instant::now();
+        let now = crate::clock::now();
         let age = Duration::from_millis(unix_ms().saturating_sub(job.submitted_unix_ms));
         let submitted = now.checked_sub(age).unwrap_or(now);
         tracing::info!(job_id = %job.job_id, request_id = %origin.logged_request_id(), kind = %origin.kind, priority = ?origin.priority,

@@ -17,21 +17,25 @@ impl<P: Prover> Machine<P> {
     /// it, only when the load does: see [`crate::history::History::note_load`]). A changed
     /// bucket comes back as the record that keeps it in the journal.
     pub(crate) fn note_load(&mut self, now_ms: u64) -> Option<Effect<P>> {
-        let mut load = Load {
-            memory_used_bytes: self.budget.used(),
-            ..Load::default()
-        };
-        let count = |state| self.stages.count(state) as u32;
-        load.waiting_for_admission = count(PartitionState::Pending);
-        load.synthesizing = count(PartitionState::Synthesizing);
-        load.waiting_for_worker = count(PartitionState::SynthDone);
-        load.on_worker = count(PartitionState::Gpu);
+        let load = self.load();
         if !self.history.load_changes(now_ms, load) {
             return None;
         }
         self.changed();
         let bucket = std::sync::Arc::make_mut(&mut self.history).note_load(now_ms, load)?;
         Some(Effect::Record(Record::Load(bucket), None))
+    }
+
+    /// Memory in use and where the partitions of unfinished jobs are, now.
+    pub(crate) fn load(&self) -> Load {
+        let count = |state| self.stages.count(state) as u32;
+        Load {
+            memory_used_bytes: self.budget.used(),
+            waiting_for_admission: count(PartitionState::Pending),
+            synthesizing: count(PartitionState::Synthesizing),
+            waiting_for_worker: count(PartitionState::SynthDone),
+            on_worker: count(PartitionState::Gpu),
+        }
     }
 
     /// The state as of now. Nothing in it moves with the clock alone (times are instants, not

@@ -96,7 +96,7 @@ impl<P: Prover> Machine<P> {
         index: u32,
         change: Change<P>,
     ) -> Option<Stage<P>> {
-        let now = Instant::now();
+        let now = crate::clock::now();
         match change {
             Change::DeviceProved { worker, .. }
             | Change::DeviceFailed { worker }
@@ -210,7 +210,7 @@ impl<P: Prover> Machine<P> {
             (JobPhase::Unrecorded { input }, JobChange::Recorded) => JobPhase::Queued { input },
             (JobPhase::Queued { input }, JobChange::Start) => JobPhase::Running {
                 input,
-                admitted: Instant::now(),
+                admitted: crate::clock::now(),
             },
             (JobPhase::Running { input, admitted }, JobChange::Finalize) => {
                 JobPhase::Finalizing { input, admitted }
