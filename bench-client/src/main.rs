@@ -20,6 +20,9 @@
 //! snarkd-bench flood  [--size 255MiB] [--concurrency 4] [--only TEXT]
 //! snarkd-bench durability --params-dir DIR [--submits 200] [--proofs 16] [--queued 1000]
 //! snarkd-bench holdout --params-dir DIR [--fixtures DIR] [--kind K]... [--runs 2]
+//! snarkd-bench [--json] plan --box BOX.toml --costs COSTS.toml [--memory 128GiB,…] [--in-flight porep=10]
+//!              [--every winning=5m] [--duration 2h] [--out DIR]
+//! snarkd-bench plan --check --params-dir DIR [--fixtures DIR] [--out DIR]
 //! ```
 //!
 //! `--addr` is `http://host:port` (default `http://127.0.0.1:9820`) or `unix:///path`. The exit
@@ -39,10 +42,13 @@
 //! - `watch.rs`: the live terminal view of the status stream.
 //! - `progress.rs`: where a `single` proof stands while its Prove waits, on stderr.
 //! - `report/`: the side-by-side benchmarks and their report.
+//! - `chart.rs`: the SVG charts of the HTML pages.
 //! - `flood/`: the daemon's memory under maximum-size hostile requests (`shapes.rs`: what is sent).
 //! - `holdout.rs`: the daemon's synthesis through gRPC against bellperson's, on one request.
 //! - `durability.rs`: what the job journal costs (submit latency, throughput, recovery time).
+//! - `plan/`: sizing a box: the engine in simulated time on a cost table, checked here at 2 KiB.
 
+mod chart;
 mod check;
 mod client;
 mod durability;
@@ -50,6 +56,7 @@ mod flood;
 mod holdout;
 mod inputs;
 mod local;
+mod plan;
 mod progress;
 mod remote;
 mod report;
@@ -169,6 +176,9 @@ enum Cmd {
     /// The daemon's synthesis per partition of a real request through gRPC against stock
     /// bellperson's synthesis of the same request, best of RUNS each.
     Holdout(holdout::Options),
+    /// Size a box before buying it: the real engine in simulated time on a cost table (proofs an
+    /// hour, deadline latency, peak memory, GPU busy share); `--check` validates it here at 2 KiB.
+    Plan(plan::Options),
 }
 
 /// Runs a client subcommand; Ok(false) when a proof did not complete.
@@ -217,7 +227,8 @@ fn remote(cli: Cli) -> Result<bool> {
             | Cmd::Report(_)
             | Cmd::Flood(_)
             | Cmd::Durability(_)
-            | Cmd::Holdout(_) => {
+            | Cmd::Holdout(_)
+            | Cmd::Plan(_) => {
                 unreachable!("local commands")
             }
         }
@@ -244,6 +255,7 @@ fn main() -> ExitCode {
         Cmd::Flood(options) => flood::flood(options).map(|()| true),
         Cmd::Durability(options) => durability::durability(options).map(|()| true),
         Cmd::Holdout(options) => holdout::holdout(options).map(|()| true),
+        Cmd::Plan(options) => plan::plan(options, cli.json),
         _ => remote(cli),
     };
     match result {

@@ -36,9 +36,34 @@ impl Daemon {
     /// to a fresh directory unless `env` sets `SNARKD_JOBS_DIR`. With SNARKD_BENCH_DAEMON_LOGS
     /// naming a directory, its log is kept there too (one file per daemon, by pid).
     pub fn start(snarkd: &Path, env: &[(&str, String)]) -> Result<Daemon> {
+        Daemon::start_on(snarkd, env, None)
+    }
+
+    /// [`Daemon::start`] on the first `cpus` CPUs only (its threads, pools and synthesis
+    /// threads sized for them, as on a machine of that many cores), or on all of them.
+    pub fn start_on(snarkd: &Path, env: &[(&str, String)], cpus: Option<usize>) -> Result<Daemon> {
         let dir = tempfile::tempdir()?;
         let ready_file = dir.path().join("ready.json");
-        let mut child = snarkd::ready::command(snarkd, &ready_file)
+        let mut command = snarkd::ready::command(snarkd, &ready_file);
+        if let Some(cpus) = cpus {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: between fork and exec only the async-signal-safe sched_setaffinity runs,
+            // on a set built before the fork.
+            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+            for cpu in 0..cpus {
+                unsafe { libc::CPU_SET(cpu, &mut set) };
+            }
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let mut child = command
             .env("SNARKD_JOBS_DIR", dir.path().join("jobs"))
             .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
             .env(

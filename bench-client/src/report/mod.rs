@@ -549,7 +549,7 @@ fn phases(o: &Outcome) -> String {
     )
 }
 
-async fn preload(mut client: crate::client::Client, circuit: &str) -> Result<()> {
+pub(crate) async fn preload(mut client: crate::client::Client, circuit: &str) -> Result<()> {
     client
         .preload_srs(pb::PreloadSrsRequest {
             circuit_id: circuit.into(),

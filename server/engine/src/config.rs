@@ -59,11 +59,18 @@ impl Default for EngineConfig {
     }
 }
 
+/// Syntheses the automatic lookahead allows at once: each runs on every core of its pool, so
+/// two keep the cores busy across one's start and end.
+const AUTO_SYNTHESES: usize = 2;
+
 /// How many partitions below HIGH may be synthesizing or waiting for a device at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookahead {
-    /// The synthesis threads plus two per device worker: every thread keeps working while about
-    /// two partitions wait for each worker.
+    /// Two partitions synthesizing (each on every core of its pool) and two waiting per device
+    /// worker, fewer syntheses where fewer threads are allowed: what keeps the devices and the
+    /// cores busy at production size without holding synthesized partitions in memory for
+    /// nothing (`snarkd-bench plan`, BENCHMARKS.md "Sizing a box": at 32 GiB more than that
+    /// proves no more an hour on 16 or 96 cores and only holds more memory).
     Auto,
     /// This many; 0 means no limit beyond the threads and the memory budget.
     Limit(usize),
@@ -73,7 +80,7 @@ impl Lookahead {
     /// The limit (0: none) for `threads` synthesis threads and `workers` device workers.
     pub fn resolve(self, threads: usize, workers: usize) -> usize {
         match self {
-            Lookahead::Auto => threads + 2 * workers,
+            Lookahead::Auto => threads.min(AUTO_SYNTHESES) + 2 * workers,
             Lookahead::Limit(n) => n,
         }
     }
@@ -94,5 +101,19 @@ impl Default for IntakeLimits {
             queued_jobs: 256,
             queued_input_bytes: 4 << 30,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_automatic_lookahead_is_two_syntheses_and_two_a_worker_whatever_the_cores() {
+        assert_eq!(Lookahead::Auto.resolve(1, 1), 3);
+        assert_eq!(Lookahead::Auto.resolve(2, 1), 4);
+        assert_eq!(Lookahead::Auto.resolve(96, 1), 4);
+        assert_eq!(Lookahead::Auto.resolve(16, 2), 6);
+        assert_eq!(Lookahead::Limit(7).resolve(96, 1), 7);
     }
 }

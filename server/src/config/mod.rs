@@ -231,7 +231,7 @@ pub struct PipelineSection {
     /// synthesized and proved again before its job fails.
     pub partition_retries: u32,
     /// Most partitions below HIGH synthesizing or synthesized and waiting for a device at
-    /// once: "auto" (synthesis threads plus two per device worker), a number, or 0 for no limit
+    /// once: "auto" (two syntheses, or fewer threads, plus two per device worker), a number, or 0 for no limit
     /// beyond `[synthesis] threads` and the memory budget.
     #[serde(deserialize_with = "values::lookahead")]
     pub synthesis_lookahead: Lookahead,
@@ -360,24 +360,35 @@ impl Config {
 
     /// Partition syntheses allowed at once on this machine.
     pub fn synthesis_threads(&self) -> usize {
+        self.synthesis_threads_on(std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// Partition syntheses allowed at once on a machine of `cores` cores.
+    pub fn synthesis_threads_on(&self, cores: usize) -> usize {
         match self.synthesis.threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => cores,
             n => n,
         }
+    }
+
+    /// The memory budget in bytes on a machine with `usable` bytes of memory (physical less
+    /// hugepages, or its cgroup's limit).
+    pub fn memory_budget_on(&self, usable: u64) -> Result<u64, ConfigError> {
+        let m = &self.memory;
+        m.budget
+            .resolve(usable, m.safety_margin, m.reserve)
+            .map_err(|msg| ConfigError::Invalid {
+                key: "memory.budget".into(),
+                msg,
+                origin: String::new(),
+            })
     }
 
     /// The memory budget in bytes on this machine, and how it was reckoned (for the log).
     pub fn memory_budget(&self) -> Result<(u64, String), ConfigError> {
         let m = &self.memory;
         let machine = MachineMemory::read();
-        let bytes = m
-            .budget
-            .resolve(machine.usable(), m.safety_margin, m.reserve)
-            .map_err(|msg| ConfigError::Invalid {
-                key: "memory.budget".into(),
-                msg,
-                origin: String::new(),
-            })?;
+        let bytes = self.memory_budget_on(machine.usable())?;
         let how = match m.budget {
             MemoryBudget::Fixed(_) => "set by [memory] budget".to_string(),
             MemoryBudget::Auto => format!(
@@ -417,10 +428,24 @@ impl Config {
                 origin: String::new(),
             });
         }
-        let config = EngineConfig {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let config = self.engine_config_on(memory_budget_bytes, baseline_bytes, cores);
+        Ok((config, reckoned))
+    }
+
+    /// The engine's settings on a machine of `cores` cores with this budget and baseline: what
+    /// the daemon runs with here, and what a simulation of another box (`snarkd-bench plan`)
+    /// runs with there.
+    pub fn engine_config_on(
+        &self,
+        memory_budget_bytes: u64,
+        baseline_bytes: u64,
+        cores: usize,
+    ) -> EngineConfig {
+        EngineConfig {
             memory_budget_bytes,
             baseline_bytes,
-            synthesis_threads: self.synthesis_threads(),
+            synthesis_threads: self.synthesis_threads_on(cores),
             workers_per_device: self.gpus.workers_per_device,
             retention: self.daemon.retention,
             partition_retries: self.pipeline.partition_retries,
@@ -431,8 +456,7 @@ impl Config {
             device_telemetry_interval: self.gpus.telemetry_interval,
             version: crate::build_info::VERSION.to_string(),
             build_id: crate::build_info::BUILD_ID.to_string(),
-        };
-        Ok((config, reckoned))
+        }
     }
 }
 

@@ -24,6 +24,9 @@ pub struct KindReport {
     /// the window.
     pub latency_p50_s: Option<f64>,
     pub latency_p99_s: Option<f64>,
+    /// Those latencies, shortest first.
+    #[serde(skip)]
+    pub latencies_s: Vec<f64>,
 }
 
 /// The load at one moment.
@@ -46,6 +49,8 @@ pub struct Report {
     /// Share of the window's core-seconds spent on work.
     pub cpu_busy_share: f64,
     pub timeline: Vec<Sample>,
+    /// The jobs still running at the end: (kind, arrived at, seconds).
+    pub unfinished: Vec<(ProofKind, f64)>,
     /// Inputs the machine took (its cost in the simulation).
     pub inputs: u64,
     pub simulated_s: f64,
@@ -60,7 +65,7 @@ pub(crate) struct Ended {
 }
 
 /// Percentile `q` (0–1) of `sorted`, nearest rank.
-pub(crate) fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
     if sorted.is_empty() {
         return None;
     }
@@ -104,6 +109,7 @@ pub(crate) fn kinds(t: &Tallies) -> Vec<KindReport> {
                 seconds_per_proof: (proofs > 0.0).then(|| window / proofs),
                 latency_p50_s: percentile(&latencies, 0.5),
                 latency_p99_s: percentile(&latencies, 0.99),
+                latencies_s: latencies,
             }
         })
         .collect()

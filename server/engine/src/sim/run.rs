@@ -240,6 +240,9 @@ impl<'a> Sim<'a> {
             device_busy_share: self.device_busy.iter().map(|b| b / end.max(1e-9)).collect(),
             cpu_busy_share: self.cpu_busy / (end * self.setup.cores).max(1e-9),
             timeline: self.timeline,
+            unfinished: (self.open.values())
+                .map(|o| (self.setup.costs[o.kind].kind, o.arrived))
+                .collect(),
             inputs: self.inputs,
             simulated_s: end,
         }

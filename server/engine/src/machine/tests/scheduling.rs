@@ -148,8 +148,8 @@ fn synthesis_lookahead_bounds_partitions_ahead_of_the_device() {
     assert!(most_ahead_of_the_device(Limit(0)) > 6, "0: no limit");
     assert_eq!(
         most_ahead_of_the_device(Auto),
-        4 + 2,
-        "four threads, two for the worker"
+        2 + 2,
+        "two of the four threads, two for the worker"
     );
     assert_eq!(most_ahead_of_the_device(Limit(2)), 2);
     assert_eq!(most_ahead_of_the_device(Limit(1)), 1);
