@@ -12,6 +12,8 @@ mod check;
 mod measure;
 mod output;
 mod table;
+#[cfg(test)]
+mod tests;
 mod workload;
 
 use std::path::PathBuf;
