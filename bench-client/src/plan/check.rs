@@ -3,13 +3,14 @@
 //! the simulation runs the same arrivals on this box with that table; PoRep's throughput and
 //! each deadline kind's median latency, predicted against measured, must agree within 15 %.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use bytesize::ByteSize;
-use serde_json::json;
-use snarkd_engine::sim::{simulate, Workload};
+use serde_json::{json, Value};
+use snarkd_engine::sim::{percentile, simulate, Report, Workload};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::{ProofInput, ProofKind};
 use tokio::time::{sleep_until, timeout_at, Instant};
@@ -63,41 +64,155 @@ struct Proof {
     completed: bool,
 }
 
-/// Proofs an hour over the window `[warmup, end]`: those completed in it (their latencies
-/// given), and each still running at the end (arrived at the times given) by its share of a
-/// mean proof, at most 0.99, so that the figure does not move in steps of a whole proof. The
-/// same reckoning for the prediction and the measurement.
-fn rate(latencies: &[f64], running: &[f64], warmup: f64, end: f64) -> f64 {
-    let mean = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
-    let partial: f64 = (running.iter())
-        .map(|arrived| {
-            if mean > 0.0 {
-                ((end - arrived.max(warmup)) / mean).min(0.99)
-            } else {
-                0.0
-            }
-        })
-        .sum();
-    (latencies.len() as f64 + partial) * 3600.0 / (end - warmup)
+/// What one side (the real run, or its simulation) saw of the proofs in the window.
+#[derive(Default)]
+struct Observed {
+    /// Latencies of the proofs completed in the window, by kind, shortest first.
+    latencies: BTreeMap<ProofKind, Vec<f64>>,
+    /// When the proofs still running at the end arrived, by kind.
+    running: BTreeMap<ProofKind, Vec<f64>>,
 }
 
-pub fn check(o: &Options, seed: u64, out: Option<&Path>) -> Result<bool> {
-    let params_dir = o
-        .params_dir
-        .clone()
-        .context("--check needs --params-dir (2 KiB parameters)")?;
-    let snarkd = Daemon::binary(o.snarkd.as_deref())?;
+impl Observed {
+    fn of_run(proofs: &[Proof], warmup: f64) -> Observed {
+        let mut seen = Observed::default();
+        for p in proofs {
+            match p.ended {
+                Some(ended) if p.completed && ended >= warmup => seen
+                    .latencies
+                    .entry(p.kind)
+                    .or_default()
+                    .push(ended - p.arrived),
+                None => seen.running.entry(p.kind).or_default().push(p.arrived),
+                _ => {}
+            }
+        }
+        seen.latencies
+            .values_mut()
+            .for_each(|v| v.sort_by(f64::total_cmp));
+        seen
+    }
+
+    fn of_simulation(report: &Report) -> Observed {
+        let mut seen = Observed::default();
+        for k in &report.kinds {
+            seen.latencies.insert(k.kind, k.latencies_s.clone());
+        }
+        for &(kind, arrived) in &report.unfinished {
+            seen.running.entry(kind).or_default().push(arrived);
+        }
+        seen
+    }
+
+    /// Proofs of `kind` an hour over the window `[warmup, end]`: those completed in it, and each
+    /// still running at the end by its share of a mean proof, at most 0.99, so that the figure
+    /// does not move in steps of a whole proof.
+    fn rate(&self, kind: ProofKind, warmup: f64, end: f64) -> f64 {
+        let latencies = self.latencies.get(&kind).map_or(&[][..], |v| &v[..]);
+        let mean = latencies.iter().sum::<f64>() / latencies.len().max(1) as f64;
+        let partial: f64 = (self.running.get(&kind).into_iter().flatten())
+            .map(|arrived| {
+                if mean > 0.0 {
+                    ((end - arrived.max(warmup)) / mean).min(0.99)
+                } else {
+                    0.0
+                }
+            })
+            .sum();
+        (latencies.len() as f64 + partial) * 3600.0 / (end - warmup)
+    }
+
+    /// The median latency of the kinds `of` picks, pooled.
+    fn p50(&self, of: impl Fn(ProofKind) -> bool) -> f64 {
+        let mut pooled: Vec<f64> = (self.latencies.iter())
+            .filter(|(k, _)| of(**k))
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        pooled.sort_by(f64::total_cmp);
+        percentile(&pooled, 0.5).unwrap_or(0.0)
+    }
+}
+
+/// Predicted against measured: PoRep's throughput, each deadline kind's median latency (and,
+/// for information, theirs pooled), with whether each is within the tolerance.
+fn verdict(
+    predicted: &Observed,
+    measured: &Observed,
+    kinds: &[ProofKind],
+    window: (f64, f64),
+) -> (Value, bool) {
+    let compare = |predicted: f64, measured: f64| {
+        let ratio = if measured > 0.0 {
+            predicted / measured
+        } else {
+            f64::INFINITY
+        };
+        json!({"predicted": predicted, "measured": measured, "ratio": ratio,
+               "within": (ratio - 1.0).abs() <= TOLERANCE})
+    };
+    let porep = ProofKind::PorepSealCommit;
+    let (warmup, end) = window;
+    let throughput = compare(
+        predicted.rate(porep, warmup, end),
+        measured.rate(porep, warmup, end),
+    );
+    let deadline = |k: ProofKind| k != porep;
+    let pooled = compare(predicted.p50(deadline), measured.p50(deadline));
+    let mut by_kind = serde_json::Map::new();
+    for &kind in kinds.iter().filter(|k| deadline(**k)) {
+        let p50 = |o: &Observed| o.p50(|k| k == kind);
+        by_kind.insert(
+            format!("{}_p50_s", kind.as_str()),
+            compare(p50(predicted), p50(measured)),
+        );
+    }
+    // Each deadline kind's median on its own: the median of the two kinds pooled falls between
+    // two clusters (WindowPoSt's and WinningPoSt's latencies) and jumps with one proof.
+    let ok = throughput["within"] == true && by_kind.values().all(|c| c["within"] == true);
+    let v = json!({
+        "porep_per_hour": throughput,
+        "deadline_p50_s_pooled": pooled,
+        "by_kind": by_kind,
+    });
+    (v, ok)
+}
+
+/// A fixture request of each kind of the mix, PoRep and the arriving kinds, in kind order.
+fn requests(o: &Options, every: &[(ProofKind, Duration)]) -> Result<Vec<(ProofKind, ProofInput)>> {
     let (fixtures, _tmp) = crate::local::read_or_seal(o.fixtures.as_deref())?;
-    let every = workload::pairs(&o.mix_every, |v| Ok(humantime::parse_duration(v)?))?;
-    let in_flight = vec![(ProofKind::PorepSealCommit, o.mix_porep)];
     let mut kinds: Vec<ProofKind> = every.iter().map(|(k, _)| *k).collect();
     kinds.push(ProofKind::PorepSealCommit);
     kinds.sort();
     kinds.dedup();
-    let requests: Vec<(ProofKind, ProofInput)> = kinds
-        .iter()
+    Ok((kinds.iter())
         .map(|k| (*k, fixtures.request(*k).clone()))
-        .collect();
+        .collect())
+}
+
+/// This machine as a box file, with the check daemons' budget and the measured baseline.
+fn this_box(cores: usize, baseline: u64) -> Result<BoxFile> {
+    Ok(BoxFile {
+        name: format!("this machine ({cores} cores), the CPU backend"),
+        cores: cores as u32,
+        memory: ByteSize(0),
+        budget: Some(BUDGET.parse().map_err(|e| anyhow::anyhow!("{e}"))?),
+        gpus: 0,
+        gpu: None,
+        gpu_memory: None,
+        baseline: ByteSize(baseline),
+        baseline_source: "the mix daemon's resident memory once it served".into(),
+        published: Default::default(),
+        published_source: None,
+    })
+}
+
+pub fn check(o: &Options, seed: u64, out: Option<&Path>) -> Result<bool> {
+    let params_dir =
+        (o.params_dir.clone()).context("--check needs --params-dir (2 KiB parameters)")?;
+    let snarkd = Daemon::binary(o.snarkd.as_deref())?;
+    let every = workload::pairs(&o.mix_every, |v| Ok(humantime::parse_duration(v)?))?;
+    let requests = requests(o, &every)?;
+    let kinds: Vec<ProofKind> = requests.iter().map(|(k, _)| *k).collect();
     let env = vec![
         ("SNARKD_PARAMS_DIR", params_dir.display().to_string()),
         ("SNARKD_MEMORY_BUDGET", BUDGET.to_string()),
@@ -110,7 +225,7 @@ pub fn check(o: &Options, seed: u64, out: Option<&Path>) -> Result<bool> {
         duration: o.mix_duration,
         warmup: o.mix_warmup,
         arrivals: workload::arrivals(&every, o.mix_duration, seed),
-        in_flight: in_flight.clone(),
+        in_flight: vec![(ProofKind::PorepSealCommit, o.mix_porep)],
         sample_every: Duration::from_secs(5),
     };
     let runtime = tokio::runtime::Runtime::new()?;
@@ -138,19 +253,7 @@ pub fn check(o: &Options, seed: u64, out: Option<&Path>) -> Result<bool> {
         d.stop()?;
         anyhow::Ok((costs, measured, baseline))
     })?;
-    let machine = BoxFile {
-        name: format!("this machine ({cores} cores), the CPU backend"),
-        cores: cores as u32,
-        memory: ByteSize(0),
-        budget: Some(BUDGET.parse().map_err(|e| anyhow::anyhow!("{e}"))?),
-        gpus: 0,
-        gpu: None,
-        gpu_memory: None,
-        baseline: ByteSize(baseline),
-        baseline_source: "the mix daemon's resident memory once it served".into(),
-        published: Default::default(),
-        published_source: None,
-    };
+    let machine = this_box(cores, baseline)?;
     let Built::Setup(setup) = table::setup(&machine, None, &Default::default(), &costs, &kinds)?
     else {
         anyhow::bail!("the measured table lacks a figure");
@@ -158,77 +261,21 @@ pub fn check(o: &Options, seed: u64, out: Option<&Path>) -> Result<bool> {
     let started = std::time::Instant::now();
     let predicted = simulate(&setup, &workload);
     let simulated_in_s = started.elapsed().as_secs_f64();
-
-    let (warmup, end) = (o.mix_warmup.as_secs_f64(), o.mix_duration.as_secs_f64());
-    let in_window = |kind: Option<ProofKind>| -> Vec<f64> {
-        let wanted = |k: ProofKind| kind.map_or(k != ProofKind::PorepSealCommit, |kind| k == kind);
-        let mut v: Vec<f64> = (measured.iter())
-            .filter(|p| p.completed && wanted(p.kind))
-            .filter_map(|p| p.ended.filter(|e| *e >= warmup).map(|e| e - p.arrived))
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v
-    };
-    let porep = ProofKind::PorepSealCommit;
-    let running: Vec<f64> = (measured.iter())
-        .filter(|p| p.kind == porep && p.ended.is_none())
-        .map(|p| p.arrived)
-        .collect();
-    let measured_porep = rate(&in_window(Some(porep)), &running, warmup, end);
-    let predicted_running: Vec<f64> = (predicted.unfinished.iter())
-        .filter(|(k, _)| *k == porep)
-        .map(|(_, arrived)| *arrived)
-        .collect();
-    let predicted_latencies = predicted
-        .kind(porep)
-        .map_or(&[][..], |k| &k.latencies_s[..]);
-    let predicted_porep = rate(predicted_latencies, &predicted_running, warmup, end);
-    let measured_p50 = snarkd_engine::sim::percentile(&in_window(None), 0.5).unwrap_or(0.0);
-    let mut predicted_deadline: Vec<f64> = (predicted.kinds.iter())
-        .filter(|k| k.kind != ProofKind::PorepSealCommit)
-        .flat_map(|k| k.latencies_s.iter().copied())
-        .collect();
-    predicted_deadline.sort_by(f64::total_cmp);
-    let predicted_p50 = snarkd_engine::sim::percentile(&predicted_deadline, 0.5).unwrap_or(0.0);
-    let compare = |predicted: f64, measured: f64| {
-        let ratio = if measured > 0.0 {
-            predicted / measured
-        } else {
-            f64::INFINITY
-        };
-        json!({"predicted": predicted, "measured": measured, "ratio": ratio,
-               "within": (ratio - 1.0).abs() <= TOLERANCE})
-    };
-    let throughput = compare(predicted_porep, measured_porep);
-    let deadline = compare(predicted_p50, measured_p50);
-    let mut per_kind = serde_json::Map::new();
-    for kind in &kinds {
-        if *kind == ProofKind::PorepSealCommit {
-            continue;
-        }
-        let p = predicted
-            .kind(*kind)
-            .and_then(|k| k.latency_p50_s)
-            .unwrap_or(0.0);
-        let m = snarkd_engine::sim::percentile(&in_window(Some(*kind)), 0.5).unwrap_or(0.0);
-        per_kind.insert(format!("{}_p50_s", kind.as_str()), compare(p, m));
-    }
-    // Each deadline kind's median on its own: the median of the two kinds pooled falls between
-    // two clusters (WindowPoSt's and WinningPoSt's latencies) and jumps with one proof.
-    let ok = throughput["within"] == true && per_kind.values().all(|c| c["within"] == true);
-    let result = json!({
-        "check": "2KiB mix: PoRep in flight, WindowPoSt and WinningPoSt arriving",
-        "machine_cores": cores,
-        "mix_s": end,
-        "warmup_s": warmup,
-        "seed": seed,
-        "porep_per_hour": throughput,
-        "deadline_p50_s_pooled": deadline,
-        "by_kind": per_kind,
-        "tolerance": TOLERANCE,
-        "simulated_in_s": simulated_in_s,
-        "ok": ok,
-    });
+    let window = (o.mix_warmup.as_secs_f64(), o.mix_duration.as_secs_f64());
+    let (mut result, ok) = verdict(
+        &Observed::of_simulation(&predicted),
+        &Observed::of_run(&measured, window.0),
+        &kinds,
+        window,
+    );
+    result["check"] = json!("2KiB mix: PoRep in flight, WindowPoSt and WinningPoSt arriving");
+    result["machine_cores"] = json!(cores);
+    result["mix_s"] = json!(window.1);
+    result["warmup_s"] = json!(window.0);
+    result["seed"] = json!(seed);
+    result["tolerance"] = json!(TOLERANCE);
+    result["simulated_in_s"] = json!(simulated_in_s);
+    result["ok"] = json!(ok);
     println!("{result}");
     if let Some(dir) = out {
         std::fs::create_dir_all(dir)?;
@@ -321,5 +368,46 @@ impl Run {
             ended: outcome.as_ref().ok().map(|_| since(Instant::now())),
             completed: outcome.is_ok_and(|o| o.completed()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn proof(kind: ProofKind, arrived: f64, ended: Option<f64>) -> Proof {
+        Proof {
+            kind,
+            arrived,
+            ended,
+            completed: ended.is_some(),
+        }
+    }
+
+    #[test]
+    fn a_proof_cut_off_at_the_end_counts_by_its_share_and_medians_are_per_kind() {
+        let (porep, winning) = (ProofKind::PorepSealCommit, ProofKind::WinningPost);
+        let run = [
+            proof(porep, 0.0, Some(5.0)), // ended before the window: not counted
+            proof(porep, 5.0, Some(25.0)),
+            proof(porep, 25.0, Some(35.0)),
+            proof(porep, 35.0, None), // 5 s of a mean 15 s proof by the end at 40 s
+            proof(winning, 12.0, Some(13.0)),
+            proof(winning, 20.0, Some(23.0)),
+            proof(winning, 30.0, Some(32.0)),
+        ];
+        let seen = Observed::of_run(&run, 10.0);
+        let rate = seen.rate(porep, 10.0, 40.0);
+        assert!(
+            (rate - (2.0 + 5.0 / 15.0) * 3600.0 / 30.0).abs() < 1e-9,
+            "{rate}"
+        );
+        assert_eq!(seen.p50(|k| k == winning), 2.0);
+        let (v, ok) = verdict(&seen, &seen, &[porep, winning], (10.0, 40.0));
+        assert!(ok);
+        assert_eq!(v["by_kind"]["winning_p50_s"]["ratio"], 1.0);
+        let slower = Observed::of_run(&run[..6], 10.0);
+        let (_, ok) = verdict(&seen, &slower, &[porep, winning], (10.0, 40.0));
+        assert!(!ok, "a median of 2.0 predicted against 1.0 measured is off");
     }
 }
