@@ -134,7 +134,8 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Prove COUNT copies of a request, CONCURRENCY at a time, and summarise.
+    /// Prove COUNT copies of a request, CONCURRENCY at a time, and summarise; meanwhile where
+    /// the batch's jobs stand (queued, synthesizing, with a device, finalizing) on stderr.
     Batch {
         #[arg(short = 'c', long)]
         count: usize,

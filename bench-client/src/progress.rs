@@ -47,6 +47,33 @@ pub fn stage(job: &pb::JobStatus) -> (String, usize, usize) {
     (text, done, total)
 }
 
+/// Where the jobs of a batch stand, in words: how many are queued, synthesizing, with a device
+/// (waiting for one or in the device phase), finalizing (each job counted once, by the furthest
+/// of its partitions).
+pub fn batch_stage<'a>(jobs: impl Iterator<Item = &'a pb::JobStatus>) -> String {
+    use pb::PartitionState as P;
+    let mut counts = [0usize; 4];
+    for job in jobs {
+        let has = |s: P| job.partitions.iter().any(|p| p.state == s as i32);
+        let all_done = !job.partitions.is_empty()
+            && (job.partitions.iter()).all(|p| p.state == P::Done as i32);
+        let place = match pb::JobState::try_from(job.state).unwrap_or(pb::JobState::Unspecified) {
+            pb::JobState::Completed | pb::JobState::Failed | pb::JobState::Cancelled => continue,
+            _ if all_done => 3,
+            _ if has(P::Gpu) || has(P::SynthDone) => 2,
+            _ if has(P::Synthesizing) => 1,
+            _ => 0,
+        };
+        counts[place] += 1;
+    }
+    let words = ["queued", "synthesizing", "with a device", "finalizing"];
+    let said: Vec<String> = (counts.iter().zip(words))
+        .filter(|(n, _)| **n > 0)
+        .map(|(n, w)| format!("{n} {w}"))
+        .collect();
+    said.join(", ")
+}
+
 /// Follows the job whose request id is `request_id` on `addr` until the caller stops polling
 /// this future; what it cannot read (no stream, the daemon gone) it leaves unsaid.
 pub async fn follow(addr: &str, request_id: &str) {
@@ -117,6 +144,23 @@ mod tests {
                 .collect(),
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_batch_is_said_by_where_its_jobs_are() {
+        let jobs = [
+            job(pb::JobState::Queued, &[P::Pending, P::Pending]),
+            job(pb::JobState::Running, &[P::Synthesizing, P::Pending]),
+            job(pb::JobState::Running, &[P::Done, P::Gpu]),
+            job(pb::JobState::Running, &[P::Done, P::SynthDone]),
+            job(pb::JobState::Running, &[P::Done, P::Done]),
+            job(pb::JobState::Completed, &[P::Done, P::Done]),
+        ];
+        assert_eq!(
+            batch_stage(jobs.iter()),
+            "1 queued, 1 synthesizing, 2 with a device, 1 finalizing"
+        );
+        assert_eq!(batch_stage(jobs[5..].iter()), "");
     }
 
     #[test]

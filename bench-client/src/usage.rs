@@ -88,6 +88,7 @@ impl WorkerUsage {
 pub async fn follow(
     mut client: Client,
     mut stop: tokio::sync::oneshot::Receiver<()>,
+    mut each: impl FnMut(&pb::StatusSnapshot),
 ) -> anyhow::Result<WorkerUsage> {
     let mut stream = client
         .stream_status(pb::StreamStatusRequest {
@@ -101,7 +102,10 @@ pub async fn follow(
         tokio::select! {
             _ = &mut stop => break,
             next = stream.next() => match next {
-                Some(Ok(s)) => usage.observe(&s),
+                Some(Ok(s)) => {
+                    usage.observe(&s);
+                    each(&s);
+                }
                 Some(Err(status)) => anyhow::bail!("status stream: {}", status.message()),
                 None => break,
             },

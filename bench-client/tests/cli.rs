@@ -87,6 +87,11 @@ async fn bench(args: &[&str]) -> (i32, String, String) {
 }
 
 async fn bench_json(args: &[&str]) -> Value {
+    bench_json_and_stderr(args).await.0
+}
+
+/// [`bench_json`] and what the command said on stderr.
+async fn bench_json_and_stderr(args: &[&str]) -> (Value, String) {
     let (code, stdout, stderr) = bench(args).await;
     if code != 0 {
         let kept = keep_fixtures();
@@ -96,7 +101,8 @@ async fn bench_json(args: &[&str]) -> Value {
             kept.display()
         );
     }
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+    let value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    (value, stderr)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -126,11 +132,19 @@ async fn single_and_batch_against_a_real_daemon() {
 
     let results = tempfile::tempdir().unwrap();
     let out = results.path().to_str().unwrap();
-    let batch = bench_json(&[
+    let (batch, said) = bench_json_and_stderr(&[
         "--addr", &addr, "--json", "batch", "-c", "3", "-j", "2", "-t", "wpost", "--input", &input,
         "--out", out,
     ])
     .await;
+    // Where the batch's jobs stood, said on stderr (not a terminal: a line per change).
+    assert!(
+        said.lines().any(|l| l.contains("] batch: ")
+            && ["queued", "synthesizing", "with a device", "finalizing"]
+                .iter()
+                .any(|w| l.contains(w))),
+        "{said}"
+    );
     // A row per proof, and the run with the machine and the daemon it measured.
     let csv = std::fs::read_to_string(results.path().join("proofs.csv")).expect("proofs.csv");
     let rows: Vec<&str> = csv.lines().collect();
