@@ -28,7 +28,7 @@ const BUDGET: &str = "8GiB";
 
 /// `plan --check`'s settings.
 #[derive(clap::Args)]
-pub struct Options {
+pub struct CheckOptions {
     /// With --check: the directory of the 2 KiB parameters.
     #[arg(long)]
     pub params_dir: Option<PathBuf>,
@@ -178,7 +178,10 @@ fn verdict(
 }
 
 /// A fixture request of each kind of the mix, PoRep and the arriving kinds, in kind order.
-fn requests(o: &Options, every: &[(ProofKind, Duration)]) -> Result<Vec<(ProofKind, ProofInput)>> {
+fn requests(
+    o: &CheckOptions,
+    every: &[(ProofKind, Duration)],
+) -> Result<Vec<(ProofKind, ProofInput)>> {
     let (fixtures, _tmp) = crate::local::read_or_seal(o.fixtures.as_deref())?;
     let mut kinds: Vec<ProofKind> = every.iter().map(|(k, _)| *k).collect();
     kinds.push(ProofKind::PorepSealCommit);
@@ -206,7 +209,7 @@ fn this_box(cores: usize, baseline: u64) -> Result<BoxFile> {
     })
 }
 
-pub fn check(o: &Options, seed: u64, out: Option<&Path>) -> Result<bool> {
+pub fn check(o: &CheckOptions, seed: u64, out: Option<&Path>) -> Result<bool> {
     let params_dir =
         (o.params_dir.clone()).context("--check needs --params-dir (2 KiB parameters)")?;
     let snarkd = Daemon::binary(o.snarkd.as_deref())?;

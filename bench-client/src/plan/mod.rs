@@ -76,7 +76,7 @@ pub struct Options {
     #[arg(long)]
     pub check: bool,
     #[command(flatten)]
-    pub check_options: check::Options,
+    pub check_options: check::CheckOptions,
 }
 
 /// Runs `plan`; Ok(false) when `--check` finds a prediction off.

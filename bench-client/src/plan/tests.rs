@@ -107,6 +107,13 @@ fn the_measured_2kib_table_reads_back_and_simulates_the_check_mix() {
     assert!((60.0..100.0).contains(&porep.per_hour), "{porep:?}");
     let winning = report.kind(ProofKind::WinningPost).unwrap();
     assert!(winning.completed >= 15, "{winning:?}");
+    // The CPU backend's one device is busy whenever a device phase runs on the cores: always,
+    // with two PoRep jobs in flight.
+    assert!(
+        report.device_busy_share[0] > 0.95,
+        "{:?}",
+        report.device_busy_share
+    );
 }
 
 #[test]

@@ -43,8 +43,8 @@ pub struct Report {
     pub kinds: Vec<KindReport>,
     pub budget_bytes: u64,
     pub peak_memory_bytes: u64,
-    /// Share of the window each device ran a phase (one entry per device; none on the CPU
-    /// backend's single device means the cores).
+    /// Share of the window (after the warm-up) each device ran a phase, one entry per device
+    /// (the CPU backend's one device: any device phase on the cores).
     pub device_busy_share: Vec<f64>,
     /// Share of the window's core-seconds spent on work.
     pub cpu_busy_share: f64,

@@ -226,6 +226,7 @@ impl<'a> Sim<'a> {
             self.fire_due(&rates);
         }
         let warmup = self.workload.warmup.as_secs_f64().min(end);
+        let window = (end - warmup).max(1e-9);
         Report {
             kinds: report::kinds(&report::Tallies {
                 costs: &self.setup.costs,
@@ -237,8 +238,8 @@ impl<'a> Sim<'a> {
             }),
             budget_bytes: self.setup.config.memory_budget_bytes,
             peak_memory_bytes: self.peak_memory,
-            device_busy_share: self.device_busy.iter().map(|b| b / end.max(1e-9)).collect(),
-            cpu_busy_share: self.cpu_busy / (end * self.setup.cores).max(1e-9),
+            device_busy_share: self.device_busy.iter().map(|b| b / window).collect(),
+            cpu_busy_share: self.cpu_busy / (window * self.setup.cores),
             timeline: self.timeline,
             unfinished: (self.open.values())
                 .map(|o| (self.setup.costs[o.kind].kind, o.arrived))
@@ -299,19 +300,25 @@ impl<'a> Sim<'a> {
         if dt <= 0.0 {
             return;
         }
+        // The part of this step inside the measured window, for the busy shares.
+        let warmup = self.workload.warmup.as_secs_f64();
+        let counted = (self.now + dt - warmup.max(self.now)).clamp(0.0, dt);
         let mut on_device = vec![false; self.device_busy.len()];
         for (id, a) in self.activities.iter_mut() {
             let rate = rates[id];
             a.left -= rate * dt;
-            match a.resource {
-                Resource::Cpu(_) => self.cpu_busy += rate * dt,
-                Resource::Device(d) => on_device[d as usize] = true,
-                Resource::Timer => {}
+            if let Resource::Cpu(_) = a.resource {
+                self.cpu_busy += rate * counted;
+            }
+            // A device is busy while a step of a phase on it runs, on the device or (the CPU
+            // backend) on the cores.
+            if let Then::Step { worker, .. } = a.then {
+                on_device[self.workers[worker as usize].device as usize] = true;
             }
         }
         for (busy, on) in self.device_busy.iter_mut().zip(on_device) {
             if on {
-                *busy += dt;
+                *busy += counted;
             }
         }
     }
