@@ -41,8 +41,43 @@ impl<P: Prover> Machine<P> {
     /// The state as of now. Nothing in it moves with the clock alone (times are instants, not
     /// ages), so two snapshots of the same state are equal.
     pub(crate) fn snapshot(&self) -> StatusSnapshot {
-        let jobs: Vec<JobStatus> = self
-            .jobs
+        let waiting_for_device = self.stages.count(PartitionState::SynthDone);
+        let queue_depth = (self.stages.count(PartitionState::Pending) + waiting_for_device) as u32;
+        StatusSnapshot {
+            daemon: DaemonInfo {
+                version: self.config.version.clone(),
+                build_id: self.config.build_id.clone(),
+                backend: self.backend.clone(),
+                gpu_fallback: self.gpu_fallback,
+                started_at_unix_ms: self.started_unix_ms,
+                draining: self.draining,
+                journal_unwritable: self.journal_unwritable.clone(),
+                recovering_jobs: self.recovering_count() as u32,
+            },
+            memory: self.memory_status(),
+            synthesis: self.synthesis_status(),
+            jobs: self.job_statuses(),
+            workers: self.worker_statuses(),
+            params: self.params_statuses(),
+            counters: Counters {
+                total_completed: Tally::total(&self.counters.completed),
+                total_failed: Tally::total(&self.counters.failed),
+                total_cancelled: self.counters.cancelled,
+                completed_by_kind: self.counters.completed.clone(),
+                failed_by_kind: self.counters.failed.clone(),
+                queue_depth,
+            },
+            queues: self.queue_statuses(),
+            failures: self.failures.newest_first(),
+            history: self.history.clone(),
+            devices: self.devices.clone(),
+            sequence: self.sequence,
+        }
+    }
+
+    /// Every job with its partitions, then the recovered ones still being planned.
+    fn job_statuses(&self) -> Vec<JobStatus> {
+        self.jobs
             .values()
             .map(|j| JobStatus {
                 job_id: j.id.clone(),
@@ -69,9 +104,11 @@ impl<P: Prover> Machine<P> {
                     .collect(),
             })
             .chain(self.recovering_statuses())
-            .collect();
-        let workers = self
-            .workers
+            .collect()
+    }
+
+    fn worker_statuses(&self) -> Vec<WorkerStatus> {
+        self.workers
             .iter()
             .map(|w| WorkerStatus {
                 worker_id: w.id,
@@ -87,7 +124,11 @@ impl<P: Prover> Machine<P> {
                 busy_since_unix_ms: w.duty.stint().map(|m| m.unix_ms),
                 proofs_done: w.proofs_done,
             })
-            .collect();
+            .collect()
+    }
+
+    /// Each circuit's parameters in memory or loading, by circuit id.
+    fn params_statuses(&self) -> Vec<ParamsStatus> {
         let mut params: Vec<ParamsStatus> = self
             .params
             .iter()
@@ -111,7 +152,12 @@ impl<P: Prover> Machine<P> {
             })
             .collect();
         params.sort_by(|a, b| a.circuit_id.cmp(&b.circuit_id));
-        let queues = ProofKind::ALL
+        params
+    }
+
+    /// Jobs queued and running of each kind.
+    fn queue_statuses(&self) -> Vec<QueueStatus> {
+        ProofKind::ALL
             .iter()
             .map(|&kind| {
                 let of_kind = || self.jobs.values().filter(move |j| j.origin.kind == kind);
@@ -126,9 +172,26 @@ impl<P: Prover> Machine<P> {
                         .count() as u32,
                 }
             })
-            .collect();
-        let waiting_for_device = self.stages.count(PartitionState::SynthDone);
-        let queue_depth = (self.stages.count(PartitionState::Pending) + waiting_for_device) as u32;
+            .collect()
+    }
+
+    fn memory_status(&self) -> MemoryStatus {
+        MemoryStatus {
+            total_bytes: self.budget.total(),
+            used_bytes: self.budget.used(),
+            params_bytes: self.budget.held_by(Holder::Params),
+            baseline_bytes: self.budget.held_by(Holder::Baseline),
+            input_bytes: self.budget.held_by(Holder::Inputs),
+            reserved_by_kind: ProofKind::ALL
+                .iter()
+                .map(|&k| (k, self.budget.held_by(Holder::Partition(k))))
+                .filter(|(_, b)| *b > 0)
+                .collect(),
+        }
+    }
+
+    /// Syntheses running, and how many the next pending partition would find room for now.
+    fn synthesis_status(&self) -> SynthesisStatus {
         let (next_priority, next_partition_bytes) = self
             .stages
             .of(PartitionState::Pending)
@@ -137,58 +200,16 @@ impl<P: Prover> Machine<P> {
                 let j = &self.jobs[seq];
                 (j.origin.priority, j.memory.total_bytes)
             });
-        let total = self.budget.total();
-        let used = self.budget.used();
-        StatusSnapshot {
-            daemon: DaemonInfo {
-                version: self.config.version.clone(),
-                build_id: self.config.build_id.clone(),
-                backend: self.backend.clone(),
-                gpu_fallback: self.gpu_fallback,
-                started_at_unix_ms: self.started_unix_ms,
-                draining: self.draining,
-                journal_unwritable: self.journal_unwritable.clone(),
-                recovering_jobs: self.recovering_count() as u32,
-            },
-            memory: MemoryStatus {
-                total_bytes: total,
-                used_bytes: used,
-                params_bytes: self.budget.held_by(Holder::Params),
-                baseline_bytes: self.budget.held_by(Holder::Baseline),
-                input_bytes: self.budget.held_by(Holder::Inputs),
-                reserved_by_kind: ProofKind::ALL
-                    .iter()
-                    .map(|&k| (k, self.budget.held_by(Holder::Partition(k))))
-                    .filter(|(_, b)| *b > 0)
-                    .collect(),
-            },
-            synthesis: SynthesisStatus {
-                active: self.synth_active as u32,
-                max_allowed_now: synthesis_allowed_now(
-                    next_priority,
-                    self.synth_active,
-                    self.synthesis_room(),
-                    total.saturating_sub(used),
-                    next_partition_bytes,
-                ) as u32,
-                max_configured: self.config.synthesis_threads as u32,
-            },
-            jobs,
-            workers,
-            params,
-            counters: Counters {
-                total_completed: Tally::total(&self.counters.completed),
-                total_failed: Tally::total(&self.counters.failed),
-                total_cancelled: self.counters.cancelled,
-                completed_by_kind: self.counters.completed.clone(),
-                failed_by_kind: self.counters.failed.clone(),
-                queue_depth,
-            },
-            queues,
-            failures: self.failures.newest_first(),
-            history: self.history.clone(),
-            devices: self.devices.clone(),
-            sequence: self.sequence,
+        SynthesisStatus {
+            active: self.synth_active as u32,
+            max_allowed_now: synthesis_allowed_now(
+                next_priority,
+                self.synth_active,
+                self.synthesis_room(),
+                self.budget.available(),
+                next_partition_bytes,
+            ) as u32,
+            max_configured: self.config.synthesis_threads as u32,
         }
     }
 }
