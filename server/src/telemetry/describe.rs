@@ -6,7 +6,15 @@ use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
 
 /// Describes every metric; called once, when the recorder is installed.
 pub(super) fn describe_all() {
-    // The daemon.
+    describe_daemon();
+    describe_jobs();
+    describe_resources();
+    describe_intake();
+    describe_devices();
+}
+
+/// The daemon itself.
+fn describe_daemon() {
     describe_gauge!(
         "snarkd_build_info",
         "Always 1; the version and build id of the running daemon as labels."
@@ -16,8 +24,10 @@ pub(super) fn describe_all() {
         "1 while the job journal can be written; 0 while writes fail and new work is refused."
     );
     describe_gauge!("snarkd_gpu_expected", "1 when [gpus] backend asks for a GPU (opencl or auto), 0 when it is cpu: with snarkd_device_info{backend=\"cpu\"}, a GPU box proving on its CPU.");
+}
 
-    // Jobs and proofs.
+/// Jobs, proofs and their partitions.
+fn describe_jobs() {
     describe_gauge!(
         "snarkd_jobs_pending",
         "Jobs accepted and waiting for their first partition to start, by proof kind."
@@ -60,8 +70,10 @@ pub(super) fn describe_all() {
         Unit::Seconds,
         "Device phase (FFTs and multi-exponentiations) of one partition, by proof kind."
     );
+}
 
-    // Resources.
+/// Memory, syntheses and parameters.
+fn describe_resources() {
     describe_gauge!(
         "snarkd_memory_budget_bytes",
         Unit::Bytes,
@@ -86,8 +98,10 @@ pub(super) fn describe_all() {
         Unit::Seconds,
         "Whole seconds each device worker has spent on device phases; rate() is its busy share."
     );
+}
 
-    // Intake and gRPC.
+/// Requests taken in and the gRPC calls.
+fn describe_intake() {
     describe_counter!(
         "snarkd_intake_refusals_total",
         "Requests refused before decoding, by the limit that refused them ([limits] keys)."
@@ -101,8 +115,10 @@ pub(super) fn describe_all() {
         "ProvingEngine calls ended, by type, service, method and gRPC status code."
     );
     describe_histogram!("grpc_server_handling_seconds", Unit::Seconds, "Time from a ProvingEngine call's start to the end of its response (a StreamStatus stream: until it closes).");
+}
 
-    // Devices.
+/// The proving devices.
+fn describe_devices() {
     describe_gauge!("snarkd_device_info", "Always 1, one per proving device: its backend, ordinal, name, PCI bus id and NVML UUID (labels that join with DCGM's series).");
     describe_gauge!(
         "snarkd_device_healthy",
