@@ -10,6 +10,8 @@ use crate::history::Load;
 /// One proof kind's results over the measured window (after the warm-up).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KindReport {
+    /// Written as snarkd names kinds (`porep`, `snap`, `wpost`, `winning`), as the cost table.
+    #[serde(serialize_with = "short_kind")]
     pub kind: ProofKind,
     /// Proofs completed in the window.
     pub completed: u32,
@@ -50,10 +52,15 @@ pub struct Report {
     pub cpu_busy_share: f64,
     pub timeline: Vec<Sample>,
     /// The jobs still running at the end: (kind, arrived at, seconds).
+    #[serde(skip)]
     pub unfinished: Vec<(ProofKind, f64)>,
     /// Inputs the machine took (its cost in the simulation).
     pub inputs: u64,
     pub simulated_s: f64,
+}
+
+fn short_kind<S: serde::Serializer>(kind: &ProofKind, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(kind.as_str())
 }
 
 /// One ended job, as the simulation saw it.

@@ -239,7 +239,7 @@ impl<'a> Sim<'a> {
             budget_bytes: self.setup.config.memory_budget_bytes,
             peak_memory_bytes: self.peak_memory,
             device_busy_share: self.device_busy.iter().map(|b| b / window).collect(),
-            cpu_busy_share: self.cpu_busy / (window * self.setup.cores),
+            cpu_busy_share: (self.cpu_busy / (window * self.setup.cores)).min(1.0),
             timeline: self.timeline,
             unfinished: (self.open.values())
                 .map(|o| (self.setup.costs[o.kind].kind, o.arrived))
