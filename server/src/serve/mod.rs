@@ -125,29 +125,7 @@ impl Daemon {
         let tls = tls::server_config(&config.tls)?;
 
         // Bind both before serving either, so a taken port fails startup as a whole.
-        let (grpc_addr, grpc_listener, socket) = match &config.daemon.listen {
-            ListenAddr::Tcp(addr) => {
-                let listener =
-                    listen::bind_tcp(*addr, "gRPC", "--listen or [daemon] listen").await?;
-                (
-                    ListenAddr::Tcp(listener.local_addr()?),
-                    GrpcListener::Tcp(listener),
-                    None,
-                )
-            }
-            ListenAddr::Unix(path) => {
-                let listener = listen::bind_unix(
-                    path,
-                    config.daemon.socket_mode.0,
-                    "--listen or [daemon] listen",
-                )?;
-                (
-                    ListenAddr::Unix(path.clone()),
-                    GrpcListener::Unix(listener),
-                    Some(listen::SocketFile(path.clone())),
-                )
-            }
-        };
+        let (grpc_addr, grpc_listener, socket) = bind_grpc(config).await?;
         let http_listener = listen::bind_tcp(
             config.daemon.http_listen.0,
             "HTTP",
@@ -163,45 +141,13 @@ impl Daemon {
             }
         };
 
-        let grpc_server = {
-            let mut server = tonic::transport::Server::builder()
-                .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
-                .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT));
-            if let Some(tls) = tls {
-                server = server
-                    .tls_config(tls)
-                    .context("the [tls] cert_file, key_file or client_ca_file is not usable")?;
-            }
-            let stop = stop();
-            match grpc_listener {
-                GrpcListener::Tcp(listener) => {
-                    // The token guards TCP; a unix socket is guarded by its file mode.
-                    let router = server
-                        .layer(auth::TokenLayer(token.clone()))
-                        .add_routes(services.routes.clone());
-                    tokio::spawn(async move {
-                        router
-                            .serve_with_incoming_shutdown(
-                                TcpIncoming::from(listener).with_nodelay(Some(true)),
-                                stop,
-                            )
-                            .await
-                            .context("the gRPC server failed")
-                    })
-                }
-                GrpcListener::Unix(listener) => {
-                    let router = server.add_routes(services.routes.clone());
-                    let incoming =
-                        UnixListenerStream::new(listener).map(|conn| conn.map(AuthorityFix::new));
-                    tokio::spawn(async move {
-                        router
-                            .serve_with_incoming_shutdown(incoming, stop)
-                            .await
-                            .context("the gRPC server failed")
-                    })
-                }
-            }
-        };
+        let grpc_server = serve_grpc(
+            tls,
+            grpc_listener,
+            services.routes.clone(),
+            token.clone(),
+            stop(),
+        )?;
 
         let startup = crate::startup::Published::default();
         let http_router = http::router(
@@ -317,6 +263,79 @@ impl Daemon {
         tracing::info!(?drained, "snarkd stopped");
         drained
     }
+}
+
+/// Binds the gRPC listener `[daemon] listen` names: its address as bound, the listener, and for
+/// a unix socket the file to remove when the daemon ends.
+async fn bind_grpc(
+    config: &Config,
+) -> anyhow::Result<(ListenAddr, GrpcListener, Option<listen::SocketFile>)> {
+    Ok(match &config.daemon.listen {
+        ListenAddr::Tcp(addr) => {
+            let listener = listen::bind_tcp(*addr, "gRPC", "--listen or [daemon] listen").await?;
+            (
+                ListenAddr::Tcp(listener.local_addr()?),
+                GrpcListener::Tcp(listener),
+                None,
+            )
+        }
+        ListenAddr::Unix(path) => {
+            let listener = listen::bind_unix(
+                path,
+                config.daemon.socket_mode.0,
+                "--listen or [daemon] listen",
+            )?;
+            (
+                ListenAddr::Unix(path.clone()),
+                GrpcListener::Unix(listener),
+                Some(listen::SocketFile(path.clone())),
+            )
+        }
+    })
+}
+
+/// Serves `routes` on the gRPC listener until `stop` resolves: TLS where configured, the token
+/// on TCP (a unix socket is guarded by its file mode), unix connections' `:authority` fixed.
+fn serve_grpc(
+    tls: Option<tonic::transport::ServerTlsConfig>,
+    listener: GrpcListener,
+    routes: tonic::service::Routes,
+    token: Option<auth::Token>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<JoinHandle<anyhow::Result<()>>> {
+    let mut server = tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(KEEPALIVE_INTERVAL))
+        .http2_keepalive_timeout(Some(KEEPALIVE_TIMEOUT));
+    if let Some(tls) = tls {
+        server = server
+            .tls_config(tls)
+            .context("the [tls] cert_file, key_file or client_ca_file is not usable")?;
+    }
+    Ok(match listener {
+        GrpcListener::Tcp(listener) => {
+            let router = server.layer(auth::TokenLayer(token)).add_routes(routes);
+            tokio::spawn(async move {
+                router
+                    .serve_with_incoming_shutdown(
+                        TcpIncoming::from(listener).with_nodelay(Some(true)),
+                        stop,
+                    )
+                    .await
+                    .context("the gRPC server failed")
+            })
+        }
+        GrpcListener::Unix(listener) => {
+            let router = server.add_routes(routes);
+            let incoming =
+                UnixListenerStream::new(listener).map(|conn| conn.map(AuthorityFix::new));
+            tokio::spawn(async move {
+                router
+                    .serve_with_incoming_shutdown(incoming, stop)
+                    .await
+                    .context("the gRPC server failed")
+            })
+        }
+    })
 }
 
 enum GrpcListener {
