@@ -93,6 +93,36 @@ pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
     })
 }
 
+/// What a c1 output must hold before anything is sized by it: one non-empty list of vanilla
+/// proofs per partition with every node canonical, and commitments and seed not all zero.
+fn check_c1<Tree: 'static + MerkleTreeTrait>(
+    vanilla: &[Vec<stacked::Proof<Tree, DefaultPieceHasher>>],
+    partitions: usize,
+    values: [(&str, &[u8; 32]); 3],
+) -> Result<()> {
+    for (k, partition) in vanilla.iter().enumerate() {
+        check_nodes(
+            &format!("the c1 output's vanilla proofs of partition {k}"),
+            partition,
+        )?;
+    }
+    if vanilla.len() != partitions || vanilla.iter().any(|p| p.is_empty()) {
+        return Err(ProverError::WrongCount {
+            what: "non-empty partitions of vanilla proofs in the c1 output",
+            expected: partitions.to_string(),
+            actual: vanilla.len(),
+        });
+    }
+    for (field, v) in values {
+        if *v == [0u8; 32] {
+            return Err(ProverError::InvalidRequest(format!(
+                "the c1 output's {field} is all zero"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn build<Tree: 'static + MerkleTreeTrait>(
     registered: filecoin_proofs_api::RegisteredSealProof,
     value: u64,
@@ -112,30 +142,15 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             ))
         })?;
     let partitions = usize::from(config.partitions);
-    for (k, partition) in vanilla.iter().enumerate() {
-        check_nodes(
-            &format!("the c1 output's vanilla proofs of partition {k}"),
-            partition,
-        )?;
-    }
-    if vanilla.len() != partitions || vanilla.iter().any(|p| p.is_empty()) {
-        return Err(ProverError::WrongCount {
-            what: "non-empty partitions of vanilla proofs in the c1 output",
-            expected: partitions.to_string(),
-            actual: vanilla.len(),
-        });
-    }
-    for (field, v) in [
-        ("comm_r", &c1.comm_r),
-        ("comm_d", &c1.comm_d),
-        ("seed", &c1.seed),
-    ] {
-        if *v == [0u8; 32] {
-            return Err(ProverError::InvalidRequest(format!(
-                "the c1 output's {field} is all zero"
-            )));
-        }
-    }
+    check_c1(
+        &vanilla,
+        partitions,
+        [
+            ("comm_r", &c1.comm_r),
+            ("comm_d", &c1.comm_d),
+            ("seed", &c1.seed),
+        ],
+    )?;
     let comm_r = as_safe_commitment::<<Tree::Hasher as Hasher>::Domain, _>(&c1.comm_r, "comm_r")
         .map_err(ProverError::filecoin)?;
     let comm_d = as_safe_commitment::<DefaultPieceDomain, _>(&c1.comm_d, "comm_d")
