@@ -2,7 +2,8 @@
 //! followed on the daemon's status stream by its request id and said on stderr whenever it
 //! changes (queued, synthesizing, in the device phase, finalizing), with the time since the
 //! call. On a terminal it is one bar redrawn in place (partitions proved of all); otherwise a
-//! plain line per change, for logs.
+//! plain line per change, for logs. A `batch` is said the same way, its jobs counted by where
+//! they stand.
 
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
@@ -72,6 +73,32 @@ pub fn batch_stage<'a>(jobs: impl Iterator<Item = &'a pb::JobStatus>) -> String 
         .map(|(n, w)| format!("{n} {w}"))
         .collect();
     said.join(", ")
+}
+
+/// Says where a batch's jobs (request ids starting with `prefix`) stand, from each status
+/// snapshot it is given: the bar's message on a terminal, otherwise a line on stderr whenever
+/// it changes, with the time since `started`.
+pub fn batch(
+    bar: &ProgressBar,
+    prefix: String,
+    started: Instant,
+) -> impl FnMut(&pb::StatusSnapshot) + Send + 'static {
+    let bar = bar.clone();
+    let terminal = std::io::stderr().is_terminal();
+    let mut said = String::new();
+    move |s| {
+        let jobs = s.jobs.iter().filter(|j| j.request_id.starts_with(&prefix));
+        let now = batch_stage(jobs);
+        if said == now {
+            return;
+        }
+        if terminal {
+            bar.set_message(now.clone());
+        } else if !now.is_empty() {
+            eprintln!("[{:>6.1} s] batch: {now}", started.elapsed().as_secs_f64());
+        }
+        said = now;
+    }
 }
 
 /// Follows the job whose request id is `request_id` on `addr` until the caller stops polling

@@ -1,7 +1,6 @@
 //! The client subcommands: one proof, a concurrent batch, status, preload and metrics, each
 //! against a running daemon over gRPC.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -188,32 +187,6 @@ pub async fn batch(
     Ok(summary.failed() == 0)
 }
 
-/// Says where the batch's jobs (request ids starting with `prefix`) stand: the bar's message on
-/// a terminal, otherwise a line on stderr whenever it changes, with the time since `started`.
-fn watch_batch(
-    bar: &ProgressBar,
-    prefix: String,
-    started: Instant,
-) -> impl Fn(&pb::StatusSnapshot) + Send + 'static {
-    let bar = bar.clone();
-    let terminal = std::io::stderr().is_terminal();
-    let last = std::sync::Mutex::new(String::new());
-    move |s| {
-        let jobs = s.jobs.iter().filter(|j| j.request_id.starts_with(&prefix));
-        let now = crate::progress::batch_stage(jobs);
-        let mut last = last.lock().expect("not poisoned");
-        if *last == now {
-            return;
-        }
-        if terminal {
-            bar.set_message(now.clone());
-        } else if !now.is_empty() {
-            eprintln!("[{:>6.1} s] batch: {now}", started.elapsed().as_secs_f64());
-        }
-        *last = now;
-    }
-}
-
 /// Proves `count` copies of `request` through `client`, at most `concurrency` in flight, while
 /// following the status stream for the workers' busy share (and, with `progress`, saying where
 /// the batch's jobs stand).
@@ -245,9 +218,9 @@ pub async fn run_batch(
     // The batch's request ids share a tag, so its jobs are told apart on the status stream.
     let tag = uuid::Uuid::new_v4();
     let prefix = format!("snarkd-bench-{tag}-");
-    let said = progress.then(|| watch_batch(&bar, prefix, Instant::now()));
+    let mut said = progress.then(|| crate::progress::batch(&bar, prefix, Instant::now()));
     let following = tokio::spawn(usage::follow(client.clone(), stop, move |s| {
-        if let Some(said) = &said {
+        if let Some(said) = said.as_mut() {
             said(s)
         }
     }));

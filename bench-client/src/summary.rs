@@ -119,11 +119,7 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
 /// The element at the nearest-rank `p`th percentile (0 < p <= 100) of `sorted`, whatever it
 /// is sorted by; None when empty.
 pub fn percentile_of<T>(sorted: &[T], p: f64) -> Option<&T> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((p / 100.0) * sorted.len() as f64).ceil() as usize;
-    Some(&sorted[rank.clamp(1, sorted.len()) - 1])
+    snarkd_engine::history::nearest_rank(sorted.len(), p / 100.0).map(|i| &sorted[i])
 }
 
 /// A batch run summarised.

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use bytesize::ByteSize;
 use serde_json::{json, Value};
-use snarkd_engine::sim::{percentile, simulate, Report, Workload};
+use snarkd_engine::sim::{simulate, Report, Workload};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::{ProofInput, ProofKind};
 use tokio::time::{sleep_until, timeout_at, Instant};
@@ -20,6 +20,7 @@ use super::workload;
 use crate::remote::{prove, request_id};
 use crate::report::daemon::Daemon;
 use crate::request::to_wire;
+use crate::summary::percentile;
 
 /// How far a prediction may be from the measurement.
 const TOLERANCE: f64 = 0.15;
@@ -51,8 +52,8 @@ pub struct CheckOptions {
     #[arg(long, value_delimiter = ',', default_value = "wpost=20s,winning=15s")]
     pub mix_every: Vec<String>,
     /// With --check: proofs of each kind timed alone per core count for the cost table.
-    #[arg(long, default_value_t = 3)]
-    pub samples: usize,
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u16).range(1..))]
+    pub samples: u16,
 }
 
 /// A proof of the real run, in seconds from its start; `ended` is none for one still running
@@ -129,7 +130,7 @@ impl Observed {
             .flat_map(|(_, v)| v.iter().copied())
             .collect();
         pooled.sort_by(f64::total_cmp);
-        percentile(&pooled, 0.5).unwrap_or(0.0)
+        percentile(&pooled, 50.0).unwrap_or(0.0)
     }
 }
 
@@ -243,7 +244,7 @@ pub fn check(o: &CheckOptions, seed: u64, out: Option<&Path>) -> Result<bool> {
             &requests,
             &params_dir,
             &core_counts,
-            o.samples,
+            usize::from(o.samples),
         )
         .await?;
         eprintln!(

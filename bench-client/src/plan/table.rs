@@ -160,23 +160,40 @@ pub fn setup(
         let Some(row) = costs.kind.iter().find(|r| r.kind == kind) else {
             bail!("the cost table has no row for {kind}");
         };
+        for (step, work) in [
+            ("plan", &row.plan),
+            ("synthesis", &row.synthesis),
+            ("finalize", &row.finalize),
+        ] {
+            work.work
+                .check()
+                .map_err(|e| anyhow::anyhow!("{kind}'s {step}: {e}"))?;
+        }
         let Some(d) = row.device.get(&device) else {
             return Ok(Built::Missing(format!(
                 "{kind} on {device}: no row in the cost table"
             )));
         };
         let device_cost = match (b.gpus, d.seconds, &d.walls) {
-            (0, _, Some(walls)) => DeviceCost::Cpu {
-                work: CpuWork {
+            (0, _, Some(walls)) => {
+                let work = CpuWork {
                     walls: walls.clone(),
                     max_threads: None,
-                },
-                steps: d.steps,
-            },
-            (1.., Some(seconds), _) => DeviceCost::Gpu {
+                };
+                work.check()
+                    .map_err(|e| anyhow::anyhow!("{kind}'s device phase on {device}: {e}"))?;
+                DeviceCost::Cpu {
+                    work,
+                    steps: d.steps,
+                }
+            }
+            (1.., Some(seconds), _) if seconds.is_finite() && seconds >= 0.0 => DeviceCost::Gpu {
                 seconds,
                 steps: d.steps,
             },
+            (1.., Some(seconds), _) => {
+                bail!("{kind}'s device phase on {device}: {seconds} seconds; give 0 or more")
+            }
             _ => return Ok(Built::Missing(format!("{kind} on {device}: {}", d.source))),
         };
         let circuit = CircuitId::new(kind, size)?;

@@ -192,12 +192,7 @@ impl History {
             }
         }
         latencies.sort_unstable();
-        let rank = |p: f64| {
-            let i = (p * latencies.len() as f64).ceil() as usize;
-            latencies
-                .get(i.clamp(1, latencies.len().max(1)) - 1)
-                .copied()
-        };
+        let rank = |q: f64| nearest_rank(latencies.len(), q).map(|i| latencies[i]);
         KindWindow {
             completed: latencies.len() as u32,
             failed,
@@ -260,6 +255,12 @@ impl History {
     }
 }
 
+/// Where the nearest-rank `q` quantile (0 < q <= 1) lies among `len` values in ascending order:
+/// the one definition the status, the simulation and the bench take percentiles by. None when
+/// there are no values.
+pub fn nearest_rank(len: usize, q: f64) -> Option<usize> {
+    (len > 0).then(|| ((q * len as f64).ceil() as usize).clamp(1, len) - 1)
+}
 #[cfg(test)]
 mod tests {
     use super::*;

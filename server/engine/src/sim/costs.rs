@@ -32,6 +32,24 @@ impl CpuWork {
         CpuWork::one_thread(0.0)
     }
 
+    /// Why the figures cannot be used, if they cannot: at least one point, thread counts of at
+    /// least one in ascending order, times finite and not negative (`speedup` relies on it).
+    pub fn check(&self) -> Result<(), String> {
+        let ascending = self.walls.windows(2).all(|w| w[0].0 < w[1].0);
+        let sane = (self.walls.iter()).all(|&(t, s)| t >= 1.0 && s.is_finite() && s >= 0.0);
+        if self.walls.is_empty() || !ascending || !sane {
+            return Err(format!(
+                "walls {:?}: give [threads, seconds] pairs, threads 1 or more in ascending \
+                 order, seconds not negative",
+                self.walls
+            ));
+        }
+        match self.max_threads {
+            Some(m) if m < 1.0 || !m.is_finite() => Err(format!("max_threads {m}: give 1 or more")),
+            _ => Ok(()),
+        }
+    }
+
     /// Its work in core-seconds: its time on one thread (the first point scaled down to one
     /// thread when it was measured on more, as if it scaled perfectly below it).
     pub fn core_seconds(&self) -> f64 {
@@ -39,7 +57,8 @@ impl CpuWork {
     }
 
     /// How many cores' worth of speed it reaches with `threads` threads (its speed-up over one
-    /// thread): measured points interpolated, held at the last one's efficiency past it.
+    /// thread): measured points interpolated, held at the last one's efficiency past it. The
+    /// figures must pass [`CpuWork::check`].
     pub fn speedup(&self, threads: f64) -> f64 {
         let threads = self
             .max_threads
@@ -123,4 +142,31 @@ pub(crate) fn cpu_weight(priority: Priority, background_nice: i32) -> f64 {
     };
     // 1024 / 1.25^nice, as the kernel's table rounds it.
     1024.0 / 1.25_f64.powi(nice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_a_speed_up_cannot_be_reckoned_from_are_refused() {
+        let work = |walls: Vec<(f64, f64)>| CpuWork {
+            walls,
+            max_threads: None,
+        };
+        assert!(work(vec![(1.0, 44.0), (2.0, 23.2)]).check().is_ok());
+        for bad in [
+            vec![],
+            vec![(2.0, 1.0), (1.0, 2.0)],
+            vec![(0.0, 1.0)],
+            vec![(1.0, -1.0)],
+        ] {
+            assert!(work(bad.clone()).check().is_err(), "{bad:?}");
+        }
+        let capped = CpuWork {
+            max_threads: Some(0.0),
+            ..CpuWork::one_thread(1.0)
+        };
+        assert!(capped.check().is_err());
+    }
 }

@@ -24,7 +24,7 @@ mod tests;
 use std::time::Duration;
 
 pub use costs::{CpuWork, DeviceCost, KindCosts};
-pub use report::{percentile, KindReport, Report, Sample};
+pub use report::{KindReport, Report, Sample};
 pub use run::simulate;
 
 use crate::config::EngineConfig;

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::KindCosts;
 use crate::domain::ProofKind;
-use crate::history::Load;
+use crate::history::{nearest_rank, Load};
 
 /// One proof kind's results over the measured window (after the warm-up).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,13 +71,9 @@ pub(crate) struct Ended {
     pub completed: bool,
 }
 
-/// Percentile `q` (0–1) of `sorted`, nearest rank.
-pub fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    Some(sorted[rank - 1])
+/// The nearest-rank `q` quantile (0–1) of ascending `sorted`.
+fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    nearest_rank(sorted.len(), q).map(|i| sorted[i])
 }
 
 /// What a run counted, and the window `[warmup, end]` its results are taken over.

@@ -4,11 +4,9 @@
 //! on it), or a timer (a params load). Time jumps from one event to the next: an activity
 //! ending, an arrival, the engine's one-second tick, a sample of the load.
 //!
-//! What the driver and the workers do with an effect is mirrored as they do it: a synthesis, a
-//! finalize and a params load each start at once (the machine bounds how many); a worker sent
-//! a partition while it proves one pauses the running phase at its next step boundary and
-//! resumes it when the newer one ends (`worker.rs`); the a/b/c share of a reservation returns
-//! after a phase's first step; a phase whose job ended stops at its next boundary.
+//! What the driver does with an effect is mirrored as it does it: a synthesis, a finalize and a
+//! params load each start at once (the machine bounds how many), a device phase goes to its
+//! worker (`workers.rs`). `activities.rs` is the time that passes meanwhile.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,80 +15,25 @@ use std::sync::Arc;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-use super::costs::{cpu_weight, DeviceCost, KindCosts};
-use super::cpu::{share, Demand};
+mod activities;
+mod workers;
+
+use activities::{Activity, Resource, Then, DONE};
+use workers::SimWorker;
+
+use super::costs::KindCosts;
 use super::prover::{SimPlan, SimProver};
 use super::report::{self, Ended, Report, Sample};
 use super::{Setup, Workload};
-use crate::budget::{Budget, Reservation};
+use crate::budget::Budget;
 use crate::domain::{JobEnd, JobOutcome, Priority};
 use crate::journal::InputDigest;
-use crate::machine::{DeviceTask, Effect, Input, JobOrigin, Machine, Request};
-use crate::prover::{DeviceInfo, LoadedParams, PartitionMemory, Planned, StepError};
-
-/// Work left below this counts as done (float rounding of the shares).
-const DONE: f64 = 1e-9;
+use crate::machine::{Effect, Input, JobOrigin, Machine, Request};
+use crate::prover::{DeviceInfo, LoadedParams, PartitionMemory, Planned};
 
 /// Runs `workload` on the box and engine of `setup` and reports what happened.
 pub fn simulate(setup: &Setup, workload: &Workload) -> Report {
     Sim::new(setup, workload).run()
-}
-
-/// What happens when an activity's work is done.
-enum Then {
-    /// A request was decoded and checked: it is submitted.
-    Planned {
-        kind: usize,
-        arrived: f64,
-    },
-    Synthesized {
-        job: u64,
-        index: u32,
-        reservation: Reservation,
-    },
-    /// One step of a device phase ended.
-    Step {
-        worker: u32,
-        serial: u64,
-    },
-    Finalized {
-        job: u64,
-        started: f64,
-    },
-    Loaded {
-        circuit_id: String,
-        kind: usize,
-    },
-}
-
-enum Resource {
-    Cpu(Demand),
-    Device(u32),
-    Timer,
-}
-
-struct Activity {
-    resource: Resource,
-    /// Core-seconds on the cores, device-seconds on a device, seconds on a timer.
-    left: f64,
-    then: Then,
-}
-
-/// One device phase on a worker, as the worker's thread would hold it.
-struct Phase {
-    serial: u64,
-    task: DeviceTask<SimProver>,
-    kind: usize,
-    steps_left: u32,
-    /// A step of it is running (an activity), rather than waiting at a boundary.
-    stepping: bool,
-    released: bool,
-}
-
-struct SimWorker {
-    device: u32,
-    /// Running phases, oldest first: all but the newest stop at their next step boundary.
-    phases: Vec<Phase>,
 }
 
 /// A job submitted and not yet ended.
@@ -249,80 +192,6 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// How fast each activity goes now (its work per second), by activity id.
-    fn rates(&self) -> BTreeMap<u64, f64> {
-        let cpu: Vec<(u64, Demand)> = (self.activities.iter())
-            .filter_map(|(&id, a)| match a.resource {
-                Resource::Cpu(d) => Some((id, d)),
-                _ => None,
-            })
-            .collect();
-        let demands: Vec<Demand> = cpu.iter().map(|(_, d)| *d).collect();
-        let given = share(self.setup.cores, &demands);
-        let mut rates: BTreeMap<u64, f64> = cpu.iter().map(|(id, _)| *id).zip(given).collect();
-        let mut on_device = vec![0u32; self.device_busy.len()];
-        for a in self.activities.values() {
-            if let Resource::Device(d) = a.resource {
-                on_device[d as usize] += 1;
-            }
-        }
-        for (&id, a) in &self.activities {
-            match a.resource {
-                Resource::Device(d) => {
-                    rates.insert(id, 1.0 / f64::from(on_device[d as usize]));
-                }
-                Resource::Timer => {
-                    rates.insert(id, 1.0);
-                }
-                Resource::Cpu(_) => {}
-            }
-        }
-        rates
-    }
-
-    /// When the next thing happens.
-    fn next_event(&self, rates: &BTreeMap<u64, f64>) -> f64 {
-        let activity = (self.activities.iter())
-            .filter_map(|(id, a)| {
-                let rate = rates[id];
-                (rate > 0.0).then(|| self.now + (a.left / rate).max(0.0))
-            })
-            .fold(f64::INFINITY, f64::min);
-        let arrival = self.arrivals.last().map_or(f64::INFINITY, |a| a.0);
-        activity
-            .min(arrival)
-            .min(self.next_tick)
-            .min(self.next_sample)
-            .max(self.now)
-    }
-
-    fn advance(&mut self, dt: f64, rates: &BTreeMap<u64, f64>) {
-        if dt <= 0.0 {
-            return;
-        }
-        // The part of this step inside the measured window, for the busy shares.
-        let warmup = self.workload.warmup.as_secs_f64();
-        let counted = (self.now + dt - warmup.max(self.now)).clamp(0.0, dt);
-        let mut on_device = vec![false; self.device_busy.len()];
-        for (id, a) in self.activities.iter_mut() {
-            let rate = rates[id];
-            a.left -= rate * dt;
-            if let Resource::Cpu(_) = a.resource {
-                self.cpu_busy += rate * counted;
-            }
-            // A device is busy while a step of a phase on it runs, on the device or (the CPU
-            // backend) on the cores.
-            if let Then::Step { worker, .. } = a.then {
-                on_device[self.workers[worker as usize].device as usize] = true;
-            }
-        }
-        for (busy, on) in self.device_busy.iter_mut().zip(on_device) {
-            if on {
-                *busy += counted;
-            }
-        }
-    }
-
     fn fire_due(&mut self, rates: &BTreeMap<u64, f64>) {
         // Those that ran until now (an activity started by one of them runs from now on).
         let done: Vec<u64> = (self.activities.iter())
@@ -355,35 +224,10 @@ impl<'a> Sim<'a> {
 
     /// A request arrives: it is planned (decoded and checked) on the cores, then submitted.
     fn arrive(&mut self, kind: usize) {
-        let plan = &self.setup.costs[kind].plan;
+        // Requests are planned on blocking threads at the daemon's own priority.
+        let (resource, left) = self.cpu(&self.setup.costs[kind].plan, Priority::Critical);
         let arrived = self.now;
-        self.start(
-            Resource::Cpu(Demand {
-                weight: cpu_weight(Priority::Critical, 0),
-                cap: plan.speedup(self.setup.cores),
-            }),
-            plan.core_seconds(),
-            Then::Planned { kind, arrived },
-        );
-    }
-
-    fn start(&mut self, resource: Resource, left: f64, then: Then) {
-        self.next_activity += 1;
-        (self.activities).insert(
-            self.next_activity,
-            Activity {
-                resource,
-                left,
-                then,
-            },
-        );
-    }
-
-    /// A CPU activity of `costs`' work at `priority`'s OS weight.
-    fn cpu(&self, work: &super::CpuWork, priority: Priority) -> (Resource, f64) {
-        let weight = cpu_weight(priority, self.setup.config.background_nice);
-        let cap = work.speedup(self.setup.cores);
-        (Resource::Cpu(Demand { weight, cap }), work.core_seconds())
+        self.start(resource, left, Then::Planned { kind, arrived });
     }
 
     fn finished(&mut self, then: Then) {
@@ -537,111 +381,6 @@ impl<'a> Sim<'a> {
                 let _ = done.send(());
             }
         }
-    }
-
-    /// A worker is sent a partition: the phase it runs (if any) stops at its next boundary.
-    fn give_worker(&mut self, worker: u32, task: DeviceTask<SimProver>) {
-        let kind = self.kind_of_job(task.job);
-        let steps = self.setup.costs[kind].device.steps();
-        self.serial += 1;
-        let w = &mut self.workers[worker as usize];
-        w.phases.push(Phase {
-            serial: self.serial,
-            task,
-            kind,
-            steps_left: steps,
-            stepping: false,
-            released: false,
-        });
-        self.start_step(worker);
-    }
-
-    /// The job's kind, from the phase's own record (`DeviceTask` carries the job's number only).
-    fn kind_of_job(&self, job: u64) -> usize {
-        self.machine.job_plan(job).map_or(0, |p: &SimPlan| p.kind)
-    }
-
-    /// Starts the next step of `worker`'s newest phase, unless one runs already.
-    fn start_step(&mut self, worker: u32) {
-        let w = &mut self.workers[worker as usize];
-        let device = w.device;
-        let Some(phase) = w.phases.last_mut() else {
-            return;
-        };
-        if phase.stepping {
-            return;
-        }
-        phase.stepping = true;
-        let (serial, kind, priority) = (phase.serial, phase.kind, phase.task.priority);
-        let then = Then::Step { worker, serial };
-        match &self.setup.costs[kind].device {
-            DeviceCost::Gpu { seconds, steps } => {
-                let left = seconds / f64::from((*steps).max(1));
-                self.start(Resource::Device(device), left, then);
-            }
-            DeviceCost::Cpu { work, steps } => {
-                let (resource, left) = self.cpu(work, priority);
-                self.start(resource, left / f64::from((*steps).max(1)), then);
-            }
-        }
-    }
-
-    /// A step boundary of phase `serial` on `worker`.
-    fn step_ended(&mut self, worker: u32, serial: u64) {
-        let w = &mut self.workers[worker as usize];
-        let at = (w.phases.iter())
-            .position(|p| p.serial == serial)
-            .expect("a step belongs to a running phase");
-        let newest = at + 1 == w.phases.len();
-        let phase = &mut w.phases[at];
-        phase.stepping = false;
-        phase.steps_left -= 1;
-        let release = !std::mem::replace(&mut phase.released, true);
-        if release {
-            phase.task.reservation.shrink(phase.task.abc_bytes);
-        }
-        let (job, index) = (phase.task.job, phase.task.index);
-        let result = if phase.task.stop.is_set() {
-            Some(Err(StepError::Stopped))
-        } else {
-            (phase.steps_left == 0).then(|| Ok(vec![0; 192]))
-        };
-        if release {
-            self.apply(Input::AbcReleased { job, index });
-        }
-        match result {
-            Some(result) => self.phase_ended(worker, serial, result),
-            // A paused phase waits at this boundary until the newer ones have ended.
-            None if newest => self.start_step(worker),
-            None => {}
-        }
-    }
-
-    fn phase_ended(&mut self, worker: u32, serial: u64, result: Result<Vec<u8>, StepError>) {
-        let w = &mut self.workers[worker as usize];
-        let at = (w.phases.iter())
-            .position(|p| p.serial == serial)
-            .expect("the phase runs");
-        let phase = w.phases.remove(at);
-        if result.is_ok() {
-            self.proved.push((phase.kind, self.now));
-        }
-        if at == w.phases.len() {
-            self.start_step(worker);
-        }
-        let DeviceTask {
-            job,
-            index,
-            reservation,
-            ..
-        } = phase.task;
-        self.apply(Input::DeviceDone {
-            worker,
-            job,
-            index,
-            result,
-            reservation,
-        });
     }
 
     /// Notes the jobs that ended; a kind kept in flight gets its next request.
