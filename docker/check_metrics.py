@@ -1,6 +1,7 @@
 """The daemon's metrics as its sources register them, and the checks that lean on that list.
 
 snarkd registers each metric with a `counter!`/`gauge!`/`histogram!` call naming it literally,
+(a `gauge!` named `*_total` is a counter that keeps fractions: `/metrics` types it `counter`),
 and describes it (its `# HELP` line) with a `describe_counter!`/`describe_gauge!`/
 `describe_histogram!` call with a literal name and help text, somewhere in server/'s non-test
 sources. From those calls:
@@ -102,6 +103,8 @@ def registered_metrics(root=ROOT):
             if not m:
                 continue  # a name from a variable: not one this check can follow
             labels = set(re.findall(r'"(\w+)"\s*=>', body))
+            if kind == "gauge" and m.group(1).endswith("_total"):
+                kind = "counter"  # a counter with fractions: /metrics types it so
             old = found.get(m.group(1), (kind, set()))
             found[m.group(1)] = (kind, old[1] | labels)
     assert found, f"no metrics found in {root}/server's sources"

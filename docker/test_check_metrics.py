@@ -96,6 +96,12 @@ class MadeUpSources(unittest.TestCase):
         texts = check_metrics.described_metrics(self.root)
         self.assertEqual(texts["snarkd_build_info"], [("gauge", 'Always 1; the "version" as a label.')])
 
+    def test_a_total_gauge_is_a_counter_with_fractions(self):
+        self.write("server/engine/src/driver.rs",
+                   'fn f() { metrics::gauge!("snarkd_worker_busy_seconds_total", "worker" => w).set(1.5); }')
+        found = check_metrics.registered_metrics(self.root)
+        self.assertEqual(found["snarkd_worker_busy_seconds_total"], ("counter", {"worker"}))
+
     def test_an_undescribed_metric_is_named(self):
         self.write("server/engine/src/driver.rs", 'fn f() { metrics::gauge!("snarkd_queue_depth").set(0.0); }')
         self.assertEqual(check_metrics.help_text_problems(self.root),

@@ -86,7 +86,7 @@ one_start() {
   "$bin/snarkd-bench" --addr "http://$grpc" single -t winning --input "$fixtures" >/dev/null
   local proved=$(( $(now_ms) - started ))
   local on_cpu
-  on_cpu="$(metric 'snarkd_cpu_while_warming_total{kind="winning"}')"
+  on_cpu="$(metric 'snarkd_cpu_while_warming_total{kind="winning-post"}')"
   # Every device set up: the devices' readings say none is warming any more.
   local waited=$SECONDS
   until python3 -c 'import json,sys,urllib.request; d=json.load(urllib.request.urlopen(sys.argv[1])).get("devices", []); sys.exit(0 if d and not any(x.get("warming") for x in d) else 1)' "http://$http/status" 2>/dev/null; do
@@ -121,7 +121,7 @@ first_porep() {
     started=$(now_ms)
     "$bin/snarkd-bench" --addr "http://$grpc" single -t porep --input "$fixtures" >/dev/null 2>&1
     took=$(( $(now_ms) - started ))
-    path="$(metric 'snarkd_partitions_synthesized_total{kind="porep",path="\([a-z]*\)"}' '\1=\2' | tr '\n' ' ')"
+    path="$(metric 'snarkd_partitions_synthesized_total{kind="porep-c2",path="\([a-z]*\)"}' '\1=\2' | tr '\n' ' ')"
     printf '{"bench":"cold_start","start":"%s porep on a fresh cpu daemon","seconds":%s,"synthesized":"%s"}\n' \
       "$which" "$(awk "BEGIN{print $took/1000}")" "${path% }"
   done

@@ -119,7 +119,7 @@ test("shows real proofs: full job ids, a proving worker on a gpu partition, part
       waiting: states.reduce((n, s) => n + Number(r.querySelector(`[data-count="${s}"]`).innerText), 0),
       text: r.innerText,
     })), states);
-    assert.deepEqual(strip.map((r) => r.kind).sort(), ["WindowPoSt", "WinningPoSt"]);
+    assert.deepEqual(strip.map((r) => r.kind).sort(), ["window-post", "winning-post"]);
     assert.equal(strip.reduce((n, r) => n + r.waiting, 0), open);
     for (const r of strip) assert.match(r.text, /\d+(\.\d)? (ms|s) \/ \d+(\.\d)? (ms|s)/, "p50 / p99 shown");
     // The load charts drew the batch: memory in use and partitions over the hour, each a line
@@ -377,9 +377,9 @@ test("a failed job and a refused request stay in the failure log after their row
       stage: tr.dataset.stage, text: tr.innerText })));
     assert.equal(rows.length, 2, JSON.stringify(rows));
     assert.equal(rows[0].stage, "refused", "newest first: the refusal");
-    assert.match(rows[0].text, /WinningPoSt[\s\S]*refused at submit \(INVALID_ARGUMENT\)[\s\S]*randomness/);
+    assert.match(rows[0].text, /winning-post[\s\S]*refused at submit \(INVALID_ARGUMENT\)[\s\S]*randomness/);
     assert.equal(rows[1].stage, "params");
-    assert.match(rows[1].text, /WindowPoSt[\s\S]*failed in params[\s\S]*wpost-2k/);
+    assert.match(rows[1].text, /window-post[\s\S]*failed in params[\s\S]*wpost-2k/);
     const [failedJob] = (await status(daemon)).pipelines.map((p) => p.job_id);
     assert.ok(rows[1].text.includes(failedJob), "the failure names the job id");
 
@@ -419,9 +419,9 @@ test("40 jobs fit a 1920×1080 window, one line each, and the filters pick them"
     await page.locator("text=no job matches the filters").waitFor();
     assert.equal(await page.locator("tr.job").count(), 0);
     await page.selectOption(".filter-state", "completed");
-    await page.selectOption(".filter-kind", "WindowPoSt");
+    await page.selectOption(".filter-kind", "window-post");
     assert.equal(await page.locator("tr.job").count(), 40);
-    await page.selectOption(".filter-kind", "WinningPoSt");
+    await page.selectOption(".filter-kind", "winning-post");
     assert.equal(await page.locator("tr.job").count(), 0);
     await page.close();
   } finally {

@@ -50,9 +50,9 @@ async fn a_real_proofs_metrics_pass_promtool_and_its_log_lines_carry_the_request
     for wanted in [
         "# HELP snarkd_proof_seconds ",
         "# TYPE snarkd_worker_busy_seconds_total counter",
-        r#"snarkd_proofs_completed_total{kind="wpost"} 1"#,
+        r#"snarkd_proofs_completed_total{kind="window-post"} 1"#,
         // Its one partition, on whichever path its parameters' load allowed.
-        r#"snarkd_partitions_synthesized_total{kind="wpost",path="#,
+        r#"snarkd_partitions_synthesized_total{kind="window-post",path="#,
         r#"grpc_server_handled_total{grpc_type="unary",grpc_service="cuzk.v1.ProvingEngine",grpc_method="Prove",grpc_code="OK"} 1"#,
         "grpc_server_handling_seconds_bucket{",
         r#"snarkd_device_info{device="cpu",backend="cpu",ordinal="0","#,
@@ -236,7 +236,7 @@ async fn a_fresh_daemon_exports_every_counter_the_alerts_and_the_dashboard_name_
         "named by the alerts or the dashboard, absent from a fresh daemon's /metrics: {missing:?}"
     );
     // The failure counters the deadline alerts watch are there, at zero, for every kind.
-    for kind in ["porep", "snap", "wpost", "winning"] {
+    for kind in ["porep-c2", "snap-update", "window-post", "winning-post"] {
         let line = format!("snarkd_proofs_failed_total{{kind=\"{kind}\"}} 0");
         assert!(metrics.lines().any(|l| l == line), "no {line}:\n{metrics}");
     }

@@ -326,7 +326,7 @@ async fn the_daemon_serves_while_its_device_warms_proving_winning_post_on_the_cp
     let launches = format!("snarkd_device_launches_total{{device=\"{name}\"}} ");
     let on_cpu = |kind: &str| format!("snarkd_cpu_while_warming_total{{kind=\"{kind}\"}} ");
     let launched_before = series(&mut d, &launches).await;
-    let winning_before = series(&mut d, &on_cpu("winning")).await;
+    let winning_before = series(&mut d, &on_cpu("winning-post")).await;
 
     // Serving while the device warms: status says so, and a WinningPoSt is proved on the CPU.
     until_status(&d, |s| {
@@ -338,7 +338,7 @@ async fn the_daemon_serves_while_its_device_warms_proving_winning_post_on_the_cp
     prove_and_check(&mut d, ProofKind::WinningPost).await;
     assert!(backend.warming().is_some(), "still held");
     assert_eq!(
-        series(&mut d, &on_cpu("winning")).await,
+        series(&mut d, &on_cpu("winning-post")).await,
         winning_before + 1.0
     );
     assert_eq!(
@@ -359,7 +359,7 @@ async fn the_daemon_serves_while_its_device_warms_proving_winning_post_on_the_cp
         .into_inner()
         .job_id;
     until_status(&d, |s| s.workers.iter().any(|w| w.current_job_id == job)).await;
-    assert_eq!(series(&mut d, &on_cpu("wpost")).await, 0.0);
+    assert_eq!(series(&mut d, &on_cpu("window-post")).await, 0.0);
 
     // The device joins: the waiting WindowPoSt and the next WinningPoSt are proved on it.
     release.send(()).unwrap();
@@ -391,7 +391,7 @@ async fn the_daemon_serves_while_its_device_warms_proving_winning_post_on_the_cp
         "so did the WinningPoSt"
     );
     assert_eq!(
-        series(&mut d, &on_cpu("winning")).await,
+        series(&mut d, &on_cpu("winning-post")).await,
         winning_before + 1.0
     );
     until_status(&d, |s| s.devices.iter().all(|t| t.warming.is_none())).await;

@@ -69,7 +69,7 @@ async fn a_priority_above_the_kinds_ceiling_is_lowered() {
         metrics
             .prometheus_text
             .lines()
-            .any(|l| l.starts_with("snarkd_priority_lowered_total{kind=\"snap\"} 1")),
+            .any(|l| l.starts_with("snarkd_priority_lowered_total{kind=\"snap-update\"} 1")),
         "{}",
         metrics.prometheus_text
     );

@@ -35,8 +35,8 @@ async fn post_proofs_through_grpc_verify() {
     );
     let metrics = metrics_text(&mut d).await;
     for line in [
-        "snarkd_proofs_completed_total{kind=\"winning\"}",
-        "snarkd_device_seconds_count{kind=\"wpost\"}",
+        "snarkd_proofs_completed_total{kind=\"winning-post\"}",
+        "snarkd_device_seconds_count{kind=\"window-post\"}",
         "snarkd_memory_budget_bytes",
         "snarkd_memory_used_bytes",
         "snarkd_queue_depth",

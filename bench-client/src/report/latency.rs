@@ -88,7 +88,7 @@ async fn keep_porep(
     let unfinished: u32 = s
         .queues
         .iter()
-        .filter(|q| q.proof_kind == ProofKind::PorepSealCommit.cuzk_name())
+        .filter(|q| q.proof_kind == ProofKind::PorepSealCommit.name())
         .map(|q| q.pending + q.in_progress)
         .sum();
     for _ in unfinished..count {

@@ -6,7 +6,7 @@
 
 use leptos::prelude::*;
 use snarkd_monitor_model::jobs::shown;
-use snarkd_monitor_model::labels::state_class;
+use snarkd_monitor_model::labels::{self, state_class};
 use snarkd_monitor_model::{Dashboard, JobRow};
 
 use crate::panel::Legend;
@@ -20,7 +20,6 @@ const STATES: [(&str, &str); 6] = [
     ("cancelled", "cancelled"),
     ("queued", "queued"),
 ];
-const KINDS: [&str; 5] = ["all", "PoRep C2", "SnapDeals", "WindowPoSt", "WinningPoSt"];
 
 #[component]
 pub fn JobList(dash: Memo<Option<Dashboard>>) -> impl IntoView {
@@ -51,7 +50,8 @@ pub fn JobList(dash: Memo<Option<Dashboard>>) -> impl IntoView {
             </label>
             <label>"kind "
                 <select class="filter-kind" on:change=move |ev| kind.set(event_target_value(&ev))>
-                    {KINDS.iter().map(|k| view! { <option value=*k>{if *k == "all" { "all kinds" } else { *k }}</option> }).collect_view()}
+                    <option value="all">"all kinds"</option>
+                    {labels::kinds().map(|k| view! { <option value=k>{k}</option> }).collect_view()}
                 </select>
             </label>
             <span class="dim">{move || format!("{} of {} jobs", ids.with(Vec::len), total())}</span>

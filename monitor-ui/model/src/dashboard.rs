@@ -240,15 +240,9 @@ fn memory(s: &StatusSnapshot) -> MemoryBar {
     }
 }
 
-/// A kind as a CSS-safe word (the daemon's own short names).
+/// A kind as a CSS-safe word (the daemon's short names, [`snarkd_types::ProofKind::as_str`]).
 pub fn kind_slug(kind: ProofKind) -> &'static str {
-    match kind {
-        ProofKind::PorepSealCommit => "porep",
-        ProofKind::SnapDealsUpdate => "snap",
-        ProofKind::WindowPostPartition => "wpost",
-        ProofKind::WinningPost => "winning",
-        ProofKind::Unspecified => "unknown",
-    }
+    labels::domain_kind(kind).map_or("unknown", snarkd_types::ProofKind::as_str)
 }
 
 fn workers(s: &StatusSnapshot, since_snapshot_ms: u64) -> Vec<WorkerChip> {

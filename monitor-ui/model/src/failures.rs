@@ -77,7 +77,10 @@ mod tests {
         let rows = failure_rows(&failures, 3_610_000);
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].what, "refused at submit (INVALID_ARGUMENT)");
-        assert_eq!((rows[0].kind, rows[0].job_id.as_str()), ("WinningPoSt", ""));
+        assert_eq!(
+            (rows[0].kind, rows[0].job_id.as_str()),
+            ("winning-post", "")
+        );
         assert_eq!(rows[1].what, "failed in params");
         assert_eq!(
             rows[1].when,

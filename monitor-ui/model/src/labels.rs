@@ -4,14 +4,26 @@
 
 use snarkd_proto::v1::{JobState, PartitionState, Priority, ProofKind, WorkerState};
 
-/// The short name operators know a kind by.
+/// A kind by the one name every surface shows (`winning-post`: the daemon's
+/// [`snarkd_types::ProofKind::name`], as in its metrics and `/status`).
 pub fn kind(kind: ProofKind) -> &'static str {
+    domain_kind(kind).map_or("unknown", snarkd_types::ProofKind::name)
+}
+
+/// The kinds the job list filters by, in wire order.
+pub fn kinds() -> [&'static str; 4] {
+    snarkd_types::ProofKind::ALL.map(snarkd_types::ProofKind::name)
+}
+
+/// The wire's kind as the daemon's one definition of it (none when unspecified).
+pub fn domain_kind(kind: ProofKind) -> Option<snarkd_types::ProofKind> {
+    use snarkd_types::ProofKind as Kind;
     match kind {
-        ProofKind::PorepSealCommit => "PoRep C2",
-        ProofKind::SnapDealsUpdate => "SnapDeals",
-        ProofKind::WindowPostPartition => "WindowPoSt",
-        ProofKind::WinningPost => "WinningPoSt",
-        ProofKind::Unspecified => "unknown",
+        ProofKind::PorepSealCommit => Some(Kind::PorepSealCommit),
+        ProofKind::SnapDealsUpdate => Some(Kind::SnapDealsUpdate),
+        ProofKind::WindowPostPartition => Some(Kind::WindowPost),
+        ProofKind::WinningPost => Some(Kind::WinningPost),
+        ProofKind::Unspecified => None,
     }
 }
 
@@ -112,8 +124,13 @@ mod tests {
 
     #[test]
     fn kinds_priorities_and_states_have_names() {
-        assert_eq!(kind(ProofKind::WindowPostPartition), "WindowPoSt");
-        assert_eq!(kind(ProofKind::PorepSealCommit), "PoRep C2");
+        assert_eq!(kind(ProofKind::WindowPostPartition), "window-post");
+        assert_eq!(kind(ProofKind::PorepSealCommit), "porep-c2");
+        assert_eq!(kind(ProofKind::Unspecified), "unknown");
+        assert_eq!(
+            kinds(),
+            ["porep-c2", "snap-update", "window-post", "winning-post"]
+        );
         assert_eq!(priority(Priority::Critical), "critical");
         assert_eq!(priority(Priority::Unspecified), "default");
         assert_eq!(job_state(JobState::Completed), "completed");

@@ -202,7 +202,7 @@ mod tests {
         let r = &sum.rows[0];
         assert_eq!(
             (r.kind, r.synthesizing, r.waiting_for_worker),
-            ("WindowPoSt", 1, 2)
+            ("window-post", 1, 2)
         );
         assert_eq!(
             (r.per_min_5m.as_str(), r.per_min_1h.as_str()),
@@ -220,7 +220,7 @@ mod tests {
             "a worker busy at all is never shown 0 % busy"
         );
         assert_eq!(sum.minutes[0].completed_height, "75.0%");
-        assert_eq!(sum.minutes[0].title, "1 min ago: WindowPoSt 3 (+1 failed)");
+        assert_eq!(sum.minutes[0].title, "1 min ago: window-post 3 (+1 failed)");
         assert_eq!(sum.minutes[1].title, "this minute: nothing ended");
     }
 }

@@ -190,14 +190,15 @@ fn record_gauges(s: &StatusSnapshot) {
     metrics::gauge!("snarkd_journal_writable")
         .set(f64::from(u8::from(s.daemon.journal_unwritable.is_none())));
     for q in &s.queues {
-        metrics::gauge!("snarkd_jobs_pending", "kind" => q.kind.as_str()).set(q.pending as f64);
-        metrics::gauge!("snarkd_jobs_in_progress", "kind" => q.kind.as_str())
+        metrics::gauge!("snarkd_jobs_pending", "kind" => q.kind.name()).set(q.pending as f64);
+        metrics::gauge!("snarkd_jobs_in_progress", "kind" => q.kind.name())
             .set(q.in_progress as f64);
     }
     let now_ms = crate::clock::unix_ms();
     for w in &s.workers {
-        // A counter of whole seconds: the exporter's counters are integers.
-        metrics::counter!("snarkd_worker_busy_seconds_total", "worker" => w.worker_id.to_string())
-            .absolute(w.busy_secs(now_ms) as u64);
+        // A counter of seconds with their fractions: the exporter's counters are integers, so a
+        // `_total` gauge, which `/metrics` types as the counter it is.
+        metrics::gauge!("snarkd_worker_busy_seconds_total", "worker" => w.worker_id.to_string())
+            .set(w.busy_secs(now_ms));
     }
 }

@@ -133,8 +133,7 @@ impl ProvingService {
         if lowered {
             tracing::info!(%kind, asked = ?asked, priority = priority.as_str(),
                 "priority lowered to the kind's ceiling ([scheduler] {kind}_max_priority)");
-            metrics::counter!("snarkd_priority_lowered_total", "kind" => kind.as_str())
-                .increment(1);
+            metrics::counter!("snarkd_priority_lowered_total", "kind" => kind.name()).increment(1);
         }
         request.priority = Some(priority);
         let request_id = snarkd_types::logged_request_id(&request.request_id).into_owned();

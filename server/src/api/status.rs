@@ -34,7 +34,7 @@ pub fn get_status(s: &StatusSnapshot, now_ms: u64) -> pb::GetStatusResponse {
                 ref_count: p.ref_count,
             })
             .collect(),
-        queues: queues(s, ProofKind::cuzk_name),
+        queues: queues(s),
         total_proofs_completed: s.counters.total_completed,
         total_proofs_failed: s.counters.total_failed,
         uptime_seconds: s.daemon.uptime_secs(now_ms),
@@ -75,7 +75,7 @@ fn gpus(s: &StatusSnapshot) -> Vec<pb::GpuStatus> {
                 gpu.current_job_id = job_id.clone();
                 gpu.current_proof_kind = kinds
                     .get(job_id.as_str())
-                    .map(|k| k.cuzk_name().to_string())
+                    .map(|k| k.name().to_string())
                     .unwrap_or_default();
             }
         }
@@ -88,13 +88,13 @@ fn nvml_free_bytes(s: &StatusSnapshot, ordinal: u32) -> Option<u64> {
     Some(d.memory_total_bytes?.saturating_sub(d.memory_used_bytes?))
 }
 
-/// The queues, each kind named by `name`: the original daemon's names in GetStatus
-/// ([`ProofKind::cuzk_name`]), snarkd's own in the status stream ([`ProofKind::as_str`]).
-fn queues(s: &StatusSnapshot, name: fn(ProofKind) -> &'static str) -> Vec<pb::QueueStatus> {
+/// The queues, each kind by its one shown name ([`ProofKind::name`]: the original daemon's), in
+/// GetStatus as in the status stream.
+fn queues(s: &StatusSnapshot) -> Vec<pb::QueueStatus> {
     s.queues
         .iter()
         .map(|q| pb::QueueStatus {
-            proof_kind: name(q.kind).to_string(),
+            proof_kind: q.kind.name().to_string(),
             pending: q.pending,
             in_progress: q.in_progress,
         })
@@ -175,7 +175,7 @@ pub fn without_jobs(s: &StatusSnapshot, now_ms: u64) -> pb::StatusSnapshot {
             failed_by_kind: kind_counts(&s.counters.failed_by_kind),
             queue_depth: s.counters.queue_depth,
         }),
-        queues: queues(s, ProofKind::as_str),
+        queues: queues(s),
         sequence: s.sequence,
         taken_at_unix_ms: now_ms,
         failures: s.failures.iter().map(failure).collect(),

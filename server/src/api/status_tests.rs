@@ -34,8 +34,8 @@ fn get_status_reports_devices_queues_and_memory() {
         .collect();
     assert_eq!(
         names,
-        ["porep", "snap", "wpost", "winning"],
-        "the stream uses snarkd's names"
+        ["porep-c2", "snap-update", "window-post", "winning-post"],
+        "the stream names them as GetStatus does"
     );
     assert_eq!((r.total_proofs_completed, r.total_proofs_failed), (5, 1));
     assert_eq!(

@@ -113,7 +113,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
             .iter()
             .map(|j| Pipeline {
                 job_id: j.job_id.clone(),
-                proof_kind: j.kind.cuzk_name(),
+                proof_kind: j.kind.name(),
                 started_secs_ago: now_ms.saturating_sub(j.submitted_at_unix_ms) / 1000,
                 total_partitions: j.partitions.len(),
                 partitions_done: j.partitions_done(),
@@ -186,7 +186,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
 }
 
 fn by_kind(counts: &[(ProofKind, u64)]) -> BTreeMap<&'static str, u64> {
-    counts.iter().map(|(k, n)| (k.cuzk_name(), *n)).collect()
+    counts.iter().map(|(k, n)| (k.name(), *n)).collect()
 }
 
 #[cfg(test)]

@@ -259,7 +259,7 @@ impl Prover for FilecoinProver {
             "plain"
         };
         metrics::counter!("snarkd_partitions_synthesized_total",
-            "kind" => job.circuit_id().kind().as_str(), "path" => path)
+            "kind" => job.circuit_id().kind().name(), "path" => path)
         .increment(1);
         // The witness comes from the request alone: what fails once fails again.
         match matrices {

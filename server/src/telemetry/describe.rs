@@ -96,7 +96,7 @@ fn describe_resources() {
     describe_counter!(
         "snarkd_worker_busy_seconds_total",
         Unit::Seconds,
-        "Whole seconds each device worker has spent on device phases; rate() is its busy share."
+        "Seconds each device worker has spent on device phases; rate() is its busy share."
     );
 }
 

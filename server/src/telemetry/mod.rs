@@ -93,7 +93,33 @@ pub fn render(handle: &PrometheusHandle) -> String {
     if let Some(process) = PROCESS.get() {
         process.collect();
     }
-    handle.render()
+    float_counters_typed(handle.render())
+}
+
+/// The exporter's counters hold whole numbers, so a counter of seconds that must keep its
+/// fractions (`snarkd_worker_busy_seconds_total`) is recorded as a gauge named `*_total`, which
+/// only ever rises, and typed `counter` here. Prometheus reserves `_total` for counters, so no
+/// real gauge is named so (`docker/check_metrics.py` holds the sources to the same rule).
+fn float_counters_typed(text: String) -> String {
+    if !text.contains("_total gauge\n") {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        match line
+            .strip_prefix("# TYPE ")
+            .and_then(|rest| rest.strip_suffix(" gauge\n"))
+            .filter(|name| name.ends_with("_total"))
+        {
+            Some(name) => {
+                out.push_str("# TYPE ");
+                out.push_str(name);
+                out.push_str(" counter\n");
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// The process-wide Prometheus recorder, installed on first use. Call it before the engine
@@ -189,6 +215,24 @@ mod tests {
     }
 
     #[test]
+    fn a_total_gauge_is_a_counter_that_keeps_its_fractions() {
+        let recorder = recorder().build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, || {
+            metrics::gauge!("snarkd_worker_busy_seconds_total", "worker" => "0").set(1.25);
+            metrics::gauge!("snarkd_queue_depth").set(3.0);
+        });
+        let text = float_counters_typed(handle.render());
+        assert!(
+            text.contains("# TYPE snarkd_worker_busy_seconds_total counter\n")
+                && text.contains("snarkd_worker_busy_seconds_total{worker=\"0\"} 1.25\n")
+                && text.contains("# TYPE snarkd_queue_depth gauge\n")
+                && !text.contains("_total gauge"),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn a_bare_level_is_snarkds_and_dependencies_log_warnings() {
         assert_eq!(
             log_filter("info"),
@@ -214,15 +258,15 @@ mod tests {
         let recorder = recorder().build_recorder();
         let handle = recorder.handle();
         metrics::with_local_recorder(&recorder, || {
-            metrics::histogram!("snarkd_proof_seconds", "kind" => "winning").record(3.0);
+            metrics::histogram!("snarkd_proof_seconds", "kind" => "winning-post").record(3.0);
         });
         // Upkeep drains a summary's window; a histogram's buckets stay.
         handle.run_upkeep();
         let text = handle.render();
         assert!(
-            text.contains(r#"snarkd_proof_seconds_bucket{kind="winning",le="5"} 1"#)
-                && text.contains(r#"snarkd_proof_seconds_bucket{kind="winning",le="2"} 0"#)
-                && text.contains(r#"snarkd_proof_seconds_count{kind="winning"} 1"#)
+            text.contains(r#"snarkd_proof_seconds_bucket{kind="winning-post",le="5"} 1"#)
+                && text.contains(r#"snarkd_proof_seconds_bucket{kind="winning-post",le="2"} 0"#)
+                && text.contains(r#"snarkd_proof_seconds_count{kind="winning-post"} 1"#)
                 && !text.contains("quantile"),
             "{text}"
         );

@@ -18,7 +18,7 @@ const INTAKE_LIMITS: [&str; 5] = [
 /// Registers every counter of a known label set at zero; `devices` are the backends' names
 /// (`opencl:0`, `cpu`).
 pub fn zero_counters(devices: &[&str]) {
-    for kind in ProofKind::ALL.map(ProofKind::as_str) {
+    for kind in ProofKind::ALL.map(ProofKind::name) {
         metrics::counter!("snarkd_proofs_completed_total", "kind" => kind).increment(0);
         metrics::counter!("snarkd_proofs_failed_total", "kind" => kind).increment(0);
         metrics::counter!("snarkd_proofs_cancelled_total", "kind" => kind).increment(0);

@@ -4,11 +4,12 @@ use std::fmt;
 
 /// The Filecoin proofs snarkd makes.
 ///
-/// Names: [`ProofKind::as_str`] (`porep`, `snap`, `wpost`, `winning`) everywhere snarkd names a
-/// kind itself (circuit ids, the CLI, config keys, logs, metric labels, the monitor, the journal);
-/// [`ProofKind::cuzk_name`] (`porep-c2`, `snap-update`, `window-post`, `winning-post`) where the
-/// original cuzk daemon's contract shows kinds as text (GetStatus queues, `/status`). Serde uses
-/// the Rust variant in snake case, as the job journal has always stored it.
+/// Names: [`ProofKind::name`] (`porep-c2`, `snap-update`, `window-post`, `winning-post`, the
+/// original cuzk daemon's) on every surface an operator reads: metric label values, GetStatus and
+/// the status stream, `/status`, the monitor. [`ProofKind::as_str`] (`porep`, `snap`, `wpost`,
+/// `winning`) in snarkd's identifiers: circuit ids (`porep-32g`), config keys, logs, the journal.
+/// The CLI and config take either. Serde uses the Rust variant in snake case, as the job journal
+/// has always stored it.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
@@ -59,7 +60,7 @@ impl ProofKind {
         }
     }
 
-    /// snarkd's short name: circuit ids (`porep-32g`), CLI, config, logs, metric labels.
+    /// snarkd's short name: circuit ids (`porep-32g`), CLI, config keys, logs.
     pub fn as_str(self) -> &'static str {
         match self {
             ProofKind::PorepSealCommit => "porep",
@@ -69,8 +70,9 @@ impl ProofKind {
         }
     }
 
-    /// The name the original cuzk daemon shows (its GetStatus queues, `/status` `proof_kind`).
-    pub fn cuzk_name(self) -> &'static str {
+    /// The name every surface shows (metric labels, GetStatus, the status stream, `/status`, the
+    /// monitor): the original cuzk daemon's, so its operators' queries and habits carry over.
+    pub fn name(self) -> &'static str {
         match self {
             ProofKind::PorepSealCommit => "porep-c2",
             ProofKind::SnapDealsUpdate => "snap-update",
@@ -79,11 +81,12 @@ impl ProofKind {
         }
     }
 
-    /// The kind of short name `name` ([`ProofKind::as_str`]).
+    /// The kind of short name `name` ([`ProofKind::as_str`]) or of its shown name
+    /// ([`ProofKind::name`]), so an operator can type either.
     pub fn from_short(name: &str) -> Result<ProofKind, UnknownKind> {
         ProofKind::ALL
             .into_iter()
-            .find(|k| k.as_str() == name)
+            .find(|k| k.as_str() == name || k.name() == name)
             .ok_or_else(|| UnknownKind(name.to_string()))
     }
 }
@@ -110,13 +113,14 @@ mod tests {
     fn each_kind_has_one_name_per_role_and_parses_back() {
         let short: Vec<_> = ProofKind::ALL.iter().map(|k| k.as_str()).collect();
         assert_eq!(short, ["porep", "snap", "wpost", "winning"]);
-        let cuzk: Vec<_> = ProofKind::ALL.iter().map(|k| k.cuzk_name()).collect();
+        let cuzk: Vec<_> = ProofKind::ALL.iter().map(|k| k.name()).collect();
         assert_eq!(
             cuzk,
             ["porep-c2", "snap-update", "window-post", "winning-post"]
         );
         for kind in ProofKind::ALL {
             assert_eq!(kind.as_str().parse::<ProofKind>(), Ok(kind));
+            assert_eq!(kind.name().parse::<ProofKind>(), Ok(kind));
             assert_eq!(kind.to_string(), kind.as_str());
         }
         let err = "porep-seal-commit".parse::<ProofKind>().unwrap_err();

@@ -18,7 +18,9 @@ mod priority;
 mod request;
 mod text;
 
-pub use phase::{current_nice, panic_message, PhaseHooks};
+#[cfg(target_os = "linux")]
+pub use phase::current_nice;
+pub use phase::{panic_message, PhaseHooks};
 
 pub use kind::{ProofKind, UnknownKind};
 pub use priority::Priority;

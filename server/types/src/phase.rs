@@ -41,6 +41,7 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// The calling thread's nice value (Linux keeps one per thread; 0 when it cannot be read).
+#[cfg(target_os = "linux")]
 pub fn current_nice() -> i32 {
     // SAFETY: getpriority(PRIO_PROCESS, tid) reads one thread's value; it returns -1 both as a
     // value and as an error, told apart by errno.

@@ -85,7 +85,7 @@ fn a_proving_worker_shows_the_full_job_id_and_partition_and_an_idle_one_shows_no
     assert_eq!(chips[0].worker_id, 0, "chips in worker order");
     assert_eq!(chips[0].state, "proving");
     assert_eq!(chips[0].job_id, id);
-    assert_eq!(chips[0].job_kind, "WinningPoSt");
+    assert_eq!(chips[0].job_kind, "winning-post");
     assert_eq!(chips[0].partition, Some(3));
     assert_eq!(
         chips[0].busy, "3.5 s",
@@ -150,7 +150,7 @@ fn a_worker_proving_a_deadline_partition_names_the_partition_it_paused() {
         ..Default::default()
     };
     let chips = Dashboard::from_snapshot(&s, 0).workers;
-    assert_eq!(chips[0].paused, "PoRep C2 porep-job partition 2");
+    assert_eq!(chips[0].paused, "porep-c2 porep-job partition 2");
 }
 
 #[test]
@@ -228,7 +228,7 @@ fn counters_list_totals_then_nonzero_kinds() {
             ("failed".to_string(), 1),
             ("cancelled".to_string(), 0),
             ("queue depth".to_string(), 2),
-            ("WindowPoSt completed".to_string(), 5),
+            ("window-post completed".to_string(), 5),
         ]
     );
 }

@@ -98,7 +98,7 @@ fn the_full_job_id_and_kind_are_kept() {
     let jobs = [job(id, Priority::High, 0, JobState::Queued, 0)];
     let row = &job_rows(&jobs, 0)[0];
     assert_eq!(row.job_id, id);
-    assert_eq!(row.kind, "WindowPoSt");
+    assert_eq!(row.kind, "window-post");
     assert_eq!(row.priority, "high");
 }
 
@@ -172,8 +172,8 @@ fn filters_pick_rows_by_state_and_kind() {
     };
     assert_eq!(pick("all", "all").len(), 4);
     assert_eq!(pick("active", "all"), ["queued", "running"]);
-    assert_eq!(pick("failed", "WindowPoSt"), ["failed"]);
-    assert!(pick("all", "PoRep C2").is_empty());
+    assert_eq!(pick("failed", "window-post"), ["failed"]);
+    assert!(pick("all", "porep-c2").is_empty());
 }
 
 #[test]

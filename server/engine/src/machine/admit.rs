@@ -287,7 +287,7 @@ impl<P: Prover> Machine<P> {
                 let j = &self.jobs[&seq];
                 tracing::info!(job_id = %j.id, request_id = %j.origin.logged_request_id(),
                     partition = index, worker, "deadline partition preempts the device phase running on its worker");
-                metrics::counter!("snarkd_preemptions_total", "kind" => j.origin.kind.as_str())
+                metrics::counter!("snarkd_preemptions_total", "kind" => j.origin.kind.name())
                     .increment(1);
             }
             let j = &self.jobs[&seq];

@@ -331,21 +331,20 @@ impl<P: Prover> Machine<P> {
         match &end {
             JobEnd::Completed(_) => {
                 Tally::add(&mut self.counters.completed, kind);
-                metrics::counter!("snarkd_proofs_completed_total", "kind" => kind.as_str())
+                metrics::counter!("snarkd_proofs_completed_total", "kind" => kind.name())
                     .increment(1);
-                metrics::histogram!("snarkd_proof_seconds", "kind" => kind.as_str())
+                metrics::histogram!("snarkd_proof_seconds", "kind" => kind.name())
                     .record(job.timings.total.as_secs_f64());
             }
             JobEnd::Failed(message) => {
                 Tally::add(&mut self.counters.failed, kind);
-                metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.as_str())
-                    .increment(1);
+                metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.name()).increment(1);
                 tracing::warn!(job_id = %job.id, request_id = %job.origin.logged_request_id(),
                     kind = %kind, error = %message, "job failed");
             }
             JobEnd::Cancelled => {
                 self.counters.cancelled += 1;
-                metrics::counter!("snarkd_proofs_cancelled_total", "kind" => kind.as_str())
+                metrics::counter!("snarkd_proofs_cancelled_total", "kind" => kind.name())
                     .increment(1);
             }
         }

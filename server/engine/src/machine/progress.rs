@@ -39,7 +39,7 @@ impl<P: Prover> Machine<P> {
                 }
                 let j = self.jobs.get_mut(&job).expect("transition checked the job");
                 j.timings.synthesis += elapsed;
-                metrics::histogram!("snarkd_synthesis_seconds", "kind" => j.origin.kind.as_str())
+                metrics::histogram!("snarkd_synthesis_seconds", "kind" => j.origin.kind.name())
                     .record(elapsed.as_secs_f64());
                 j.parts[index as usize].synth_ms = Some(elapsed.as_millis() as u64);
             }
@@ -94,7 +94,7 @@ impl<P: Prover> Machine<P> {
                 tracing::warn!(job_id = %j.id, request_id = %j.origin.logged_request_id(),
                     partition = index, worker, %error,
                     "device phase failed; the partition is synthesized and proved again");
-                metrics::counter!("snarkd_partition_retries_total", "kind" => j.origin.kind.as_str())
+                metrics::counter!("snarkd_partition_retries_total", "kind" => j.origin.kind.name())
                     .increment(1);
                 j.parts[index as usize].retries += 1;
                 return;
@@ -128,7 +128,7 @@ impl<P: Prover> Machine<P> {
         };
         let j = self.jobs.get_mut(&job).expect("transition checked the job");
         j.timings.device += elapsed;
-        metrics::histogram!("snarkd_device_seconds", "kind" => j.origin.kind.as_str())
+        metrics::histogram!("snarkd_device_seconds", "kind" => j.origin.kind.name())
             .record(elapsed.as_secs_f64());
         j.parts[index as usize].gpu_ms = Some(elapsed.as_millis() as u64);
         if let Some(error) = failure {

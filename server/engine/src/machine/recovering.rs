@@ -170,7 +170,7 @@ impl<P: Prover> Machine<P> {
         if let JobEnd::Failed(message) = &end {
             let kind = entry.job.job.kind;
             super::Tally::add(&mut self.counters.failed, kind);
-            metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.as_str()).increment(1);
+            metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.name()).increment(1);
             tracing::warn!(%job_id, kind = %kind, error = %message, "recovered job failed");
         }
         let entry = &self.recovering[&seq];

@@ -247,7 +247,7 @@ impl DeviceBackend for WarmingBackend {
                 if self.cpu_kinds.contains(&kind) {
                     tracing::info!(device = %self.known.name, %kind,
                         "the device is still warming: this partition is proved on the cpu");
-                    metrics::counter!("snarkd_cpu_while_warming_total", "kind" => kind.as_str())
+                    metrics::counter!("snarkd_cpu_while_warming_total", "kind" => kind.name())
                         .increment(1);
                     return self.on_cpu(partition, params, randomness, hooks);
                 }
