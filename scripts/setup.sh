@@ -42,10 +42,14 @@ if [ "$SNARKD_SETUP" = test ]; then
   # OpenCL: the ICD loader and PoCL's CPU device, so the OpenCL backend's tests run without a GPU.
   dpkg -s ocl-icd-opencl-dev >/dev/null 2>&1 || need_apt+=(ocl-icd-opencl-dev)
   dpkg -s pocl-opencl-icd >/dev/null 2>&1 || need_apt+=(pocl-opencl-icd)
-  # systemd's tools, for the service tests (systemd-analyze verify, sysusers.d and tmpfiles.d
-  # applied to a scratch root); none of them starts systemd.
+  # systemd, for the service tests (systemd-analyze verify, sysusers.d and tmpfiles.d applied to a
+  # scratch root) and the package test, which boots it as PID 1 of a container of this machine
+  # (scripts/package-test.sh: iproute2 raises the container's loopback, binutils strips the
+  # packaged binaries).
   command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/null \
-    && command -v systemd-analyze >/dev/null || need_apt+=(systemd)
+    && command -v systemd-analyze >/dev/null && [ -x /lib/systemd/systemd ] || need_apt+=(systemd)
+  command -v ip >/dev/null || need_apt+=(iproute2)
+  command -v strip >/dev/null || need_apt+=(binutils)
   # The podman client, which podman-compose asks for its version (docker/check.sh's compose check).
   command -v podman >/dev/null || need_apt+=(podman)
   # The monitor's browser tests run in Debian's Chromium, driven from Node.js; npm installs their

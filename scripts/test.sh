@@ -67,5 +67,11 @@ SNARKD_BIN_DIR="$(SNARKD_MONITOR_WASM_OPT=1 ./scripts/build.sh | tail -n 1)"
 say "monitor browser tests (monitor-ui/e2e; screenshots in target/monitor-e2e)"
 (cd monitor-ui/e2e && npm ci --no-audit --no-fund --silent && SNARKD_BIN_DIR="$SNARKD_BIN_DIR" npm test)
 
+say "the Debian package under a real systemd (scripts/package-test.sh)"
+fixtures="$(mktemp -d)"
+"$SNARKD_BIN_DIR/snarkd-bench" gen --sector-size 2KiB --out "$fixtures" >/dev/null
+./scripts/package-test.sh "$SNARKD_BIN_DIR" "$fixtures" "$SNARKD_TEST_PARAMS_DIR"
+rm -rf "$fixtures"
+
 say "Docker images: static checks"
 ./docker/check.sh
