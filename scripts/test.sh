@@ -51,6 +51,18 @@ done
 say "module cycles (scripts/module-cycles.py)"
 python3 scripts/module-cycles.py
 
+# The dependency tree's licenses, bans and sources against deny.toml, by cargo-deny at a pinned
+# version built once into the tools cache (about 3 minutes on two cores). Its advisories check
+# needs the RustSec database from GitHub: deny.toml says where it runs.
+deny_version=0.20.2
+deny="${SNARKD_TOOLS_CACHE:-$HOME/.cache/snarkd/tools}/cargo-deny-$deny_version/bin/cargo-deny"
+if [ ! -x "$deny" ]; then
+  say "installing cargo-deny $deny_version (once)"
+  cargo install cargo-deny --locked --version "$deny_version" --root "$(dirname "$(dirname "$deny")")"
+fi
+say "dependencies: licenses, bans, sources (cargo deny, deny.toml)"
+"$deny" check licenses bans sources
+
 # Each test binary runs under scripts/test-runner.sh: stopped past SNARKD_TEST_BINARY_LIMIT
 # seconds (a hang fails with a message), its wall time recorded.
 say "cargo test --workspace $*"
