@@ -4,7 +4,8 @@
 //! measured: at 2 KiB by synthesizing each kind (`tests/filecoin/estimate.rs` fails when the
 //! estimate drifts more than 25 % from the measured size), at 32 GiB (and 64 GiB PoRep) by
 //! counting the production-shaped circuits (`examples/production_shape.rs`, whose peak-RSS
-//! column is set against this estimate: 1.00–1.06× on every path and kind, ARCHITECTURE.md).
+//! column is set against this estimate: 1.00–1.06× on every path and kind, in
+//! `bench-client/BENCHMARKS.md`, "The memory estimate against whole partitions").
 //! Other sizes interpolate between 2 KiB and 32 GiB along the Merkle tree's depth.
 
 use crate::filecoin::ProofKind;
