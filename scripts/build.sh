@@ -20,7 +20,11 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-cargo build --locked -p snarkd -p snarkd-bench "${cargo_args[@]}"
+# The daemon on its own, then the client: built together, cargo would unify their features and
+# ship the prover's bench and fixture code (the client's) in the daemon. scripts/test.sh checks
+# that the daemon carries none.
+cargo build --locked -p snarkd "${cargo_args[@]}"
+cargo build --locked -p snarkd-bench "${cargo_args[@]}"
 if [ "$monitor" = 1 ]; then
   ./scripts/build-monitor.sh
 fi

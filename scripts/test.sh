@@ -14,6 +14,14 @@ export SNARKD_TEST_PARAMS_DIR="${SNARKD_TEST_PARAMS_DIR:-$HOME/.cache/snarkd/par
 # of the daemon's features, not a second one for `cargo run -p snarkd` alone.
 say "building what ships (scripts/build.sh --no-monitor)"
 SNARKD_BIN_DIR="$(./scripts/build.sh --no-monitor | tail -n 1)"
+# The daemon that ships has none of the client's bench or fixture code: stock bellperson's
+# prover (`prove_stock`, feature `bench`) is in the client's build and must not be in it.
+nm -C "$SNARKD_BIN_DIR/snarkd-bench" | grep -q 'prove_stock' \
+  || { echo "the client lacks prove_stock: this check cannot tell anything" >&2; exit 1; }
+if nm -C "$SNARKD_BIN_DIR/snarkd" | grep -q 'prove_stock'; then
+  echo "the daemon carries the prover's bench code (prove_stock): scripts/build.sh must build it alone" >&2
+  exit 1
+fi
 say "2 KiB test parameters in $SNARKD_TEST_PARAMS_DIR"
 "$SNARKD_BIN_DIR/snarkd" params generate --sector-size 2KiB \
   --kind winning --kind wpost --kind snap --kind porep --dir "$SNARKD_TEST_PARAMS_DIR"
