@@ -377,9 +377,9 @@ test("a failed job and a refused request stay in the failure log after their row
       stage: tr.dataset.stage, text: tr.innerText })));
     assert.equal(rows.length, 2, JSON.stringify(rows));
     assert.equal(rows[0].stage, "refused", "newest first: the refusal");
-    assert.match(rows[0].text, /winning-post[\s\S]*refused at submit \(INVALID_ARGUMENT\)[\s\S]*randomness/);
+    assert.match(rows[0].text, /winning-post[\s\S]*refused at submit \(INVALID_ARGUMENT; input\)[\s\S]*randomness/);
     assert.equal(rows[1].stage, "params");
-    assert.match(rows[1].text, /window-post[\s\S]*failed in params[\s\S]*wpost-2k/);
+    assert.match(rows[1].text, /window-post[\s\S]*failed in params \(setup\)[\s\S]*wpost-2k/);
     const [failedJob] = (await status(daemon)).pipelines.map((p) => p.job_id);
     assert.ok(rows[1].text.includes(failedJob), "the failure names the job id");
 

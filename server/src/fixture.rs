@@ -159,6 +159,7 @@ pub fn busy() -> StatusSnapshot {
                 job_id: "a-failed-job".into(),
                 stage: snarkd_engine::failures::FailureStage::Device,
             },
+            class: snarkd_engine::FailureClass::Device,
             message: "partition 0 device phase failed: out of memory".into(),
         }]
         .into(),

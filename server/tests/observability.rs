@@ -237,8 +237,10 @@ async fn a_fresh_daemon_exports_every_counter_the_alerts_and_the_dashboard_name_
     );
     // The failure counters the deadline alerts watch are there, at zero, for every kind.
     for kind in ["porep-c2", "snap-update", "window-post", "winning-post"] {
-        let line = format!("snarkd_proofs_failed_total{{kind=\"{kind}\"}} 0");
-        assert!(metrics.lines().any(|l| l == line), "no {line}:\n{metrics}");
+        for class in ["input", "setup", "resource", "device", "bug"] {
+            let line = format!("snarkd_proofs_failed_total{{kind=\"{kind}\",class=\"{class}\"}} 0");
+            assert!(metrics.lines().any(|l| l == line), "no {line}:\n{metrics}");
+        }
     }
     assert!(
         metrics

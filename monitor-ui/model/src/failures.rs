@@ -13,7 +13,8 @@ pub struct FailureRow {
     pub kind: &'static str,
     /// `refused`, `params`, `synthesis`, `device`, `finalize` or `journal`.
     pub stage: String,
-    /// "refused (INVALID_ARGUMENT)" or "failed in synthesis": what happened, in words.
+    /// "refused at submit (INVALID_ARGUMENT; input)" or "failed in device (device)": what
+    /// happened, and whose fault it was (the daemon's class: input, setup, resource, device, bug).
     pub what: String,
     pub request_id: String,
     /// Empty for a refused request (it never became a job).
@@ -35,16 +36,28 @@ pub fn failure_rows(failures: &[Failure], now_ms: u64) -> Vec<FailureRow> {
                 kind => labels::kind(kind),
             },
             stage: f.stage.clone(),
-            what: match (f.stage.as_str(), f.code.as_str()) {
-                ("refused", "") => "refused at submit".to_string(),
-                ("refused", code) => format!("refused at submit ({code})"),
-                (stage, _) => format!("failed in {stage}"),
-            },
+            what: what(f),
             request_id: f.request_id.clone(),
             job_id: f.job_id.clone(),
             message: f.message.clone(),
         })
         .collect()
+}
+
+/// What happened, in words, with whose fault it was where the daemon said.
+fn what(f: &Failure) -> String {
+    let said: Vec<&str> = [f.code.as_str(), f.class.as_str()]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect();
+    let how = match f.stage.as_str() {
+        "refused" => "refused at submit".to_string(),
+        stage => format!("failed in {stage}"),
+    };
+    match said.is_empty() {
+        true => how,
+        false => format!("{how} ({})", said.join("; ")),
+    }
 }
 
 #[cfg(test)]
@@ -60,6 +73,7 @@ mod tests {
                 request_id: "winpost-1".into(),
                 stage: "refused".into(),
                 code: "INVALID_ARGUMENT".into(),
+                class: "input".into(),
                 message: "vanilla_proofs is empty".into(),
                 ..Default::default()
             },
@@ -69,6 +83,7 @@ mod tests {
                 request_id: "snap-1".into(),
                 job_id: "j-1".into(),
                 stage: "params".into(),
+                class: "setup".into(),
                 message: "params snap-2k failed to load".into(),
                 ..Default::default()
             },
@@ -76,12 +91,12 @@ mod tests {
         // An hour later the rows are still there, unfaded, with their age.
         let rows = failure_rows(&failures, 3_610_000);
         assert_eq!(rows.len(), 2);
-        assert_eq!(rows[0].what, "refused at submit (INVALID_ARGUMENT)");
+        assert_eq!(rows[0].what, "refused at submit (INVALID_ARGUMENT; input)");
         assert_eq!(
             (rows[0].kind, rows[0].job_id.as_str()),
             ("winning-post", "")
         );
-        assert_eq!(rows[1].what, "failed in params");
+        assert_eq!(rows[1].what, "failed in params (setup)");
         assert_eq!(
             rows[1].when,
             format!("{} ago", format::duration_ms(3_600_000))

@@ -1,9 +1,11 @@
 //! Requests and results in the engine's own terms (the API layer converts protobuf to these).
 //! The request, its kind and its priority are `snarkd-types`'s, shared with the prover.
 
+use std::fmt;
 use std::time::Duration;
 
-pub use snarkd_types::{Priority, ProofInput, ProofKind, ProofRequest};
+pub use crate::failures::FailureStage;
+pub use snarkd_types::{FailureClass, Priority, ProofInput, ProofKind, ProofRequest};
 
 /// The answer to a submit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,8 +23,40 @@ pub struct Submitted {
 pub enum JobEnd {
     /// The verified proof: 192 bytes per partition, in partition order.
     Completed(Vec<u8>),
-    Failed(String),
+    Failed(JobFailure),
     Cancelled,
+}
+
+/// Why a job failed: whose fault it is, at which stage, and what went wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobFailure {
+    pub class: FailureClass,
+    pub stage: FailureStage,
+    /// What went wrong and what to do, in the failing step's words.
+    pub message: String,
+}
+
+impl JobFailure {
+    pub fn new(class: FailureClass, stage: FailureStage, message: impl Into<String>) -> JobFailure {
+        JobFailure {
+            class,
+            stage,
+            message: message.into(),
+        }
+    }
+}
+
+/// The text a client gets: the message, then the class and what it means for a retry.
+impl fmt::Display for JobFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} [{}: {}]",
+            self.message,
+            self.class,
+            self.class.meaning()
+        )
+    }
 }
 
 /// Where a job's time went. Partition steps are summed over partitions.

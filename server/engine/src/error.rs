@@ -1,20 +1,7 @@
-//! The engine's errors. Each variant has one [`ErrorClass`] (whose fault it is) and the API layer
-//! maps each to exactly one gRPC code (`server/src/api/error.rs`, table-tested).
+//! The engine's errors. Each variant has one [`FailureClass`] (whose fault it is) and the API
+//! layer maps each to exactly one gRPC code (`server/src/api/error.rs`, table-tested).
 
-/// Whose fault an error is, which says who must act and whether the same call can succeed later.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorClass {
-    /// The request is wrong: the client must change it; sending it again fails the same way.
-    Client,
-    /// This machine is set up wrong (a parameter file missing or unreadable): the operator
-    /// must fix what the message names; the same request then succeeds.
-    Operator,
-    /// Not now: memory, an intake limit, the journal's disk or a shutdown; the message says
-    /// what to wait for or raise.
-    Resource,
-    /// A bug in snarkd (a panic, a broken invariant): logged with its context.
-    Bug,
-}
+pub use snarkd_types::FailureClass;
 
 /// What can go wrong when asking the engine for something.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -68,20 +55,20 @@ pub enum EngineError {
 
 impl EngineError {
     /// Whose fault it is.
-    pub fn class(&self) -> ErrorClass {
+    pub fn class(&self) -> FailureClass {
         match self {
             EngineError::InvalidRequest(_)
             | EngineError::UnknownJob(_)
-            | EngineError::UnknownCircuit(_) => ErrorClass::Client,
+            | EngineError::UnknownCircuit(_) => FailureClass::Input,
             // A partition larger than the whole budget never fits, whenever it is retried: the
             // operator raises the budget (or the job goes to a larger box).
-            EngineError::Setup(_) | EngineError::TooLarge { .. } => ErrorClass::Operator,
+            EngineError::Setup(_) | EngineError::TooLarge { .. } => FailureClass::Setup,
             EngineError::ParamsInUse(_)
             | EngineError::NoRoom { .. }
             | EngineError::LimitReached { .. }
             | EngineError::ShuttingDown
-            | EngineError::Journal(_) => ErrorClass::Resource,
-            EngineError::Internal(_) => ErrorClass::Bug,
+            | EngineError::Journal(_) => FailureClass::Resource,
+            EngineError::Internal(_) => FailureClass::Bug,
         }
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::domain::ProofKind;
+use crate::domain::{FailureClass, ProofKind};
 
 /// How many failures the log keeps; the oldest goes when a new one comes.
 pub const FAILURE_LOG_LEN: usize = 50;
@@ -26,6 +26,19 @@ pub enum FailureStage {
 }
 
 impl FailureStage {
+    pub const ALL: [FailureStage; 5] = [
+        FailureStage::Params,
+        FailureStage::Synthesis,
+        FailureStage::Device,
+        FailureStage::Finalize,
+        FailureStage::Journal,
+    ];
+
+    /// The stage of name `name` ([`FailureStage::as_str`]).
+    pub fn from_name(name: &str) -> Option<FailureStage> {
+        FailureStage::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             FailureStage::Params => "params",
@@ -46,6 +59,8 @@ pub struct Failure {
     /// The request's id as sent (empty when it had none: an id is optional).
     pub request_id: String,
     pub what: Failed,
+    /// Whose fault it is.
+    pub class: FailureClass,
     /// The whole message the client got.
     pub message: String,
 }
@@ -120,6 +135,7 @@ mod tests {
             what: Failed::Refused {
                 code: "INVALID_ARGUMENT".into(),
             },
+            class: crate::domain::FailureClass::Input,
             message: "bad".into(),
         }
     }

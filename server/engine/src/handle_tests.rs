@@ -97,7 +97,7 @@ async fn a_panic_fails_only_its_job(
     let JobEnd::Failed(error) = engine.await_job(&bad).await.unwrap().end else {
         panic!("must fail")
     };
-    assert!(error.contains(message), "{error}");
+    assert!(error.message.contains(message), "{error}");
     flag(&prover).store(false, Ordering::SeqCst);
     let good = engine.submit(request(kind, 2, 1000)).await.unwrap().job_id;
     assert!(matches!(
@@ -119,7 +119,10 @@ async fn a_panic_fails_only_its_job(
             Some(kind)
         )
     );
-    assert_eq!(logged.message, error);
+    assert_eq!(
+        (logged.class, &logged.message),
+        (error.class, &error.to_string())
+    );
     assert!(logged.at_unix_ms > 0);
     engine
 }
@@ -468,7 +471,7 @@ async fn a_panic_while_planning_is_an_internal_error_and_the_engine_goes_on() {
         .await
         .unwrap_err();
     assert!(matches!(err, EngineError::Internal(_)), "{err:?}");
-    assert_eq!(err.class(), crate::error::ErrorClass::Bug);
+    assert_eq!(err.class(), crate::error::FailureClass::Bug);
     prover.panic_in_plan.store(false, Ordering::SeqCst);
     let job = engine
         .submit(request(ProofKind::WinningPost, 1, 1000))

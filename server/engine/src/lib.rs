@@ -47,7 +47,7 @@ mod steps;
 mod worker;
 
 pub use domain::*;
-pub use error::EngineError;
+pub use error::{EngineError, FailureClass};
 pub use status::StatusSnapshot;
 pub mod config;
 pub mod handle;

@@ -13,21 +13,22 @@ use std::time::Duration;
 
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
-pub use snarkd_types::PhaseHooks;
+pub use snarkd_types::{FailureClass, PhaseHooks};
 
-/// Why a step (synthesis, device phase, finalize) failed, typed by what running it again can do.
-/// Only a device phase is ever run again (from synthesis, see `[pipeline] partition_retries`);
-/// synthesis and finalize run on the CPU from the request alone, so what fails there fails again.
+/// Why a step (synthesis, device phase, finalize) failed, with whose fault it is. Only a device
+/// phase is ever run again (from synthesis, see `[pipeline] partition_retries`), and only for a
+/// device fault or a panic: synthesis and finalize run on the CPU from the request alone, so what
+/// fails there fails again.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StepError {
-    /// The same input fails the same way every time (a witness the circuit rejects, a final
-    /// proof that does not verify, a bug that does not depend on the device): never retried.
-    #[error("{0}")]
-    Fatal(String),
-    /// The device or the machine failed (an OpenCL error, a device fault, a partition proof
-    /// that fails its own check): running the step again may succeed.
-    #[error("{0}")]
-    Retryable(String),
+    /// The step failed; `class` says whose fault it is ([`FailureClass::Device`]: the device or
+    /// the machine failed, and running the step again may succeed; any other: it fails the same
+    /// way every time).
+    #[error("{message}")]
+    Failed {
+        class: FailureClass,
+        message: String,
+    },
     /// The step panicked: a bug in the prover. The message is the panic's. A device phase that
     /// panics is retried like a device fault (a driver can panic on a transient error); other
     /// steps are not.
@@ -39,9 +40,31 @@ pub enum StepError {
 }
 
 impl StepError {
+    /// A step failed for `class`'s reason, saying `message`.
+    pub fn new(class: FailureClass, message: impl Into<String>) -> StepError {
+        StepError::Failed {
+            class,
+            message: message.into(),
+        }
+    }
+
     /// Whether running the device phase again may succeed.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, StepError::Retryable(_) | StepError::Panicked(_))
+        matches!(
+            self,
+            StepError::Failed {
+                class: FailureClass::Device,
+                ..
+            } | StepError::Panicked(_)
+        )
+    }
+
+    /// Whose fault it is (a panic is a bug; a stop is not a failure, and only a bug makes it one).
+    pub fn class(&self) -> FailureClass {
+        match self {
+            StepError::Failed { class, .. } => *class,
+            StepError::Panicked(_) | StepError::Stopped => FailureClass::Bug,
+        }
     }
 }
 

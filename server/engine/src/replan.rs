@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::domain::{FailureClass, FailureStage, JobFailure};
 use crate::error::EngineError;
 use crate::journal::{Recovery, Unplanned};
 use crate::machine::{Input, Replanned};
@@ -99,7 +100,12 @@ fn replan<P: Prover>(
 ) -> bool {
     let (seq, job_id) = (job.job.job.seq, job.job.job.job_id.clone());
     let result = match recovery.request(&job) {
-        Err(quarantined) => Replanned::Ended(quarantined.to_string()),
+        // Its input did not survive on disk: the journal's storage failed it.
+        Err(quarantined) => Replanned::Ended(JobFailure::new(
+            FailureClass::Resource,
+            FailureStage::Journal,
+            quarantined.to_string(),
+        )),
         Ok(request) => {
             let planned =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prover.plan(request)))
@@ -120,10 +126,14 @@ fn replan<P: Prover>(
                     Replanned::Waiting(format!("waiting for its params: {missing}"))
                 }
                 Err(err) => {
-                    let message = format!("after a restart: {err}");
+                    let failure = JobFailure::new(
+                        err.class(),
+                        FailureStage::Journal,
+                        format!("after a restart: {err}"),
+                    );
                     tracing::warn!(%job_id, error = %err, "a recovered job can no longer be planned; it fails");
-                    recovery.fail(&job_id, &message);
-                    Replanned::Ended(message)
+                    recovery.fail(&job_id, &failure);
+                    Replanned::Ended(failure)
                 }
             }
         }

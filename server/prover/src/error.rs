@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use snarkd_types::ProofKind;
+use snarkd_types::{FailureClass, ProofKind};
 
 /// The longest decoder's message an error repeats: serde's names the unknown value whole (a
 /// C1 output's proof type can be megabytes of a client's text).
@@ -140,6 +140,43 @@ pub enum ProverError {
 }
 
 impl ProverError {
+    /// Whose fault it is: what a client, an operator or a retry can do about it.
+    pub fn class(&self) -> FailureClass {
+        match self {
+            ProverError::Decode { .. }
+            | ProverError::UnknownRegisteredProof { .. }
+            | ProverError::UnsupportedRegisteredProof { .. }
+            | ProverError::RegisteredProofMismatch { .. }
+            | ProverError::BadLength { .. }
+            | ProverError::WrongCount { .. }
+            | ProverError::InvalidRequest(_)
+            | ProverError::NoSuchPartition { .. }
+            | ProverError::UnsupportedSectorSize(_)
+            | ProverError::UnknownCircuit(_)
+            // A witness the circuit rejects, or a final proof that does not verify: the
+            // request's parts do not belong together (each was checked alone at submit).
+            | ProverError::Synthesis { .. }
+            | ProverError::VerificationFailed { .. }
+            // filecoin-proofs' own checks of the request's vanilla proofs and commitments.
+            | ProverError::Filecoin(_) => FailureClass::Input,
+            ProverError::ParamsMissing { .. }
+            | ProverError::ParamsUnreadable { .. }
+            | ProverError::ParamsMismatch { .. }
+            | ProverError::ParamsShape(_)
+            | ProverError::Precompiled(_)
+            | ProverError::Setup(_)
+            | ProverError::Io { .. } => FailureClass::Setup,
+            // A wrong result from the device, or a native witness in the wrong layout (whose job
+            // then synthesizes from the gadgets): proving the partition again may succeed.
+            ProverError::PartitionProofInvalid(_) | ProverError::Device { .. } => {
+                FailureClass::Device
+            }
+            // Not a failure: a phase stopped because its job ended. Asked for a class, it is
+            // one only a bug could have made a failure.
+            ProverError::Stopped => FailureClass::Bug,
+        }
+    }
+
     pub(crate) fn filecoin(e: impl std::fmt::Display) -> Self {
         ProverError::Filecoin(format!("{e:#}"))
     }
@@ -158,6 +195,51 @@ pub type Result<T, E = ProverError> = std::result::Result<T, E>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bad_requests_are_input_missing_parameters_setup_and_device_errors_device() {
+        let table = [
+            (
+                ProverError::BadLength {
+                    field: "randomness",
+                    expected: 32,
+                    actual: 3,
+                },
+                FailureClass::Input,
+            ),
+            (
+                ProverError::VerificationFailed {
+                    kind: ProofKind::WinningPost,
+                },
+                FailureClass::Input,
+            ),
+            (
+                ProverError::ParamsMissing {
+                    path: "v28-x.params".into(),
+                    hint: "fetch it".into(),
+                },
+                FailureClass::Setup,
+            ),
+            (
+                ProverError::ParamsShape("6 != 7".into()),
+                FailureClass::Setup,
+            ),
+            (
+                ProverError::Device {
+                    backend: "opencl:0".into(),
+                    reason: "CL_OUT_OF_RESOURCES".into(),
+                },
+                FailureClass::Device,
+            ),
+            (
+                ProverError::PartitionProofInvalid("pairing".into()),
+                FailureClass::Device,
+            ),
+        ];
+        for (error, class) in table {
+            assert_eq!(error.class(), class, "{error}");
+        }
+    }
 
     #[test]
     fn a_decoders_message_quoting_the_input_is_cut_short() {

@@ -4,7 +4,7 @@
 //! (the message names what to fix), a resource's RESOURCE_EXHAUSTED, UNAVAILABLE or
 //! FAILED_PRECONDITION (the message says what to wait for or raise), a bug INTERNAL (and logged).
 
-use snarkd_engine::error::ErrorClass;
+use snarkd_engine::error::FailureClass;
 use snarkd_engine::EngineError;
 use tonic::{Code, Status};
 
@@ -33,9 +33,26 @@ pub fn code_of(err: &EngineError) -> Code {
     }
 }
 
+/// Whose fault a refusal answered with `code` is: the class whose errors get that code (a
+/// refusal made before the engine saw the request, an intake limit say, has no engine error).
+pub fn class_of_code(code: Code) -> FailureClass {
+    match code {
+        Code::InvalidArgument | Code::NotFound | Code::AlreadyExists | Code::OutOfRange => {
+            FailureClass::Input
+        }
+        Code::FailedPrecondition | Code::Unauthenticated | Code::PermissionDenied => {
+            FailureClass::Setup
+        }
+        Code::ResourceExhausted | Code::Unavailable | Code::DeadlineExceeded | Code::Aborted => {
+            FailureClass::Resource
+        }
+        _ => FailureClass::Bug,
+    }
+}
+
 /// The gRPC status of an engine error; a bug is logged with its message.
 pub fn status_of(err: EngineError) -> Status {
-    if err.class() == ErrorClass::Bug {
+    if err.class() == FailureClass::Bug {
         tracing::error!(error = %err, "a request failed on a bug in snarkd");
     }
     Status::new(code_of(&err), err.to_string())
@@ -47,18 +64,18 @@ mod tests {
 
     #[test]
     fn each_engine_error_has_its_code_and_class_and_keeps_its_message() {
-        use ErrorClass::*;
+        use FailureClass::*;
         let table = [
             (
                 EngineError::InvalidRequest("randomness is 3 bytes".into()),
                 Code::InvalidArgument,
-                Client,
+                Input,
             ),
-            (EngineError::UnknownJob("j1".into()), Code::NotFound, Client),
+            (EngineError::UnknownJob("j1".into()), Code::NotFound, Input),
             (
                 EngineError::UnknownCircuit("porep-99g".into()),
                 Code::InvalidArgument,
-                Client,
+                Input,
             ),
             (
                 EngineError::TooLarge {
@@ -66,7 +83,7 @@ mod tests {
                     budget: "8 GiB".into(),
                 },
                 Code::FailedPrecondition,
-                Operator,
+                Setup,
             ),
             (
                 EngineError::ParamsInUse("porep-2k".into()),
@@ -100,7 +117,7 @@ mod tests {
             (
                 EngineError::Setup("parameter file v28-x.params is missing".into()),
                 Code::FailedPrecondition,
-                Operator,
+                Setup,
             ),
             (
                 EngineError::Internal("the planner panicked".into()),

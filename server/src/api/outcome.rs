@@ -29,7 +29,8 @@ pub fn awaited(job_id: &str, outcome: Option<JobOutcome>) -> pb::AwaitProofRespo
     let t = outcome.timings;
     let (status, proof, error_message) = match outcome.end {
         JobEnd::Completed(proof) => (AwaitStatus::Completed, proof, String::new()),
-        JobEnd::Failed(msg) => (AwaitStatus::Failed, Vec::new(), msg),
+        // The message, with whose fault it is and what that means for a retry.
+        JobEnd::Failed(failure) => (AwaitStatus::Failed, Vec::new(), failure.to_string()),
         JobEnd::Cancelled => (
             AwaitStatus::Cancelled,
             Vec::new(),
@@ -74,7 +75,7 @@ pub fn priority_to_pb(priority: Priority) -> pb::Priority {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use snarkd_engine::Timings;
+    use snarkd_engine::{FailureClass, FailureStage, JobFailure, Timings};
 
     #[test]
     fn outcomes_map_to_await_statuses_with_timings() {
@@ -93,10 +94,14 @@ mod tests {
                 "",
             ),
             (
-                JobEnd::Failed("proof did not verify".into()),
+                JobEnd::Failed(JobFailure::new(
+                    FailureClass::Input,
+                    FailureStage::Finalize,
+                    "proof did not verify",
+                )),
                 AwaitStatus::Failed,
                 0,
-                "proof did not verify",
+                "proof did not verify [input: the request is wrong; sent again, it fails the same way]",
             ),
             (JobEnd::Cancelled, AwaitStatus::Cancelled, 0, "cancelled"),
         ];

@@ -48,6 +48,7 @@ impl Sent {
             what: Failed::Refused {
                 code: code_name(status.code()),
             },
+            class: super::error::class_of_code(status.code()),
             message: clip(status.message(), MESSAGE_CHARS).into_owned(),
         }
     }

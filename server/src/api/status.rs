@@ -222,6 +222,7 @@ fn failure(f: &Failure) -> pb::Failure {
         stage: f.what.stage_name().to_string(),
         code: f.what.code().unwrap_or_default().to_string(),
         message: f.message.clone(),
+        class: f.class.as_str().to_string(),
     }
 }
 

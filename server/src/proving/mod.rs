@@ -18,7 +18,7 @@ use snarkd_engine::prover::{
     DeviceInfo, DeviceTelemetry, FastPath, LoadedParams as EngineParams, PartitionMemory,
     PhaseHooks, Planned, Prover, StepError,
 };
-use snarkd_engine::{EngineError, ProofRequest};
+use snarkd_engine::{EngineError, FailureClass, ProofRequest};
 use snarkd_prover::groth16::Randomness;
 use snarkd_prover::params::precompiled::{matrices_file, MatricesPlace};
 use snarkd_prover::{
@@ -141,10 +141,10 @@ impl FilecoinProver {
             .find(|(d, _)| d.ordinal == device.ordinal)
             .map(|(_, b)| b)
             .ok_or_else(|| {
-                StepError::Fatal(format!(
-                    "internal error: no backend for device {}",
-                    device.ordinal
-                ))
+                StepError::new(
+                    FailureClass::Bug,
+                    format!("internal error: no backend for device {}", device.ordinal),
+                )
             })
     }
 }
@@ -178,13 +178,12 @@ impl Prover for FilecoinProver {
 
     fn plan(&self, request: ProofRequest) -> Result<Planned<PreparedJob>, EngineError> {
         // The input's bytes go as soon as they are decoded.
-        let job = snarkd_prover::prepare(&request.input)
-            .map_err(|e| EngineError::InvalidRequest(e.to_string()))?;
+        let job = snarkd_prover::prepare(&request.input).map_err(engine_error)?;
         drop(request);
         // Missing parameters are this machine's state, not the request's fault: the operator
         // fetches them and the same request then succeeds (FAILED_PRECONDITION, Prove included).
         snarkd_prover::params::ensure_params_present(&self.params_dir, job.circuit_id())
-            .map_err(setup_error)?;
+            .map_err(engine_error)?;
         // Reserved for a device phase on the devices when every one runs it there (a step
         // that falls back to the CPU asks for more then), else on the host.
         let on = match self
@@ -238,7 +237,7 @@ impl Prover for FilecoinProver {
                 read_also: Some(&self.params_dir),
             }),
         )
-        .map_err(setup_error)?;
+        .map_err(engine_error)?;
         Ok(EngineParams {
             bytes: params.size_bytes(),
             precompiled_bytes: params.precompiled_bytes(),
@@ -266,7 +265,7 @@ impl Prover for FilecoinProver {
             Some(m) if self.native_witness => job.synthesize_native(index as usize, m),
             _ => job.synthesize_with(index as usize, matrices),
         }
-        .map_err(|e| StepError::Fatal(e.to_string()))
+        .map_err(step_error)
     }
 
     fn prove(
@@ -284,18 +283,15 @@ impl Prover for FilecoinProver {
         let (proof, timings) = backend
             .prove(partition, params, Randomness::random(), hooks)
             .map_err(|e| match (e, native) {
-                (ProverError::Stopped, _) => StepError::Stopped,
                 (e @ ProverError::PartitionProofInvalid(_), Some(switch)) => {
                     switch.turn_off();
                     let circuit = params.circuit_id().to_string();
                     snarkd_prover::filecoin::count_native_fallback(&circuit, "proof_check", &e.to_string());
-                    StepError::Retryable(format!("{e} (made from a native witness: the job's partitions are synthesized from the gadgets from now on)"))
+                    StepError::new(e.class(), format!("{e} (made from a native witness: the job's partitions are synthesized from the gadgets from now on)"))
                 }
-                // Parameters that do not fit the partition fit no better on a second try.
-                (e @ (ProverError::ParamsShape(_) | ProverError::ParamsMismatch { .. }), _) => {
-                    StepError::Fatal(e.to_string())
-                }
-                (other, _) => StepError::Retryable(other.to_string()),
+                // By the error's class: a device's is retried; parameters that do not fit the
+                // partition (setup) fit no better on a second try.
+                (other, _) => step_error(other),
             })?;
         let name = backend.name().to_string();
         if timings.faults > 0 {
@@ -305,9 +301,12 @@ impl Prover for FilecoinProver {
         count_device_work(&name, &timings.counters);
         readings::set_healthy(&name, &**backend);
         let mut bytes = Vec::with_capacity(192);
-        proof
-            .write(&mut bytes)
-            .map_err(|e| StepError::Fatal(format!("serializing the partition proof: {e}")))?;
+        proof.write(&mut bytes).map_err(|e| {
+            StepError::new(
+                FailureClass::Bug,
+                format!("serializing the partition proof: {e}"),
+            )
+        })?;
         Ok(bytes)
     }
 
@@ -317,13 +316,13 @@ impl Prover for FilecoinProver {
         partition_proofs: Vec<Vec<u8>>,
         params: &LoadedParams,
     ) -> Result<Vec<u8>, StepError> {
+        // The partition proofs are this daemon's own: one that does not parse is a bug.
         let proofs = snarkd_prover::filecoin::parse_proofs(
             &partition_proofs.concat(),
             partition_proofs.len(),
         )
-        .map_err(|e| StepError::Fatal(e.to_string()))?;
-        job.finalize(&proofs, params)
-            .map_err(|e: ProverError| StepError::Fatal(e.to_string()))
+        .map_err(|e| StepError::new(FailureClass::Bug, e.to_string()))?;
+        job.finalize(&proofs, params).map_err(step_error)
     }
 }
 
@@ -331,10 +330,26 @@ fn file_len(path: PathBuf) -> Option<u64> {
     std::fs::metadata(path).ok().map(|m| m.len())
 }
 
-/// A prover error outside a job's steps (parameters missing, unreadable or wrong): this
-/// machine's setup, for the operator to fix.
-fn setup_error(err: ProverError) -> EngineError {
-    EngineError::Setup(err.to_string())
+/// A prover error met while planning a request or loading parameters, by its class: a bad
+/// request is invalid (INVALID_ARGUMENT), this machine's setup (parameters missing, unreadable
+/// or wrong) is for the operator to fix (FAILED_PRECONDITION), anything else a bug (INTERNAL).
+fn engine_error(err: ProverError) -> EngineError {
+    match err.class() {
+        FailureClass::Input => EngineError::InvalidRequest(err.to_string()),
+        FailureClass::Setup => EngineError::Setup(err.to_string()),
+        FailureClass::Resource | FailureClass::Device | FailureClass::Bug => {
+            EngineError::Internal(err.to_string())
+        }
+    }
+}
+
+/// A prover error met in a step, by its class (only a device's is retried); a phase that
+/// stopped because its job ended is no failure.
+fn step_error(err: ProverError) -> StepError {
+    match err {
+        ProverError::Stopped => StepError::Stopped,
+        other => StepError::new(other.class(), other.to_string()),
+    }
 }
 
 /// What a device phase moved over the bus, launched and waited for, per device: the counts

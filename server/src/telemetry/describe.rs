@@ -43,7 +43,7 @@ fn describe_jobs() {
     );
     describe_counter!(
         "snarkd_proofs_failed_total",
-        "Proofs that ended FAILED, by proof kind."
+        "Proofs that ended FAILED, by proof kind and class (whose fault: input, setup, resource, device, bug)."
     );
     describe_counter!(
         "snarkd_proofs_cancelled_total",

@@ -4,7 +4,7 @@
 //! are the backends chosen at startup. Left to appear at their first event: the gRPC call
 //! counters (one series per method and code) and the native-witness fallbacks (per circuit).
 
-use snarkd_types::ProofKind;
+use snarkd_types::{FailureClass, ProofKind};
 
 /// The `limit` label values of `snarkd_intake_refusals_total`.
 const INTAKE_LIMITS: [&str; 5] = [
@@ -20,7 +20,10 @@ const INTAKE_LIMITS: [&str; 5] = [
 pub fn zero_counters(devices: &[&str]) {
     for kind in ProofKind::ALL.map(ProofKind::name) {
         metrics::counter!("snarkd_proofs_completed_total", "kind" => kind).increment(0);
-        metrics::counter!("snarkd_proofs_failed_total", "kind" => kind).increment(0);
+        for class in FailureClass::ALL.map(FailureClass::as_str) {
+            metrics::counter!("snarkd_proofs_failed_total", "kind" => kind, "class" => class)
+                .increment(0);
+        }
         metrics::counter!("snarkd_proofs_cancelled_total", "kind" => kind).increment(0);
         metrics::counter!("snarkd_preemptions_total", "kind" => kind).increment(0);
         metrics::counter!("snarkd_partition_retries_total", "kind" => kind).increment(0);

@@ -5,6 +5,7 @@
 //! outside world (protobuf, the chain's registered proofs, config files) with these.
 //!
 //! Layout:
+//! - `failure`: [`FailureClass`], whose fault a failure is.
 //! - `kind`: [`ProofKind`] and its names.
 //! - `priority`: [`Priority`].
 //! - `request`: [`ProofRequest`] and the [`ProofInput`] it carries.
@@ -12,6 +13,7 @@
 //! - `phase`: [`PhaseHooks`] (what a device phase tells the engine), [`panic_message`] and
 //!   [`current_nice`], which the engine and the prover's steps both use.
 
+mod failure;
 mod kind;
 mod phase;
 mod priority;
@@ -22,6 +24,7 @@ mod text;
 pub use phase::current_nice;
 pub use phase::{panic_message, PhaseHooks};
 
+pub use failure::FailureClass;
 pub use kind::{ProofKind, UnknownKind};
 pub use priority::Priority;
 pub use request::{ProofInput, ProofRequest};

@@ -89,14 +89,14 @@ fn a_journal_of_a_newer_schema_is_refused_naming_both_versions_and_left_untouche
     let db = dir.path().join("journal.sqlite");
     rusqlite::Connection::open(&db)
         .unwrap()
-        .execute("UPDATE meta SET value = '3' WHERE key = 'schema'", [])
+        .execute("UPDATE meta SET value = '4' WHERE key = 'schema'", [])
         .unwrap();
     let before = std::fs::read(&db).unwrap();
     let err = Journal::open(settings(dir.path())).err().unwrap();
     assert!(matches!(err, JournalError::OtherSchema { .. }), "{err}");
     assert!(
         err.to_string()
-            .contains("has schema version 3, and this snarkd reads versions 1 to 2"),
+            .contains("has schema version 4, and this snarkd reads versions 1 to 3"),
         "{err}"
     );
     assert_eq!(std::fs::read(&db).unwrap(), before, "not a byte changed");

@@ -7,6 +7,9 @@
 //! - 1 → 2: inputs rewritten from format 2 (bincode, fields by position) to format 3 (CBOR,
 //!   fields by name), in the rows and in `inputs/`; jobs, results and proved partitions are
 //!   kept as they are.
+//! - 2 → 3: a failed job's class and stage in columns of their own (`failure_class`,
+//!   `failure_stage`); for the failures already recorded, read from the words the engine began
+//!   each stage's message with (the class is the one that stage's failures had then).
 
 use std::path::Path;
 
@@ -16,7 +19,7 @@ use super::input;
 use super::JournalError;
 
 /// This build's schema version.
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 /// Upgrades the journal in `conn` (its input files in `inputs_dir`) from schema `from` to
 /// [`SCHEMA_VERSION`]. Any failure is [`JournalError::Migration`]: the journal is left as it
@@ -36,6 +39,7 @@ fn steps(conn: &Connection, from: u32, inputs_dir: &Path) -> Result<(), JournalE
     for version in from..SCHEMA_VERSION {
         match version {
             1 => rewrite_inputs(&tx, inputs_dir).map_err(|e| failed("1 to 2", &e))?,
+            2 => classify_failures(&tx).map_err(|e| failed("2 to 3", &e))?,
             other => return Err(failed(&format!("{other}"), &"no upgrade from it")),
         }
     }
@@ -45,6 +49,42 @@ fn steps(conn: &Connection, from: u32, inputs_dir: &Path) -> Result<(), JournalE
     )?;
     tx.commit()?;
     tracing::info!(from, to = SCHEMA_VERSION, "job journal upgraded");
+    Ok(())
+}
+
+/// Schema 3's failure columns, filled for the failed jobs already recorded. Before schema 3 the
+/// engine began a failure's message with its stage's words; a device phase's failure was the
+/// device's after its retries, a synthesis or finalize failure the input's, a parameter load's
+/// the setup's, an unrecordable job the journal's disk's.
+fn classify_failures(conn: &Connection) -> Result<(), JournalError> {
+    let columns: Vec<String> = conn
+        .prepare("SELECT name FROM pragma_table_info('jobs')")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for column in ["failure_class", "failure_stage"] {
+        if !columns.iter().any(|c| c == column) {
+            conn.execute_batch(&format!("ALTER TABLE jobs ADD COLUMN {column} TEXT"))?;
+        }
+    }
+    conn.execute_batch(
+        "UPDATE jobs SET
+           failure_stage = CASE
+             WHEN error LIKE 'params % failed to load:%' THEN 'params'
+             WHEN error LIKE 'partition % synthesis failed:%' THEN 'synthesis'
+             WHEN error LIKE 'partition % device phase failed:%' THEN 'device'
+             WHEN error LIKE 'final proof rejected:%' THEN 'finalize'
+             ELSE 'journal' END,
+           failure_class = CASE
+             WHEN error LIKE 'params % failed to load:%' THEN 'setup'
+             WHEN error LIKE 'partition % synthesis failed:%' THEN 'input'
+             WHEN error LIKE 'partition % device phase failed:%' THEN 'device'
+             WHEN error LIKE 'final proof rejected:%' THEN 'input'
+             WHEN error LIKE 'after a restart: invalid request%' THEN 'input'
+             WHEN error LIKE 'after a restart: internal error%' THEN 'bug'
+             WHEN error LIKE 'after a restart:%' THEN 'setup'
+             ELSE 'resource' END
+         WHERE outcome = 'failed' AND failure_class IS NULL",
+    )?;
     Ok(())
 }
 

@@ -44,7 +44,7 @@ fn a_schema_1_journal_is_upgraded_in_place_and_its_jobs_go_on() {
     };
     let prover = TestProver::new(1);
     let life = Life::open(dir.path(), settings, prover.clone());
-    assert_eq!(schema_and_input_format(&db), ("2".into(), Some(3)));
+    assert_eq!(schema_and_input_format(&db), ("3".into(), Some(3)));
 
     let jobs = life.engine.snapshot().jobs.clone();
     assert_eq!(jobs.len(), 1, "{jobs:?}");
@@ -99,4 +99,68 @@ fn an_input_file_of_format_2_is_rewritten_as_format_3_with_the_same_request() {
     // Running it again (an upgrade cut short after rewriting files) changes nothing.
     migrate::run(&conn, 1, &inputs).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), now);
+}
+
+#[test]
+fn a_schema_2_journals_failures_get_their_class_and_stage_from_their_words() {
+    use crate::domain::{FailureClass, FailureStage, JobEnd, JobFailure};
+    let dir = tempfile::tempdir().unwrap();
+    drop(Journal::open(super::tests::settings(dir.path())).unwrap());
+    let db = dir.path().join("journal.sqlite");
+    let failed = [
+        (
+            "a",
+            "params porep-2k failed to load: parameter file x is missing",
+        ),
+        (
+            "b",
+            "partition 0 synthesis failed: the circuit rejects the witness",
+        ),
+        ("c", "partition 1 device phase failed: CL_OUT_OF_RESOURCES"),
+        ("d", "final proof rejected: the proof does not verify"),
+        ("e", "after a restart: invalid request: bad randomness"),
+        ("f", "the job journal could not record it: disk full"),
+    ];
+    {
+        // As schema 2 wrote it: no failure columns, the stage in the message's words.
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "ALTER TABLE jobs DROP COLUMN failure_class;
+             ALTER TABLE jobs DROP COLUMN failure_stage;
+             UPDATE meta SET value = '2' WHERE key = 'schema';",
+        )
+        .unwrap();
+        for (seq, (job_id, error)) in failed.iter().enumerate() {
+            conn.execute(
+                "INSERT INTO jobs (job_id, seq, request_id, kind, priority, digest, input_bytes,
+                     partitions, submitted_unix_ms, outcome, error, finished_unix_ms)
+                 VALUES (?1, ?2, '', 'wpost', 'high', x'00', 0, 1, 0, 'failed', ?3, 1)",
+                rusqlite::params![job_id, seq as i64, error],
+            )
+            .unwrap();
+        }
+    }
+    let conn = store::open(&db).unwrap();
+    let schema: String = conn
+        .query_row("SELECT value FROM meta WHERE key = 'schema'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(schema, "3");
+    let want = [
+        (FailureClass::Setup, FailureStage::Params),
+        (FailureClass::Input, FailureStage::Synthesis),
+        (FailureClass::Device, FailureStage::Device),
+        (FailureClass::Input, FailureStage::Finalize),
+        (FailureClass::Input, FailureStage::Journal),
+        (FailureClass::Resource, FailureStage::Journal),
+    ];
+    for ((job_id, error), (class, stage)) in failed.iter().zip(want) {
+        let outcome = store::find_result(&conn, job_id).unwrap().expect("kept");
+        assert_eq!(
+            outcome.end,
+            JobEnd::Failed(JobFailure::new(class, stage, *error)),
+            "{job_id}"
+        );
+    }
 }

@@ -10,7 +10,7 @@ use rusqlite::Connection;
 use super::input::{self, InputStore};
 use super::{store, InputDigest, JournalError, RecoveredJob};
 use crate::clock::unix_ms;
-use crate::domain::{JobEnd, ProofRequest};
+use crate::domain::{JobEnd, JobFailure, ProofRequest};
 
 /// One unfinished job as read back at startup: its record, checked, and its row as stored (for
 /// quarantine). Its input is not read until recovery comes to it.
@@ -93,9 +93,9 @@ impl Recovery {
 
     /// Ends a recovered job that can never be planned (its error is recorded; a retry of its
     /// request makes a new attempt).
-    pub fn fail(&mut self, job_id: &str, message: &str) {
+    pub fn fail(&mut self, job_id: &str, failure: &JobFailure) {
         let result = self.conn.transaction().and_then(|tx| {
-            let end = JobEnd::Failed(message.to_string());
+            let end = JobEnd::Failed(failure.clone());
             store::finish(&tx, job_id, &end, &Default::default(), unix_ms())?;
             tx.commit()
         });

@@ -8,7 +8,9 @@ use rusqlite::{params, Connection, OptionalExtension, Transaction};
 
 use super::record::Accepted;
 use super::JournalError;
-use crate::domain::{JobEnd, JobOutcome, Priority, ProofKind, Timings};
+use crate::domain::{
+    FailureClass, FailureStage, JobEnd, JobFailure, JobOutcome, Priority, ProofKind, Timings,
+};
 use crate::history::Ended;
 use crate::journal::InputDigest;
 
@@ -30,6 +32,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     outcome TEXT,
     proof BLOB,
     error TEXT,
+    failure_class TEXT,
+    failure_stage TEXT,
     finished_unix_ms INTEGER,
     queue_wait_ms INTEGER, params_load_ms INTEGER, synthesis_ms INTEGER,
     device_ms INTEGER, total_ms INTEGER
@@ -166,27 +170,30 @@ pub(crate) fn finish(
     timings: &Timings,
     finished_unix_ms: u64,
 ) -> rusqlite::Result<()> {
-    let (outcome, proof, error) = match end {
+    let (outcome, proof, failure) = match end {
         JobEnd::Completed(proof) => ("completed", Some(proof.as_slice()), None),
-        JobEnd::Failed(message) => ("failed", None, Some(message.as_str())),
+        JobEnd::Failed(failure) => ("failed", None, Some(failure)),
         JobEnd::Cancelled => ("cancelled", None, None),
     };
     let ms = |d: Duration| d.as_millis() as i64;
     tx.execute(
         "UPDATE jobs SET input = NULL, outcome = ?2, proof = ?3, error = ?4, finished_unix_ms = ?5,
-             queue_wait_ms = ?6, params_load_ms = ?7, synthesis_ms = ?8, device_ms = ?9, total_ms = ?10
+             queue_wait_ms = ?6, params_load_ms = ?7, synthesis_ms = ?8, device_ms = ?9, total_ms = ?10,
+             failure_class = ?11, failure_stage = ?12
          WHERE job_id = ?1",
         params![
             job_id,
             outcome,
             proof,
-            error,
+            failure.map(|f| f.message.as_str()),
             finished_unix_ms as i64,
             ms(timings.queue_wait),
             ms(timings.params_load),
             ms(timings.synthesis),
             ms(timings.device),
             ms(timings.total),
+            failure.map(|f| f.class.as_str()),
+            failure.map(|f| f.stage.as_str()),
         ],
     )?;
     tx.execute("DELETE FROM partitions WHERE job_id = ?1", [job_id])?;
@@ -306,10 +313,26 @@ pub(crate) fn quarantine(
     tx.commit()
 }
 
+/// A failure as stored. Every failed row has its class and stage (schema 3 writes them, and the
+/// upgrade to it reads them from the words older builds wrote); a value this build does not know
+/// reads as a bug's, at the journal's stage, rather than failing the read.
+fn stored_failure(class: Option<&str>, stage: Option<&str>, message: String) -> JobFailure {
+    JobFailure {
+        class: class
+            .and_then(FailureClass::from_name)
+            .unwrap_or(FailureClass::Bug),
+        stage: stage
+            .and_then(FailureStage::from_name)
+            .unwrap_or(FailureStage::Journal),
+        message,
+    }
+}
+
 /// How a finished job ended, if the journal still has it.
 pub(crate) fn find_result(conn: &Connection, job_id: &str) -> rusqlite::Result<Option<JobOutcome>> {
     conn.query_row(
-        "SELECT outcome, proof, error, queue_wait_ms, params_load_ms, synthesis_ms, device_ms, total_ms
+        "SELECT outcome, proof, error, queue_wait_ms, params_load_ms, synthesis_ms, device_ms, total_ms,
+             failure_class, failure_stage
          FROM jobs WHERE job_id = ?1 AND outcome IS NOT NULL",
         [job_id],
         |r| {
@@ -319,7 +342,11 @@ pub(crate) fn find_result(conn: &Connection, job_id: &str) -> rusqlite::Result<O
             };
             let end = match outcome.as_str() {
                 "completed" => JobEnd::Completed(r.get::<_, Option<Vec<u8>>>(1)?.unwrap_or_default()),
-                "failed" => JobEnd::Failed(r.get::<_, Option<String>>(2)?.unwrap_or_default()),
+                "failed" => JobEnd::Failed(stored_failure(
+                    r.get::<_, Option<String>>(8)?.as_deref(),
+                    r.get::<_, Option<String>>(9)?.as_deref(),
+                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                )),
                 _ => JobEnd::Cancelled,
             };
             Ok(JobOutcome {

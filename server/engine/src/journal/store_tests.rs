@@ -87,14 +87,34 @@ fn with_ended(dir: &std::path::Path, ended: &[(&str, &str, &str, i64)]) -> rusql
 }
 
 #[test]
-fn a_failed_jobs_end_reads_back_with_its_error() {
+fn a_failed_jobs_end_reads_back_with_its_class_stage_and_message() {
+    use crate::domain::{FailureClass, FailureStage, JobEnd, JobFailure};
     let dir = tempfile::tempdir().unwrap();
-    let conn = with_ended(dir.path(), &[("j", "failed", "the device fell over", 5)]);
-    let outcome = store::find_result(&conn, "j").unwrap().expect("recorded");
-    assert_eq!(
-        outcome.end,
-        crate::domain::JobEnd::Failed("the device fell over".into())
+    let mut conn = with_ended(dir.path(), &[]);
+    conn.execute(
+        "INSERT INTO jobs (job_id, seq, request_id, kind, priority, digest, input_bytes,
+             partitions, submitted_unix_ms)
+         VALUES ('j', 0, '', 'wpost', 'high', x'00', 0, 1, 0)",
+        [],
+    )
+    .unwrap();
+    let failure = JobFailure::new(
+        FailureClass::Device,
+        FailureStage::Device,
+        "the device fell over",
     );
+    let tx = conn.transaction().unwrap();
+    store::finish(
+        &tx,
+        "j",
+        &JobEnd::Failed(failure.clone()),
+        &Default::default(),
+        5,
+    )
+    .unwrap();
+    tx.commit().unwrap();
+    let outcome = store::find_result(&conn, "j").unwrap().expect("recorded");
+    assert_eq!(outcome.end, JobEnd::Failed(failure));
 }
 
 #[test]

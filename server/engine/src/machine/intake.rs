@@ -14,9 +14,9 @@ use super::{unix_ms, Machine};
 use super::{Effect, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally};
 use crate::budget::Holder;
 use crate::domain::Priority;
-use crate::domain::{Evicted, JobEnd, JobOutcome, Preloaded, Submitted};
+use crate::domain::{Evicted, JobEnd, JobFailure, JobOutcome, Preloaded, Submitted};
 use crate::error::EngineError;
-use crate::failures::{Failed, Failure, FailureStage};
+use crate::failures::{Failed, Failure};
 use crate::history::Ended;
 use crate::journal::record::{Accepted, Ack, Record};
 use crate::prover::{Planned, Prover};
@@ -280,24 +280,25 @@ impl<P: Prover> Machine<P> {
         Ok(was_running)
     }
 
-    /// Ends a job as failed at `stage` with `message` (what its client gets), and logs the
-    /// failure for the snapshots.
-    pub(super) fn fail_job(&mut self, seq: u64, stage: FailureStage, message: String) {
+    /// Ends a job as failed (`failure`'s text is what its client gets), and logs the failure
+    /// for the snapshots.
+    pub(super) fn fail_job(&mut self, seq: u64, failure: JobFailure) {
         let Some(j) = self.jobs.get(&seq) else {
             return;
         };
-        let failure = Failure {
+        let logged = Failure {
             at_unix_ms: unix_ms(),
             kind: Some(j.origin.kind),
             request_id: j.origin.request_id.clone(),
             what: Failed::Job {
                 job_id: j.id.clone(),
-                stage,
+                stage: failure.stage,
             },
-            message: message.clone(),
+            class: failure.class,
+            message: failure.to_string(),
         };
-        if self.finish_job(seq, JobEnd::Failed(message)) {
-            self.failures.push(failure);
+        if self.finish_job(seq, JobEnd::Failed(failure)) {
+            self.failures.push(logged);
         }
     }
 
@@ -336,11 +337,12 @@ impl<P: Prover> Machine<P> {
                 metrics::histogram!("snarkd_proof_seconds", "kind" => kind.name())
                     .record(job.timings.total.as_secs_f64());
             }
-            JobEnd::Failed(message) => {
+            JobEnd::Failed(failure) => {
                 Tally::add(&mut self.counters.failed, kind);
-                metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.name()).increment(1);
+                count_failed(kind, failure.class);
                 tracing::warn!(job_id = %job.id, request_id = %job.origin.logged_request_id(),
-                    kind = %kind, error = %message, "job failed");
+                    kind = %kind, class = %failure.class, stage = failure.stage.as_str(),
+                    error = %failure.message, "job failed");
             }
             JobEnd::Cancelled => {
                 self.counters.cancelled += 1;
@@ -516,4 +518,10 @@ impl<P: Prover> Machine<P> {
 /// Sizes as people read them, e.g. `13.6 GiB`.
 pub(crate) fn human(bytes: u64) -> String {
     bytesize::ByteSize::b(bytes).to_string_as(true)
+}
+
+/// One failed job in `snarkd_proofs_failed_total`, by its kind and whose fault it was.
+pub(super) fn count_failed(kind: crate::domain::ProofKind, class: crate::domain::FailureClass) {
+    metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.name(), "class" => class.as_str())
+        .increment(1);
 }

@@ -9,7 +9,7 @@ use super::transition::JobChange;
 use super::Machine;
 use super::{Effect, Moment, ParamsSlot, Part, Stage};
 use crate::budget::Reservation;
-use crate::domain::{JobEnd, Preloaded};
+use crate::domain::{JobEnd, JobFailure, Preloaded};
 use crate::error::EngineError;
 use crate::failures::FailureStage;
 use crate::journal::record::Record;
@@ -43,13 +43,16 @@ impl<P: Prover> Machine<P> {
                     .record(elapsed.as_secs_f64());
                 j.parts[index as usize].synth_ms = Some(elapsed.as_millis() as u64);
             }
-            Err(message) => {
+            Err(error) => {
                 drop(reservation);
                 if self.transition(job, index, Change::Fail).is_some() {
                     self.fail_job(
                         job,
-                        FailureStage::Synthesis,
-                        format!("partition {index} synthesis failed: {message}"),
+                        JobFailure::new(
+                            error.class(),
+                            FailureStage::Synthesis,
+                            format!("partition {index} synthesis failed: {error}"),
+                        ),
                     );
                 }
             }
@@ -134,8 +137,11 @@ impl<P: Prover> Machine<P> {
         if let Some(error) = failure {
             self.fail_job(
                 job,
-                FailureStage::Device,
-                format!("partition {index} device phase failed: {error}"),
+                JobFailure::new(
+                    error.class(),
+                    FailureStage::Device,
+                    format!("partition {index} device phase failed: {error}"),
+                ),
             );
         }
     }
@@ -204,8 +210,11 @@ impl<P: Prover> Machine<P> {
                 for seq in users {
                     self.fail_job(
                         seq,
-                        FailureStage::Params,
-                        format!("params {circuit_id} failed to load: {error}"),
+                        JobFailure::new(
+                            error.class(),
+                            FailureStage::Params,
+                            format!("params {circuit_id} failed to load: {error}"),
+                        ),
                     );
                 }
             }
@@ -231,10 +240,13 @@ impl<P: Prover> Machine<P> {
             Ok(proof) => {
                 self.finish_job(job, JobEnd::Completed(proof));
             }
-            Err(message) => self.fail_job(
+            Err(error) => self.fail_job(
                 job,
-                FailureStage::Finalize,
-                format!("final proof rejected: {message}"),
+                JobFailure::new(
+                    error.class(),
+                    FailureStage::Finalize,
+                    format!("final proof rejected: {error}"),
+                ),
             ),
         }
     }

@@ -9,7 +9,7 @@ use tokio::time::Instant;
 
 use super::JobOrigin;
 use crate::budget::{Meter, Reservation};
-use crate::domain::{JobEnd, JobOutcome, Preloaded, ProofKind, Timings};
+use crate::domain::{JobEnd, JobFailure, JobOutcome, Preloaded, ProofKind, Timings};
 use crate::error::EngineError;
 use crate::lifecycle::{JobStep, PartitionState, WorkerEvent, WorkerState, WorkerStep};
 use crate::prover::{DeviceInfo, FastPath, PartitionMemory, Prover};
@@ -120,12 +120,12 @@ impl JobPhase {
         }
     }
 
-    pub fn error(&self) -> Option<&str> {
+    pub fn failure(&self) -> Option<&JobFailure> {
         match self {
             JobPhase::Ended {
-                end: JobEnd::Failed(message),
+                end: JobEnd::Failed(failure),
                 ..
-            } => Some(message),
+            } => Some(failure),
             _ => None,
         }
     }

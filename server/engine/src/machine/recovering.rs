@@ -10,8 +10,8 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 
 use super::{unix_ms, Machine, RequestKey};
-use crate::domain::{JobEnd, JobOutcome, ProofKind, Submitted};
-use crate::failures::{Failed, Failure, FailureStage};
+use crate::domain::{JobEnd, JobFailure, JobOutcome, ProofKind, Submitted};
+use crate::failures::{Failed, Failure};
 use crate::journal::record::Record;
 use crate::journal::RecoveredJob;
 use crate::lifecycle::PartitionState;
@@ -43,7 +43,7 @@ pub(crate) enum Replanned<T> {
     /// planning is tried again later, and the job waits meanwhile.
     Waiting(String),
     /// It can never be planned; recovery has recorded its end (failed, or quarantined).
-    Ended(String),
+    Ended(JobFailure),
 }
 
 impl<P: Prover> Machine<P> {
@@ -82,7 +82,7 @@ impl<P: Prover> Machine<P> {
                     self.changed();
                 }
             }
-            Replanned::Ended(message) => {
+            Replanned::Ended(failure) => {
                 let job = &entry.job.job;
                 self.failures.push(Failure {
                     at_unix_ms: unix_ms(),
@@ -90,11 +90,12 @@ impl<P: Prover> Machine<P> {
                     request_id: job.request_id.clone(),
                     what: Failed::Job {
                         job_id: job.job_id.clone(),
-                        stage: FailureStage::Journal,
+                        stage: failure.stage,
                     },
-                    message: message.clone(),
+                    class: failure.class,
+                    message: failure.to_string(),
                 });
-                self.end_recovering(seq, JobEnd::Failed(message));
+                self.end_recovering(seq, JobEnd::Failed(failure));
             }
         }
     }
@@ -167,11 +168,12 @@ impl<P: Prover> Machine<P> {
         let entry = self.recovering.get_mut(&seq).expect("the entry is there");
         entry.ended = Some((end.clone(), crate::clock::now(), unix_ms()));
         let job_id = entry.job.job.job_id.clone();
-        if let JobEnd::Failed(message) = &end {
+        if let JobEnd::Failed(failure) = &end {
             let kind = entry.job.job.kind;
             super::Tally::add(&mut self.counters.failed, kind);
-            metrics::counter!("snarkd_proofs_failed_total", "kind" => kind.name()).increment(1);
-            tracing::warn!(%job_id, kind = %kind, error = %message, "recovered job failed");
+            super::intake::count_failed(kind, failure.class);
+            tracing::warn!(%job_id, kind = %kind, class = %failure.class, error = %failure.message,
+                "recovered job failed");
         }
         let entry = &self.recovering[&seq];
         entry.outcome.send_replace(Some(JobOutcome {
@@ -241,7 +243,7 @@ impl<P: Prover> Machine<P> {
                     Some((JobEnd::Completed(_), ..)) => JobState::Completed,
                 },
                 error: match &r.ended {
-                    Some((JobEnd::Failed(message), ..)) => Some(message.clone()),
+                    Some((JobEnd::Failed(failure), ..)) => Some(failure.to_string()),
                     _ => r.waiting.clone(),
                 },
                 partitions: (0..job.partitions)

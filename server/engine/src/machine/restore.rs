@@ -8,7 +8,7 @@ use tokio::sync::watch;
 use super::transition::JobChange;
 use super::{unix_ms, Machine};
 use super::{JobOrigin, Part};
-use crate::domain::JobOutcome;
+use crate::domain::{FailureClass, JobFailure, JobOutcome};
 use crate::failures::FailureStage;
 use crate::journal::RecoveredJob;
 use crate::lifecycle::JobStep;
@@ -91,8 +91,11 @@ impl<P: Prover> Machine<P> {
         if !self.jobs[&seq].is_finished() {
             self.fail_job(
                 seq,
-                FailureStage::Journal,
-                format!("the job journal could not record it: {message}"),
+                JobFailure::new(
+                    FailureClass::Resource,
+                    FailureStage::Journal,
+                    format!("the job journal could not record it: {message}"),
+                ),
             );
         }
     }

@@ -4,7 +4,7 @@ use super::Machine;
 use super::{Effect, ParamsSlot, Tally};
 use crate::budget::Holder;
 use crate::domain::Priority;
-use crate::domain::ProofKind;
+use crate::domain::{JobFailure, ProofKind};
 use crate::history::Load;
 use crate::journal::record::Record;
 use crate::lifecycle::PartitionState;
@@ -88,7 +88,7 @@ impl<P: Prover> Machine<P> {
                 submitted_at_unix_ms: j.submitted_unix_ms,
                 finished_at_unix_ms: j.phase.ended_at().map(|e| e.unix_ms),
                 state: j.phase.state(),
-                error: j.phase.error().map(str::to_string),
+                error: j.phase.failure().map(JobFailure::to_string),
                 partitions: j
                     .parts
                     .iter()

@@ -145,7 +145,10 @@ impl Harness {
                 ..
             } => {
                 let result = if fail {
-                    Err(crate::prover::StepError::Fatal("synthetic failure".into()))
+                    Err(crate::prover::StepError::new(
+                        crate::FailureClass::Input,
+                        "synthetic failure",
+                    ))
                 } else {
                     self.prover.synthesize(&plan, index, params.as_deref())
                 };

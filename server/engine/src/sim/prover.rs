@@ -5,6 +5,7 @@
 use crate::domain::ProofRequest;
 use crate::error::EngineError;
 use crate::prover::{DeviceInfo, LoadedParams, PhaseHooks, Planned, Prover, StepError};
+use crate::FailureClass;
 
 pub(crate) struct SimProver {
     pub devices: Vec<DeviceInfo>,
@@ -42,7 +43,7 @@ impl Prover for SimProver {
         Err(EngineError::Internal(NOT_HERE.into()))
     }
     fn synthesize(&self, _: &SimPlan, _: u32, _: Option<&()>) -> Result<(), StepError> {
-        Err(StepError::Fatal(NOT_HERE.into()))
+        Err(StepError::new(FailureClass::Bug, NOT_HERE))
     }
     fn prove(
         &self,
@@ -51,9 +52,9 @@ impl Prover for SimProver {
         _: &(),
         _: &mut dyn PhaseHooks,
     ) -> Result<Vec<u8>, StepError> {
-        Err(StepError::Fatal(NOT_HERE.into()))
+        Err(StepError::new(FailureClass::Bug, NOT_HERE))
     }
     fn finalize(&self, _: &SimPlan, _: Vec<Vec<u8>>, _: &()) -> Result<Vec<u8>, StepError> {
-        Err(StepError::Fatal(NOT_HERE.into()))
+        Err(StepError::new(FailureClass::Bug, NOT_HERE))
     }
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::domain::ProofRequest;
-use crate::error::EngineError;
+use crate::error::{EngineError, FailureClass};
 use crate::prover::{
     DeviceInfo, DeviceTelemetry, LoadedParams, PartitionMemory, PhaseHooks, Planned, Prover,
     StepError,
@@ -176,10 +176,13 @@ impl Prover for TestProver {
             panic!("synthetic device exploded in partition {index}");
         }
         if self.fatal_device.load(Ordering::SeqCst) {
-            return Err(StepError::Fatal("the input makes it fail".into()));
+            return Err(StepError::new(
+                FailureClass::Input,
+                "the input makes it fail",
+            ));
         }
         if self.device_fault.load(Ordering::SeqCst) {
-            return Err(StepError::Retryable("device fault".into()));
+            return Err(StepError::new(FailureClass::Device, "device fault"));
         }
         hooks.abc_released(0);
         hooks.step_done();
@@ -228,9 +231,10 @@ impl Prover for TestProver {
     ) -> Result<Vec<u8>, StepError> {
         for (i, p) in proofs.iter().enumerate() {
             if p != &vec![i as u8; 4] {
-                return Err(StepError::Fatal(format!(
-                    "partition {i} proof out of order"
-                )));
+                return Err(StepError::new(
+                    FailureClass::Input,
+                    format!("partition {i} proof out of order"),
+                ));
             }
         }
         Ok(proofs.concat())

@@ -9,7 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use crate::prover::{
     DeviceInfo, LoadedParams, PartitionMemory, PhaseHooks, Planned, Prover, StepError,
 };
-use crate::{EngineError, ProofKind, ProofRequest};
+use crate::{EngineError, FailureClass, ProofKind, ProofRequest};
 
 /// Bytes of one partition proof, as in Groth16 over BLS12-381.
 pub const PROOF_BYTES: usize = 192;
@@ -164,8 +164,9 @@ impl Prover for StandInProver {
 
     fn synthesize(&self, plan: &Plan, index: u32, _: Option<&String>) -> Result<u32, StepError> {
         match plan.inputs[index as usize] {
-            FAILING_INPUT => Err(StepError::Fatal(
-                "the stand-in circuit rejects this witness".into(),
+            FAILING_INPUT => Err(StepError::new(
+                FailureClass::Input,
+                "the stand-in circuit rejects this witness",
             )),
             input => Ok(input),
         }

@@ -3,6 +3,7 @@
 //! memory, and a late result never touches a worker that moved on.
 
 use super::*;
+use crate::domain::{FailureClass, FailureStage};
 
 #[test]
 fn late_device_result_does_not_touch_a_worker_that_moved_on() {
@@ -51,10 +52,14 @@ fn a_failed_partition_fails_the_job_and_frees_its_memory() {
     h.complete(0, false); // params
     h.complete(0, true); // first synthesis fails
     h.drain();
-    let Some(JobEnd::Failed(message)) = h.outcome(&job) else {
+    let Some(JobEnd::Failed(failure)) = h.outcome(&job) else {
         panic!("{:?}", h.outcome(&job))
     };
-    assert!(message.contains("synthesis failed"), "{message}");
+    assert!(failure.message.contains("synthesis failed"), "{failure}");
+    assert_eq!(
+        (failure.class, failure.stage),
+        (FailureClass::Input, FailureStage::Synthesis)
+    );
     assert_eq!(h.job(&job).state, JobState::Failed);
     assert_eq!(h.budget.used(), PARAMS_BYTES);
     h.check_invariants();
@@ -102,10 +107,15 @@ fn a_failed_device_phase_is_synthesized_and_proved_again_once() {
         complete_device(&mut h, true);
     }
     h.drain();
-    let Some(JobEnd::Failed(message)) = h.outcome(&job) else {
+    let Some(JobEnd::Failed(failure)) = h.outcome(&job) else {
         panic!("{:?}", h.outcome(&job))
     };
-    assert!(message.contains("device phase failed"), "{message}");
+    assert!(failure.message.contains("device phase failed"), "{failure}");
+    assert_eq!(
+        (failure.class, failure.stage),
+        (FailureClass::Device, FailureStage::Device),
+        "a device fault that outlived its retries is still the device's"
+    );
     assert_eq!(h.budget.used(), PARAMS_BYTES);
     h.check_invariants();
 }
@@ -122,10 +132,14 @@ fn a_device_error_the_input_causes_fails_the_job_without_a_retry() {
     h.prover.fatal_device.store(true, Ordering::SeqCst);
     complete_device(&mut h, false);
     h.prover.fatal_device.store(false, Ordering::SeqCst);
-    let Some(JobEnd::Failed(message)) = h.outcome(&job) else {
+    let Some(JobEnd::Failed(failure)) = h.outcome(&job) else {
         panic!("{:?}", h.outcome(&job))
     };
-    assert!(message.contains("the input makes it fail"), "{message}");
+    assert!(
+        failure.message.contains("the input makes it fail"),
+        "{failure}"
+    );
+    assert_eq!(failure.class, FailureClass::Input);
     let edges: Vec<_> = h.machine.edges.iter().map(|e| (e.2, e.3)).collect();
     assert!(
         !edges.contains(&(PartitionState::Gpu, PartitionState::Pending)),
