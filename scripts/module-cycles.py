@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CRATES = ["server/types", "server/engine", "server/prover", "server", "proto", "bench-client",
-          "monitor-ui/model"]
+          "monitor-ui/model", "monitor-ui/app"]
 PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+|::\{)")
 
 

@@ -58,6 +58,8 @@ done
 
 say "module cycles (scripts/module-cycles.py)"
 python3 scripts/module-cycles.py
+say "sizes: files and functions (scripts/code-size.py)"
+python3 scripts/code-size.py
 
 # The dependency tree's licenses, bans and sources against deny.toml, by cargo-deny at a pinned
 # version built once into the tools cache (about 3 minutes on two cores). Its advisories check

@@ -99,6 +99,51 @@ fn whole_size_id(size: usize) -> Vec<u8> {
     )
 }
 
+/// A WindowPoSt of 2349 vanilla proofs of garbage filling `size`.
+fn garbage_entries(size: usize) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        proof_kind: pb::ProofKind::WindowPostPartition as i32,
+        vanilla_proofs: vec![vec![0xa5; size / 2349 - 4]; 2349],
+        randomness: vec![1; 32],
+        ..Default::default()
+    }
+}
+
+/// A PoRep whose C1 output starts as JSON and never ends its string.
+fn c1_not_json(size: usize) -> pb::SubmitProofRequest {
+    let mut c1 = br#"{"registered_proof":"StackedDrg2KiBV1_1","x":""#.to_vec();
+    c1.resize(size - 8, b'a');
+    pb::SubmitProofRequest {
+        proof_kind: pb::ProofKind::PorepSealCommit as i32,
+        vanilla_proof: c1,
+        ..Default::default()
+    }
+}
+
+/// JSON a C1 decoder takes, with a vector per three bytes (the proof type's variant holds a list
+/// of lists of proofs).
+fn c1_nested_arrays(size: usize) -> pb::SubmitProofRequest {
+    let mut c1 = br#"{"vanilla_proofs":{"StackedDrg2KiBV1":["#.to_vec();
+    while c1.len() + 4 < size - 8 {
+        c1.extend_from_slice(b"[],");
+    }
+    c1.extend_from_slice(b"[]]}}");
+    pb::SubmitProofRequest {
+        proof_kind: pb::ProofKind::PorepSealCommit as i32,
+        vanilla_proof: c1,
+        ..Default::default()
+    }
+}
+
+/// A WinningPoSt whose request id is the whole size.
+fn whole_size_request_id(size: usize) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        request_id: "r".repeat(size - 8),
+        proof_kind: pb::ProofKind::WinningPost as i32,
+        ..Default::default()
+    }
+}
+
 /// Every shape, in the order the table lists them.
 pub fn all() -> Vec<Shape> {
     let submit = |name: &str, build| Shape {
@@ -123,44 +168,10 @@ pub fn all() -> Vec<Shape> {
     };
     let mut shapes = vec![
         submit("one-byte vanilla_proofs entries", one_byte_entries),
-        submit("2349 vanilla_proofs entries of garbage", |size| {
-            pb::SubmitProofRequest {
-                proof_kind: pb::ProofKind::WindowPostPartition as i32,
-                vanilla_proofs: vec![vec![0xa5; size / 2349 - 4]; 2349],
-                randomness: vec![1; 32],
-                ..Default::default()
-            }
-        }),
-        submit("one C1 output of JSON that is not one", |size| {
-            let mut c1 = br#"{"registered_proof":"StackedDrg2KiBV1_1","x":""#.to_vec();
-            c1.resize(size - 8, b'a');
-            pb::SubmitProofRequest {
-                proof_kind: pb::ProofKind::PorepSealCommit as i32,
-                vanilla_proof: c1,
-                ..Default::default()
-            }
-        }),
-        submit("one C1 output of nested empty arrays", |size| {
-            // JSON a C1 decoder takes, with a vector per three bytes (the proof type's variant
-            // holds a list of lists of proofs).
-            let mut c1 = br#"{"vanilla_proofs":{"StackedDrg2KiBV1":["#.to_vec();
-            while c1.len() + 4 < size - 8 {
-                c1.extend_from_slice(b"[],");
-            }
-            c1.extend_from_slice(b"[]]}}");
-            pb::SubmitProofRequest {
-                proof_kind: pb::ProofKind::PorepSealCommit as i32,
-                vanilla_proof: c1,
-                ..Default::default()
-            }
-        }),
-        submit("a request_id of the whole size", |size| {
-            pb::SubmitProofRequest {
-                request_id: "r".repeat(size - 8),
-                proof_kind: pb::ProofKind::WinningPost as i32,
-                ..Default::default()
-            }
-        }),
+        submit("2349 vanilla_proofs entries of garbage", garbage_entries),
+        submit("one C1 output of JSON that is not one", c1_not_json),
+        submit("one C1 output of nested empty arrays", c1_nested_arrays),
+        submit("a request_id of the whole size", whole_size_request_id),
         raw(
             "SubmitProof of two messages, one-byte entries then an empty one".into(),
             Port::Grpc,

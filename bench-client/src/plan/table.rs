@@ -111,6 +111,51 @@ pub struct Settings {
     pub synthesis_threads: Option<usize>,
 }
 
+impl Settings {
+    /// snarkd's default config with these settings.
+    fn config(&self) -> snarkd::config::Config {
+        let mut config = snarkd::config::Config::default();
+        if let Some(threads) = self.synthesis_threads {
+            config.synthesis.threads = threads;
+        }
+        if let Some(workers) = self.workers_per_device {
+            config.gpus.workers_per_device = workers;
+        }
+        if let Some(lookahead) = self.lookahead {
+            config.pipeline.synthesis_lookahead = lookahead;
+        }
+        config
+    }
+}
+
+impl DeviceRow {
+    /// The device phase's cost on a box of `gpus` GPUs (none: the CPU backend's walls), or none
+    /// when this row has no measurement for it; `what` names it in an error.
+    fn cost(&self, gpus: u32, what: &str) -> Result<Option<DeviceCost>> {
+        Ok(match (gpus, self.seconds, &self.walls) {
+            (0, _, Some(walls)) => {
+                let work = CpuWork {
+                    walls: walls.clone(),
+                    max_threads: None,
+                };
+                work.check().map_err(|e| anyhow::anyhow!("{what}: {e}"))?;
+                Some(DeviceCost::Cpu {
+                    work,
+                    steps: self.steps,
+                })
+            }
+            (1.., Some(seconds), _) if seconds.is_finite() && seconds >= 0.0 => {
+                Some(DeviceCost::Gpu {
+                    seconds,
+                    steps: self.steps,
+                })
+            }
+            (1.., Some(seconds), _) => bail!("{what}: {seconds} seconds; give 0 or more"),
+            _ => None,
+        })
+    }
+}
+
 /// Why a box cannot be simulated with a table (a device time not measured), or the setup.
 pub enum Built {
     Setup(Setup),
@@ -127,16 +172,7 @@ pub fn setup(
     kinds: &[ProofKind],
 ) -> Result<Built> {
     let memory = memory.unwrap_or(b.memory).as_u64();
-    let mut config = snarkd::config::Config::default();
-    if let Some(threads) = settings.synthesis_threads {
-        config.synthesis.threads = threads;
-    }
-    if let Some(workers) = settings.workers_per_device {
-        config.gpus.workers_per_device = workers;
-    }
-    if let Some(lookahead) = settings.lookahead {
-        config.pipeline.synthesis_lookahead = lookahead;
-    }
+    let config = settings.config();
     let budget = match b.budget {
         Some(budget) => budget.as_u64(),
         None => config.memory_budget_on(memory)?,
@@ -174,27 +210,9 @@ pub fn setup(
                 "{kind} on {device}: no row in the cost table"
             )));
         };
-        let device_cost = match (b.gpus, d.seconds, &d.walls) {
-            (0, _, Some(walls)) => {
-                let work = CpuWork {
-                    walls: walls.clone(),
-                    max_threads: None,
-                };
-                work.check()
-                    .map_err(|e| anyhow::anyhow!("{kind}'s device phase on {device}: {e}"))?;
-                DeviceCost::Cpu {
-                    work,
-                    steps: d.steps,
-                }
-            }
-            (1.., Some(seconds), _) if seconds.is_finite() && seconds >= 0.0 => DeviceCost::Gpu {
-                seconds,
-                steps: d.steps,
-            },
-            (1.., Some(seconds), _) => {
-                bail!("{kind}'s device phase on {device}: {seconds} seconds; give 0 or more")
-            }
-            _ => return Ok(Built::Missing(format!("{kind} on {device}: {}", d.source))),
+        let what = format!("{kind}'s device phase on {device}");
+        let Some(device_cost) = d.cost(b.gpus, &what)? else {
+            return Ok(Built::Missing(format!("{kind} on {device}: {}", d.source)));
         };
         let circuit = CircuitId::new(kind, size)?;
         let estimate = estimate_on(kind, size, on);

@@ -9,7 +9,7 @@ use snarkd_monitor_model::jobs::shown;
 use snarkd_monitor_model::labels::{self, state_class};
 use snarkd_monitor_model::{Dashboard, JobRow};
 
-use crate::panel::Legend;
+use crate::parts::Legend;
 
 /// The state filter's choices (value, label); the values are what `jobs::shown` takes.
 const STATES: [(&str, &str); 6] = [

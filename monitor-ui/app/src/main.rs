@@ -7,14 +7,17 @@
 //! - `clock`: the browser's clock and an async sleep.
 //! - `panel`: one daemon's dashboard (link badge and stale mark, header, memory, synthesis,
 //!   workers, jobs, tables).
+//! - `summary`: the strip at the top (per kind, busy share, jobs ended per minute).
+//! - `jobs`: the job list with its filters.
+//! - `parts`: what the cards share (a part of the dashboard, the partition states' legend).
 //!
 //! The tab title says how many jobs run and failed over every daemon, and which are unreachable.
-//! - `summary`: the strip at the top (per kind, busy share, jobs ended per minute).
 //! - `jobs`: the job rows with their partition grids, kept keyed so updates touch only what changed.
 
 mod clock;
 mod jobs;
 mod panel;
+mod parts;
 mod stream;
 mod summary;
 

@@ -6,11 +6,12 @@
 use std::time::Duration;
 
 use leptos::prelude::*;
-use snarkd_monitor_model::labels::{self, PARTITION_STATES};
+use snarkd_monitor_model::labels;
 use snarkd_monitor_model::{Connection, Dashboard, Link};
 
 use crate::clock::now_ms;
 use crate::jobs::JobList;
+use crate::parts::part;
 use crate::stream::{watch, Received};
 use crate::summary::SummaryStrip;
 
@@ -71,38 +72,7 @@ pub fn DaemonPanel(url: String, several: bool, shown: RwSignal<Shown>) -> impl I
             class:collapsed=move || several && unreachable()
             data-url=url.clone()
         >
-            <header class="top">
-                <span class="url">{url.clone()}</span>
-                <span class="link">
-                    <span
-                        class=move || format!("conn {}", link.with(|l| l.class))
-                        data-connection=move || link.with(|l| l.class)
-                        role="status"
-                    >
-                        {move || link.with(|l| l.badge.clone())}
-                    </span>
-                    <Show when=move || link.with(|l| l.can_retry)>
-                        <button
-                            class="retry"
-                            on:click={
-                                let retry_tx = retry_tx.clone();
-                                move |_| {
-                                    let _ = retry_tx.unbounded_send(());
-                                }
-                            }
-                        >
-                            "retry now"
-                        </button>
-                    </Show>
-                </span>
-            </header>
-            <Show when=move || link.with(|l| l.stale.is_some())>
-                <p class="stale-mark">
-                    <b>"stale"</b>
-                    " · " {move || link.with(|l| l.stale.clone().unwrap_or_default())}
-                    "; what follows is as of then"
-                </p>
-            </Show>
+            <TopBar url=url.clone() link=link retry_tx=retry_tx />
             <Show
                 when=move || dash.with(|d| d.is_some())
                 fallback=|| view! { <p class="waiting">"waiting for the first snapshot..."</p> }
@@ -134,9 +104,48 @@ pub fn DaemonPanel(url: String, several: bool, shown: RwSignal<Shown>) -> impl I
     }
 }
 
-/// Reads one part of the dashboard (callers render only once it exists).
-pub(crate) fn part<T: Default>(dash: Memo<Option<Dashboard>>, f: impl Fn(&Dashboard) -> T) -> T {
-    dash.with(|d| d.as_ref().map(&f).unwrap_or_default())
+/// The panel's top bar (the daemon's address, the connection's badge, a retry button while it
+/// is down) and, when what follows is old, the stale mark.
+#[component]
+fn TopBar(
+    url: String,
+    link: Memo<Link>,
+    retry_tx: futures::channel::mpsc::UnboundedSender<()>,
+) -> impl IntoView {
+    view! {
+        <header class="top">
+            <span class="url">{url}</span>
+            <span class="link">
+                <span
+                    class=move || format!("conn {}", link.with(|l| l.class))
+                    data-connection=move || link.with(|l| l.class)
+                    role="status"
+                >
+                    {move || link.with(|l| l.badge.clone())}
+                </span>
+                <Show when=move || link.with(|l| l.can_retry)>
+                    <button
+                        class="retry"
+                        on:click={
+                            let retry_tx = retry_tx.clone();
+                            move |_| {
+                                let _ = retry_tx.unbounded_send(());
+                            }
+                        }
+                    >
+                        "retry now"
+                    </button>
+                </Show>
+            </span>
+        </header>
+        <Show when=move || link.with(|l| l.stale.is_some())>
+            <p class="stale-mark">
+                <b>"stale"</b>
+                " · " {move || link.with(|l| l.stale.clone().unwrap_or_default())}
+                "; what follows is as of then"
+            </p>
+        </Show>
+    }
 }
 
 #[component]
@@ -293,21 +302,6 @@ fn Failures(dash: Memo<Option<Dashboard>>) -> impl IntoView {
                 </table>
             </div>
         </Show>
-    }
-}
-
-#[component]
-pub(crate) fn Legend() -> impl IntoView {
-    view! {
-        <div class="legend">
-            {PARTITION_STATES
-                .iter()
-                .map(|s| {
-                    let word = labels::partition_state(*s);
-                    view! { <span><i class=format!("cell {}", labels::state_class(word))></i>{word}</span> }
-                })
-                .collect_view()}
-        </div>
     }
 }
 

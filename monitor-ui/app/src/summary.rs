@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use snarkd_monitor_model::Dashboard;
 
-use crate::panel::part;
+use crate::parts::part;
 
 #[component]
 pub fn SummaryStrip(dash: Memo<Option<Dashboard>>) -> impl IntoView {

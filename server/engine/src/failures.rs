@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::domain::{FailureClass, ProofKind};
+use snarkd_types::{FailureClass, ProofKind};
 
 /// How many failures the log keeps; the oldest goes when a new one comes.
 pub const FAILURE_LOG_LEN: usize = 50;
@@ -135,7 +135,7 @@ mod tests {
             what: Failed::Refused {
                 code: "INVALID_ARGUMENT".into(),
             },
-            class: crate::domain::FailureClass::Input,
+            class: FailureClass::Input,
             message: "bad".into(),
         }
     }

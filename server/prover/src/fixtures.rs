@@ -104,35 +104,122 @@ fn random_fr_bytes(rng: &mut impl RngCore) -> [u8; 32] {
 /// `work_dir`, and derives inputs for all four kinds from it. The temporary files are removed.
 pub fn generate_fixtures(sector_size: u64, work_dir: &Path) -> Result<Fixtures> {
     let i = size_index(sector_size)?;
-    let seal_proof =
-        [5, 6, 7, 8, 9].map(|n| crate::filecoin::registered::seal_proof(n).expect("known"))[i];
-    let winning_proof = crate::filecoin::registered::post_proof(ProofKind::WinningPost, i as u64)?;
-    let window_proof =
-        crate::filecoin::registered::post_proof(ProofKind::WindowPost, 10 + i as u64)?;
-    let update_proof = crate::filecoin::registered::update_proof(i as u64)?;
-
+    let proofs = Proofs {
+        seal: [5, 6, 7, 8, 9].map(|n| crate::filecoin::registered::seal_proof(n).expect("known"))
+            [i],
+        winning: crate::filecoin::registered::post_proof(ProofKind::WinningPost, i as u64)?,
+        window: crate::filecoin::registered::post_proof(ProofKind::WindowPost, 10 + i as u64)?,
+        update: crate::filecoin::registered::update_proof(i as u64)?,
+    };
     fs::create_dir_all(work_dir).map_err(io(work_dir))?;
     let tmp = tempfile::Builder::new()
         .prefix("snarkd-fixtures")
         .tempdir_in(work_dir)
         .map_err(io(work_dir))?;
-    let p = |name: &str| tmp.path().join(name);
     let mut rng = rand::thread_rng();
-    let miner_id = FIXTURE_MINER_ID;
-    let prover_id = prover_id_from_miner_id(miner_id);
+    let sealed = seal(&proofs, sector_size, tmp.path(), &mut rng)?;
+    let winning_randomness = random_fr_bytes(&mut rng);
+    let window_randomness = random_fr_bytes(&mut rng);
+    let winning_vanilla = post_vanilla(&sealed, proofs.winning, &winning_randomness)?;
+    let window_vanilla = post_vanilla(&sealed, proofs.window, &window_randomness)?;
+    let snap = snap_update(&proofs, &sealed, sector_size, tmp.path(), &mut rng)?;
+    let manifest = Manifest {
+        sector_size,
+        miner_id: FIXTURE_MINER_ID,
+        sector_number: sealed.sector_number,
+        porep: entry(
+            seal_proof_number(proofs.seal),
+            format!("{:?}", proofs.seal),
+            vec!["porep-c1.json".into()],
+        ),
+        winning: KindEntry {
+            randomness: hex::encode(winning_randomness),
+            ..entry(
+                post_proof_number(proofs.winning),
+                format!("{:?}", proofs.winning),
+                vec!["winning-vanilla-0.bin".into()],
+            )
+        },
+        window: KindEntry {
+            randomness: hex::encode(window_randomness),
+            partition_index: 0,
+            ..entry(
+                post_proof_number(proofs.window),
+                format!("{:?}", proofs.window),
+                vec!["wpost-vanilla-0.bin".into()],
+            )
+        },
+        snap: KindEntry {
+            comm_r_old: hex::encode(sealed.comm_r),
+            comm_r_new: hex::encode(snap.comm_r_new),
+            comm_d_new: hex::encode(snap.comm_d_new),
+            ..entry(
+                update_proof_number(proofs.update),
+                format!("{:?}", proofs.update),
+                (0..snap.partitions.len())
+                    .map(|i| format!("snap-partition-{i}.bin"))
+                    .collect(),
+            )
+        },
+        comm_r: hex::encode(sealed.comm_r),
+        comm_d: hex::encode(sealed.comm_d),
+        ticket: hex::encode(sealed.ticket),
+        seed: hex::encode(sealed.seed),
+    };
+    let files = FileSet {
+        c1_json: sealed.c1_json,
+        winning: vec![winning_vanilla],
+        window: vec![window_vanilla],
+        snap: snap.partitions,
+    };
+    let fixtures = Fixtures::from_parts(manifest, files)?;
+    drop(tmp);
+    Ok(fixtures)
+}
+
+/// The registered proofs of one sector size, one per kind.
+struct Proofs {
+    seal: RegisteredSealProof,
+    winning: RegisteredPoStProof,
+    window: RegisteredPoStProof,
+    update: filecoin_proofs_api::RegisteredUpdateProof,
+}
+
+/// A sealed sector: its files, commitments and C1 output.
+struct Sealed {
+    sector_number: u64,
+    sector_id: SectorId,
+    prover_id: [u8; 32],
+    cache: PathBuf,
+    sealed: PathBuf,
+    comm_r: [u8; 32],
+    comm_d: [u8; 32],
+    ticket: [u8; 32],
+    seed: [u8; 32],
+    c1_json: Vec<u8>,
+}
+
+/// Seals one piece of random data filling the sector, under `dir`, through C1.
+fn seal(proofs: &Proofs, sector_size: u64, dir: &Path, rng: &mut impl RngCore) -> Result<Sealed> {
+    let prover_id = prover_id_from_miner_id(FIXTURE_MINER_ID);
     let sector_number: u64 = rng.gen_range(1..1_000_000);
     let sector_id = SectorId::from(sector_number);
     let unpadded = UnpaddedBytesAmount::from(filecoin_proofs_api::PaddedBytesAmount(sector_size));
-
-    // Sealing: one piece of random data filling the sector.
-    let (staged, sealed, cache) = (p("staged"), p("sealed"), p("cache"));
+    let (staged, sealed, cache) = (dir.join("staged"), dir.join("sealed"), dir.join("cache"));
     fs::create_dir_all(&cache).map_err(io(&cache))?;
-    let pieces = write_piece(seal_proof, &p("piece"), &staged, unpadded, &mut rng)?;
+    let pieces = write_piece(proofs.seal, &dir.join("piece"), &staged, unpadded, rng)?;
     fs::File::create(&sealed).map_err(io(&sealed))?;
-    let ticket = random_fr_bytes(&mut rng);
-    let seed = random_fr_bytes(&mut rng);
+    let ticket = random_fr_bytes(rng);
+    let seed = random_fr_bytes(rng);
     let pc1 = seal_pre_commit_phase1(
-        seal_proof, &cache, &staged, &sealed, prover_id, sector_id, ticket, &pieces,
+        proofs.seal,
+        &cache,
+        &staged,
+        &sealed,
+        prover_id,
+        sector_id,
+        ticket,
+        &pieces,
     )
     .map_err(fc)?;
     let pc2 = seal_pre_commit_phase2(pc1, &cache, &sealed).map_err(fc)?;
@@ -142,112 +229,101 @@ pub fn generate_fixtures(sector_size: u64, work_dir: &Path) -> Result<Fixtures> 
     )
     .map_err(fc)?;
     let c1_json = serde_json::to_vec(&c1).map_err(|e| ProverError::Filecoin(e.to_string()))?;
+    Ok(Sealed {
+        sector_number,
+        sector_id,
+        prover_id,
+        cache,
+        sealed,
+        comm_r,
+        comm_d,
+        ticket,
+        seed,
+        c1_json,
+    })
+}
 
-    // PoSt over the sealed sector.
-    let replica = |proof| PrivateReplicaInfo::new(proof, comm_r, cache.clone(), sealed.clone());
-    let post_vanilla = |proof: RegisteredPoStProof, randomness: &[u8; 32]| -> Result<Vec<u8>> {
-        if proof.typ() == filecoin_proofs_api::PoStType::Winning {
-            let idx = generate_winning_post_sector_challenge(proof, randomness, 1, prover_id)
-                .map_err(fc)?;
-            debug_assert_eq!(idx, vec![0]);
-        }
-        let challenges =
-            generate_fallback_sector_challenges(proof, randomness, &[sector_id], prover_id)
-                .map_err(fc)?;
-        let bytes = generate_single_vanilla_proof(
-            proof,
-            sector_id,
-            &replica(proof),
-            &challenges[&sector_id],
-        )
-        .map_err(fc)?;
-        Ok(bytes)
-    };
-    let winning_randomness = random_fr_bytes(&mut rng);
-    let window_randomness = random_fr_bytes(&mut rng);
-    let winning_vanilla = post_vanilla(winning_proof, &winning_randomness)?;
-    let window_vanilla = post_vanilla(window_proof, &window_randomness)?;
+/// A PoSt vanilla proof of the sealed sector for `randomness`.
+fn post_vanilla(
+    sealed: &Sealed,
+    proof: RegisteredPoStProof,
+    randomness: &[u8; 32],
+) -> Result<Vec<u8>> {
+    let (sector_id, prover_id) = (sealed.sector_id, sealed.prover_id);
+    if proof.typ() == filecoin_proofs_api::PoStType::Winning {
+        let idx =
+            generate_winning_post_sector_challenge(proof, randomness, 1, prover_id).map_err(fc)?;
+        debug_assert_eq!(idx, vec![0]);
+    }
+    let challenges =
+        generate_fallback_sector_challenges(proof, randomness, &[sector_id], prover_id)
+            .map_err(fc)?;
+    let replica = PrivateReplicaInfo::new(
+        proof,
+        sealed.comm_r,
+        sealed.cache.clone(),
+        sealed.sealed.clone(),
+    );
+    generate_single_vanilla_proof(proof, sector_id, &replica, &challenges[&sector_id]).map_err(fc)
+}
 
-    // SnapDeals: encode fresh random data into the sealed sector.
-    let (new_staged, new_replica, new_cache) = (p("new-staged"), p("new-replica"), p("new-cache"));
+/// A SnapDeals update of the sealed sector: its new commitments and partition proofs.
+struct Snap {
+    comm_r_new: [u8; 32],
+    comm_d_new: [u8; 32],
+    partitions: Vec<Vec<u8>>,
+}
+
+/// Encodes fresh random data into the sealed sector, under `dir`, and proves its partitions.
+fn snap_update(
+    proofs: &Proofs,
+    sealed: &Sealed,
+    sector_size: u64,
+    dir: &Path,
+    rng: &mut impl RngCore,
+) -> Result<Snap> {
+    let unpadded = UnpaddedBytesAmount::from(filecoin_proofs_api::PaddedBytesAmount(sector_size));
+    let (new_staged, new_replica, new_cache) = (
+        dir.join("new-staged"),
+        dir.join("new-replica"),
+        dir.join("new-cache"),
+    );
     fs::create_dir_all(&new_cache).map_err(io(&new_cache))?;
-    let new_pieces = write_piece(seal_proof, &p("new-piece"), &new_staged, unpadded, &mut rng)?;
+    let new_pieces = write_piece(
+        proofs.seal,
+        &dir.join("new-piece"),
+        &new_staged,
+        unpadded,
+        rng,
+    )?;
     let f = fs::File::create(&new_replica).map_err(io(&new_replica))?;
     f.set_len(sector_size).map_err(io(&new_replica))?;
     let enc = empty_sector_update_encode_into(
-        update_proof,
+        proofs.update,
         &new_replica,
         &new_cache,
-        &sealed,
-        &cache,
+        &sealed.sealed,
+        &sealed.cache,
         &new_staged,
         &new_pieces,
     )
     .map_err(fc)?;
-    let snap_partitions = generate_partition_proofs(
-        update_proof,
-        comm_r,
+    let partitions = generate_partition_proofs(
+        proofs.update,
+        sealed.comm_r,
         enc.comm_r_new,
         enc.comm_d_new,
-        &sealed,
-        &cache,
+        &sealed.sealed,
+        &sealed.cache,
         &new_replica,
         &new_cache,
     )
     .map_err(fc)?;
-
-    let manifest = Manifest {
-        sector_size,
-        miner_id,
-        sector_number,
-        porep: entry(
-            seal_proof_number(seal_proof),
-            format!("{seal_proof:?}"),
-            vec!["porep-c1.json".into()],
-        ),
-        winning: KindEntry {
-            randomness: hex::encode(winning_randomness),
-            ..entry(
-                post_proof_number(winning_proof),
-                format!("{winning_proof:?}"),
-                vec!["winning-vanilla-0.bin".into()],
-            )
-        },
-        window: KindEntry {
-            randomness: hex::encode(window_randomness),
-            partition_index: 0,
-            ..entry(
-                post_proof_number(window_proof),
-                format!("{window_proof:?}"),
-                vec!["wpost-vanilla-0.bin".into()],
-            )
-        },
-        snap: KindEntry {
-            comm_r_old: hex::encode(comm_r),
-            comm_r_new: hex::encode(enc.comm_r_new),
-            comm_d_new: hex::encode(enc.comm_d_new),
-            ..entry(
-                update_proof_number(update_proof),
-                format!("{update_proof:?}"),
-                (0..snap_partitions.len())
-                    .map(|i| format!("snap-partition-{i}.bin"))
-                    .collect(),
-            )
-        },
-        comm_r: hex::encode(comm_r),
-        comm_d: hex::encode(comm_d),
-        ticket: hex::encode(ticket),
-        seed: hex::encode(seed),
-    };
-    let files = FileSet {
-        c1_json,
-        winning: vec![winning_vanilla],
-        window: vec![window_vanilla],
-        snap: snap_partitions.into_iter().map(|p| p.0).collect(),
-    };
-    let fixtures = Fixtures::from_parts(manifest, files)?;
-    drop(tmp);
-    Ok(fixtures)
+    Ok(Snap {
+        comm_r_new: enc.comm_r_new,
+        comm_d_new: enc.comm_d_new,
+        partitions: partitions.into_iter().map(|p| p.0).collect(),
+    })
 }
 
 fn entry(registered_proof: u64, registered_proof_name: String, files: Vec<String>) -> KindEntry {

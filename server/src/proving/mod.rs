@@ -370,4 +370,6 @@ fn count_device_work(device: &str, c: &snarkd_prover::groth16::DeviceCounters) {
 }
 
 #[cfg(test)]
+mod class_tests;
+#[cfg(test)]
 mod tests;

@@ -18,6 +18,18 @@ pub struct CpuWork {
     pub max_threads: Option<f64>,
 }
 
+/// Figures of a cost row that cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BadCost {
+    #[error(
+        "walls {0:?}: give [threads, seconds] pairs, threads 1 or more in ascending order, \
+         seconds not negative"
+    )]
+    Walls(Vec<(f64, f64)>),
+    #[error("max_threads {0}: give 1 or more")]
+    MaxThreads(f64),
+}
+
 impl CpuWork {
     /// A step on one thread that takes `seconds`.
     pub fn one_thread(seconds: f64) -> CpuWork {
@@ -34,18 +46,14 @@ impl CpuWork {
 
     /// Why the figures cannot be used, if they cannot: at least one point, thread counts of at
     /// least one in ascending order, times finite and not negative (`speedup` relies on it).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), BadCost> {
         let ascending = self.walls.windows(2).all(|w| w[0].0 < w[1].0);
         let sane = (self.walls.iter()).all(|&(t, s)| t >= 1.0 && s.is_finite() && s >= 0.0);
         if self.walls.is_empty() || !ascending || !sane {
-            return Err(format!(
-                "walls {:?}: give [threads, seconds] pairs, threads 1 or more in ascending \
-                 order, seconds not negative",
-                self.walls
-            ));
+            return Err(BadCost::Walls(self.walls.clone()));
         }
         match self.max_threads {
-            Some(m) if m < 1.0 || !m.is_finite() => Err(format!("max_threads {m}: give 1 or more")),
+            Some(m) if m < 1.0 || !m.is_finite() => Err(BadCost::MaxThreads(m)),
             _ => Ok(()),
         }
     }

@@ -62,18 +62,47 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     let prover_id: Domain<Tree> =
         as_safe_commitment(&prover_id_from_miner_id(req.miner_id), "prover_id")
             .map_err(ProverError::filecoin)?;
-
     let winning = req.kind == ProofKind::WinningPost;
     check_partition_index(winning, req.partition_index)?;
-    let (expected, max) = if winning {
-        (config.sector_count.to_string(), config.sector_count)
-    } else {
-        (format!("1 to {}", config.sector_count), config.sector_count)
+    let vanilla = vanilla_proofs::<Tree>(registered, &config, winning, req)?;
+    let sectors: Vec<PublicSector<Domain<Tree>>> = vanilla
+        .iter()
+        .map(|p| PublicSector {
+            id: p.sector_id,
+            comm_r: p.comm_r,
+        })
+        .collect();
+    let inputs = fallback::PublicInputs {
+        randomness,
+        prover_id,
+        sectors,
+        k: None,
     };
-    let count_ok = if winning {
-        req.vanilla_proofs.len() == max
+    let job = if winning {
+        winning_job(&config, inputs, &vanilla, req)?
     } else {
-        (1..=max).contains(&req.vanilla_proofs.len())
+        window_job(&config, inputs, &vanilla, req)?
+    };
+    Ok(Box::new(job))
+}
+
+/// The request's vanilla proofs, decoded and checked: as many as the proof type takes (exactly
+/// its sector count for WinningPoSt, up to it for a WindowPoSt partition), each path, challenge
+/// and node well formed, and one proof per sector.
+fn vanilla_proofs<Tree: 'static + MerkleTreeTrait>(
+    registered: RegisteredPoStProof,
+    config: &PoStConfig,
+    winning: bool,
+    req: &ProofInput,
+) -> Result<Vec<FallbackPoStSectorProof<Tree>>> {
+    let max = config.sector_count;
+    let (expected, count_ok) = if winning {
+        (max.to_string(), req.vanilla_proofs.len() == max)
+    } else {
+        (
+            format!("1 to {max}"),
+            (1..=max).contains(&req.vanilla_proofs.len()),
+        )
     };
     if !count_ok {
         return Err(ProverError::WrongCount {
@@ -121,108 +150,92 @@ fn build<Tree: 'static + MerkleTreeTrait>(
             pair[0]
         )));
     }
-    let sectors: Vec<PublicSector<Domain<Tree>>> = vanilla
-        .iter()
-        .map(|p| PublicSector {
-            id: p.sector_id,
-            comm_r: p.comm_r,
-        })
-        .collect();
+    Ok(vanilla)
+}
 
-    let (vanilla_params, circuit_inputs, verify_inputs, partition_index, proof) = if winning {
-        let setup = compound_proof::SetupParams {
-            vanilla_params: winning_post_setup_params(&config).map_err(ProverError::filecoin)?,
-            partitions: None,
-            priority: false,
-        };
-        let pub_params =
-            FallbackPoStCompound::<Tree>::setup(&setup).map_err(ProverError::filecoin)?;
-        let inputs = fallback::PublicInputs {
-            randomness,
-            prover_id,
-            sectors,
-            k: None,
-        };
-        let mut parts =
-            partition_vanilla_proofs(&config, &pub_params.vanilla_params, &inputs, 1, &vanilla)
-                .map_err(|e| not_for_challenge(&e, req))?;
-        // The verifier lists the sector once per circuit sector slot (`verify_winning_post`).
-        let verify_inputs = fallback::PublicInputs {
-            sectors: (0..pub_params.vanilla_params.sector_count)
-                .flat_map(|_| inputs.sectors.clone())
-                .collect(),
-            ..inputs.clone()
-        };
-        check_every_winning_challenge::<Tree>(
-            &pub_params.vanilla_params,
-            &verify_inputs,
-            &parts[0],
-        )
-        .map_err(|e| not_for_challenge(&e, req))?;
-        (
-            pub_params.vanilla_params,
-            inputs,
-            verify_inputs,
-            0,
-            parts.remove(0),
-        )
-    } else {
-        let partition_index = req.partition_index as usize;
-        let setup = compound_proof::SetupParams {
-            vanilla_params: window_post_setup_params(&config),
-            partitions: None,
-            priority: false,
-        };
-        let vanilla_params = FallbackPoStCompound::<Tree>::setup(&setup)
-            .map_err(ProverError::filecoin)?
-            .vanilla_params;
-        let inputs = fallback::PublicInputs {
-            randomness,
-            prover_id,
-            sectors: sectors.clone(),
-            k: Some(partition_index),
-        };
-        // Also checks the vanilla proofs against randomness and prover id.
-        let proof = single_partition_vanilla_proofs(&config, &vanilla_params, &inputs, &vanilla)
-            .map_err(|e| not_for_challenge(&e, req))?;
-        // The verifier chunks all sectors of the deadline and, before api version 1.2, derives
-        // challenges from a sector's place in the deadline: put ours at this partition's place
-        // (a bounded copy: the index is below MAX_WINDOW_PARTITIONS). From 1.2 on the place does
-        // not matter and the partition is verified on its own.
-        let placed = if config.api_version < ApiVersion::V1_2_0 {
-            let mut placed =
-                vec![sectors[0].clone(); partition_index * vanilla_params.sector_count];
-            placed.extend(sectors);
-            placed
-        } else {
-            sectors
-        };
-        let verify_inputs = fallback::PublicInputs {
-            randomness,
-            prover_id,
-            sectors: placed,
-            k: None,
-        };
-        let partition_index = if config.api_version < ApiVersion::V1_2_0 {
-            partition_index
-        } else {
-            0
-        };
-        (
-            vanilla_params,
-            inputs,
-            verify_inputs,
-            partition_index,
-            proof,
-        )
+/// A WinningPoSt: one partition over the challenged sectors, each challenge checked.
+fn winning_job<Tree: 'static + MerkleTreeTrait>(
+    config: &PoStConfig,
+    inputs: fallback::PublicInputs<Domain<Tree>>,
+    vanilla: &[FallbackPoStSectorProof<Tree>],
+    req: &ProofInput,
+) -> Result<PostJob<Tree>> {
+    let setup = compound_proof::SetupParams {
+        vanilla_params: winning_post_setup_params(config).map_err(ProverError::filecoin)?,
+        partitions: None,
+        priority: false,
     };
-    Ok(Box::new(PostJob::<Tree> {
-        vanilla_params,
-        circuit_inputs,
+    let pub_params = FallbackPoStCompound::<Tree>::setup(&setup).map_err(ProverError::filecoin)?;
+    let mut parts =
+        partition_vanilla_proofs(config, &pub_params.vanilla_params, &inputs, 1, vanilla)
+            .map_err(|e| not_for_challenge(&e, req))?;
+    // The verifier lists the sector once per circuit sector slot (`verify_winning_post`).
+    let verify_inputs = fallback::PublicInputs {
+        sectors: (0..pub_params.vanilla_params.sector_count)
+            .flat_map(|_| inputs.sectors.clone())
+            .collect(),
+        ..inputs.clone()
+    };
+    check_every_winning_challenge::<Tree>(&pub_params.vanilla_params, &verify_inputs, &parts[0])
+        .map_err(|e| not_for_challenge(&e, req))?;
+    Ok(PostJob {
+        vanilla_params: pub_params.vanilla_params,
+        circuit_inputs: inputs,
         verify_inputs,
-        partition_index,
+        partition_index: 0,
+        proof: parts.remove(0),
+    })
+}
+
+/// One WindowPoSt partition, with the verifier's inputs placed where the chain's verifier puts
+/// this partition's sectors.
+fn window_job<Tree: 'static + MerkleTreeTrait>(
+    config: &PoStConfig,
+    inputs: fallback::PublicInputs<Domain<Tree>>,
+    vanilla: &[FallbackPoStSectorProof<Tree>],
+    req: &ProofInput,
+) -> Result<PostJob<Tree>> {
+    let partition_index = req.partition_index as usize;
+    let setup = compound_proof::SetupParams {
+        vanilla_params: window_post_setup_params(config),
+        partitions: None,
+        priority: false,
+    };
+    let vanilla_params = FallbackPoStCompound::<Tree>::setup(&setup)
+        .map_err(ProverError::filecoin)?
+        .vanilla_params;
+    let inputs = fallback::PublicInputs {
+        k: Some(partition_index),
+        ..inputs
+    };
+    // Also checks the vanilla proofs against randomness and prover id.
+    let proof = single_partition_vanilla_proofs(config, &vanilla_params, &inputs, vanilla)
+        .map_err(|e| not_for_challenge(&e, req))?;
+    // The verifier chunks all sectors of the deadline and, before api version 1.2, derives
+    // challenges from a sector's place in the deadline: put ours at this partition's place
+    // (a bounded copy: the index is below MAX_WINDOW_PARTITIONS). From 1.2 on the place does
+    // not matter and the partition is verified on its own.
+    let before_1_2 = config.api_version < ApiVersion::V1_2_0;
+    let sectors = inputs.sectors.clone();
+    let placed = if before_1_2 {
+        let mut placed = vec![sectors[0].clone(); partition_index * vanilla_params.sector_count];
+        placed.extend(sectors);
+        placed
+    } else {
+        sectors
+    };
+    let verify_inputs = fallback::PublicInputs {
+        sectors: placed,
+        k: None,
+        ..inputs.clone()
+    };
+    Ok(PostJob {
+        vanilla_params,
+        circuit_inputs: inputs,
+        verify_inputs,
+        partition_index: if before_1_2 { partition_index } else { 0 },
         proof,
-    }))
+    })
 }
 
 /// Partitions one WindowPoSt deadline can have: the chain's `MAX_PARTITIONS_PER_DEADLINE`.

@@ -280,7 +280,6 @@ fn chunk<G>(
 where
     G: PrimeCurveAffine + GpuName,
 {
-    let n = terms.len();
     // The bases of this chunk: the resident buffer from the chunk's first term, or a copy.
     let (base_buf, base_start) = match bases {
         Bases::Device(buf) => (*buf, terms.start),
@@ -290,49 +289,19 @@ where
                 .as_mut()
                 .expect("a staged multiexp has a staging buffer");
             // SAFETY: the host bases are the parameters', alive for the whole phase; the read
-            // of the counts below waits for this copy.
+            // of the counts in `split_scalars` waits for this copy.
             unsafe { q.write_async(staging, 0, &host[terms.clone()])? };
             (&*staging, 0)
         }
     };
     let base_start = u32::try_from(base_start).map_err(|_| too_long(base_start))?;
-    q.fill(&mut ws.counts, 0u32, 0, 2)?;
-    let placeholder_map;
-    let (map, use_map) = match scalars.map {
-        Some(m) => (m, 1u32),
-        None => {
-            placeholder_map = &ws.ones;
-            (placeholder_map, 0u32)
-        }
+    let out = SplitOut {
+        ones: &ws.ones,
+        rest: &ws.rest,
+        exps: &ws.exps,
+        counts: &mut ws.counts,
     };
-    let (start, count) = (terms.start as u32, n as u32);
-    let offset = u32::try_from(scalars.offset).map_err(|_| too_long(scalars.offset))?;
-    q.launch(split, n.div_ceil(SPLIT_LOCAL), SPLIT_LOCAL, |k| {
-        // SAFETY: the argument list of `snarkd_split`; `ones`, `rest` and `exps` hold `n`
-        // entries, the map (when used) and the scalars cover every term of the chunk.
-        unsafe {
-            k.set_arg(scalars.buf)
-                .set_arg(map)
-                .set_arg(&use_map)
-                .set_arg(&offset)
-                .set_arg(&start)
-                .set_arg(&count)
-                .set_arg(&ws.ones)
-                .set_arg(&ws.rest)
-                .set_arg(&ws.exps)
-                .set_arg(&ws.counts);
-        }
-    })?;
-    let mut counts = [0u32; 2];
-    q.read(&ws.counts, &mut counts)?;
-    let [n_ones, n_rest] = counts.map(|c| c as usize);
-    if n_ones > n || n_rest > n || n_ones + n_rest > n {
-        return Err(ProverError::Device {
-            backend: "opencl".into(),
-            reason: format!("the split of {n} scalars counted {n_ones} ones and {n_rest} others"),
-        });
-    }
-
+    let (n_ones, n_rest) = split_scalars(q, split, scalars, terms, out)?;
     let units = plan.work_units;
     if n_ones > 0 {
         q.launch(sum_ones, units / LOCAL_WORK_SIZE, LOCAL_WORK_SIZE, |k| {
@@ -385,6 +354,61 @@ where
         acc += shape.reduce(&results);
     }
     Ok(acc)
+}
+
+/// Where a chunk's split writes: the terms whose scalar is one, the others with their exponents,
+/// and the two counts.
+struct SplitOut<'a> {
+    ones: &'a Buffer<u32>,
+    rest: &'a Buffer<u32>,
+    exps: &'a Buffer<Fr>,
+    counts: &'a mut Buffer<u32>,
+}
+
+/// Splits the chunk's scalars on the device into ones and the rest (with their exponents), and
+/// reads back how many of each.
+fn split_scalars(
+    q: &DeviceQueue,
+    split: &opencl3::kernel::Kernel,
+    scalars: DeviceScalars<'_>,
+    terms: Range<usize>,
+    out: SplitOut<'_>,
+) -> Result<(usize, usize)> {
+    let n = terms.len();
+    q.fill(&mut *out.counts, 0u32, 0, 2)?;
+    // Without a map the kernel reads none: any buffer stands in for it.
+    let (map, use_map) = match scalars.map {
+        Some(m) => (m, 1u32),
+        None => (out.ones, 0u32),
+    };
+    let (start, count) = (terms.start as u32, n as u32);
+    let offset = u32::try_from(scalars.offset).map_err(|_| too_long(scalars.offset))?;
+    q.launch(split, n.div_ceil(SPLIT_LOCAL), SPLIT_LOCAL, |k| {
+        // SAFETY: the argument list of `snarkd_split`; `ones`, `rest` and `exps` hold `n`
+        // entries, the map (when used) and the scalars cover every term of the chunk.
+        unsafe {
+            k.set_arg(scalars.buf)
+                .set_arg(map)
+                .set_arg(&use_map)
+                .set_arg(&offset)
+                .set_arg(&start)
+                .set_arg(&count)
+                .set_arg(out.ones)
+                .set_arg(out.rest)
+                .set_arg(out.exps)
+                .set_arg(&*out.counts);
+        }
+    })?;
+    let mut counts = [0u32; 2];
+    q.read(&*out.counts, &mut counts)?;
+    let [n_ones, n_rest] = counts.map(|c| c as usize);
+    if n_ones > n || n_rest > n || n_ones + n_rest > n {
+        return Err(ProverError::Device {
+            backend: "opencl".into(),
+            reason: format!("the split of {n} scalars counted {n_ones} ones and {n_rest} others"),
+        });
+    }
+    Ok((n_ones, n_rest))
 }
 
 fn too_long(what: usize) -> ProverError {

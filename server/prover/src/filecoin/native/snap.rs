@@ -56,6 +56,33 @@ fn shape(what: String) -> NativeError {
     NativeError::Shape(what)
 }
 
+/// The first challenge's proof, once the partition has the circuit's counts: challenges, apex
+/// leaves (a power of two) and TreeD path length.
+fn check_shape<'a, TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
+    params: &PublicParams,
+    challenge_proofs: &'a [ChallengeProof<TreeR>],
+    apex_leaves: usize,
+) -> Result<&'a ChallengeProof<TreeR>> {
+    let first = challenge_proofs
+        .first()
+        .ok_or_else(|| shape("a partition without challenges".into()))?;
+    let path = first.path_d_new.len();
+    if challenge_proofs.len() != params.challenge_count
+        || apex_leaves != params.apex_leaf_count
+        || !params.apex_leaf_count.is_power_of_two()
+        || path != params.challenge_bit_len
+    {
+        return Err(shape(format!(
+            "{} challenges, {apex_leaves} apex leaves, a TreeD path of {path} (the circuit has {}, {}, {})",
+            challenge_proofs.len(),
+            params.challenge_count,
+            params.apex_leaf_count,
+            params.challenge_bit_len
+        )));
+    }
+    Ok(first)
+}
+
 /// The witness of `circuit` (inputs with ONE first, aux), of `inputs` and `aux` values (its
 /// exact counts: the challenges write their shares of them in place).
 pub(crate) fn witness<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
@@ -83,24 +110,7 @@ pub(crate) fn witness<TreeR: MerkleTreeTrait<Hasher = TreeRHasher>>(
     } = circuit;
     let hs = hs(params.sector_nodes);
     let to_partition = params.challenge_bit_len - params.partition_bit_len;
-    let first = challenge_proofs
-        .first()
-        .ok_or_else(|| shape("a partition without challenges".into()))?;
-    if challenge_proofs.len() != params.challenge_count
-        || apex_leafs.len() != params.apex_leaf_count
-        || !params.apex_leaf_count.is_power_of_two()
-        || first.path_d_new.len() != params.challenge_bit_len
-    {
-        return Err(shape(format!(
-            "{} challenges, {} apex leaves, a TreeD path of {} (the circuit has {}, {}, {})",
-            challenge_proofs.len(),
-            apex_leafs.len(),
-            first.path_d_new.len(),
-            params.challenge_count,
-            params.apex_leaf_count,
-            params.challenge_bit_len
-        )));
-    }
+    let first = check_shape(&params, &challenge_proofs, apex_leafs.len())?;
 
     let mut cs = WitnessCs::with_capacity(inputs, aux);
     cs.alloc_input(|| "ONE", || Ok(Fr::ONE))?;
