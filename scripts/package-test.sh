@@ -107,7 +107,8 @@ launches="$(grep -E '^snarkd_device_launches_total\{device="opencl:0"\} ' <<<"$m
 [ -n "$launches" ] && [ "$launches" != 0 ] || fail "no device launch counted: $(grep device_launches <<<"$metrics")"
 say "proved on the device ($launches launches); the unit restarted $(inside systemctl show -P NRestarts snarkd.service) times"
 [ "$(inside systemctl show -P NRestarts snarkd.service)" = 0 ] || fail "the unit restarted"
-inside journalctl -u snarkd --no-pager | grep -q 'job finalized' || fail "no 'job finalized' line in the journal"
+unit_log="$(inside journalctl -u snarkd --no-pager)"
+grep -q 'job finalized' <<<"$unit_log" || fail "no 'job finalized' line in the journal"
 
 say "systemctl stop drains and exits 0"
 inside systemctl stop snarkd.service
