@@ -9,20 +9,20 @@ use std::path::Path;
 
 use common::process;
 use snarkd_proto::v1 as pb;
-use snarkd_prover::fixtures::generate_fixtures;
 use snarkd_prover::params::params_paths;
 use snarkd_prover::{test_params_dir, CircuitId, ProofInput, ProofKind};
 use tokio_stream::StreamExt;
 use tonic::Code;
 
-const SECTOR_2K: u64 = 2 << 10;
+#[path = "common/real.rs"]
+mod real;
 
-fn winning_request() -> (ProofInput, tempfile::TempDir) {
-    snarkd_prover::generate_params(&test_params_dir(), SECTOR_2K, &[ProofKind::WinningPost])
-        .expect("generating 2 KiB WinningPoSt params");
-    let work = tempfile::tempdir().unwrap();
-    let fixtures = generate_fixtures(SECTOR_2K, work.path()).expect("sealing the fixture sector");
-    (fixtures.winning, work)
+use real::SECTOR_2K;
+
+/// The fixture sector's WinningPoSt, its 2 KiB parameters made.
+fn winning_request() -> ProofInput {
+    real::ensure_params(&[ProofKind::WinningPost]);
+    real::env().fixtures.winning.clone()
 }
 
 fn submit(r: &ProofInput, request_id: &str) -> pb::SubmitProofRequest {
@@ -60,7 +60,7 @@ async fn start_and_submit(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero() {
-    let (request, _work) = winning_request();
+    let request = winning_request();
     let settings = [
         ("SNARKD_PARAMS_DIR", test_params_dir().into_os_string()),
         ("SNARKD_DAEMON_DRAIN_TIMEOUT", "10m".into()),
@@ -119,14 +119,15 @@ async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero
         "{}",
         outcome.error_message
     );
-    assert_eq!(outcome.proof.len(), 192);
+    // Finished during the drain, and a proof filecoin-proofs' own verifier accepts.
+    real::assert_verifies(&request, &outcome.proof);
 
     daemon.expect_clean_exit().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_while_a_parameter_read_hangs_exits_zero_and_the_next_start_proves_the_job() {
-    let (request, _work) = winning_request();
+    let request = winning_request();
     // The .vk as it is, the .params a FIFO nobody writes: its read never returns, as on a dead
     // network mount.
     let params = tempfile::tempdir().unwrap();
@@ -186,6 +187,7 @@ async fn sigterm_while_a_parameter_read_hangs_exits_zero_and_the_next_start_prov
         "{}",
         outcome.error_message
     );
+    real::assert_verifies(&request, &outcome.proof);
     daemon.sigterm();
     daemon.expect_clean_exit().await;
 }
