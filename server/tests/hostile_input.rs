@@ -346,7 +346,10 @@ async fn every_malformed_request_gets_its_code_and_the_daemon_stays_alive_and_sm
     );
 }
 
-/// Curio's `cuzk-bench` sends `registered_proof = 0` for PoRep: the C1 output's own type is used.
+/// Curio's `cuzk-bench` sends `registered_proof = 0` for PoRep: the daemon accepts it. That the
+/// C1 output's own type is the one used (`StackedDrg2KiBV1_1`, not type 0) is checked where the
+/// type is chosen, on the prepared job (`server/prover/tests/filecoin/bad_input.rs`), and a
+/// proof made with another type would not verify in `real_proofs.rs`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn porep_with_registered_proof_unset_takes_the_c1_outputs_type() {
     real::ensure_params(&[ProofKind::PorepSealCommit]);

@@ -16,6 +16,15 @@ fn at(priority: pb::Priority) -> pb::SubmitProofRequest {
     }
 }
 
+/// A request at `priority` whose one partition's input is `input` (so the order the device took
+/// it in can be read back: [`StandInProver::proved`]).
+fn marked(priority: pb::Priority, input: u32) -> pb::SubmitProofRequest {
+    pb::SubmitProofRequest {
+        vanilla_proofs: vec![common::prover::vanilla(input)],
+        ..at(priority)
+    }
+}
+
 fn assert_limit(status: &tonic::Status, key: &str, value: &str) {
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
     let msg = status.message();
@@ -23,6 +32,10 @@ fn assert_limit(status: &tonic::Status, key: &str, value: &str) {
     assert!(msg.contains(value), "{msg}");
     assert!(msg.contains(&format!("[limits] {key}")), "{msg}");
 }
+
+/// The partition inputs that tell the flood's jobs from the CRITICAL one (the held job's is 0).
+const LOW_INPUT: u32 = 1;
+const CRITICAL_INPUT: u32 = 9;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_low_work_is_refused_past_queued_jobs_and_critical_work_still_goes_first() {
@@ -35,7 +48,7 @@ async fn a_flood_of_low_work_is_refused_past_queued_jobs_and_critical_work_still
     for _ in 0..3 {
         let r = d
             .grpc
-            .submit_proof(at(pb::Priority::Low))
+            .submit_proof(marked(pb::Priority::Low, LOW_INPUT))
             .await
             .expect("within the limit");
         low.push(r.into_inner().job_id);
@@ -56,7 +69,7 @@ async fn a_flood_of_low_work_is_refused_past_queued_jobs_and_critical_work_still
     // and is next in line, ahead of every queued LOW job.
     let critical = d
         .grpc
-        .submit_proof(at(pb::Priority::Critical))
+        .submit_proof(marked(pb::Priority::Critical, CRITICAL_INPUT))
         .await
         .expect("critical is not refused by the LOW flood")
         .into_inner();
@@ -76,6 +89,12 @@ async fn a_flood_of_low_work_is_refused_past_queued_jobs_and_critical_work_still
     for id in low.iter().chain([&running]) {
         common::await_job(&mut d.grpc, id, 0).await.unwrap();
     }
+    // The device took the CRITICAL job right after the one it was proving, before every LOW.
+    assert_eq!(
+        d.prover.proved(),
+        [0, CRITICAL_INPUT, LOW_INPUT, LOW_INPUT, LOW_INPUT],
+        "the order the device proved the partitions in (inputs)"
+    );
     d.grpc
         .submit_proof(at(pb::Priority::Low))
         .await

@@ -30,6 +30,8 @@ pub struct StandInProver {
     gate: Arc<(Mutex<bool>, Condvar)>,
     /// Only phases without a deadline (PoRep, SnapDeals) wait at the closed gate.
     only_background: std::sync::atomic::AtomicBool,
+    /// The inputs of the partitions proved, in the order their device phases ended.
+    proved: Mutex<Vec<u32>>,
 }
 
 impl StandInProver {
@@ -37,7 +39,14 @@ impl StandInProver {
         Arc::new(StandInProver {
             gate: Arc::new((Mutex::new(true), Condvar::new())),
             only_background: Default::default(),
+            proved: Mutex::default(),
         })
+    }
+
+    /// The inputs of the partitions proved so far ([`vanilla`]'s index), in the order their
+    /// device phases ended: the order the device took them in.
+    pub fn proved(&self) -> Vec<u32> {
+        self.proved.lock().unwrap().clone()
     }
 
     /// Holds every device phase until [`StandInProver::open`].
@@ -159,6 +168,7 @@ impl Prover for StandInProver {
                 .unwrap();
         }
         hooks.abc_released(0);
+        self.proved.lock().unwrap().push(input);
         Ok(vec![input as u8; PROOF_BYTES])
     }
 
