@@ -65,9 +65,15 @@ async fn stalled_uploads_filling_every_slot_leave_a_winning_post_its_own_and_are
         proved.result.unwrap().status,
         pb::await_proof_response::Status::Completed as i32
     );
-    // A PoRep upload is still refused meanwhile.
+    // A PoRep upload is still refused meanwhile: for want of a slot, not by the body deadline.
     let refused = call(addr, SUBMIT, vec![porep_head("porep-1000-x")], Then::Stall).await;
     assert_eq!(refused.code(), Code::ResourceExhausted, "{refused:?}");
+    assert!(
+        refused.message().contains("[limits] decoding_requests")
+            && !refused.message().contains("body_read_timeout"),
+        "{}",
+        refused.message()
+    );
 
     // The stalled ones are cut off at the body deadline, each told which limit it ran into.
     for _ in 0..shared {
