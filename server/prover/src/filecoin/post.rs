@@ -216,18 +216,16 @@ fn window_job<Tree: 'static + MerkleTreeTrait>(
     // (a bounded copy: the index is below MAX_WINDOW_PARTITIONS). From 1.2 on the place does
     // not matter and the partition is verified on its own.
     let before_1_2 = config.api_version < ApiVersion::V1_2_0;
-    let sectors = inputs.sectors.clone();
-    let placed = if before_1_2 {
-        let mut placed = vec![sectors[0].clone(); partition_index * vanilla_params.sector_count];
-        placed.extend(sectors);
-        placed
-    } else {
-        sectors
-    };
+    let mut placed = Vec::new();
+    if before_1_2 {
+        placed = vec![inputs.sectors[0].clone(); partition_index * vanilla_params.sector_count];
+    }
+    placed.extend(inputs.sectors.iter().cloned());
     let verify_inputs = fallback::PublicInputs {
+        randomness: inputs.randomness,
+        prover_id: inputs.prover_id,
         sectors: placed,
         k: None,
-        ..inputs.clone()
     };
     Ok(PostJob {
         vanilla_params,

@@ -84,7 +84,6 @@ proptest! {
         }
         h.drain();
         h.check_invariants();
-        prop_assert_eq!(clean, clean && !spoiled, "a clean case never fails or cancels");
         for id in h.jobs.clone() {
             let end = h.outcome(&id);
             prop_assert!(end.is_some(), "job {id} never ended: deadlock");
