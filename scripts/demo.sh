@@ -11,10 +11,8 @@ ONCE=0
 GRPC_ADDR=127.0.0.1:9820
 HTTP_ADDR=127.0.0.1:9821
 
-say "building snarkd and snarkd-bench"
-cargo build -p snarkd -p snarkd-bench
-./scripts/build-monitor.sh
-BIN="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')/debug"
+say "building snarkd, snarkd-bench and the monitor (scripts/build.sh: the daemon as it ships)"
+BIN="$(./scripts/build.sh | tail -n 1)"
 SNARKD="$BIN/snarkd"
 
 # Real proofs need parameters and inputs. The demo makes LOCAL TEST parameters for 2 KiB PoSt
