@@ -54,7 +54,7 @@ pub fn busy() -> StatusSnapshot {
             max_allowed_now: 3,
             max_configured: 16,
         },
-        jobs: vec![
+        jobs: [
             JobStatus {
                 job_id: RUNNING_JOB.into(),
                 request_id: "sector-42".into(),
@@ -89,7 +89,9 @@ pub fn busy() -> StatusSnapshot {
                     Some(1),
                 )],
             },
-        ],
+        ]
+        .into_iter()
+        .collect(),
         workers: vec![
             WorkerStatus {
                 paused: None,

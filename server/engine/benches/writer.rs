@@ -7,8 +7,10 @@
 //! ```
 //!
 //! The jobs are the engine's stand-in prover's (10 partitions each); their syntheses are held
-//! so that they stay queued. Each input is a journal flush request, the cheapest the API sends:
-//! what it costs is what the writer does after every input (schedule, snapshot).
+//! so that they stay queued. Two loads: journal flush requests, the cheapest input the API
+//! sends, which change nothing (what the writer does after every input: schedule, snapshot);
+//! and a submit followed by its cancel, two changes a snapshot must show. `--json` prints one
+//! object instead of the text.
 
 use std::time::{Duration, Instant};
 
@@ -67,6 +69,33 @@ fn main() {
         let per_input = (cpu_seconds() - cpu) / inputs as f64;
         let wall = started.elapsed().as_secs_f64() / inputs as f64;
 
+        // Changes: a new job and its cancel, each a snapshot the streams must see.
+        let changes_n = inputs / 10;
+        let mut watcher = engine.subscribe();
+        watcher.borrow_and_update();
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counting = tokio::spawn({
+            let seen = seen.clone();
+            async move {
+                while watcher.changed().await.is_ok() {
+                    watcher.borrow_and_update();
+                    seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+            }
+        });
+        let (cpu, started) = (cpu_seconds(), Instant::now());
+        for _ in 0..changes_n {
+            let job = engine
+                .submit(request(ProofKind::PorepSealCommit, 10, 1000))
+                .await
+                .expect("accepted");
+            engine.cancel(&job.job_id).await.expect("cancelled");
+        }
+        let per_change = (cpu_seconds() - cpu) / (2 * changes_n) as f64;
+        let change_wall = started.elapsed().as_secs_f64();
+        counting.abort();
+        let published = seen.load(std::sync::atomic::Ordering::Relaxed);
+
         let mut changes = engine.subscribe();
         changes.borrow_and_update();
         let (cpu, until) = (cpu_seconds(), tokio::time::Instant::now() + idle);
@@ -75,9 +104,32 @@ fn main() {
             publishes += 1;
         }
         let idle_cpu = (cpu_seconds() - cpu) / idle.as_secs_f64();
+        if std::env::args().any(|a| a == "--json") {
+            println!(
+                "{{\"jobs\":{jobs},\"cpu_per_input_us\":{:.1},\"wall_per_input_us\":{:.1},\"cpu_per_change_us\":{:.1},\"changes_per_s\":{:.0},\"publishes_per_s\":{:.0},\"idle_publishes_per_s\":{:.2},\"idle_cpu_share\":{:.4}}}",
+                per_input * 1e6,
+                wall * 1e6,
+                per_change * 1e6,
+                (2 * changes_n) as f64 / change_wall,
+                published as f64 / change_wall,
+                publishes as f64 / idle.as_secs_f64(),
+                idle_cpu
+            );
+            drop(gate);
+            return;
+        }
         println!("writer with {jobs} jobs queued ({} partitions)", jobs * 10);
         println!("  CPU per input:            {:>8.1} µs", per_input * 1e6);
         println!("  wall per input:           {:>8.1} µs", wall * 1e6);
+        println!("  CPU per change:           {:>8.1} µs", per_change * 1e6);
+        println!(
+            "  changes per second:       {:>8.0}",
+            (2 * changes_n) as f64 / change_wall
+        );
+        println!(
+            "  publishes per second:     {:>8.0}",
+            published as f64 / change_wall
+        );
         println!(
             "  snapshots published idle: {:>8.2} /s",
             publishes as f64 / idle.as_secs_f64()

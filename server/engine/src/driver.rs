@@ -21,6 +21,12 @@ use crate::worker;
 /// How often finished jobs are checked for expiry and the gauges refreshed.
 const TICK: Duration = Duration::from_secs(1);
 
+/// Inputs already waiting that are applied together before one snapshot shows them all: a
+/// burst of steps' results costs one publish, not one each, and a long burst still publishes
+/// every this many inputs. An input that answers a client ends the fold, so that what it was
+/// told is in the status by the time it could ask (as without folding).
+const FOLD: usize = 64;
+
 /// The writer loop; ends when every sender of `inputs` is gone. `panic_hook` is a test hook: a
 /// notification makes the writer panic, as a bug in it would.
 pub(crate) async fn run<P: Prover>(
@@ -54,34 +60,31 @@ pub(crate) async fn run<P: Prover>(
             _ = tick.tick() => Input::Tick,
             _ = panic_hook.notified() => panic!("test hook: the writer task was told to panic"),
         };
-        let tick = matches!(input, Input::Tick);
-        for effect in machine.apply(input) {
-            execute(effect, &workers, &prover, &journal, &sender, nice);
+        let mut tick = false;
+        let mut next = Some(input);
+        for folded in 1.. {
+            let Some(input) = next.take() else { break };
+            tick |= matches!(input, Input::Tick);
+            let answers = input.answers_a_client();
+            for effect in machine.apply(input) {
+                execute(effect, &workers, &prover, &journal, &sender, nice);
+            }
+            if !answers && folded < FOLD {
+                next = inputs.try_recv().ok();
+            }
         }
         if let Some(effect) = machine.note_load(crate::clock::unix_ms()) {
             execute(effect, &workers, &prover, &journal, &sender, nice);
         }
         if machine.version() != published {
             published = machine.version();
-            publish_if_changed(&status, machine.snapshot());
+            status.send_replace(Arc::new(machine.snapshot()));
             record_gauges(&status.borrow());
         } else if tick {
             // Busy seconds grow with the clock alone.
             record_gauges(&status.borrow());
         }
     }
-}
-
-/// Publishes `snapshot` unless it shows the state already published, so that the watchers of an
-/// idle daemon (status streams, the monitor) are not woken for nothing.
-fn publish_if_changed(status: &watch::Sender<Arc<StatusSnapshot>>, snapshot: StatusSnapshot) {
-    status.send_if_modified(|published| {
-        let changed = **published != snapshot;
-        if changed {
-            *published = Arc::new(snapshot);
-        }
-        changed
-    });
 }
 
 fn execute<P: Prover>(

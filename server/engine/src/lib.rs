@@ -29,6 +29,7 @@
 
 pub mod budget;
 mod chunked;
+mod chunked_map;
 mod clock;
 pub mod domain;
 mod driver;

@@ -5,7 +5,7 @@
 //! to (`machine/records.rs`).
 
 /// Lifecycle of a whole job, as the status shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum JobState {
     Queued,

@@ -13,6 +13,11 @@ pub use crate::lifecycle::JobState;
 use crate::lifecycle::{PartitionState, WorkerState};
 pub use crate::prover::DeviceTelemetry;
 
+/// The jobs of a snapshot in submit order, each view shared with the snapshots before it that
+/// showed the job the same.
+pub type JobViews = crate::chunked_map::ChunkedMap<JobStatus>;
+pub use crate::chunked_map::ChunkedMap;
+
 /// Everything a dashboard draws. It holds no time that moves by itself, so two snapshots of one
 /// state are equal; readers reckon ages as of when they show them.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
@@ -21,7 +26,7 @@ pub struct StatusSnapshot {
     pub memory: MemoryStatus,
     pub synthesis: SynthesisStatus,
     /// Queued, running and recently finished jobs, oldest submit first.
-    pub jobs: Vec<JobStatus>,
+    pub jobs: JobViews,
     pub workers: Vec<WorkerStatus>,
     pub params: Vec<ParamsStatus>,
     pub counters: Counters,

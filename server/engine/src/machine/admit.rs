@@ -100,14 +100,7 @@ impl<P: Prover> Machine<P> {
             }
             None => None,
         };
-        let waiting = self
-            .stages
-            .of(PartitionState::Pending)
-            .filter(|(_, s, _)| {
-                let other = &self.jobs[s];
-                other.circuit_id == circuit_id && other.origin.priority < Priority::High
-            })
-            .count() as u32;
+        let waiting = self.jobs.pending_low(circuit_id);
         if !fast_path.worth_waiting(loading_for.unwrap_or_default(), waiting) {
             return false;
         }
@@ -171,10 +164,7 @@ impl<P: Prover> Machine<P> {
 
     /// Unfinished jobs that need `circuit_id`'s params loaded now ([`Job::uses_params`]).
     pub(super) fn params_users(&self, circuit_id: &str) -> u32 {
-        self.jobs
-            .values()
-            .filter(|j| j.circuit_id == circuit_id && j.uses_params())
-            .count() as u32
+        self.jobs.params_users(circuit_id)
     }
 
     /// Loaded params no job uses, other than `keep`'s, least recently used first.
@@ -238,10 +228,7 @@ impl<P: Prover> Machine<P> {
                 .workers
                 .iter()
                 .all(|w| w.duty.step() == WorkerStep::Idle)
-            && self
-                .jobs
-                .values()
-                .all(|j| j.phase.step() != JobStep::Finalizing)
+            && !self.jobs.any_finalizing()
             && self.params.values().all(|e| e.ready().is_some())
     }
 

@@ -71,6 +71,22 @@ pub(crate) enum Input<P: Prover> {
     Tick,
 }
 
+impl<P: Prover> Input<P> {
+    /// Whether applying this can tell anyone anything (a reply, a job's end, a preload's
+    /// answer): if not, its change may wait for the publish of a later input's.
+    pub fn answers_a_client(&self) -> bool {
+        !matches!(
+            self,
+            Input::SynthDone { result: Ok(_), .. }
+                | Input::DeviceDone { result: Ok(_), .. }
+                | Input::AbcReleased { .. }
+                | Input::Devices(_)
+                | Input::MemoryFreed
+                | Input::Tick
+        )
+    }
+}
+
 /// What the API asks of the writer, apart from submits (which carry the prover's plan).
 pub(crate) enum Request {
     /// A request the API refused at submit, for the failure log.

@@ -165,28 +165,25 @@ impl<P: Prover> Machine<P> {
             self.stages
                 .moved((key, seq, index as u32), None, part.state());
         }
-        self.jobs.insert(
+        self.jobs.insert(Job {
             seq,
-            Job {
-                seq,
-                id,
-                origin,
-                plan: Arc::new(plan),
-                circuit_id,
-                memory,
-                fast_path,
-                submitted,
-                submitted_unix_ms,
-                // Without a journal a job is on record once it is in memory.
-                phase: match self.journaled {
-                    true => JobPhase::Unrecorded { input },
-                    false => JobPhase::Queued { input },
-                },
-                parts,
-                timings: Default::default(),
-                outcome,
+            id,
+            origin,
+            plan: Arc::new(plan),
+            circuit_id,
+            memory,
+            fast_path,
+            submitted,
+            submitted_unix_ms,
+            // Without a journal a job is on record once it is in memory.
+            phase: match self.journaled {
+                true => JobPhase::Unrecorded { input },
+                false => JobPhase::Queued { input },
             },
-        );
+            parts,
+            timings: Default::default(),
+            outcome,
+        });
         self.changed();
     }
 
@@ -197,11 +194,7 @@ impl<P: Prover> Machine<P> {
     pub(super) fn precheck(&self, ticket: &Ticket) -> Result<(), EngineError> {
         self.check_intake_open()?;
         let live_retry = !ticket.request_id.is_empty()
-            && self.jobs.values().any(|j| {
-                j.origin.request_id == ticket.request_id
-                    && j.origin.kind == ticket.kind
-                    && !matches!(j.phase.state(), JobState::Failed | JobState::Cancelled)
-            });
+            && self.jobs.live_request(&ticket.request_id, ticket.kind);
         if live_retry || self.is_recovering(&ticket.request_id, ticket.kind) {
             return Ok(());
         }
@@ -226,11 +219,10 @@ impl<P: Prover> Machine<P> {
     fn check_intake_limits(&self, priority: Priority, input_bytes: u64) -> Result<(), EngineError> {
         let limits = self.config.limits;
         // Recovering jobs count: they are unfinished work of their priority too.
-        let (jobs, bytes) = (self.jobs.values())
-            .filter(|j| j.origin.priority == priority && !j.is_finished())
-            .map(|j| j.origin.input_bytes)
-            .chain(self.recovering_inputs(priority))
-            .fold((0usize, 0u64), |(n, b), bytes| (n + 1, b + bytes));
+        let (jobs, bytes) = (self.recovering_inputs(priority))
+            .fold(self.jobs.unfinished_of(priority), |(n, b), bytes| {
+                (n + 1, b + bytes)
+            });
         let name = format!("{priority:?}").to_uppercase();
         if jobs >= limits.queued_jobs {
             return Err(EngineError::LimitReached {
@@ -255,14 +247,7 @@ impl<P: Prover> Machine<P> {
 
     /// Unfinished jobs that run before job `seq`.
     fn queue_position(&self, seq: u64) -> u32 {
-        let Some(job) = self.jobs.get(&seq) else {
-            return 0;
-        };
-        let key = order_key(job.origin.priority, seq, 0);
-        self.jobs
-            .values()
-            .filter(|j| !j.is_finished() && order_key(j.origin.priority, j.seq, 0) < key)
-            .count() as u32
+        self.jobs.ahead_of(seq)
     }
 
     pub(super) fn cancel(&mut self, job_id: &str) -> Result<bool, EngineError> {
@@ -323,7 +308,7 @@ impl<P: Prover> Machine<P> {
                 stop.stop();
             }
         }
-        let job = self.jobs.get_mut(&seq).expect("job exists");
+        let mut job = self.jobs.get_mut(&seq).expect("job exists");
         let ended = job.phase.ended_at().expect("the job just ended");
         let now = ended.at;
         job.timings.total = now - job.submitted;
@@ -376,6 +361,7 @@ impl<P: Prover> Machine<P> {
         };
         job.outcome.send_replace(Some(outcome));
         let circuit_id = job.circuit_id.clone();
+        drop(job);
         if let Some(entry) = self.params.get_mut(&circuit_id) {
             entry.last_used = Moment::now();
         }
@@ -496,15 +482,13 @@ impl<P: Prover> Machine<P> {
         }
         let now = crate::clock::now();
         let retention = self.config.retention;
-        let expired: Vec<u64> = self
-            .jobs
-            .values()
-            .filter(|j| j.phase.ended_at().is_some_and(|e| now - e.at >= retention))
-            .map(|j| j.seq)
-            .collect();
+        let expired = match now.checked_sub(retention) {
+            Some(until) => self.jobs.ended_by(until),
+            None => Vec::new(),
+        };
         self.expire_recovering(now, retention);
         for seq in expired {
-            let job = self.jobs.remove(&seq).expect("listed above");
+            let job = self.jobs.remove(seq).expect("listed above");
             self.job_ids.remove(&job.id);
             let key = job.origin.key();
             if self.request_ids.get(&key) == Some(&seq) {

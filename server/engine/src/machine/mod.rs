@@ -5,6 +5,7 @@
 //!
 //! Layout:
 //! - `inputs`: inputs, requests and effects.
+//! - `jobs`: the jobs with the indexes inputs read and the views snapshots show.
 //! - `records`: the per-job, partition, worker and params records.
 //! - `transition`: the one function that changes partition and worker state.
 //! - `intake`: submit, cancel, preload, evict and retention.
@@ -18,6 +19,7 @@
 mod admit;
 mod inputs;
 mod intake;
+mod jobs;
 mod progress;
 mod records;
 mod recovering;
@@ -38,6 +40,8 @@ use crate::prover::{DeviceInfo, Prover};
 pub(crate) use inputs::{
     DeviceTask, Effect, Input, JobOrigin, Request, RequestKey, StopSignal, Ticket,
 };
+#[cfg(test)]
+pub(crate) use jobs::WriterWork;
 use records::{
     Duty, Job, JobPhase, Moment, ParamsEntry, ParamsSlot, Part, Stage, Tally, Task, Worker,
 };
@@ -53,7 +57,7 @@ pub(crate) struct Machine<P: Prover> {
     _baseline: crate::budget::Reservation,
     started_unix_ms: u64,
     /// Jobs by submit sequence number (which is also their age order).
-    jobs: BTreeMap<u64, Job<P>>,
+    jobs: jobs::Jobs<P>,
     job_ids: HashMap<String, u64>,
     /// The live (not failed or cancelled) job of each request id, kind and input.
     request_ids: HashMap<RequestKey, u64>,
@@ -120,7 +124,7 @@ impl<P: Prover> Machine<P> {
             budget,
             _baseline,
             started_unix_ms: unix_ms(),
-            jobs: BTreeMap::new(),
+            jobs: Default::default(),
             job_ids: HashMap::new(),
             request_ids: HashMap::new(),
             next_seq: 0,
@@ -263,7 +267,7 @@ impl<P: Prover> Machine<P> {
                 self.changed();
             }
             Request::Idle { reply } => {
-                let idle = self.recovering_idle() && self.jobs.values().all(|j| j.is_finished());
+                let idle = self.recovering_idle() && self.jobs.all_finished();
                 let _ = reply.send(idle);
             }
             Request::Refused(failure) => {
@@ -300,6 +304,12 @@ impl<P: Prover> Machine<P> {
         if self.params_estimates.get(circuit_id) != Some(&bytes) {
             self.params_estimates.insert(circuit_id.to_string(), bytes);
         }
+    }
+
+    /// What the writer has done so far, counted.
+    #[cfg(test)]
+    pub(crate) fn work(&self) -> WriterWork {
+        self.jobs.work()
     }
 
     /// The prover's plan of job `seq`, while the job is known.

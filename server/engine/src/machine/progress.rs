@@ -14,7 +14,6 @@ use crate::error::EngineError;
 use crate::failures::FailureStage;
 use crate::journal::record::Record;
 use crate::lifecycle::JobStep;
-use crate::lifecycle::PartitionState;
 use crate::prover::{LoadedParams, Prover, StepError};
 
 impl<P: Prover> Machine<P> {
@@ -37,7 +36,7 @@ impl<P: Prover> Machine<P> {
                 if self.transition(job, index, change).is_none() {
                     return; // cancelled meanwhile: the buffers and reservation dropped with it
                 }
-                let j = self.jobs.get_mut(&job).expect("transition checked the job");
+                let mut j = self.jobs.get_mut(&job).expect("transition checked the job");
                 j.timings.synthesis += elapsed;
                 metrics::histogram!("snarkd_synthesis_seconds", "kind" => j.origin.kind.name())
                     .record(elapsed.as_secs_f64());
@@ -93,7 +92,7 @@ impl<P: Prover> Machine<P> {
                 {
                     return;
                 }
-                let j = self.jobs.get_mut(&job).expect("transition checked the job");
+                let mut j = self.jobs.get_mut(&job).expect("transition checked the job");
                 tracing::warn!(job_id = %j.id, request_id = %j.origin.logged_request_id(),
                     partition = index, worker, %error,
                     "device phase failed; the partition is synthesized and proved again");
@@ -129,11 +128,12 @@ impl<P: Prover> Machine<P> {
                 Some(error)
             }
         };
-        let j = self.jobs.get_mut(&job).expect("transition checked the job");
+        let mut j = self.jobs.get_mut(&job).expect("transition checked the job");
         j.timings.device += elapsed;
         metrics::histogram!("snarkd_device_seconds", "kind" => j.origin.kind.name())
             .record(elapsed.as_secs_f64());
         j.parts[index as usize].gpu_ms = Some(elapsed.as_millis() as u64);
+        drop(j);
         if let Some(error) = failure {
             self.fail_job(
                 job,
@@ -187,13 +187,9 @@ impl<P: Prover> Machine<P> {
                         load_time: elapsed,
                     }));
                 }
-                for j in self
-                    .jobs
-                    .values_mut()
-                    .filter(|j| j.circuit_id == circuit_id && j.uses_params())
-                {
+                self.jobs.for_params_users(&circuit_id, |j| {
                     j.timings.params_load = elapsed;
-                }
+                });
             }
             Err(error) => {
                 self.params.remove(&circuit_id);
@@ -228,7 +224,7 @@ impl<P: Prover> Machine<P> {
         result: Result<Vec<u8>, StepError>,
         elapsed: Duration,
     ) {
-        let Some(j) = self.jobs.get_mut(&job) else {
+        let Some(j) = self.jobs.get(&job) else {
             return;
         };
         if j.phase.step() != JobStep::Finalizing {
@@ -264,14 +260,7 @@ impl<P: Prover> Machine<P> {
 
     /// Starts finalization of every running job whose partitions are all proved.
     pub(super) fn finalize_ready_jobs(&mut self) {
-        let ready: Vec<u64> = self
-            .jobs
-            .values()
-            .filter(|j| j.phase.step() == JobStep::Running)
-            .filter(|j| j.parts.iter().all(|p| p.state() == PartitionState::Done))
-            .map(|j| j.seq)
-            .collect();
-        for seq in ready {
+        for seq in self.jobs.ready_to_finalize() {
             let circuit_id = self.jobs[&seq].circuit_id.clone();
             let Some(params) = self
                 .params

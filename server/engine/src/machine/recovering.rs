@@ -224,44 +224,47 @@ impl<P: Prover> Machine<P> {
     }
 
     /// Recovering jobs as the snapshots show them: queued, their recorded partitions done.
-    pub(super) fn recovering_statuses(&self) -> impl Iterator<Item = JobStatus> + '_ {
-        self.recovering.values().map(|r| {
+    pub(super) fn recovering_statuses(&self) -> impl Iterator<Item = (u64, JobStatus)> + '_ {
+        self.recovering.iter().map(|(&seq, r)| {
             let job = &r.job.job;
             let proved = |i: u32| r.job.proofs.iter().any(|(p, _)| *p == i);
-            JobStatus {
-                job_id: job.job_id.clone(),
-                request_id: job.request_id.clone(),
-                kind: job.kind,
-                priority: job.priority,
-                circuit_id: String::new(),
-                submitted_at_unix_ms: job.submitted_unix_ms,
-                finished_at_unix_ms: r.ended.as_ref().map(|(_, _, unix_ms)| *unix_ms),
-                state: match &r.ended {
-                    None => JobState::Queued,
-                    Some((JobEnd::Cancelled, ..)) => JobState::Cancelled,
-                    Some((JobEnd::Failed(_), ..)) => JobState::Failed,
-                    Some((JobEnd::Completed(_), ..)) => JobState::Completed,
+            (
+                seq,
+                JobStatus {
+                    job_id: job.job_id.clone(),
+                    request_id: job.request_id.clone(),
+                    kind: job.kind,
+                    priority: job.priority,
+                    circuit_id: String::new(),
+                    submitted_at_unix_ms: job.submitted_unix_ms,
+                    finished_at_unix_ms: r.ended.as_ref().map(|(_, _, unix_ms)| *unix_ms),
+                    state: match &r.ended {
+                        None => JobState::Queued,
+                        Some((JobEnd::Cancelled, ..)) => JobState::Cancelled,
+                        Some((JobEnd::Failed(_), ..)) => JobState::Failed,
+                        Some((JobEnd::Completed(_), ..)) => JobState::Completed,
+                    },
+                    error: match &r.ended {
+                        Some((JobEnd::Failed(failure), ..)) => Some(failure.to_string()),
+                        _ => r.waiting.clone(),
+                    },
+                    partitions: (0..job.partitions)
+                        .map(|index| PartitionStatus {
+                            index,
+                            state: match (proved(index), &r.ended) {
+                                (true, _) => PartitionState::Done,
+                                (false, None) => PartitionState::Pending,
+                                (false, Some((JobEnd::Failed(_), ..))) => PartitionState::Failed,
+                                (false, Some(_)) => PartitionState::Cancelled,
+                            },
+                            synth_ms: None,
+                            gpu_ms: None,
+                            worker_id: None,
+                            reserved_bytes: 0,
+                        })
+                        .collect(),
                 },
-                error: match &r.ended {
-                    Some((JobEnd::Failed(failure), ..)) => Some(failure.to_string()),
-                    _ => r.waiting.clone(),
-                },
-                partitions: (0..job.partitions)
-                    .map(|index| PartitionStatus {
-                        index,
-                        state: match (proved(index), &r.ended) {
-                            (true, _) => PartitionState::Done,
-                            (false, None) => PartitionState::Pending,
-                            (false, Some((JobEnd::Failed(_), ..))) => PartitionState::Failed,
-                            (false, Some(_)) => PartitionState::Cancelled,
-                        },
-                        synth_ms: None,
-                        gpu_ms: None,
-                        worker_id: None,
-                        reserved_bytes: 0,
-                    })
-                    .collect(),
-            }
+            )
         })
     }
 }

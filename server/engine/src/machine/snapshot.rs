@@ -4,7 +4,7 @@ use super::Machine;
 use super::{Effect, ParamsSlot, Tally};
 use crate::budget::Holder;
 use crate::domain::Priority;
-use crate::domain::{JobFailure, ProofKind};
+use crate::domain::ProofKind;
 use crate::history::Load;
 use crate::journal::record::Record;
 use crate::lifecycle::PartitionState;
@@ -75,36 +75,14 @@ impl<P: Prover> Machine<P> {
         }
     }
 
-    /// Every job with its partitions, then the recovered ones still being planned.
-    fn job_statuses(&self) -> Vec<JobStatus> {
-        self.jobs
-            .values()
-            .map(|j| JobStatus {
-                job_id: j.id.clone(),
-                request_id: j.origin.request_id.clone(),
-                kind: j.origin.kind,
-                priority: j.origin.priority,
-                circuit_id: j.circuit_id.clone(),
-                submitted_at_unix_ms: j.submitted_unix_ms,
-                finished_at_unix_ms: j.phase.ended_at().map(|e| e.unix_ms),
-                state: j.phase.state(),
-                error: j.phase.failure().map(JobFailure::to_string),
-                partitions: j
-                    .parts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| PartitionStatus {
-                        index: i as u32,
-                        state: p.state(),
-                        synth_ms: p.synth_ms,
-                        gpu_ms: p.gpu_ms,
-                        worker_id: p.worker,
-                        reserved_bytes: p.stage.reserved_bytes(),
-                    })
-                    .collect(),
-            })
-            .chain(self.recovering_statuses())
-            .collect()
+    /// Every job with its partitions, the recovered ones still being planned among them: the
+    /// views of the jobs that changed are built again, the others shared with the last snapshot.
+    fn job_statuses(&self) -> crate::status::JobViews {
+        let mut views = self.jobs.views();
+        for (seq, status) in self.recovering_statuses() {
+            views.insert(seq, std::sync::Arc::new(status));
+        }
+        views
     }
 
     fn worker_statuses(&self) -> Vec<WorkerStatus> {
@@ -159,18 +137,11 @@ impl<P: Prover> Machine<P> {
     fn queue_statuses(&self) -> Vec<QueueStatus> {
         ProofKind::ALL
             .iter()
-            .map(|&kind| {
-                let of_kind = || self.jobs.values().filter(move |j| j.origin.kind == kind);
-                QueueStatus {
-                    kind,
-                    pending: (of_kind()
-                        .filter(|j| j.phase.state() == JobState::Queued)
-                        .count()
-                        + self.recovering_of(kind)) as u32,
-                    in_progress: of_kind()
-                        .filter(|j| j.phase.state() == JobState::Running)
-                        .count() as u32,
-                }
+            .map(|&kind| QueueStatus {
+                kind,
+                pending: (self.jobs.count(kind, JobState::Queued) + self.recovering_of(kind))
+                    as u32,
+                in_progress: self.jobs.count(kind, JobState::Running) as u32,
             })
             .collect()
     }

@@ -224,8 +224,9 @@ impl Harness {
         self.machine
             .snapshot()
             .jobs
-            .into_iter()
+            .iter()
             .find(|j| j.job_id == id)
+            .cloned()
             .expect("job visible")
     }
 
@@ -240,6 +241,7 @@ impl Harness {
 
     /// The invariants that must hold after every input.
     fn check_invariants(&self) {
+        self.machine.jobs.check();
         // The stage index is what scanning every job would find, in scheduling order.
         for state in [
             PartitionState::Pending,
@@ -588,3 +590,5 @@ mod request_ids;
 mod scheduling;
 /// Queues per kind, the queue depth and memory per kind in the snapshot.
 mod status;
+/// The writer's work per input, counted, the same with ten jobs queued as with thousands.
+mod writer_work;

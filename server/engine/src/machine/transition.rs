@@ -106,7 +106,7 @@ impl<P: Prover> Machine<P> {
             }
             _ => {}
         }
-        let Some(j) = self.jobs.get_mut(&job) else {
+        let Some(mut guard) = self.jobs.get_mut(&job) else {
             tracing::debug!(
                 job,
                 partition = index,
@@ -115,6 +115,7 @@ impl<P: Prover> Machine<P> {
             );
             return None;
         };
+        let j = &mut *guard;
         let Some(part) = j.parts.get_mut(index as usize) else {
             tracing::error!(job_id = %j.id, partition = index, ?change, "event for a partition the job does not have");
             return None;
@@ -181,7 +182,9 @@ impl<P: Prover> Machine<P> {
         let key = order_key(j.origin.priority, job, index);
         self.stages.moved((key, job, index), Some(from), next);
         let left = std::mem::replace(&mut part.stage, stage);
-        if next == PartitionState::Synthesizing && j.phase.step() == JobStep::Queued {
+        let starts = next == PartitionState::Synthesizing && j.phase.step() == JobStep::Queued;
+        drop(guard);
+        if starts {
             self.job_event(job, JobChange::Start);
         }
         self.changed();
@@ -191,9 +194,10 @@ impl<P: Prover> Machine<P> {
     /// Moves job `job` along its edge table, building its next phase from the one it leaves;
     /// false (and nothing changed) when the change is illegal in its phase.
     pub(super) fn job_event(&mut self, job: u64, change: JobChange) -> bool {
-        let Some(j) = self.jobs.get_mut(&job) else {
+        let Some(mut guard) = self.jobs.get_mut(&job) else {
             return false;
         };
+        let j = &mut *guard;
         let (from, event) = (j.phase.step(), change.event());
         let Some(next) = next_job_step(from, event) else {
             tracing::warn!(job_id = %j.id, ?from, ?event, "illegal job transition rejected");
@@ -231,6 +235,7 @@ impl<P: Prover> Machine<P> {
             next,
             "the phase built is the table's next step"
         );
+        drop(guard);
         self.changed();
         true
     }
