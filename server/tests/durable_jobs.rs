@@ -46,10 +46,10 @@ async fn prove(
     client: &mut common::Client,
     submit: pb::SubmitProofRequest,
 ) -> pb::AwaitProofResponse {
-    client
-        .prove(pb::ProveRequest {
-            submit: Some(submit),
-        })
+    let call = client.prove(pb::ProveRequest {
+        submit: Some(submit),
+    });
+    common::within("Prove reply", call)
         .await
         .expect("Prove")
         .into_inner()
@@ -84,7 +84,7 @@ async fn a_prove_retried_after_a_kill_gets_the_same_jobs_proof() {
     .await;
     let job_id = running.jobs[0].job_id.clone();
     daemon.kill();
-    let died = call
+    let died = common::within("end of the Prove call after the kill", call)
         .await
         .unwrap()
         .expect_err("the call died with the daemon");
@@ -297,8 +297,15 @@ async fn idempotency_is_by_request_id_kind_and_input() {
 async fn jobs_a_drain_leaves_unfinished_resume_on_the_next_start() {
     ensure_params(&[ProofKind::PorepSealCommit]);
     let jobs = tempfile::tempdir().unwrap();
+    // The PoRep's device phase is held at its first step boundary (the prover's test hook)
+    // until the daemon has gone: the job is unfinished when the drain runs out, however fast
+    // this machine proves.
+    let holds = tempfile::tempdir().unwrap();
+    std::fs::write(holds.path().join("1"), b"").unwrap();
     let mut settings = real_env(jobs.path());
     settings.push(("SNARKD_DAEMON_DRAIN_TIMEOUT", "1s".into()));
+    let hold_env = snarkd_prover::groth16::test_hold::HOLD_PHASE_ENV;
+    settings.push((hold_env, holds.path().display().to_string()));
     let daemon = spawn(Path::new(SNARKD), settings).serving();
     let mut client = common::connect(daemon.grpc).await;
     let job_id = client
@@ -307,11 +314,13 @@ async fn jobs_a_drain_leaves_unfinished_resume_on_the_next_start() {
         .unwrap()
         .into_inner()
         .job_id;
+    let held = holds.path().join("1.holding");
+    common::process::poll_until("the PoRep's device phase held", || held.exists());
     let log = daemon.stop(); // SIGTERM: the drain runs out after 1 s, exit 0
     assert!(
         log.iter()
             .any(|l| l.contains("drain timeout passed with jobs unfinished")),
-        "a PoRep takes longer than 1 s here: {log:?}"
+        "{log:?}"
     );
 
     let daemon = start_real(jobs.path());

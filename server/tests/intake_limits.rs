@@ -76,7 +76,17 @@ async fn a_flood_of_low_work_is_refused_past_queued_jobs_and_critical_work_still
     assert_eq!(critical.queue_position, 1, "only the running job is ahead");
     // queue_position 1 is the order the device takes it in (the engine's scheduling tests
     // show a synthesized partition goes to an idle worker in that order): it waits only for
-    // the device phase already running, not for any LOW job.
+    // the device phase already running, not for any LOW job. Once it is synthesized (as the
+    // LOW ones are), the running phase is let go.
+    let id = critical.job_id.clone();
+    common::wait_for_status(&mut d.grpc, |s| {
+        s.jobs.iter().any(|j| {
+            j.job_id == id
+                && j.partitions.first().map(|p| p.state)
+                    == Some(pb::PartitionState::SynthDone as i32)
+        })
+    })
+    .await;
     d.prover.open();
     let done = common::await_job(&mut d.grpc, &critical.job_id, 0)
         .await

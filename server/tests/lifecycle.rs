@@ -101,16 +101,22 @@ async fn shutdown_drains_running_jobs_and_refuses_new_ones() {
         .await
         .unwrap()
         .into_inner();
-    status_stream.message().await.unwrap().unwrap();
+    common::within("first status snapshot", status_stream.message())
+        .await
+        .unwrap()
+        .unwrap();
 
     let shutdown = tokio::spawn(daemon.shutdown(Duration::from_secs(600)));
 
     // Event-driven: the health watch reports NOT_SERVING once draining has begun.
-    while let Some(update) = health_watch.message().await.unwrap() {
-        if update.status == ServingStatus::NotServing as i32 {
-            break;
+    common::within("NOT_SERVING on the health watch", async {
+        while let Some(update) = health_watch.message().await.unwrap() {
+            if update.status == ServingStatus::NotServing as i32 {
+                break;
+            }
         }
-    }
+    })
+    .await;
     // A watch never ends by itself; an open one would hold the server's graceful stop.
     drop(health_watch);
     let refused = grpc.submit_proof(winning("")).await.unwrap_err();
@@ -137,24 +143,32 @@ async fn shutdown_drains_running_jobs_and_refuses_new_ones() {
         })
     };
     prover.open();
-    let done = waiter.await.unwrap().unwrap().into_inner();
+    let done = common::within("AwaitProof reply", waiter)
+        .await
+        .unwrap()
+        .unwrap()
+        .into_inner();
     assert_eq!(
         done.status,
         pb::await_proof_response::Status::Completed as i32
     );
-    assert_eq!(shutdown.await.unwrap(), Drained::Idle);
+    let drained = common::within("end of the shutdown", shutdown).await;
+    assert_eq!(drained.unwrap(), Drained::Idle);
 
     // Status streams end with UNAVAILABLE rather than hanging.
-    loop {
-        match status_stream.message().await {
-            Ok(Some(_)) => continue,
-            Ok(None) => panic!("the stream should end with a status saying why"),
-            Err(status) => {
-                assert_eq!(status.code(), Code::Unavailable);
-                break;
+    common::within("end of the status stream", async {
+        loop {
+            match status_stream.message().await {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("the stream should end with a status saying why"),
+                Err(status) => {
+                    assert_eq!(status.code(), Code::Unavailable);
+                    break;
+                }
             }
         }
-    }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -191,7 +205,10 @@ async fn reflection_v1_lists_every_service() {
         .await
         .unwrap()
         .into_inner();
-    let response = responses.message().await.unwrap().unwrap();
+    let response = common::within("reflection response", responses.message())
+        .await
+        .unwrap()
+        .unwrap();
     let Some(MessageResponse::ListServicesResponse(list)) = response.message_response else {
         panic!("not a service list: {response:?}");
     };

@@ -108,16 +108,18 @@ async fn a_winning_post_is_proved_while_a_real_porep_phase_waits_at_its_step_bou
         "both device phases are on the one CPU worker"
     );
 
-    // The PoRep is released first, but the WinningPoSt's phase is the worker's newest: the
-    // PoRep's must stay at its step boundary. A phase that is let go notices within 20 ms; a
-    // second is plenty (a slower machine could only miss a regression, never fail this).
+    // The PoRep's phase, preempted, waits at its next step boundary (the worker says so); only
+    // then is it released, and it must not go on until the WinningPoSt's phase has ended.
+    // Without the worker's boundary (PhaseHooks::step_done) it never waits there, and the wait
+    // below fails.
+    tokio::task::block_in_place(|| {
+        daemon.wait_for_log("device phase waiting at its step boundary")
+    });
     holds.release(1);
-    tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(
         holds.mark(1, "left"),
         None,
-        "the PoRep's device phase went on while the WinningPoSt's ran: the worker's step \
-         boundary (PhaseHooks::step_done) did not keep it"
+        "the PoRep's device phase went on while the WinningPoSt's ran"
     );
 
     holds.release(2);

@@ -86,15 +86,7 @@ async fn winning_post_overtakes_queued_window_posts() {
     );
     let mut finished = Vec::new();
     for id in std::iter::once(&critical.job_id).chain(&queued) {
-        let r = d
-            .grpc
-            .await_proof(pb::AwaitProofRequest {
-                job_id: id.clone(),
-                timeout_ms: 0,
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let r = common::await_job(&mut d.grpc, id, 0).await.unwrap();
         assert_eq!(
             r.status,
             pb::await_proof_response::Status::Completed as i32,
@@ -141,29 +133,32 @@ async fn a_stream_subscriber_sees_a_real_job_move_through_its_states() {
         .into_inner()
         .job_id;
     let mut seen: Vec<i32> = Vec::new();
-    while let Some(s) = stream.message().await.unwrap() {
-        let Some(j) = s.jobs.iter().find(|j| j.job_id == job) else {
-            continue;
-        };
-        let state = j.partitions[0].state;
-        if seen.last() != Some(&state) {
-            seen.push(state);
+    common::within("COMPLETED job on the status stream", async {
+        while let Some(s) = stream.message().await.unwrap() {
+            let Some(j) = s.jobs.iter().find(|j| j.job_id == job) else {
+                continue;
+            };
+            let state = j.partitions[0].state;
+            if seen.last() != Some(&state) {
+                seen.push(state);
+            }
+            if state == pb::PartitionState::Gpu as i32 {
+                let worker = j.partitions[0]
+                    .worker_id
+                    .expect("gpu partition names its worker");
+                let w = s.workers.iter().find(|w| w.worker_id == worker).unwrap();
+                assert_eq!(
+                    (w.state, w.current_job_id.as_str()),
+                    (pb::WorkerState::Proving as i32, job.as_str())
+                );
+            }
+            if j.state == pb::JobState::Completed as i32 {
+                break;
+            }
+            assert_ne!(j.state, pb::JobState::Failed as i32, "{}", j.error_message);
         }
-        if state == pb::PartitionState::Gpu as i32 {
-            let worker = j.partitions[0]
-                .worker_id
-                .expect("gpu partition names its worker");
-            let w = s.workers.iter().find(|w| w.worker_id == worker).unwrap();
-            assert_eq!(
-                (w.state, w.current_job_id.as_str()),
-                (pb::WorkerState::Proving as i32, job.as_str())
-            );
-        }
-        if j.state == pb::JobState::Completed as i32 {
-            break;
-        }
-        assert_ne!(j.state, pb::JobState::Failed as i32, "{}", j.error_message);
-    }
+    })
+    .await;
     assert!(
         seen.windows(2).all(|w| w[0] < w[1]),
         "states out of order: {seen:?}"

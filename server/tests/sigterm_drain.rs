@@ -78,19 +78,22 @@ async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero
         .await
         .unwrap()
         .into_inner();
-    loop {
-        let snapshot = stream.next().await.expect("status stream").unwrap();
-        let job = snapshot.jobs.iter().find(|j| j.job_id == job_id);
-        let started = job.is_some_and(|j| {
-            j.partitions.iter().any(|p| {
-                p.state != pb::PartitionState::Pending as i32
-                    && p.state != pb::PartitionState::Unspecified as i32
-            })
-        });
-        if started {
-            break;
+    common::within("started partition on the status stream", async {
+        loop {
+            let snapshot = stream.next().await.expect("status stream").unwrap();
+            let job = snapshot.jobs.iter().find(|j| j.job_id == job_id);
+            let started = job.is_some_and(|j| {
+                j.partitions.iter().any(|p| {
+                    p.state != pb::PartitionState::Pending as i32
+                        && p.state != pb::PartitionState::Unspecified as i32
+                })
+            });
+            if started {
+                break;
+            }
         }
-    }
+    })
+    .await;
     drop(stream);
     daemon.sigterm();
     let daemon = tokio::task::spawn_blocking(move || {
@@ -105,14 +108,9 @@ async fn sigterm_during_a_real_proof_finishes_it_refuses_new_work_and_exits_zero
         .expect_err("a submit during the drain is refused");
     assert_eq!(refused.code(), Code::Unavailable, "{refused:?}");
 
-    let outcome = client
-        .await_proof(pb::AwaitProofRequest {
-            job_id: job_id.clone(),
-            timeout_ms: 0,
-        })
+    let outcome = common::await_job(&mut client, &job_id, 0)
         .await
-        .expect("await during the drain")
-        .into_inner();
+        .expect("await during the drain");
     assert_eq!(
         outcome.status,
         pb::await_proof_response::Status::Completed as i32,
@@ -172,15 +170,10 @@ async fn sigterm_while_a_parameter_read_hangs_exits_zero_and_the_next_start_prov
     std::fs::copy(&real_params, &fifo).unwrap();
     let mut daemon = process::spawn(Path::new(process::SNARKD), settings);
     let grpc: std::net::SocketAddr = daemon.ready().grpc.parse().unwrap();
-    let outcome = common::connect(grpc)
+    let mut client = common::connect(grpc).await;
+    let outcome = common::await_job(&mut client, &job_id, 0)
         .await
-        .await_proof(pb::AwaitProofRequest {
-            job_id,
-            timeout_ms: 0,
-        })
-        .await
-        .expect("the recovered job")
-        .into_inner();
+        .expect("the recovered job");
     assert_eq!(
         outcome.status,
         pb::await_proof_response::Status::Completed as i32,

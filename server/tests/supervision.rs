@@ -27,8 +27,9 @@ async fn health_turns_not_serving_when_the_writer_task_dies() {
         .await
         .unwrap()
         .into_inner();
+    let first = common::within("first health update", watch.message()).await;
     assert_eq!(
-        watch.message().await.unwrap().unwrap().status,
+        first.unwrap().unwrap().status,
         ServingStatus::Serving as i32
     );
     assert_eq!(http_get(d.http, "/healthz").await.0, 200);
@@ -37,12 +38,15 @@ async fn health_turns_not_serving_when_the_writer_task_dies() {
     d.daemon.engine().panic_writer_for_test();
 
     // Event-driven: the watch reports the change.
-    loop {
-        let update = watch.message().await.unwrap().expect("the watch goes on");
-        if update.status == ServingStatus::NotServing as i32 {
-            break;
+    common::within("NOT_SERVING on the health watch", async {
+        loop {
+            let update = watch.message().await.unwrap().expect("the watch goes on");
+            if update.status == ServingStatus::NotServing as i32 {
+                break;
+            }
         }
-    }
+    })
+    .await;
     let overall = health
         .check(HealthCheckRequest::default())
         .await

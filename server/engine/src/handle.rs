@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{mpsc, oneshot, watch, Notify};
+use tokio::sync::{mpsc, oneshot, watch, Notify, Semaphore};
 
 use crate::budget::Budget;
 use crate::config::EngineConfig;
@@ -16,7 +16,7 @@ use crate::journal::{
     encode_input, InputDigest, Journal, JournalError, JournalReader, JournalThread, Recovery,
     Unplanned, INLINE_INPUT_BYTES,
 };
-use crate::machine::{Input, JobOrigin, Machine, Request, RequestKey, Ticket};
+use crate::machine::{ApiSlot, Input, Intake, IntakeSlot, JobOrigin, Machine, Request, Ticket};
 use crate::prover::Prover;
 use crate::status::StatusSnapshot;
 
@@ -30,14 +30,19 @@ pub struct Engine {
     journal: Option<Arc<JournalReader>>,
     /// `Some(reason)` once the writer task has ended.
     stopped: watch::Receiver<Option<Arc<str>>>,
+    /// Places for API requests in the writer's queue ([`API_INPUTS`]).
+    pub(crate) api_slots: Arc<Semaphore>,
     #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
     panic_hook: Arc<Notify>,
 }
 
+/// API requests that may wait for the writer at once; a caller past them waits for a place.
+pub(crate) const API_INPUTS: usize = 1024;
+
 /// The single writer as the handle sees it.
 trait Writer: Send + Sync {
-    /// Hands `request` to the writer; false once it has stopped.
-    fn send(&self, request: Request) -> bool;
+    /// Hands `request`, with its place in the queue, to the writer; false once it has stopped.
+    fn send(&self, request: Request, slot: ApiSlot) -> bool;
     /// Decodes `request` with the prover (on the calling thread, a blocking one).
     fn plan(&self, request: ProofRequest) -> Result<PlannedJob, EngineError>;
     /// The prover's estimate of a circuit's params (it may read files: a blocking thread's).
@@ -53,6 +58,7 @@ struct NewJob {
     job_id: String,
     origin: JobOrigin,
     inline_input: Option<Vec<u8>>,
+    slot: IntakeSlot,
     reply: oneshot::Sender<Result<Submitted, EngineError>>,
 }
 
@@ -63,8 +69,8 @@ struct Inbox<P: Prover> {
 }
 
 impl<P: Prover> Writer for Inbox<P> {
-    fn send(&self, request: Request) -> bool {
-        self.inputs.send(Input::Api(request)).is_ok()
+    fn send(&self, request: Request, slot: ApiSlot) -> bool {
+        self.inputs.send(Input::Api(request, slot)).is_ok()
     }
 
     fn plan(&self, request: ProofRequest) -> Result<PlannedJob, EngineError> {
@@ -78,6 +84,7 @@ impl<P: Prover> Writer for Inbox<P> {
                 plan,
                 params_bytes,
                 inline_input: job.inline_input,
+                slot: job.slot,
                 reply: job.reply,
             };
             inputs.send(submit).is_ok()
@@ -194,6 +201,7 @@ impl Engine {
             status: status_rx,
             journal: reader,
             stopped,
+            api_slots: Arc::new(Semaphore::new(API_INPUTS)),
             panic_hook,
         }
     }
@@ -240,9 +248,12 @@ impl Engine {
     }
 
     /// Queues a proof. Returns the live job of the same `request_id`, kind and input when there
-    /// is one (queued, running or completed); a failed or cancelled one gets a new attempt. The
-    /// request is hashed, written to the journal and decoded once, on blocking threads; decoding
-    /// errors are `InvalidRequest`. With a journal, the answer comes once the job is on disk.
+    /// is one (queued, running or completed); a failed or cancelled one gets a new attempt. A
+    /// blocking step hashes the request and looks for a completed job of it in the journal; one
+    /// writer input decides on it before it is decoded (intake open, a live job of it by index,
+    /// the limits: a refused or repeated submit is never decoded); a second blocking step writes
+    /// it once in the journal's format and decodes it (errors are `InvalidRequest`); a second
+    /// writer input makes it a job. With a journal, the answer comes once the job is on disk.
     pub async fn submit(&self, request: ProofRequest) -> Result<Submitted, EngineError> {
         self.submit_holding(request, ()).await
     }
@@ -263,20 +274,38 @@ impl Engine {
             priority: request.priority.unwrap_or_else(|| kind.default_priority()),
             input_bytes: request.input_bytes(),
         };
-        self.precheck(&ticket).await?;
-        let (request, digest, held) = blocking(move || {
+        let journal = self.journal.clone();
+        let (request, digest, completed, held) = blocking(move || {
             let digest = InputDigest::of(&request);
-            Ok((request, digest, held))
+            // A completed job that has left memory is answered from the journal.
+            let completed = match (&journal, request.request_id.is_empty()) {
+                (Some(journal), false) => journal.completed(&request.request_id, kind, &digest)?,
+                _ => None,
+            };
+            Ok((request, digest, completed, held))
         })
         .await?;
-        let origin = ticket.with_digest(digest);
-        if let Some(existing) = self.find_existing(origin.key()).await? {
-            return Ok(existing);
+        if let Some(job_id) = completed {
+            return Ok(Submitted {
+                job_id,
+                queue_position: 0,
+                existing: true,
+            });
         }
+        let origin = ticket.with_digest(digest);
+        let asked = origin.clone();
+        let slot = match self
+            .ask(|reply| Request::Intake {
+                origin: asked,
+                reply,
+            })
+            .await??
+        {
+            Intake::Existing(existing) => return Ok(existing),
+            Intake::Granted(slot) => slot,
+        };
         let job_id = uuid::Uuid::new_v4().to_string();
-        let writer = self.writer.clone();
-        let journal = self.journal.clone();
-        let id = job_id.clone();
+        let (writer, journal, id) = (self.writer.clone(), self.journal.clone(), job_id.clone());
         let (plan, inline_input, input, held) = blocking(move || {
             let unwritten =
                 |e: std::io::Error| EngineError::Journal(format!("cannot write the input: {e}"));
@@ -302,6 +331,7 @@ impl Engine {
             job_id,
             origin,
             inline_input,
+            slot,
             reply,
         };
         if !(plan.0)(job) {
@@ -313,51 +343,6 @@ impl Engine {
         }
         drop(held);
         Ok(submitted)
-    }
-
-    /// The cheap checks, before anything of the input is hashed, written or decoded: a refused
-    /// submit costs no more than its message. A retry of a job that completed and left memory
-    /// goes on to be answered from the journal, whatever the queues hold.
-    async fn precheck(&self, ticket: &Ticket) -> Result<(), EngineError> {
-        let asked = ticket.clone();
-        let refused = match self
-            .ask(|reply| Request::Precheck {
-                ticket: asked,
-                reply,
-            })
-            .await?
-        {
-            Ok(()) => return Ok(()),
-            Err(refused) => refused,
-        };
-        let (Some(journal), false) = (self.journal.clone(), ticket.request_id.is_empty()) else {
-            return Err(refused);
-        };
-        let (request_id, kind) = (ticket.request_id.clone(), ticket.kind);
-        match blocking(move || journal.has_completed(&request_id, kind)).await? {
-            true => Ok(()),
-            false => Err(refused),
-        }
-    }
-
-    /// The live job for `key`, in memory or (completed) in the journal.
-    async fn find_existing(&self, key: RequestKey) -> Result<Option<Submitted>, EngineError> {
-        if key.request_id.is_empty() {
-            return Ok(None);
-        }
-        let (request_id, kind, digest) = (key.request_id.clone(), key.kind, key.digest);
-        if let Some(existing) = self.ask(|reply| Request::Find { key, reply }).await? {
-            return Ok(Some(existing));
-        }
-        let Some(journal) = self.journal.clone() else {
-            return Ok(None);
-        };
-        let job_id = blocking(move || journal.completed(&request_id, kind, &digest)).await?;
-        Ok(job_id.map(|job_id| Submitted {
-            job_id,
-            queue_position: 0,
-            existing: true,
-        }))
     }
 
     /// Waits for a job to end.
@@ -453,12 +438,21 @@ impl Engine {
     /// Logs a request the API refused at submit (it never became a job), so that snapshots show
     /// it in their failure log.
     pub fn note_refusal(&self, failure: crate::failures::Failure) {
-        self.writer.send(Request::Refused(failure));
+        // A flood of refusals waits for no place: past the queue's places, one is not logged.
+        match self.api_slots.clone().try_acquire_owned() {
+            Ok(permit) => {
+                self.writer
+                    .send(Request::Refused(failure), ApiSlot::held(permit));
+            }
+            Err(_) => {
+                tracing::debug!("a refusal not added to the failure log: the writer is behind")
+            }
+        }
     }
 
     /// Stops intake: later submits fail with `ShuttingDown`; queued and running jobs go on.
     pub fn begin_drain(&self) {
-        self.writer.send(Request::Drain);
+        self.writer.send(Request::Drain, ApiSlot::default());
     }
 
     /// Resolves when no job is queued or running.
@@ -480,8 +474,11 @@ impl Engine {
         &self,
         request: impl FnOnce(oneshot::Sender<T>) -> Request,
     ) -> Result<T, EngineError> {
+        // Waits here while API_INPUTS requests wait for the writer.
+        let permit = (self.api_slots.clone().acquire_owned().await)
+            .map_err(|_| EngineError::ShuttingDown)?;
         let (reply, answer) = oneshot::channel();
-        if !self.writer.send(request(reply)) {
+        if !self.writer.send(request(reply), ApiSlot::held(permit)) {
             return Err(EngineError::ShuttingDown);
         }
         answer.await.map_err(|_| EngineError::ShuttingDown)

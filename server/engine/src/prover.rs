@@ -175,6 +175,9 @@ pub trait Prover: Send + Sync + 'static {
     type Params: Send + Sync + 'static;
     /// One synthesized partition, on its way from synthesis to the device phase.
     type Partition: Send + 'static;
+    /// One partition's proof, kept as the device phase made it until the job is assembled; its
+    /// bytes ([`Prover::proof_bytes`]) are only for the journal.
+    type Proof: Clone + Send + Sync + 'static;
 
     /// The device-phase backend, e.g. `cpu`.
     fn backend_name(&self) -> String;
@@ -213,14 +216,19 @@ pub trait Prover: Send + Sync + 'static {
         partition: Self::Partition,
         params: &Self::Params,
         hooks: &mut dyn PhaseHooks,
-    ) -> Result<Vec<u8>, StepError>;
+    ) -> Result<Self::Proof, StepError>;
     /// Assembles the partition proofs (in partition order) and verifies the whole proof.
     fn finalize(
         &self,
         plan: &Self::Plan,
-        partition_proofs: Vec<Vec<u8>>,
+        partition_proofs: Vec<Self::Proof>,
         params: &Self::Params,
     ) -> Result<Vec<u8>, StepError>;
+    /// A partition proof as the journal keeps it.
+    fn proof_bytes(&self, proof: &Self::Proof) -> Vec<u8>;
+    /// A partition proof the journal kept, read back after a restart; one that does not read
+    /// is an error (its partition is proved again).
+    fn read_proof(&self, bytes: &[u8]) -> Result<Self::Proof, StepError>;
     /// What the devices report of themselves now (utilisation, memory, temperature, power, the
     /// backend's memory pool), one entry per device that reports anything. Called every
     /// `EngineConfig::device_telemetry_interval` on a thread of its own (it may block on a

@@ -120,6 +120,7 @@ impl<P: Prover> Worker<P> {
         let nice = self.background_nice;
         spawn(&format!("snarkd-device-{worker}"), move || {
             os_priority::apply(task.priority, nice);
+            let partition = task.index;
             let result = device_phase(
                 &*prover,
                 worker,
@@ -128,7 +129,16 @@ impl<P: Prover> Worker<P> {
                 &mut |input| {
                     let _ = report.send(input);
                 },
-                &mut || gate.wait_while_paused(),
+                &mut || {
+                    if gate.is_paused() {
+                        tracing::info!(
+                            worker,
+                            partition,
+                            "device phase waiting at its step boundary"
+                        );
+                    }
+                    gate.wait_while_paused()
+                },
             );
             let _ = done.send((serial, result));
         });
@@ -145,6 +155,10 @@ struct Gate {
 impl Gate {
     fn pause(&self) {
         *self.paused.lock() = true;
+    }
+
+    fn is_paused(&self) -> bool {
+        *self.paused.lock()
     }
 
     fn resume(&self) {

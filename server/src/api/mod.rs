@@ -148,12 +148,22 @@ impl ProvingService {
         Ok(outcome::submitted(submitted))
     }
 
+    /// AwaitProof: a job id from a client, checked first.
     async fn await_job(
         &self,
         job_id: &str,
         timeout: Option<Duration>,
     ) -> Result<pb::AwaitProofResponse, Status> {
         let job_id = request::job_id(job_id).map_err(status_of)?;
+        self.await_known(job_id, timeout).await
+    }
+
+    /// Waits for a job by an id the engine made (Prove's own submit): nothing to check.
+    async fn await_known(
+        &self,
+        job_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<pb::AwaitProofResponse, Status> {
         let outcome = self
             .engine
             .await_job_within(job_id, timeout)
@@ -225,7 +235,7 @@ impl ProvingEngine for ProvingService {
         let sent = refusal::Sent::of(req.submit.as_ref());
         let result = async {
             let submitted = self.submit(request::prove_request(req), slot, sent).await?;
-            let result = self.await_job(&submitted.job_id, None).await?;
+            let result = self.await_known(&submitted.job_id, None).await?;
             Ok(pb::ProveResponse {
                 result: Some(result),
             })

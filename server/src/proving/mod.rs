@@ -19,6 +19,8 @@ use snarkd_engine::prover::{
     PhaseHooks, Planned, Prover, StepError,
 };
 use snarkd_engine::{EngineError, FailureClass, ProofRequest};
+
+use snarkd_prover::filecoin::PartitionProof;
 use snarkd_prover::groth16::Randomness;
 use snarkd_prover::params::precompiled::{matrices_file, MatricesPlace};
 use snarkd_prover::{
@@ -153,6 +155,7 @@ impl Prover for FilecoinProver {
     type Plan = PreparedJob;
     type Params = LoadedParams;
     type Partition = SynthesizedPartition;
+    type Proof = PartitionProof;
 
     fn gpu_fallback(&self) -> bool {
         self.gpu_fallback
@@ -274,7 +277,7 @@ impl Prover for FilecoinProver {
         partition: SynthesizedPartition,
         params: &LoadedParams,
         hooks: &mut dyn PhaseHooks,
-    ) -> Result<Vec<u8>, StepError> {
+    ) -> Result<PartitionProof, StepError> {
         let backend = self.backend(device)?;
         let native = partition.native().cloned();
         // A device fault, or a partition proof that fails its own check (a wrong result from
@@ -300,29 +303,30 @@ impl Prover for FilecoinProver {
         }
         count_device_work(&name, &timings.counters);
         readings::set_healthy(&name, &**backend);
-        let mut bytes = Vec::with_capacity(192);
-        proof.write(&mut bytes).map_err(|e| {
-            StepError::new(
-                FailureClass::Bug,
-                format!("serializing the partition proof: {e}"),
-            )
-        })?;
-        Ok(bytes)
+        Ok(proof)
     }
 
     fn finalize(
         &self,
         job: &PreparedJob,
-        partition_proofs: Vec<Vec<u8>>,
+        partition_proofs: Vec<PartitionProof>,
         params: &LoadedParams,
     ) -> Result<Vec<u8>, StepError> {
-        // The partition proofs are this daemon's own: one that does not parse is a bug.
-        let proofs = snarkd_prover::filecoin::parse_proofs(
-            &partition_proofs.concat(),
-            partition_proofs.len(),
-        )
-        .map_err(|e| StepError::new(FailureClass::Bug, e.to_string()))?;
-        job.finalize(&proofs, params).map_err(step_error)
+        job.finalize(&partition_proofs, params).map_err(step_error)
+    }
+
+    fn proof_bytes(&self, proof: &PartitionProof) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(snarkd_prover::filecoin::PARTITION_PROOF_BYTES);
+        proof
+            .write(&mut bytes)
+            .expect("writing to memory never fails");
+        bytes
+    }
+
+    fn read_proof(&self, bytes: &[u8]) -> Result<PartitionProof, StepError> {
+        let mut proofs = snarkd_prover::filecoin::parse_proofs(bytes, 1)
+            .map_err(|e| StepError::new(e.class(), e.to_string()))?;
+        Ok(proofs.remove(0))
     }
 }
 

@@ -114,7 +114,20 @@ fn a_winning_post_goes_through_every_step_and_its_proof_verifies() {
     let proof = prover
         .prove(&device, partition, params, &mut heard)
         .expect("the device phase");
-    assert_eq!(proof.len(), 192, "one compressed Groth16 proof");
+    let bytes = prover.proof_bytes(&proof);
+    assert_eq!(
+        bytes.len(),
+        192,
+        "one compressed Groth16 proof for the journal"
+    );
+    assert!(
+        prover.read_proof(&bytes).unwrap() == proof,
+        "and read back the same"
+    );
+    assert!(
+        prover.read_proof(&bytes[1..]).is_err(),
+        "a short one does not read"
+    );
     assert_eq!(heard.released.len(), 1, "the a/b/c release is told once");
     assert!(heard.released[0] > 0);
     assert!(heard.steps > 0, "the step boundaries are told");
@@ -122,10 +135,11 @@ fn a_winning_post_goes_through_every_step_and_its_proof_verifies() {
     let whole = prover
         .finalize(&planned.plan, vec![proof.clone()], params)
         .expect("the proof verifies");
-    assert_eq!(whole, proof);
+    assert_eq!(whole, bytes);
     assert!(planned.plan.verify(&whole, params).unwrap());
-    let mut tampered = proof;
-    tampered[10] ^= 1;
+    // Valid points, the wrong proof.
+    let mut tampered = proof.clone();
+    tampered.c = proof.a;
     assert!(
         is_fatal(prover.finalize(&planned.plan, vec![tampered], params)),
         "a partition proof that does not verify fails the job, never retried"

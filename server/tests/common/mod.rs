@@ -187,6 +187,14 @@ pub async fn get_with_host(addr: SocketAddr, path: &str, host: &str) -> (u16, St
 /// a busy CI machine, takes a few minutes).
 pub const WAIT_LIMIT: Duration = Duration::from_secs(600);
 
+/// Awaits `wait`, failing the test with "no {what} within [`WAIT_LIMIT`]" when it has not
+/// resolved by then.
+pub async fn within<T>(what: &str, wait: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(WAIT_LIMIT, wait)
+        .await
+        .unwrap_or_else(|_| panic!("no {what} within {WAIT_LIMIT:?}"))
+}
+
 /// The status stream of every job, each change as it happens (coalesced to 1 ms).
 pub async fn status_stream(client: &mut Client) -> tonic::Streaming<pb::StatusSnapshot> {
     client

@@ -159,23 +159,25 @@ impl Proc {
     /// Waits for the exit (blocking); fails the test when it has not come within
     /// [`super::WAIT_LIMIT`].
     pub fn wait(&mut self) -> ExitStatus {
-        let deadline = std::time::Instant::now() + super::WAIT_LIMIT;
-        loop {
-            if let Some(exit) = self.child.try_wait().unwrap() {
-                return exit;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "snarkd did not exit within {:?}",
-                super::WAIT_LIMIT
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        exit_within(&mut self.child.0)
     }
 
-    /// The log lines not read yet, up to the process's exit.
+    /// The log lines not read yet, up to the process's exit (the end of its stderr); fails the
+    /// test when its stderr has not ended within [`super::WAIT_LIMIT`].
     pub fn rest(self) -> Vec<String> {
-        self.lines.iter().collect()
+        let deadline = std::time::Instant::now() + super::WAIT_LIMIT;
+        let mut rest = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => rest.push(line),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return rest,
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!(
+                    "snarkd's stderr did not end within {:?}: {rest:?}",
+                    super::WAIT_LIMIT
+                ),
+            }
+        }
     }
 
     /// Waits off the async runtime for the exit, and checks the clean stop SIGTERM and SIGINT
@@ -269,7 +271,7 @@ impl Serving {
     /// `kill -9`: the daemon gets no chance to drain or write anything. Returns its log.
     pub fn kill(mut self) -> Vec<String> {
         self.child.kill().unwrap();
-        self.child.wait().unwrap();
+        exit_within(&mut self.child.0);
         self.finish_log()
     }
 
@@ -280,7 +282,7 @@ impl Serving {
             .status()
             .unwrap();
         assert!(term.success());
-        let status = self.child.wait().unwrap();
+        let status = exit_within(&mut self.child.0);
         let log = self.finish_log();
         assert_eq!(status.code(), Some(0), "{log:?}");
         log
@@ -288,8 +290,34 @@ impl Serving {
 
     fn finish_log(&mut self) -> Vec<String> {
         if let Some(reader) = self.reader.take() {
+            poll_until("snarkd's stderr did not end", || reader.is_finished());
             reader.join().unwrap();
         }
         std::mem::take(&mut *self.log.lock().unwrap())
     }
+}
+
+/// Polls `done` every 20 ms until it holds; fails the test with "{what} within
+/// [`super::WAIT_LIMIT`]" when it does not hold by then.
+pub fn poll_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + super::WAIT_LIMIT;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} within {:?}",
+            super::WAIT_LIMIT
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Waits for `child`'s exit (blocking); fails the test when it has not come within
+/// [`super::WAIT_LIMIT`].
+fn exit_within(child: &mut Child) -> ExitStatus {
+    let mut exit = None;
+    poll_until("snarkd did not exit", || {
+        exit = child.try_wait().unwrap();
+        exit.is_some()
+    });
+    exit.expect("exited")
 }

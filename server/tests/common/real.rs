@@ -155,11 +155,10 @@ pub async fn metrics_text(d: &mut RealDaemon) -> String {
 
 pub async fn prove_and_check(d: &mut RealDaemon, kind: ProofKind) {
     let request = env().fixtures.request(kind).clone();
-    let result = d
-        .grpc
-        .prove(pb::ProveRequest {
-            submit: Some(wire(&request, pb::Priority::Unspecified)),
-        })
+    let call = d.grpc.prove(pb::ProveRequest {
+        submit: Some(wire(&request, pb::Priority::Unspecified)),
+    });
+    let result = common::within(&format!("{kind} Prove reply"), call)
         .await
         .expect("Prove")
         .into_inner()
@@ -187,11 +186,11 @@ pub fn binary_env() -> Vec<(&'static str, String)> {
 /// Proves `submit` with `Prove` on the daemon at `grpc` (`host:port`), failing the test unless
 /// it COMPLETED.
 pub async fn prove_completed(grpc: &str, submit: pb::SubmitProofRequest) -> pb::AwaitProofResponse {
-    let result = common::connect(grpc.parse().unwrap())
-        .await
-        .prove(pb::ProveRequest {
-            submit: Some(submit),
-        })
+    let mut client = common::connect(grpc.parse().unwrap()).await;
+    let call = client.prove(pb::ProveRequest {
+        submit: Some(submit),
+    });
+    let result = common::within("Prove reply", call)
         .await
         .unwrap()
         .into_inner()

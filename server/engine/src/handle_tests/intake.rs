@@ -125,3 +125,52 @@ async fn draining_refuses_new_work_and_finishes_the_rest() {
         JobEnd::Completed(_)
     ));
 }
+
+/// The writer's queue holds at most `API_INPUTS` API requests: with every place taken, a
+/// request waits for one (it is not queued), and goes through once one is given back; a
+/// refusal note finds no place and is dropped rather than waiting.
+#[tokio::test(flavor = "current_thread")]
+async fn api_requests_wait_for_a_place_in_the_writers_queue() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
+    let engine = engine(TestProver::new(1));
+    let taken = (engine.api_slots.clone())
+        .acquire_many_owned(crate::handle::API_INPUTS as u32)
+        .await
+        .unwrap();
+    let asking = tokio::spawn({
+        let engine = engine.clone();
+        async move { engine.cancel("no-such-job").await }
+    });
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        !asking.is_finished(),
+        "answered without a place in the queue"
+    );
+    engine.note_refusal(crate::failures::Failure {
+        at_unix_ms: 0,
+        kind: None,
+        request_id: "dropped".into(),
+        what: crate::failures::Failed::Refused {
+            code: "INVALID_ARGUMENT".into(),
+        },
+        class: crate::FailureClass::Input,
+        message: "not logged".into(),
+    });
+    drop(taken);
+    let answer = asking.await.unwrap();
+    assert!(
+        matches!(answer, Err(EngineError::UnknownJob(_))),
+        "{answer:?}"
+    );
+    engine.flush_journal().await;
+    assert!(
+        engine
+            .snapshot()
+            .failures
+            .iter()
+            .all(|f| f.request_id != "dropped"),
+        "a refusal past the queue's places is not logged"
+    );
+}

@@ -242,12 +242,6 @@ impl JournalReader {
         store::find_result(&self.conn.lock(), job_id).map_err(journal_error)
     }
 
-    /// Whether a job of `request_id` and `kind` completed, whatever its input: a submit that
-    /// may be its retry is looked at whole even when the queues are full.
-    pub fn has_completed(&self, request_id: &str, kind: ProofKind) -> Result<bool, EngineError> {
-        store::has_completed(&self.conn.lock(), request_id, kind).map_err(journal_error)
-    }
-
     pub fn completed(
         &self,
         request_id: &str,

@@ -381,20 +381,6 @@ pub(crate) fn find_completed(
     .optional()
 }
 
-/// Whether some job of `request_id` and `kind` completed.
-pub(crate) fn has_completed(
-    conn: &Connection,
-    request_id: &str,
-    kind: ProofKind,
-) -> rusqlite::Result<bool> {
-    conn.query_row(
-        "SELECT EXISTS (SELECT 1 FROM jobs WHERE request_id = ?1 AND kind = ?2
-             AND outcome = 'completed')",
-        params![request_id, kind.as_str()],
-        |r| r.get(0),
-    )
-}
-
 /// The jobs that completed or failed after `since_unix_ms`, oldest first, as the history
 /// counts them (rows of an unknown kind are skipped).
 pub(crate) fn ended_since(conn: &Connection, since_unix_ms: u64) -> rusqlite::Result<Vec<Ended>> {

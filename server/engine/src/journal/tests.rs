@@ -106,13 +106,15 @@ pub(super) fn within<T>(life: &Life, what: &str, wait: impl std::future::Future<
         .unwrap_or_else(|_| panic!("{what}: not within {DEADLINE:?}"))
 }
 
+/// How job `job_id` ended, waited for at most [`DEADLINE`].
+pub(super) fn ended(life: &Life, job_id: &str) -> JobEnd {
+    let what = format!("job {job_id}'s end");
+    let waited = within(life, &what, life.engine.await_job(job_id));
+    waited.unwrap().end
+}
+
 pub(super) fn completed(life: &Life, job_id: &str) -> Vec<u8> {
-    let waited = within(
-        life,
-        &format!("job {job_id}'s end"),
-        life.engine.await_job(job_id),
-    );
-    match waited.unwrap().end {
+    match ended(life, job_id) {
         JobEnd::Completed(proof) => proof,
         other => panic!("job {job_id} ended {other:?}"),
     }
@@ -192,7 +194,8 @@ fn results_outlive_memory_retention_until_the_journal_prunes_them() {
         .unwrap();
     let req = with_id("wdpost-[0 1]", request(ProofKind::WindowPost, 1, 1000));
     let job = runtime.block_on(engine.submit(req.clone())).unwrap();
-    runtime.block_on(engine.await_job(&job.job_id)).unwrap();
+    let end = async { tokio::time::timeout(DEADLINE, engine.await_job(&job.job_id)).await };
+    runtime.block_on(end).expect("the job ends").unwrap();
     // Gone from memory once its 200 ms are up: the snapshot that says so, not a sleep.
     let mut snapshots = engine.subscribe();
     runtime.block_on(async {
@@ -264,7 +267,7 @@ fn same_id_and_input_is_one_job_other_input_or_a_failed_attempt_is_a_new_one() {
     prover.panic_in_synthesis.store(true, Ordering::SeqCst);
     let b = with_id("porep-1000-8", request(ProofKind::PorepSealCommit, 1, 1000));
     let failed = submit(b.clone());
-    let end = life.run(life.engine.await_job(&failed.job_id)).unwrap().end;
+    let end = ended(&life, &failed.job_id);
     assert!(matches!(end, JobEnd::Failed(_)), "{end:?}");
     prover.panic_in_synthesis.store(false, Ordering::SeqCst);
     let retry = submit(b.clone());
@@ -337,7 +340,7 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     std::fs::write(&file, &bytes[..bytes.len() / 2]).unwrap();
 
     let life = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
-    life.run(life.engine.recovered());
+    within(&life, "the recovery's end", life.engine.recovered());
     let snapshot = life.engine.snapshot();
     let failed: Vec<_> = (snapshot.jobs.iter())
         .filter(|j| j.state == crate::status::JobState::Failed)
@@ -399,8 +402,8 @@ fn the_history_of_the_last_hour_survives_a_restart() {
         completed(&life, &job.job_id);
     }
     // The second flush also covers the load bucket noted after the first one's input.
-    life.run(life.engine.flush_journal());
-    life.run(life.engine.flush_journal());
+    within(&life, "the journal's flush", life.engine.flush_journal());
+    within(&life, "the journal's flush", life.engine.flush_journal());
     let before = life.engine.snapshot().history.clone();
     life.kill();
 
@@ -519,7 +522,7 @@ fn a_retry_of_a_completed_job_is_answered_from_the_journal_when_the_queue_is_ful
     let first = Life::open(dir.path(), settings(dir.path()), TestProver::new(1));
     let job = first.run(first.engine.submit(done.clone())).unwrap();
     assert_eq!(completed(&first, &job.job_id), [0u8; 4]);
-    first.run(first.engine.flush_journal());
+    within(&first, "the journal's flush", first.engine.flush_journal());
     first.kill();
 
     let prover = TestProver::new(1);

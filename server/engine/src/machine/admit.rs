@@ -174,7 +174,7 @@ impl<P: Prover> Machine<P> {
             .iter()
             .filter(|(id, e)| id.as_str() != keep && e.ready().is_some())
             .filter(|(id, _)| self.params_users(id) == 0)
-            .map(|(id, e)| (e.last_used, id.clone(), e.bytes))
+            .map(|(id, e)| (e.last_used, id.clone(), e.bytes()))
             .collect();
         idle.sort();
         idle.into_iter().map(|(_, id, bytes)| (id, bytes)).collect()
@@ -198,7 +198,7 @@ impl<P: Prover> Machine<P> {
             }
             let (victim, _) = self.idle_params(keep).into_iter().next()?;
             let entry = self.params.remove(&victim).expect("just found");
-            tracing::info!(circuit_id = %victim, bytes = entry.bytes, "evicting idle params to make room");
+            tracing::info!(circuit_id = %victim, bytes = entry.bytes(), "evicting idle params to make room");
             self.changed();
         }
     }

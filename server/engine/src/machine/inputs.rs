@@ -14,12 +14,15 @@ use crate::journal::record::{Ack, FromJournal, Record};
 use crate::journal::InputDigest;
 use crate::prover::{LoadedParams, Planned, Prover, StepError};
 
+pub(crate) use super::intake_slots::IntakeSlot;
+
 /// Something that happened: a request from the API, or a step finished on a worker thread.
 /// Steps carry no durations: the machine times them from its own clock, from the input that
 /// started them to the one that reports them, so a job's timings all share one clock.
 pub(crate) enum Input<P: Prover> {
-    /// A request from the API that carries nothing of the prover's.
-    Api(Request),
+    /// A request from the API that carries nothing of the prover's, with its place in the
+    /// writer's queue.
+    Api(Request, ApiSlot),
     /// The devices' latest readings (from the telemetry thread).
     Devices(Vec<crate::prover::DeviceTelemetry>),
     Submit {
@@ -31,6 +34,8 @@ pub(crate) enum Input<P: Prover> {
         params_bytes: u64,
         /// The encoded input, for the journal row, when it is not a file.
         inline_input: Option<Vec<u8>>,
+        /// Its place under the limits, taken by its [`Request::Intake`].
+        slot: IntakeSlot,
         reply: oneshot::Sender<Result<Submitted, EngineError>>,
     },
     SynthDone {
@@ -45,7 +50,7 @@ pub(crate) enum Input<P: Prover> {
         worker: u32,
         job: u64,
         index: u32,
-        result: Result<Vec<u8>, StepError>,
+        result: Result<P::Proof, StepError>,
         reservation: Reservation,
     },
     ParamsLoaded {
@@ -71,7 +76,26 @@ pub(crate) enum Input<P: Prover> {
     Tick,
 }
 
+/// An API request's place in the writer's queue: the handle lets at most
+/// [`crate::handle::API_INPUTS`] requests wait for the writer (a caller past them waits for a
+/// place: backpressure), and the place is given back when the writer has applied the request.
+/// Inputs from the engine's own threads take none: each running step sends one result.
+#[derive(Debug, Default)]
+pub(crate) struct ApiSlot(#[allow(dead_code)] Option<tokio::sync::OwnedSemaphorePermit>);
+
+impl ApiSlot {
+    pub fn held(permit: tokio::sync::OwnedSemaphorePermit) -> ApiSlot {
+        ApiSlot(Some(permit))
+    }
+}
+
 impl<P: Prover> Input<P> {
+    /// `request` without a place in the queue (tests, the simulation and the engine's own
+    /// requests).
+    pub fn api(request: Request) -> Input<P> {
+        Input::Api(request, ApiSlot::default())
+    }
+
     /// Whether applying this can tell anyone anything (a reply, a job's end, a preload's
     /// answer): if not, its change may wait for the publish of a later input's.
     pub fn answers_a_client(&self) -> bool {
@@ -91,14 +115,11 @@ impl<P: Prover> Input<P> {
 pub(crate) enum Request {
     /// A request the API refused at submit, for the failure log.
     Refused(crate::failures::Failure),
-    /// The checks a submit passes before its input is hashed, written or decoded.
-    Precheck {
-        ticket: Ticket,
-        reply: oneshot::Sender<Result<(), EngineError>>,
-    },
-    Find {
-        key: RequestKey,
-        reply: oneshot::Sender<Option<Submitted>>,
+    /// A submit, hashed but not decoded: intake open, a live job of the same request (by
+    /// index), its priority's `[limits]`. Decoded and planned only once granted a place.
+    Intake {
+        origin: JobOrigin,
+        reply: oneshot::Sender<Result<Intake, EngineError>>,
     },
     Watch {
         job_id: String,
@@ -150,7 +171,7 @@ pub(crate) enum Effect<P: Prover> {
     Finalize {
         job: u64,
         plan: Arc<P::Plan>,
-        proofs: Vec<Vec<u8>>,
+        proofs: Vec<P::Proof>,
         params: Arc<P::Params>,
     },
     /// Hand a record to the journal (in order); `ack` answers a submit once it is on disk.
@@ -217,8 +238,17 @@ impl JobOrigin {
     }
 }
 
-/// A submit as it is known before its input is hashed or decoded: what the cheap checks
-/// (drain, journal, `[limits]`) need. With the input's digest it becomes the job's origin.
+/// What the writer decides on a submit before it is decoded.
+#[derive(Debug)]
+pub(crate) enum Intake {
+    /// The live job of the same request, kind and input.
+    Existing(Submitted),
+    /// A place under the limits: plan it, then submit it with the place.
+    Granted(IntakeSlot),
+}
+
+/// A submit as it is known before its input is hashed: its identity, priority and size. With
+/// the input's digest it becomes the job's origin.
 #[derive(Debug, Clone)]
 pub(crate) struct Ticket {
     pub request_id: String,

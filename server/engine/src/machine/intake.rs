@@ -9,9 +9,10 @@ use tokio::time::Instant;
 use super::transition::Change;
 use super::transition::JobChange;
 use super::JobPhase;
-use super::Ticket;
 use super::{unix_ms, Machine};
-use super::{Effect, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally};
+use super::{
+    Effect, Intake, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally,
+};
 use crate::budget::Holder;
 use crate::domain::Priority;
 use crate::domain::{Evicted, JobEnd, JobFailure, JobOutcome, Preloaded, Submitted};
@@ -67,6 +68,19 @@ impl<P: Prover> Machine<P> {
         }
     }
 
+    /// Decides on a submit before it is decoded: intake open, a live job of the same request
+    /// found by index, its priority's `[limits]` (the only place they are checked: a granted
+    /// place counts under them until its submit becomes a job).
+    pub(super) fn intake(&self, origin: &JobOrigin) -> Result<Intake, EngineError> {
+        self.check_intake_open()?;
+        if let Some(existing) = self.find_request(&origin.key()) {
+            return Ok(Intake::Existing(existing));
+        }
+        self.check_intake_limits(origin.priority, origin.input_bytes)?;
+        let slot = (self.intake_slots).take(origin.priority, origin.input_bytes);
+        Ok(Intake::Granted(slot))
+    }
+
     fn accept(
         &mut self,
         id: String,
@@ -75,10 +89,10 @@ impl<P: Prover> Machine<P> {
         inline_input: Option<Vec<u8>>,
     ) -> Result<(Submitted, Option<Accepted>), EngineError> {
         self.check_intake_open()?;
+        // A submit of the same request granted beside this one may have become its job first.
         if let Some(existing) = self.find_request(&origin.key()) {
             return Ok((existing, None));
         }
-        self.check_intake_limits(origin.priority, origin.input_bytes)?;
         let (memory, circuit_id) = (plan.memory, plan.circuit_id.as_str());
         let params_bytes = self.params_bytes(circuit_id);
         // The most a job can ever have: the budget less the daemon's own memory.
@@ -187,20 +201,6 @@ impl<P: Prover> Machine<P> {
         self.changed();
     }
 
-    /// What a submit must pass before its input is hashed, written or decoded (cheap checks
-    /// first): intake open (no drain, a writable journal) and its priority's `[limits]`. A
-    /// request id that names a live job of its kind passes: the whole submit then decides
-    /// whether it is that job's retry (same input) and answers with it.
-    pub(super) fn precheck(&self, ticket: &Ticket) -> Result<(), EngineError> {
-        self.check_intake_open()?;
-        let live_retry = !ticket.request_id.is_empty()
-            && self.jobs.live_request(&ticket.request_id, ticket.kind);
-        if live_retry || self.is_recovering(&ticket.request_id, ticket.kind) {
-            return Ok(());
-        }
-        self.check_intake_limits(ticket.priority, ticket.input_bytes)
-    }
-
     /// Refuses new work while draining or while the journal cannot be written.
     fn check_intake_open(&self) -> Result<(), EngineError> {
         if self.draining {
@@ -218,11 +218,14 @@ impl<P: Prover> Machine<P> {
     /// own unfinished jobs, so a flood of LOW work never refuses a CRITICAL one.
     fn check_intake_limits(&self, priority: Priority, input_bytes: u64) -> Result<(), EngineError> {
         let limits = self.config.limits;
-        // Recovering jobs count: they are unfinished work of their priority too.
-        let (jobs, bytes) = (self.recovering_inputs(priority))
-            .fold(self.jobs.unfinished_of(priority), |(n, b), bytes| {
-                (n + 1, b + bytes)
-            });
+        // Recovering jobs and submits granted a place count: they are unfinished work of their
+        // priority too.
+        let (queued, queued_bytes) = self.jobs.unfinished_of(priority);
+        let (granted, granted_bytes) = self.intake_slots.held(priority);
+        let (jobs, bytes) = (self.recovering_inputs(priority)).fold(
+            (queued + granted, queued_bytes + granted_bytes),
+            |(n, b), bytes| (n + 1, b + bytes),
+        );
         let name = format!("{priority:?}").to_uppercase();
         if jobs >= limits.queued_jobs {
             return Err(EngineError::LimitReached {
@@ -429,8 +432,7 @@ impl<P: Prover> Machine<P> {
                     waiters: Vec::new(),
                     since: crate::clock::now(),
                 },
-                bytes: needed,
-                reservation: Some(reservation),
+                reservation,
                 last_used: Moment::now(),
             },
         );
@@ -455,11 +457,11 @@ impl<P: Prover> Machine<P> {
             }
             Some(_) => {
                 let entry = self.params.remove(circuit_id).expect("checked above");
-                tracing::info!(circuit_id, bytes = entry.bytes, "params evicted");
+                tracing::info!(circuit_id, bytes = entry.bytes(), "params evicted");
                 self.changed();
                 Ok(Evicted {
                     was_loaded: true,
-                    freed_bytes: entry.bytes,
+                    freed_bytes: entry.bytes(),
                 })
             }
         }
@@ -470,7 +472,7 @@ impl<P: Prover> Machine<P> {
     pub(super) fn params_bytes(&self, circuit_id: &str) -> u64 {
         self.params.get(circuit_id).map_or_else(
             || self.params_estimates.get(circuit_id).copied().unwrap_or(0),
-            |e| e.bytes,
+            |e| e.bytes(),
         )
     }
 

@@ -76,8 +76,6 @@ struct Index {
     order: BTreeSet<(Reverse<Priority>, u64)>,
     by_state: HashMap<(ProofKind, JobState), u32>,
     finalizing: usize,
-    /// Jobs not failed or cancelled, by request id and kind.
-    live_requests: HashMap<(String, ProofKind), u32>,
     /// Jobs that need their circuit's params now, by circuit.
     params_users: HashMap<String, BTreeSet<u64>>,
     /// Pending partitions below HIGH, by circuit.
@@ -136,10 +134,6 @@ impl Index {
         bump(&mut self.by_state, &(kind, state), sign, || (kind, state));
         if s.step == JobStep::Finalizing {
             self.finalizing = (self.finalizing as i64 + sign) as usize;
-        }
-        if !matches!(state, JobState::Failed | JobState::Cancelled) {
-            let key = (job.origin.request_id.clone(), kind);
-            bump(&mut self.live_requests, &key, sign, || key.clone());
         }
         let circuit = job.circuit_id.as_str();
         if s.uses_params {
@@ -303,11 +297,6 @@ impl<P: Prover> Jobs<P> {
 
     pub fn any_finalizing(&self) -> bool {
         self.index.finalizing > 0
-    }
-
-    /// A job of `request_id` and `kind` not failed or cancelled exists.
-    pub fn live_request(&self, request_id: &str, kind: ProofKind) -> bool {
-        (self.index.live_requests).contains_key(&(request_id.to_string(), kind))
     }
 
     /// Jobs that need `circuit_id`'s params loaded now ([`Job::uses_params`]).

@@ -5,6 +5,7 @@
 //!
 //! Layout:
 //! - `inputs`: inputs, requests and effects.
+//! - `intake_slots`: a submit's place under the limits while it is planned.
 //! - `jobs`: the jobs with the indexes inputs read and the views snapshots show.
 //! - `records`: the per-job, partition, worker and params records.
 //! - `transition`: the one function that changes partition and worker state.
@@ -19,6 +20,7 @@
 mod admit;
 mod inputs;
 mod intake;
+mod intake_slots;
 mod jobs;
 mod progress;
 mod records;
@@ -38,7 +40,8 @@ use crate::lifecycle::WorkerStep;
 use crate::prover::{DeviceInfo, Prover};
 
 pub(crate) use inputs::{
-    DeviceTask, Effect, Input, JobOrigin, Request, RequestKey, StopSignal, Ticket,
+    ApiSlot, DeviceTask, Effect, Input, Intake, IntakeSlot, JobOrigin, Request, RequestKey,
+    StopSignal, Ticket,
 };
 #[cfg(test)]
 pub(crate) use jobs::WriterWork;
@@ -86,6 +89,8 @@ pub(crate) struct Machine<P: Prover> {
     /// Jobs are recorded in a journal: they start once their acceptance is on disk.
     journaled: bool,
     counters: Tally,
+    /// Submits granted a place under the limits and being planned.
+    intake_slots: Arc<intake_slots::IntakeSlots>,
     /// Failed jobs and refused requests, for the snapshots.
     failures: crate::failures::FailureLog,
     /// Jobs ended and worker stints of the last hour, shared with the snapshots.
@@ -141,6 +146,7 @@ impl<P: Prover> Machine<P> {
             journal_unwritable: None,
             journaled: false,
             counters: Tally::default(),
+            intake_slots: Default::default(),
             failures: Default::default(),
             history: Default::default(),
             devices: Vec::new(),
@@ -180,17 +186,21 @@ impl<P: Prover> Machine<P> {
     /// Applies one input and returns what must be started.
     pub(crate) fn apply(&mut self, input: Input<P>) -> Vec<Effect<P>> {
         match input {
-            Input::Api(request) => self.request(request),
+            // The request's place in the queue is given back once it is applied.
+            Input::Api(request, _slot) => self.request(request),
             Input::Submit {
                 job_id,
                 origin,
                 plan,
                 params_bytes,
                 inline_input,
+                slot,
                 reply,
             } => {
                 self.note_params_estimate(&plan.circuit_id, params_bytes);
-                self.submit(job_id, origin, plan, inline_input, reply)
+                self.submit(job_id, origin, plan, inline_input, reply);
+                // The job, if accepted, now counts itself under the limits.
+                drop(slot);
             }
             Input::SynthDone {
                 job,
@@ -235,11 +245,8 @@ impl<P: Prover> Machine<P> {
 
     fn request(&mut self, request: Request) {
         match request {
-            Request::Precheck { ticket, reply } => {
-                let _ = reply.send(self.precheck(&ticket));
-            }
-            Request::Find { key, reply } => {
-                let _ = reply.send(self.find_request(&key));
+            Request::Intake { origin, reply } => {
+                let _ = reply.send(self.intake(&origin));
             }
             Request::Watch { job_id, reply } => {
                 let rx = (self.job_ids.get(&job_id).and_then(|s| self.jobs.get(s)))

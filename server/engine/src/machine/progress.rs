@@ -71,7 +71,7 @@ impl<P: Prover> Machine<P> {
         worker: u32,
         job: u64,
         index: u32,
-        result: Result<Vec<u8>, StepError>,
+        result: Result<P::Proof, StepError>,
         reservation: Reservation,
     ) {
         // The witness went into the device phase: nothing of the partition is left to hold but
@@ -102,7 +102,8 @@ impl<P: Prover> Machine<P> {
                 return;
             }
             Ok(proof) => {
-                let record = proof.clone();
+                // Its bytes for the journal; the proof itself stays as the device made it.
+                let record = self.prover.proof_bytes(&proof);
                 if self
                     .transition(job, index, Change::DeviceProved { worker, proof })
                     .is_none()
@@ -165,19 +166,16 @@ impl<P: Prover> Machine<P> {
                 bytes,
                 precompiled_bytes,
             }) => {
-                if let Some(reservation) = entry.reservation.as_mut() {
-                    if bytes < reservation.bytes() {
-                        reservation.shrink(reservation.bytes() - bytes);
-                    } else if bytes > reservation.bytes() {
-                        params_over_estimate(&circuit_id, reservation.bytes(), bytes);
-                    }
+                let reserved = entry.reservation.bytes();
+                if bytes < reserved {
+                    entry.reservation.shrink(reserved - bytes);
+                } else if bytes > reserved {
+                    params_over_estimate(&circuit_id, reserved, bytes);
                 }
-                entry.bytes =
-                    bytes.min(entry.reservation.as_ref().map_or(bytes, Reservation::bytes));
                 // Part of what the budget counts (the estimate, when that was less).
                 entry.slot = ParamsSlot::Ready {
                     params,
-                    precompiled_bytes: precompiled_bytes.min(entry.bytes),
+                    precompiled_bytes: precompiled_bytes.min(entry.bytes()),
                 };
                 entry.last_used = Moment::now();
                 tracing::info!(%circuit_id, bytes, precompiled_bytes, ms = elapsed.as_millis() as u64, "params loaded");

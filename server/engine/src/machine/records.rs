@@ -151,7 +151,7 @@ pub(crate) enum Stage<P: Prover> {
         reserved: Meter,
     },
     Done {
-        proof: Vec<u8>,
+        proof: P::Proof,
     },
     Failed,
     Cancelled,
@@ -210,7 +210,7 @@ impl<P: Prover> Part<P> {
     }
 
     /// A partition whose proof was recorded before a restart.
-    pub fn proved(proof: Vec<u8>) -> Part<P> {
+    pub fn proved(proof: P::Proof) -> Part<P> {
         Part {
             stage: Stage::Done { proof },
             ..Part::pending()
@@ -363,12 +363,18 @@ pub(crate) enum ParamsSlot<P: Prover> {
 
 pub(crate) struct ParamsEntry<P: Prover> {
     pub slot: ParamsSlot<P>,
-    pub bytes: u64,
-    pub reservation: Option<Reservation>,
+    /// The budget's charge for the params: the estimate while they load, then what they
+    /// measured (when that is less).
+    pub reservation: Reservation,
     pub last_used: Moment,
 }
 
 impl<P: Prover> ParamsEntry<P> {
+    /// Bytes the params take, as the budget counts them.
+    pub fn bytes(&self) -> u64 {
+        self.reservation.bytes()
+    }
+
     pub fn ready(&self) -> Option<&Arc<P::Params>> {
         match &self.slot {
             ParamsSlot::Ready { params, .. } => Some(params),

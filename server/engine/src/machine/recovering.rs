@@ -120,12 +120,6 @@ impl<P: Prover> Machine<P> {
         })
     }
 
-    /// Whether a recovering job has this request id and kind (a submit of it may be its retry).
-    pub(super) fn is_recovering(&self, request_id: &str, kind: ProofKind) -> bool {
-        (self.recovering.values())
-            .any(|r| r.live() && r.job.job.request_id == request_id && r.job.job.kind == kind)
-    }
-
     fn recovering_id(&self, job_id: &str) -> Option<u64> {
         (self.recovering.iter())
             .find(|(_, r)| r.job.job.job_id == job_id)

@@ -36,10 +36,18 @@ impl<P: Prover> Machine<P> {
         };
         let mut parts: Vec<Part<P>> = (0..plan.partitions).map(|_| Part::pending()).collect();
         let mut proved = 0u32;
-        for (index, proof) in proofs {
-            if let Some(part) = parts.get_mut(index as usize) {
-                *part = Part::proved(proof);
-                proved += 1;
+        for (index, bytes) in proofs {
+            let Some(part) = parts.get_mut(index as usize) else {
+                continue;
+            };
+            match self.prover.read_proof(&bytes) {
+                Ok(proof) => {
+                    *part = Part::proved(proof);
+                    proved += 1;
+                }
+                // Only a damaged journal row could do this: the partition is proved again.
+                Err(error) => tracing::warn!(job_id = %job.job_id, partition = index, %error,
+                    "a recorded partition proof does not read; the partition is proved again"),
             }
         }
         let now = crate::clock::now();

@@ -118,7 +118,7 @@ impl<P: Prover> Machine<P> {
                     (ParamsSlot::Ready { .. }, 0) => ParamsTier::Warm,
                     (ParamsSlot::Ready { .. }, _) => ParamsTier::Hot,
                 },
-                bytes: e.bytes,
+                bytes: e.bytes(),
                 precompiled_bytes: match e.slot {
                     ParamsSlot::Ready {
                         precompiled_bytes, ..

@@ -104,6 +104,16 @@ impl Harness {
         partitions: u32,
         bytes: u64,
     ) -> Result<Submitted, EngineError> {
+        // As the handle does: the writer's decision first, then the plan, then the job.
+        let (reply, mut decided) = oneshot::channel();
+        self.apply(Input::api(Request::Intake {
+            origin: origin.clone(),
+            reply,
+        }));
+        let slot = match decided.try_recv().expect("answered at once")? {
+            Intake::Existing(existing) => return Ok(existing),
+            Intake::Granted(slot) => slot,
+        };
         let plan = self.prover.plan(request(origin.kind, partitions, bytes))?;
         let (reply, mut answer) = oneshot::channel();
         let params_bytes = self.prover.params_size_estimate(&plan.circuit_id);
@@ -113,6 +123,7 @@ impl Harness {
             origin,
             plan,
             params_bytes,
+            slot,
             reply,
         });
         let submitted = answer.try_recv().expect("answered at once");
@@ -124,7 +135,7 @@ impl Harness {
 
     fn cancel(&mut self, job_id: &str) -> Result<bool, EngineError> {
         let (reply, mut answer) = oneshot::channel();
-        self.apply(Input::Api(Request::Cancel {
+        self.apply(Input::api(Request::Cancel {
             job_id: job_id.to_string(),
             reply,
         }));
@@ -457,109 +468,6 @@ fn deadline_partitions_synthesize_beside_a_full_set_of_long_syntheses() {
     assert_eq!(h.machine.snapshot().counters.total_completed, 6);
 }
 
-#[test]
-fn tiny_budget_runs_partitions_one_at_a_time() {
-    // Room for the params and exactly one partition.
-    let mut h = Harness::new(PARAMS_BYTES + 1000, 2, 4);
-    let job = h
-        .submit(ProofKind::SnapDealsUpdate, Priority::Normal, 4, 1000)
-        .unwrap()
-        .job_id;
-    let mut most = 0;
-    while !h.pending.is_empty() {
-        let snap = h.machine.snapshot();
-        let in_flight = snap.jobs[0]
-            .partitions
-            .iter()
-            .filter(|p| {
-                matches!(
-                    p.state,
-                    PartitionState::Synthesizing | PartitionState::SynthDone | PartitionState::Gpu
-                )
-            })
-            .count();
-        most = most.max(in_flight);
-        assert!(snap.memory.used_bytes <= snap.memory.total_bytes);
-        h.complete(0, false);
-        h.check_invariants();
-    }
-    assert_eq!(most, 1);
-    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
-}
-
-#[test]
-fn oversized_job_is_rejected_at_submit_with_sizes() {
-    let mut h = Harness::new(5000, 1, 1);
-    let err = h
-        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 10_000)
-        .unwrap_err();
-    let EngineError::TooLarge { needed, budget } = &err else {
-        panic!("{err:?}")
-    };
-    assert!(needed.contains("for the partition"), "{needed}");
-    assert!(!budget.is_empty());
-    assert!(h.machine.snapshot().jobs.is_empty());
-}
-
-#[test]
-fn the_daemons_own_memory_is_not_there_for_partitions() {
-    let mut h = Harness::new(1_000_000, 1, 1);
-    h.machine._baseline = h.budget.charge_held(Holder::Baseline, 600_000);
-    let err = h
-        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 500_000)
-        .unwrap_err();
-    let EngineError::TooLarge { budget, .. } = &err else {
-        panic!("{err:?}")
-    };
-    assert!(budget.contains("of it snarkd's own memory"), "{budget}");
-    let fits = 400_000 - PARAMS_BYTES;
-    let job = h.submit(ProofKind::PorepSealCommit, Priority::Normal, 1, fits);
-    let job = job.unwrap().job_id;
-    h.drain();
-    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
-    assert_eq!(h.machine.snapshot().memory.baseline_bytes, 600_000);
-}
-
-#[test]
-fn a_jobs_input_is_charged_until_it_ends() {
-    let mut h = Harness::new(1_000_000, 1, 1);
-    let job = h
-        .submit_with_input(ProofKind::WinningPost, Priority::Critical, 1, 1000, 70_000)
-        .unwrap()
-        .job_id;
-    assert_eq!(h.machine.snapshot().memory.input_bytes, 70_000);
-    assert_eq!(h.budget.held_by(Holder::Inputs), 70_000);
-    h.drain();
-    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
-    assert_eq!(h.machine.snapshot().memory.input_bytes, 0);
-}
-
-#[test]
-fn cancellation_returns_the_memory() {
-    let mut h = Harness::new(1_000_000, 1, 2);
-    let job = h
-        .submit(ProofKind::PorepSealCommit, Priority::Normal, 4, 1000)
-        .unwrap()
-        .job_id;
-    h.complete(0, false); // params loaded: two syntheses start
-    assert!(h.budget.used() >= 2000 + PARAMS_BYTES);
-    assert!(h.cancel(&job).unwrap(), "partitions had started");
-    h.drain(); // the running syntheses return late; their results are dropped
-    assert_eq!(h.outcome(&job), Some(JobEnd::Cancelled));
-    assert_eq!(h.budget.used(), PARAMS_BYTES);
-    let (reply, mut answer) = oneshot::channel();
-    h.apply(Input::Api(Request::Evict {
-        circuit_id: "porep-test".into(),
-        reply,
-    }));
-    assert_eq!(
-        answer.try_recv().unwrap().unwrap().freed_bytes,
-        PARAMS_BYTES
-    );
-    assert_eq!(h.budget.used(), 0);
-    h.check_invariants();
-}
-
 /// Completes the pending effect that is a device phase, failing it when `fail`.
 fn complete_device(h: &mut Harness, fail: bool) {
     let i = h.find(|e| matches!(e, Effect::Prove { .. }));
@@ -576,7 +484,8 @@ mod journaled;
 mod limits;
 /// Logging of illegal transitions.
 mod logging;
-/// The early a/b/c release, waiting for room in priority order and a job's timings.
+/// The early a/b/c release, waiting for room in priority order, a job's timings, and what the
+/// budget charges.
 mod memory;
 /// Params cache: reference counts, tiers, EvictSRS and LRU eviction.
 mod params;

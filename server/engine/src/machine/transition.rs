@@ -43,7 +43,7 @@ pub(crate) enum Change<P: Prover> {
     /// The device phase on `worker` returned the partition's proof.
     DeviceProved {
         worker: u32,
-        proof: Vec<u8>,
+        proof: P::Proof,
     },
     /// The device phase on `worker` failed for good.
     DeviceFailed {

@@ -23,6 +23,7 @@ impl Prover for SimProver {
     type Plan = SimPlan;
     type Params = ();
     type Partition = ();
+    type Proof = Vec<u8>;
 
     fn backend_name(&self) -> String {
         self.backend.clone()
@@ -54,6 +55,14 @@ impl Prover for SimProver {
     ) -> Result<Vec<u8>, StepError> {
         Err(StepError::new(FailureClass::Bug, NOT_HERE))
     }
+    fn proof_bytes(&self, proof: &Vec<u8>) -> Vec<u8> {
+        proof.clone()
+    }
+
+    fn read_proof(&self, bytes: &[u8]) -> Result<Vec<u8>, StepError> {
+        Ok(bytes.to_vec())
+    }
+
     fn finalize(&self, _: &SimPlan, _: Vec<Vec<u8>>, _: &()) -> Result<Vec<u8>, StepError> {
         Err(StepError::new(FailureClass::Bug, NOT_HERE))
     }

@@ -28,7 +28,7 @@ use super::{Setup, Workload};
 use crate::budget::Budget;
 use crate::domain::{JobEnd, JobOutcome, Priority};
 use crate::journal::InputDigest;
-use crate::machine::{Effect, Input, JobOrigin, Machine, Request};
+use crate::machine::{Effect, Input, Intake, JobOrigin, Machine, Request};
 use crate::prover::{DeviceInfo, LoadedParams, PartitionMemory, Planned};
 
 /// Runs `workload` on the box and engine of `setup` and reports what happened.
@@ -270,35 +270,45 @@ impl<'a> Sim<'a> {
         let n = self.submits;
         let mut digest = [0u8; 32];
         digest[..8].copy_from_slice(&n.to_le_bytes());
-        let (reply, mut answer) = oneshot::channel();
         let job_id = format!("sim-{n}");
-        self.apply(Input::Submit {
-            job_id: job_id.clone(),
-            origin: JobOrigin {
-                request_id: format!("{}-{n}", costs.kind),
-                kind: costs.kind,
-                priority: costs.priority,
-                digest: InputDigest(digest),
-                input_bytes: 0,
-            },
-            plan: Planned {
-                circuit_id: costs.circuit.clone(),
-                partitions: costs.partitions,
-                memory: PartitionMemory {
-                    total_bytes: costs.reserve_bytes,
-                    abc_bytes: costs.abc_bytes,
-                },
-                fast_path: None,
-                plan: SimPlan { kind },
-            },
-            params_bytes: costs.params_bytes,
-            inline_input: None,
+        let origin = JobOrigin {
+            request_id: format!("{}-{n}", costs.kind),
+            kind: costs.kind,
+            priority: costs.priority,
+            digest: InputDigest(digest),
+            input_bytes: 0,
+        };
+        // As the engine's handle does: a place under the limits, then the planned job.
+        let (reply, mut granted) = oneshot::channel();
+        self.apply(Input::api(Request::Intake {
+            origin: origin.clone(),
             reply,
-        });
+        }));
+        let (reply, mut answer) = oneshot::channel();
+        if let Ok(Ok(Intake::Granted(slot))) = granted.try_recv() {
+            self.apply(Input::Submit {
+                job_id: job_id.clone(),
+                origin,
+                plan: Planned {
+                    circuit_id: costs.circuit.clone(),
+                    partitions: costs.partitions,
+                    memory: PartitionMemory {
+                        total_bytes: costs.reserve_bytes,
+                        abc_bytes: costs.abc_bytes,
+                    },
+                    fast_path: None,
+                    plan: SimPlan { kind },
+                },
+                params_bytes: costs.params_bytes,
+                inline_input: None,
+                slot,
+                reply,
+            });
+        }
         let accepted = matches!(answer.try_recv().ok(), Some(Ok(_)));
         let (watch, mut outcome) = oneshot::channel();
         if accepted {
-            self.apply(Input::Api(Request::Watch {
+            self.apply(Input::api(Request::Watch {
                 job_id,
                 reply: watch,
             }));

@@ -107,6 +107,7 @@ impl Prover for TestProver {
     type Params = String;
     /// The partition's index.
     type Partition = u32;
+    type Proof = Vec<u8>;
 
     fn backend_name(&self) -> String {
         "test".into()
@@ -223,6 +224,14 @@ impl Prover for TestProver {
         }
         Ok(index)
     }
+    fn proof_bytes(&self, proof: &Vec<u8>) -> Vec<u8> {
+        proof.clone()
+    }
+
+    fn read_proof(&self, bytes: &[u8]) -> Result<Vec<u8>, StepError> {
+        Ok(bytes.to_vec())
+    }
+
     fn finalize(
         &self,
         _: &TestPlan,

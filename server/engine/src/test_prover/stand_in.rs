@@ -80,6 +80,7 @@ impl Prover for StandInProver {
     type Params = String;
     /// The partition's input.
     type Partition = u32;
+    type Proof = Vec<u8>;
 
     fn backend_name(&self) -> String {
         "cpu".into()
@@ -180,6 +181,14 @@ impl Prover for StandInProver {
             )),
             input => Ok(input),
         }
+    }
+
+    fn proof_bytes(&self, proof: &Vec<u8>) -> Vec<u8> {
+        proof.clone()
+    }
+
+    fn read_proof(&self, bytes: &[u8]) -> Result<Vec<u8>, StepError> {
+        Ok(bytes.to_vec())
     }
 
     fn finalize(

@@ -51,6 +51,9 @@ pub use request::{prover_id_from_miner_id, ProofInput};
 /// Bytes of one serialized Groth16 proof (compressed A, B, C).
 pub const PARTITION_PROOF_BYTES: usize = 192;
 
+/// One partition's Groth16 proof, as the device phase makes it and `finalize` takes it.
+pub type PartitionProof = Proof<Bls12>;
+
 /// Per-kind behaviour behind [`PreparedJob`].
 pub(crate) trait KindJob: Send + Sync {
     fn num_partitions(&self) -> usize;

@@ -1,7 +1,8 @@
 //! Memory and time as the machine accounts them: the a/b/c share of a partition's reservation
 //! returned by the driver's own device phase before the phase ends, partitions waiting for room
-//! in priority order, and a job's timings taken from the machine's clock between the events of
-//! its steps.
+//! in priority order, a job's timings taken from the machine's clock between the events of its
+//! steps, and what the budget charges (the daemon's own memory, a job's input, a partition too
+//! large for any budget, a cancelled job's reservations returned).
 
 use std::time::Duration;
 
@@ -193,4 +194,107 @@ async fn timings_are_measured_between_the_events_on_the_machine_clock() {
         let t = timings(&h, id);
         assert!(t.queue_wait + t.synthesis + t.device <= t.total, "{t:?}");
     }
+}
+
+#[test]
+fn tiny_budget_runs_partitions_one_at_a_time() {
+    // Room for the params and exactly one partition.
+    let mut h = Harness::new(PARAMS_BYTES + 1000, 2, 4);
+    let job = h
+        .submit(ProofKind::SnapDealsUpdate, Priority::Normal, 4, 1000)
+        .unwrap()
+        .job_id;
+    let mut most = 0;
+    while !h.pending.is_empty() {
+        let snap = h.machine.snapshot();
+        let in_flight = snap.jobs[0]
+            .partitions
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p.state,
+                    PartitionState::Synthesizing | PartitionState::SynthDone | PartitionState::Gpu
+                )
+            })
+            .count();
+        most = most.max(in_flight);
+        assert!(snap.memory.used_bytes <= snap.memory.total_bytes);
+        h.complete(0, false);
+        h.check_invariants();
+    }
+    assert_eq!(most, 1);
+    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
+}
+
+#[test]
+fn oversized_job_is_rejected_at_submit_with_sizes() {
+    let mut h = Harness::new(5000, 1, 1);
+    let err = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 10_000)
+        .unwrap_err();
+    let EngineError::TooLarge { needed, budget } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(needed.contains("for the partition"), "{needed}");
+    assert!(!budget.is_empty());
+    assert!(h.machine.snapshot().jobs.is_empty());
+}
+
+#[test]
+fn the_daemons_own_memory_is_not_there_for_partitions() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    h.machine._baseline = h.budget.charge_held(Holder::Baseline, 600_000);
+    let err = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 1, 500_000)
+        .unwrap_err();
+    let EngineError::TooLarge { budget, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(budget.contains("of it snarkd's own memory"), "{budget}");
+    let fits = 400_000 - PARAMS_BYTES;
+    let job = h.submit(ProofKind::PorepSealCommit, Priority::Normal, 1, fits);
+    let job = job.unwrap().job_id;
+    h.drain();
+    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
+    assert_eq!(h.machine.snapshot().memory.baseline_bytes, 600_000);
+}
+
+#[test]
+fn a_jobs_input_is_charged_until_it_ends() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let job = h
+        .submit_with_input(ProofKind::WinningPost, Priority::Critical, 1, 1000, 70_000)
+        .unwrap()
+        .job_id;
+    assert_eq!(h.machine.snapshot().memory.input_bytes, 70_000);
+    assert_eq!(h.budget.held_by(Holder::Inputs), 70_000);
+    h.drain();
+    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
+    assert_eq!(h.machine.snapshot().memory.input_bytes, 0);
+}
+
+#[test]
+fn cancellation_returns_the_memory() {
+    let mut h = Harness::new(1_000_000, 1, 2);
+    let job = h
+        .submit(ProofKind::PorepSealCommit, Priority::Normal, 4, 1000)
+        .unwrap()
+        .job_id;
+    h.complete(0, false); // params loaded: two syntheses start
+    assert!(h.budget.used() >= 2000 + PARAMS_BYTES);
+    assert!(h.cancel(&job).unwrap(), "partitions had started");
+    h.drain(); // the running syntheses return late; their results are dropped
+    assert_eq!(h.outcome(&job), Some(JobEnd::Cancelled));
+    assert_eq!(h.budget.used(), PARAMS_BYTES);
+    let (reply, mut answer) = oneshot::channel();
+    h.apply(Input::api(Request::Evict {
+        circuit_id: "porep-test".into(),
+        reply,
+    }));
+    assert_eq!(
+        answer.try_recv().unwrap().unwrap().freed_bytes,
+        PARAMS_BYTES
+    );
+    assert_eq!(h.budget.used(), 0);
+    h.check_invariants();
 }

@@ -17,7 +17,7 @@ fn preload(h: &mut Harness, circuit: &str) {
 /// [`preload`], the params estimated at `estimate` bytes before they load.
 fn preload_estimated(h: &mut Harness, circuit: &str, estimate: u64) {
     let (reply, mut answer) = oneshot::channel();
-    h.apply(Input::Api(Request::Preload {
+    h.apply(Input::api(Request::Preload {
         circuit_id: circuit.into(),
         params_bytes: estimate,
         reply,
@@ -29,7 +29,7 @@ fn preload_estimated(h: &mut Harness, circuit: &str, estimate: u64) {
 
 fn evict(h: &mut Harness, circuit: &str) -> Result<Evicted, EngineError> {
     let (reply, mut answer) = oneshot::channel();
-    h.apply(Input::Api(Request::Evict {
+    h.apply(Input::api(Request::Evict {
         circuit_id: circuit.into(),
         reply,
     }));
@@ -244,7 +244,7 @@ fn a_preload_of_an_unknown_circuit_is_refused_and_remembers_nothing() {
     let mut h = Harness::new(1_000_000, 1, 1);
     for i in 0..100 {
         let (reply, mut answer) = oneshot::channel();
-        h.apply(Input::Api(Request::Preload {
+        h.apply(Input::api(Request::Preload {
             circuit_id: format!("made-up-{i}"),
             params_bytes: PARAMS_BYTES,
             reply,

@@ -77,7 +77,7 @@ proptest! {
                 Op::Cancel { .. } => {}
                 Op::Evict { kind } => {
                     let (reply, _answer) = oneshot::channel();
-                    h.apply(Input::Api(Request::Evict { circuit_id: format!("{}-test", ProofKind::ALL[kind]), reply }));
+                    h.apply(Input::api(Request::Evict { circuit_id: format!("{}-test", ProofKind::ALL[kind]), reply }));
                 }
             }
             h.check_invariants();

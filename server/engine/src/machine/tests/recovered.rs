@@ -80,32 +80,36 @@ fn a_job_submitted_during_recovery_is_numbered_after_the_recovered_ones() {
     }
 }
 
-/// The cheap checks before a submit is decoded: a retry of a job still being planned again
-/// passes even with its priority's queue full (the recovering job counts in it); a new request,
-/// or the same id of another kind, is refused.
+/// A retry of a job still being planned again is answered with it even with its priority's
+/// queue full (the recovering job counts in it); a new request, the same id of another kind, or
+/// the same id with another input, is refused by the limits.
 #[test]
-fn a_retry_of_a_recovering_job_passes_the_checks_that_refuse_new_work() {
+fn a_retry_of_a_recovering_job_is_answered_with_it_when_new_work_is_refused() {
     let mut h = Harness::new(1_000_000, 1, 1);
     h.machine.config.limits.queued_jobs = 1;
     h.machine
         .await_recovery(vec![recovered(ProofKind::SnapDealsUpdate, vec![])]);
-    let mut precheck = |request_id: &str, kind| {
-        let ticket = crate::machine::Ticket {
+    let mut submit = |request_id: &str, kind, digest| {
+        let origin = JobOrigin {
             request_id: request_id.into(),
             kind,
             priority: Priority::Normal,
+            digest: crate::journal::InputDigest([digest; 32]),
             input_bytes: 0,
         };
-        let (reply, mut answer) = oneshot::channel();
-        h.apply(Input::Api(Request::Precheck { ticket, reply }));
-        answer.try_recv().expect("answered at once")
+        h.submit_as(origin, 2, 100)
     };
-    precheck("snap-1000-3", ProofKind::SnapDealsUpdate).expect("the retry passes");
-    for (id, kind) in [
-        ("snap-1000-4", ProofKind::SnapDealsUpdate),
-        ("snap-1000-3", ProofKind::PorepSealCommit),
+    let retry = submit("snap-1000-3", ProofKind::SnapDealsUpdate, 3).expect("the retry");
+    assert_eq!(
+        (retry.job_id.as_str(), retry.existing),
+        ("recovered-job", true)
+    );
+    for (id, kind, digest) in [
+        ("snap-1000-4", ProofKind::SnapDealsUpdate, 3),
+        ("snap-1000-3", ProofKind::PorepSealCommit, 3),
+        ("snap-1000-3", ProofKind::SnapDealsUpdate, 4),
     ] {
-        let refused = precheck(id, kind).unwrap_err();
+        let refused = submit(id, kind, digest).unwrap_err();
         assert!(
             matches!(
                 refused,
@@ -114,7 +118,7 @@ fn a_retry_of_a_recovering_job_passes_the_checks_that_refuse_new_work() {
                     ..
                 }
             ),
-            "{id} {kind}: {refused:?}"
+            "{id} {kind} {digest}: {refused:?}"
         );
     }
 }
@@ -180,7 +184,7 @@ fn a_recovering_job_is_shown_counted_and_then_proves_only_what_is_left() {
     h.drain();
     let idle = |h: &mut Harness| {
         let (reply, mut answer) = oneshot::channel();
-        h.apply(Input::Api(Request::Idle { reply }));
+        h.apply(Input::api(Request::Idle { reply }));
         answer.try_recv().unwrap()
     };
     assert!(

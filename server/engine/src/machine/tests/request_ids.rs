@@ -5,13 +5,9 @@ use std::time::Duration;
 
 use super::*;
 
+/// The live job a submit of `key` is answered with.
 fn find(h: &mut Harness, key: RequestKey) -> Option<String> {
-    let (reply, mut answer) = oneshot::channel();
-    h.apply(Input::Api(Request::Find { key, reply }));
-    answer
-        .try_recv()
-        .expect("answered at once")
-        .map(|s| s.job_id)
+    h.machine.find_request(&key).map(|s| s.job_id)
 }
 
 #[test]

@@ -44,19 +44,8 @@ fn work_of_a_round(queued: usize) -> Vec<(&'static str, WriterWork)> {
     step(&mut h, "submit", &mut |h| {
         porep(h);
     });
-    step(&mut h, "precheck", &mut |h| {
-        let (reply, mut answer) = oneshot::channel();
-        let ticket = Ticket {
-            request_id: "porep-1000-7".into(),
-            kind: ProofKind::PorepSealCommit,
-            priority: Priority::Normal,
-            input_bytes: 100,
-        };
-        h.apply(Input::Api(Request::Precheck { ticket, reply }));
-        answer
-            .try_recv()
-            .expect("answered")
-            .expect("within the limits");
+    step(&mut h, "cancel of an unknown job", &mut |h| {
+        assert!(h.cancel("no-such-job").is_err());
     });
     step(&mut h, "synthesized", &mut |h| {
         let i = h.find(|e| matches!(e, Effect::Synthesize { .. }));
