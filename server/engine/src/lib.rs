@@ -14,6 +14,7 @@
 //! - `budget`: the memory budget and its RAII reservations.
 //! - `clock`: the machine's clocks (tokio's, or a simulation's) and wall-clock milliseconds.
 //! - `chunked`: a queue in shared chunks, cheap to copy (the history's).
+//! - `chunked_map`: a map in shared chunks, cheap to copy (the snapshots' job views).
 //! - `os_priority`: lower OS thread priority for work that has no deadline.
 //! - `schedule`: the scheduling order and the synthesis allowance, as pure functions.
 //! - `machine`: the engine's state and its single writer (inputs in, effects out).
