@@ -338,19 +338,21 @@ impl<P: Prover> Jobs<P> {
 
     /// Unfinished jobs that run before job `seq`: those of a higher priority, then those of
     /// its own submitted before it (counted one by one only when it is not the newest of its
-    /// priority, as a retry of an older job is).
+    /// priority, as a retry of an older job is). None for a job that has ended, as for one
+    /// answered from the journal.
     pub fn ahead_of(&self, seq: u64) -> u32 {
+        use std::ops::Bound::{Excluded, Unbounded};
         let Some(entry) = self.map.get(&seq) else {
             return 0;
         };
         let priority = entry.job.origin.priority;
-        let higher: usize = (self.index.unfinished.range(priority..).skip(1))
-            .map(|(_, (n, _))| n)
-            .sum();
         let key = (Reverse(priority), seq);
         if !self.index.order.contains(&key) {
-            return higher as u32;
+            return 0;
         }
+        let higher: usize = (self.index.unfinished.range((Excluded(priority), Unbounded)))
+            .map(|(_, (n, _))| n)
+            .sum();
         let newest =
             (self.index.order.range(key..).nth(1)).is_none_or(|next| next.0 .0 != priority);
         let same = match newest {

@@ -93,6 +93,49 @@ fn submit_reports_how_many_jobs_run_before_it() {
     );
 }
 
+/// A retry of an older job is answered with its place now: the jobs of higher priorities, and
+/// those of its own submitted before it that have not ended.
+#[test]
+fn a_retry_is_told_its_place_among_the_jobs_still_ahead_of_it() {
+    let mut h = Harness::new(1_000_000, 1, 1);
+    let submit = |h: &mut Harness, id: &str, priority| {
+        let origin = JobOrigin {
+            request_id: id.into(),
+            kind: ProofKind::SnapDealsUpdate,
+            priority,
+            digest: crate::journal::InputDigest([id.len() as u8; 32]),
+            input_bytes: 0,
+        };
+        let s = h.submit_as(origin, 1, 100).unwrap();
+        (s.queue_position, s.existing)
+    };
+    assert_eq!(submit(&mut h, "n", Priority::Normal), (0, false));
+    assert_eq!(submit(&mut h, "lo", Priority::Low), (1, false));
+    assert_eq!(submit(&mut h, "nnn", Priority::Normal), (1, false));
+    assert_eq!(submit(&mut h, "cccc", Priority::Critical), (0, false));
+    assert_eq!(
+        submit(&mut h, "n", Priority::Normal),
+        (1, true),
+        "behind the CRITICAL one"
+    );
+    assert_eq!(
+        submit(&mut h, "lo", Priority::Low),
+        (3, true),
+        "behind every other"
+    );
+    assert_eq!(
+        submit(&mut h, "nnn", Priority::Normal),
+        (2, true),
+        "behind its elder too"
+    );
+    h.drain();
+    assert_eq!(
+        submit(&mut h, "lo", Priority::Low),
+        (0, true),
+        "a completed job waits for none"
+    );
+}
+
 #[test]
 fn max_allowed_now_follows_the_free_budget() {
     // Room for the params and two partitions of 1000 (a/b/c share 500).
