@@ -77,6 +77,12 @@ impl<T> ChunkedMap<T> {
         self.chunks.values().flat_map(|c| c.values().map(|i| &**i))
     }
 
+    /// In key order, each item's own `Arc`: two maps holding the same `Arc` hold the same
+    /// item, unchanged (a reader may keep what it made of one by its address).
+    pub fn iter_shared(&self) -> impl Iterator<Item = &Arc<T>> {
+        self.chunks.values().flat_map(|c| c.values())
+    }
+
     pub fn first(&self) -> Option<&T> {
         self.iter().next()
     }

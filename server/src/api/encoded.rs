@@ -7,12 +7,14 @@
 //! then a copy of shared bytes, so a thousand streams cost a thousand copies, not a thousand
 //! encodings.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use bytes::{BufMut, Bytes};
 use prost::Message;
+use snarkd_engine::status::JobStatus;
 use snarkd_engine::StatusSnapshot;
 use snarkd_proto::v1 as pb;
 use tonic::codec::{Codec, EncodeBuf, Encoder};
@@ -38,6 +40,12 @@ pub struct EncodedSnapshot {
 #[derive(Default)]
 pub struct Encodings {
     recent: Mutex<VecDeque<Entry>>,
+    /// The `jobs` entry of each job view of the last snapshot encoded, by the view's address
+    /// (the view is held, so the address is not reused): a view the next snapshot shares is
+    /// copied, not encoded again.
+    entries: Mutex<HashMap<usize, (Arc<JobStatus>, Bytes)>>,
+    /// Job entries encoded so far (not copied): the work a snapshot costs the streams.
+    encoded: AtomicU64,
 }
 
 impl Encodings {
@@ -98,12 +106,52 @@ impl Encodings {
         };
         let shared = cell.get_or_init(|| Shared {
             common: status::without_jobs(s, now_ms).encode_to_vec().into(),
-            jobs: jobs.unwrap_or_else(|| Arc::new(Jobs::of(s))),
+            jobs: jobs.unwrap_or_else(|| Arc::new(self.jobs_of(s))),
         });
         Shared {
             common: shared.common.clone(),
             jobs: shared.jobs.clone(),
         }
+    }
+}
+
+impl Encodings {
+    /// The `jobs` entries of `s`: those of views the last snapshot encoded copied, the others
+    /// encoded (and counted).
+    fn jobs_of(&self, s: &StatusSnapshot) -> Jobs {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        let mut kept = HashMap::with_capacity(s.jobs.len());
+        let mut all = Vec::new();
+        let spans = (s.jobs.iter_shared())
+            .map(|view| {
+                let address = Arc::as_ptr(view) as usize;
+                let entry = match entries.remove(&address) {
+                    Some((_, entry)) => entry,
+                    None => {
+                        let mut entry = Vec::new();
+                        let job = status::job(view);
+                        prost::encoding::message::encode(JOBS_FIELD, &job, &mut entry);
+                        self.encoded.fetch_add(1, Ordering::Relaxed);
+                        Bytes::from(entry)
+                    }
+                };
+                let start = all.len();
+                all.extend_from_slice(&entry);
+                kept.insert(address, (view.clone(), entry));
+                start..all.len()
+            })
+            .collect();
+        *entries = kept;
+        Jobs {
+            all: all.into(),
+            spans,
+        }
+    }
+
+    /// Job entries encoded so far.
+    #[cfg(test)]
+    fn encoded(&self) -> u64 {
+        self.encoded.load(Ordering::Relaxed)
     }
 }
 
@@ -140,25 +188,6 @@ struct Jobs {
     all: Bytes,
     /// Where each job's entry is in `all`, in the snapshot's order.
     spans: Vec<Range<usize>>,
-}
-
-impl Jobs {
-    fn of(s: &StatusSnapshot) -> Jobs {
-        let mut all = Vec::new();
-        let spans = s
-            .jobs
-            .iter()
-            .map(|j| {
-                let start = all.len();
-                prost::encoding::message::encode(JOBS_FIELD, &status::job(j), &mut all);
-                start..all.len()
-            })
-            .collect();
-        Jobs {
-            all: all.into(),
-            spans,
-        }
-    }
 }
 
 /// A kept snapshot, the second its message is of, and its encodings (set by the first asker).

@@ -76,3 +76,29 @@ fn an_equal_snapshot_published_anew_is_encoded_for_itself() {
     assert_ne!(from_a.common.as_ptr(), from_b.common.as_ptr());
     assert_eq!(from_a.decode().unwrap(), from_b.decode().unwrap());
 }
+
+/// The streams' work follows the writer's: a job view the next snapshot shares is copied, not
+/// encoded again; only the changed one is, and the message is still what prost would send.
+#[test]
+fn a_job_view_shared_with_the_last_snapshot_is_not_encoded_again() {
+    let first = busy();
+    let encodings = Encodings::default();
+    let at = fixture::TAKEN_MS + 100;
+    encodings.message(&first, &HashSet::new(), at);
+    let jobs = first.jobs.len() as u64;
+    assert_eq!(encodings.encoded(), jobs, "each job encoded once");
+
+    let mut next = (*first).clone();
+    next.sequence += 1;
+    let mut changed = next.jobs[0].clone();
+    changed.error = Some("changed".into());
+    next.jobs.insert(0, Arc::new(changed));
+    let next = Arc::new(next);
+    let message = encodings.message(&next, &HashSet::new(), at);
+    assert_eq!(
+        encodings.encoded(),
+        jobs + 1,
+        "only the changed view encoded"
+    );
+    assert_eq!(message.decode().unwrap(), status::snapshot(&next, &[], at));
+}
