@@ -39,7 +39,7 @@ impl<P: Prover> Machine<P> {
         }
         Some(Submitted {
             job_id: job.id.clone(),
-            queue_position: self.queue_position(job.seq),
+            queue_position: self.jobs.ahead_of(job.seq),
             existing: true,
         })
     }
@@ -142,7 +142,7 @@ impl<P: Prover> Machine<P> {
         Ok((
             Submitted {
                 job_id: id,
-                queue_position: self.queue_position(seq),
+                queue_position: self.jobs.ahead_of(seq),
                 existing: false,
             },
             Some(record),
@@ -246,11 +246,6 @@ impl<P: Prover> Machine<P> {
             });
         }
         Ok(())
-    }
-
-    /// Unfinished jobs that run before job `seq`.
-    fn queue_position(&self, seq: u64) -> u32 {
-        self.jobs.ahead_of(seq)
     }
 
     pub(super) fn cancel(&mut self, job_id: &str) -> Result<bool, EngineError> {

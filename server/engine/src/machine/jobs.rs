@@ -232,13 +232,15 @@ impl<P: Prover> Jobs<P> {
         self.work.get()
     }
 
+    /// Adds a job under its sequence number (replacing one there, which never happens: each
+    /// is new).
     pub fn insert(&mut self, job: Job<P>) {
-        let (seq, standing) = (job.seq, Standing::of(&job));
+        let seq = job.seq;
+        self.remove(seq);
+        let standing = Standing::of(&job);
         self.index.account(&job, &standing, true);
         self.views.get_mut().stale.insert(seq);
-        if let Some(old) = self.map.insert(seq, Entry { job, standing }) {
-            self.index.account(&old.job, &old.standing, false);
-        }
+        self.map.insert(seq, Entry { job, standing });
     }
 
     pub fn remove(&mut self, seq: u64) -> Option<Job<P>> {
