@@ -241,8 +241,11 @@ fn spawn_startup_summary(config: &Config, started: Started, daemon: &Daemon) {
         })
         .await;
         if let Ok(summary) = gathered {
-            summary.log();
+            // Published before it is logged: whoever reads the log line finds it in /status.
             let _ = slot.set(summary);
+            if let Some(summary) = slot.get() {
+                summary.log();
+            }
         }
     });
 }
