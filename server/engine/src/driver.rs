@@ -50,6 +50,10 @@ pub(crate) async fn run<P: Prover>(
     // The machine's version when the published snapshot was built: a snapshot is built again
     // only once something it shows has changed.
     let mut published = machine.version();
+    // Answers, and the journal's records (whose acknowledgements answer submits), wait for the
+    // publish after the inputs that made them: what a caller is told is in the status it reads
+    // next. They keep their order.
+    let mut held = Vec::new();
     loop {
         let input = tokio::select! {
             biased;
@@ -67,7 +71,12 @@ pub(crate) async fn run<P: Prover>(
             tick |= matches!(input, Input::Tick);
             let answers = input.answers_a_client();
             for effect in machine.apply(input) {
-                execute(effect, &workers, &prover, &journal, &sender, nice);
+                match effect {
+                    effect @ (Effect::Answer(_) | Effect::Record(..) | Effect::FlushJournal(_)) => {
+                        held.push(effect)
+                    }
+                    effect => execute(effect, &workers, &prover, &journal, &sender, nice),
+                }
             }
             if !answers && folded < FOLD {
                 next = inputs.try_recv().ok();
@@ -83,6 +92,9 @@ pub(crate) async fn run<P: Prover>(
         } else if tick {
             // Busy seconds grow with the clock alone.
             record_gauges(&status.borrow());
+        }
+        for effect in held.drain(..) {
+            execute(effect, &workers, &prover, &journal, &sender, nice);
         }
     }
 }
@@ -180,6 +192,7 @@ fn execute<P: Prover>(
                 });
             })
         }
+        Effect::Answer(answer) => answer.send(),
     }
 }
 

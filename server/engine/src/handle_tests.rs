@@ -9,6 +9,7 @@ use crate::failures::FailureStage;
 use crate::test_prover::{request, TestProver, PARAMS_BYTES};
 use crate::{Engine, EngineConfig, StatusSnapshot};
 
+mod answers;
 mod intake;
 
 fn config() -> EngineConfig {

@@ -178,6 +178,30 @@ pub(crate) enum Effect<P: Prover> {
     Record(Record, Option<Ack>),
     /// Answer once every record handed over so far is on disk.
     FlushJournal(oneshot::Sender<()>),
+    /// An answer to whoever asked, sent once the snapshot that shows what it answers is
+    /// published: a client told something finds it in the status when it looks.
+    Answer(Answer),
+}
+
+/// A reply or a job's outcome, held back until the snapshot showing it is published.
+pub(crate) struct Answer(Box<dyn FnOnce() + Send>);
+
+impl Answer {
+    pub fn reply<T: Send + 'static>(reply: oneshot::Sender<T>, value: T) -> Self {
+        Answer(Box::new(move || {
+            let _ = reply.send(value);
+        }))
+    }
+
+    pub fn outcome(to: watch::Sender<Option<JobOutcome>>, outcome: JobOutcome) -> Self {
+        Answer(Box::new(move || {
+            to.send_replace(Some(outcome));
+        }))
+    }
+
+    pub fn send(self) {
+        (self.0)()
+    }
 }
 
 /// One partition's device phase, handed to a worker.

@@ -11,7 +11,8 @@ use super::transition::JobChange;
 use super::JobPhase;
 use super::{unix_ms, Machine};
 use super::{
-    Effect, Intake, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally,
+    Answer, Effect, Intake, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey,
+    Tally,
 };
 use crate::budget::Holder;
 use crate::domain::Priority;
@@ -59,12 +60,8 @@ impl<P: Prover> Machine<P> {
                 Record::Accepted(record),
                 Some(Ack { reply, submitted }),
             )),
-            Ok((submitted, None)) => {
-                let _ = reply.send(Ok(submitted));
-            }
-            Err(e) => {
-                let _ = reply.send(Err(e));
-            }
+            Ok((submitted, None)) => self.answer(reply, Ok(submitted)),
+            Err(e) => self.answer(reply, Err(e)),
         }
     }
 
@@ -357,9 +354,10 @@ impl<P: Prover> Machine<P> {
             end,
             timings: job.timings,
         };
-        job.outcome.send_replace(Some(outcome));
+        let answer = Answer::outcome(job.outcome.clone(), outcome);
         let circuit_id = job.circuit_id.clone();
         drop(job);
+        self.effects.push(Effect::Answer(answer));
         if let Some(entry) = self.params.get_mut(&circuit_id) {
             entry.last_used = Moment::now();
         }
@@ -374,7 +372,7 @@ impl<P: Prover> Machine<P> {
         reply: oneshot::Sender<Result<Preloaded, EngineError>>,
     ) {
         if !self.prover.knows_circuit(&circuit_id) {
-            let _ = reply.send(Err(EngineError::UnknownCircuit(circuit_id)));
+            self.answer(reply, Err(EngineError::UnknownCircuit(circuit_id)));
             return;
         }
         // Only known circuits are remembered: a client's made-up ids never grow the map.
@@ -383,10 +381,13 @@ impl<P: Prover> Machine<P> {
             match &mut entry.slot {
                 ParamsSlot::Ready { .. } => {
                     entry.last_used = Moment::now();
-                    let _ = reply.send(Ok(Preloaded {
-                        already_loaded: true,
-                        load_time: Duration::ZERO,
-                    }));
+                    self.answer(
+                        reply,
+                        Ok(Preloaded {
+                            already_loaded: true,
+                            load_time: Duration::ZERO,
+                        }),
+                    );
                 }
                 ParamsSlot::Loading { waiters, .. } => waiters.push(reply),
             }
@@ -400,9 +401,7 @@ impl<P: Prover> Machine<P> {
                     waiters.push(reply);
                 }
             }
-            Err(e) => {
-                let _ = reply.send(Err(e));
-            }
+            Err(e) => self.answer(reply, Err(e)),
         }
     }
 

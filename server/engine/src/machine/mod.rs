@@ -40,7 +40,7 @@ use crate::lifecycle::WorkerStep;
 use crate::prover::{DeviceInfo, Prover};
 
 pub(crate) use inputs::{
-    ApiSlot, DeviceTask, Effect, Input, Intake, IntakeSlot, JobOrigin, Request, RequestKey,
+    Answer, ApiSlot, DeviceTask, Effect, Input, Intake, IntakeSlot, JobOrigin, Request, RequestKey,
     StopSignal, Ticket,
 };
 #[cfg(test)]
@@ -246,20 +246,21 @@ impl<P: Prover> Machine<P> {
     fn request(&mut self, request: Request) {
         match request {
             Request::Intake { origin, reply } => {
-                let _ = reply.send(self.intake(&origin));
+                let granted = self.intake(&origin);
+                self.answer(reply, granted);
             }
             Request::Watch { job_id, reply } => {
                 let rx = (self.job_ids.get(&job_id).and_then(|s| self.jobs.get(s)))
                     .map(|j| j.outcome.subscribe())
                     .or_else(|| self.watch_recovering(&job_id));
-                let _ = reply.send(rx);
+                self.answer(reply, rx);
             }
             Request::Cancel { job_id, reply } => {
                 let cancelled = match self.cancel_recovering(&job_id) {
                     Some(cancelled) => Ok(cancelled),
                     None => self.cancel(&job_id),
                 };
-                let _ = reply.send(cancelled);
+                self.answer(reply, cancelled);
             }
             Request::Preload {
                 circuit_id,
@@ -267,7 +268,8 @@ impl<P: Prover> Machine<P> {
                 reply,
             } => self.preload(circuit_id, params_bytes, reply),
             Request::Evict { circuit_id, reply } => {
-                let _ = reply.send(self.evict(&circuit_id));
+                let evicted = self.evict(&circuit_id);
+                self.answer(reply, evicted);
             }
             Request::Drain => {
                 self.draining = true;
@@ -275,7 +277,7 @@ impl<P: Prover> Machine<P> {
             }
             Request::Idle { reply } => {
                 let idle = self.recovering_idle() && self.jobs.all_finished();
-                let _ = reply.send(idle);
+                self.answer(reply, idle);
             }
             Request::Refused(failure) => {
                 self.failures.push(failure);
@@ -298,6 +300,12 @@ impl<P: Prover> Machine<P> {
 
     fn changed(&mut self) {
         self.sequence += 1;
+    }
+
+    /// Answers `reply` once the snapshot after this input is published.
+    fn answer<T: Send + 'static>(&mut self, reply: tokio::sync::oneshot::Sender<T>, value: T) {
+        self.effects
+            .push(Effect::Answer(Answer::reply(reply, value)));
     }
 
     /// What a snapshot would show has changed when this has: the count of changes, and the

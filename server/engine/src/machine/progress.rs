@@ -180,10 +180,11 @@ impl<P: Prover> Machine<P> {
                 entry.last_used = Moment::now();
                 tracing::info!(%circuit_id, bytes, precompiled_bytes, ms = elapsed.as_millis() as u64, "params loaded");
                 for waiter in waiters {
-                    let _ = waiter.send(Ok(Preloaded {
+                    let loaded = Preloaded {
                         already_loaded: false,
                         load_time: elapsed,
-                    }));
+                    };
+                    self.answer(waiter, Ok(loaded));
                 }
                 self.jobs.for_params_users(&circuit_id, |j| {
                     j.timings.params_load = elapsed;
@@ -193,7 +194,7 @@ impl<P: Prover> Machine<P> {
                 self.params.remove(&circuit_id);
                 tracing::error!(%circuit_id, %error, "params load failed");
                 for waiter in waiters {
-                    let _ = waiter.send(Err(error.clone()));
+                    self.answer(waiter, Err(error.clone()));
                 }
                 let users: Vec<u64> = self
                     .jobs

@@ -169,12 +169,13 @@ impl<P: Prover> Machine<P> {
             tracing::warn!(%job_id, kind = %kind, class = %failure.class, error = %failure.message,
                 "recovered job failed");
         }
-        let entry = &self.recovering[&seq];
-        entry.outcome.send_replace(Some(JobOutcome {
+        let outcome = JobOutcome {
             job_id,
             end,
             timings: Default::default(),
-        }));
+        };
+        let to = self.recovering[&seq].outcome.clone();
+        (self.effects).push(super::Effect::Answer(super::Answer::outcome(to, outcome)));
         self.changed();
     }
 

@@ -63,6 +63,7 @@ impl Harness {
                 Effect::FlushJournal(done) => {
                     let _ = done.send(());
                 }
+                Effect::Answer(answer) => answer.send(),
                 other => self.pending.push(other),
             }
         }
@@ -204,7 +205,9 @@ impl Harness {
                 result: self.prover.finalize(&plan, proofs, &params),
                 elapsed: Duration::ZERO,
             },
-            Effect::Record(..) | Effect::FlushJournal(_) => unreachable!("kept by apply"),
+            Effect::Record(..) | Effect::FlushJournal(_) | Effect::Answer(_) => {
+                unreachable!("kept by apply")
+            }
         };
         vec![input]
     }

@@ -390,6 +390,7 @@ impl<'a> Sim<'a> {
             Effect::FlushJournal(done) => {
                 let _ = done.send(());
             }
+            Effect::Answer(answer) => answer.send(),
         }
     }
 

@@ -55,7 +55,7 @@ fn finish(h: &mut Harness, id: &str) {
             Effect::Synthesize { job, .. } | Effect::Finalize { job, .. } => *job == seq,
             Effect::Prove { task, .. } => task.job == seq,
             Effect::LoadParams { circuit_id } => *circuit_id == circuit,
-            Effect::Record(..) | Effect::FlushJournal(_) => false,
+            Effect::Record(..) | Effect::FlushJournal(_) | Effect::Answer(_) => false,
         });
         h.complete(i, false);
         h.check_invariants();
