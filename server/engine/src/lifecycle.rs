@@ -38,6 +38,16 @@ pub enum PartitionState {
 }
 
 impl PartitionState {
+    pub const ALL: [PartitionState; 7] = [
+        PartitionState::Pending,
+        PartitionState::Synthesizing,
+        PartitionState::SynthDone,
+        PartitionState::Gpu,
+        PartitionState::Done,
+        PartitionState::Failed,
+        PartitionState::Cancelled,
+    ];
+
     pub fn is_terminal(self) -> bool {
         matches!(
             self,
@@ -75,6 +85,18 @@ pub enum PartitionEvent {
     Fail,
     /// The job was cancelled or failed elsewhere.
     Cancel,
+}
+
+impl PartitionEvent {
+    pub const ALL: [PartitionEvent; 7] = [
+        PartitionEvent::Admit,
+        PartitionEvent::Synthesized,
+        PartitionEvent::Dispatch,
+        PartitionEvent::Proved,
+        PartitionEvent::Retry,
+        PartitionEvent::Fail,
+        PartitionEvent::Cancel,
+    ];
 }
 
 /// The partition edge table: the next state, or `None` when the event is illegal in `from`.
@@ -210,24 +232,8 @@ mod tests {
     use PartitionEvent as E;
     use PartitionState as S;
 
-    const STATES: [S; 7] = [
-        S::Pending,
-        S::Synthesizing,
-        S::SynthDone,
-        S::Gpu,
-        S::Done,
-        S::Failed,
-        S::Cancelled,
-    ];
-    const EVENTS: [E; 7] = [
-        E::Admit,
-        E::Synthesized,
-        E::Dispatch,
-        E::Proved,
-        E::Retry,
-        E::Fail,
-        E::Cancel,
-    ];
+    const STATES: [S; 7] = S::ALL;
+    const EVENTS: [E; 7] = E::ALL;
 
     #[test]
     fn every_edge_of_the_table() {

@@ -266,6 +266,7 @@ impl<P: Prover> Machine<P> {
             let Some(Stage::SynthDone {
                 synthesized,
                 reservation,
+                ..
             }) = self.transition(seq, index, Change::Dispatch { worker, preempt })
             else {
                 continue;

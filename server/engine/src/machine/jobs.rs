@@ -434,13 +434,16 @@ pub(super) fn view<P: Prover>(j: &Job<P>) -> JobStatus {
         state: j.phase.state(),
         error: j.phase.failure().map(JobFailure::to_string),
         partitions: (j.parts.iter().enumerate())
-            .map(|(i, p)| PartitionStatus {
-                index: i as u32,
-                state: p.state(),
-                synth_ms: p.synth_ms,
-                gpu_ms: p.gpu_ms,
-                worker_id: p.worker,
-                reserved_bytes: p.stage.reserved_bytes(),
+            .map(|(i, p)| {
+                let reached = p.stage.reached();
+                PartitionStatus {
+                    index: i as u32,
+                    state: p.state(),
+                    synth_ms: reached.synth_ms(),
+                    gpu_ms: reached.gpu_ms(),
+                    worker_id: reached.worker(),
+                    reserved_bytes: p.stage.reserved_bytes(),
+                }
             })
             .collect(),
     }

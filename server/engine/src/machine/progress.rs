@@ -32,6 +32,7 @@ impl<P: Prover> Machine<P> {
                 let change = Change::Synthesized {
                     synthesized,
                     reservation,
+                    took: elapsed,
                 };
                 if self.transition(job, index, change).is_none() {
                     return; // cancelled meanwhile: the buffers and reservation dropped with it
@@ -40,7 +41,6 @@ impl<P: Prover> Machine<P> {
                 j.timings.synthesis += elapsed;
                 metrics::histogram!("snarkd_synthesis_seconds", "kind" => j.origin.kind.name())
                     .record(elapsed.as_secs_f64());
-                j.parts[index as usize].synth_ms = Some(elapsed.as_millis() as u64);
             }
             Err(error) => {
                 drop(reservation);
@@ -105,7 +105,15 @@ impl<P: Prover> Machine<P> {
                 // Its bytes for the journal; the proof itself stays as the device made it.
                 let record = self.prover.proof_bytes(&proof);
                 if self
-                    .transition(job, index, Change::DeviceProved { worker, proof })
+                    .transition(
+                        job,
+                        index,
+                        Change::DeviceProved {
+                            worker,
+                            proof,
+                            took: elapsed,
+                        },
+                    )
                     .is_none()
                 {
                     return;
@@ -121,7 +129,14 @@ impl<P: Prover> Machine<P> {
             }
             Err(error) => {
                 if self
-                    .transition(job, index, Change::DeviceFailed { worker })
+                    .transition(
+                        job,
+                        index,
+                        Change::DeviceFailed {
+                            worker,
+                            took: elapsed,
+                        },
+                    )
                     .is_none()
                 {
                     return;
@@ -133,7 +148,6 @@ impl<P: Prover> Machine<P> {
         j.timings.device += elapsed;
         metrics::histogram!("snarkd_device_seconds", "kind" => j.origin.kind.name())
             .record(elapsed.as_secs_f64());
-        j.parts[index as usize].gpu_ms = Some(elapsed.as_millis() as u64);
         drop(j);
         if let Some(error) = failure {
             self.fail_job(
@@ -279,7 +293,7 @@ impl<P: Prover> Machine<P> {
                 .parts
                 .iter()
                 .map(|p| match &p.stage {
-                    Stage::Done { proof } => proof.clone(),
+                    Stage::Done { proof, .. } => proof.clone(),
                     _ => unreachable!("filtered on every partition done"),
                 })
                 .collect();

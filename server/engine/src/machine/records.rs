@@ -144,17 +144,80 @@ pub(crate) enum Stage<P: Prover> {
     SynthDone {
         synthesized: P::Partition,
         reservation: Reservation,
+        synth_ms: u64,
     },
-    /// The device phase runs on the partition's worker, whose thread holds the reservation.
+    /// The device phase runs on `worker`, whose thread holds the reservation.
     Gpu {
         since: Instant,
         reserved: Meter,
+        worker: u32,
+        synth_ms: u64,
     },
     Done {
         proof: P::Proof,
+        /// How it was proved; `None` for a proof recorded before a restart.
+        ran: Option<Ran>,
     },
-    Failed,
-    Cancelled,
+    Failed {
+        reached: Reached,
+    },
+    Cancelled {
+        reached: Reached,
+    },
+}
+
+/// How a partition's proof was made: its synthesis, the worker of its device phase and that
+/// phase's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Ran {
+    pub synth_ms: u64,
+    pub worker: u32,
+    pub gpu_ms: u64,
+}
+
+/// How far a partition's steps got: carried into a failed or cancelled stage and shown in its
+/// view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reached {
+    /// No step finished (or its proof was recorded before a restart).
+    Nothing,
+    Synthesized {
+        synth_ms: u64,
+    },
+    /// Handed to `worker`, whose device phase has not returned.
+    OnDevice {
+        synth_ms: u64,
+        worker: u32,
+    },
+    /// Its device phase returned.
+    Returned(Ran),
+}
+
+impl Reached {
+    pub fn synth_ms(self) -> Option<u64> {
+        match self {
+            Reached::Nothing => None,
+            Reached::Synthesized { synth_ms } | Reached::OnDevice { synth_ms, .. } => {
+                Some(synth_ms)
+            }
+            Reached::Returned(ran) => Some(ran.synth_ms),
+        }
+    }
+
+    pub fn worker(self) -> Option<u32> {
+        match self {
+            Reached::Nothing | Reached::Synthesized { .. } => None,
+            Reached::OnDevice { worker, .. } => Some(worker),
+            Reached::Returned(ran) => Some(ran.worker),
+        }
+    }
+
+    pub fn gpu_ms(self) -> Option<u64> {
+        match self {
+            Reached::Returned(ran) => Some(ran.gpu_ms),
+            _ => None,
+        }
+    }
 }
 
 impl<P: Prover> Stage<P> {
@@ -165,8 +228,26 @@ impl<P: Prover> Stage<P> {
             Stage::SynthDone { .. } => PartitionState::SynthDone,
             Stage::Gpu { .. } => PartitionState::Gpu,
             Stage::Done { .. } => PartitionState::Done,
-            Stage::Failed => PartitionState::Failed,
-            Stage::Cancelled => PartitionState::Cancelled,
+            Stage::Failed { .. } => PartitionState::Failed,
+            Stage::Cancelled { .. } => PartitionState::Cancelled,
+        }
+    }
+
+    /// How far its steps got, from the data of the stage.
+    pub fn reached(&self) -> Reached {
+        match self {
+            Stage::Pending | Stage::Synthesizing { .. } => Reached::Nothing,
+            Stage::SynthDone { synth_ms, .. } => Reached::Synthesized {
+                synth_ms: *synth_ms,
+            },
+            Stage::Gpu {
+                synth_ms, worker, ..
+            } => Reached::OnDevice {
+                synth_ms: *synth_ms,
+                worker: *worker,
+            },
+            Stage::Done { ran, .. } => ran.map_or(Reached::Nothing, Reached::Returned),
+            Stage::Failed { reached } | Stage::Cancelled { reached } => *reached,
         }
     }
 
@@ -190,10 +271,6 @@ impl<P: Prover> Stage<P> {
 
 pub(crate) struct Part<P: Prover> {
     pub stage: Stage<P>,
-    pub synth_ms: Option<u64>,
-    pub gpu_ms: Option<u64>,
-    /// The worker that runs (or ran) the partition's device phase.
-    pub worker: Option<u32>,
     /// Device phases that failed and were retried from synthesis.
     pub retries: u32,
 }
@@ -202,9 +279,6 @@ impl<P: Prover> Part<P> {
     pub fn pending() -> Part<P> {
         Part {
             stage: Stage::Pending,
-            synth_ms: None,
-            gpu_ms: None,
-            worker: None,
             retries: 0,
         }
     }
@@ -212,8 +286,8 @@ impl<P: Prover> Part<P> {
     /// A partition whose proof was recorded before a restart.
     pub fn proved(proof: P::Proof) -> Part<P> {
         Part {
-            stage: Stage::Done { proof },
-            ..Part::pending()
+            stage: Stage::Done { proof, ran: None },
+            retries: 0,
         }
     }
 
@@ -260,15 +334,20 @@ pub(crate) struct Task {
 }
 
 /// What a worker is doing, with which partitions. Its edges are `lifecycle::next_worker_step`.
+/// One variant per step of the table.
 pub(crate) enum Duty {
     Idle,
     Proving {
         /// The phase running now.
         task: Task,
-        /// The phase a deadline partition preempted: it waits at its next step boundary and
-        /// goes on when `task` is done.
-        paused: Option<Task>,
         /// When the worker's current stint of device phases began.
+        stint: Moment,
+    },
+    ProvingOverPaused {
+        task: Task,
+        /// The phase the deadline partition `task` preempted: it waits at its next step
+        /// boundary and goes on when `task` is done.
+        paused: Task,
         stint: Moment,
     },
 }
@@ -277,25 +356,23 @@ impl Duty {
     pub fn step(&self) -> WorkerStep {
         match self {
             Duty::Idle => WorkerStep::Idle,
-            Duty::Proving { paused: None, .. } => WorkerStep::Proving,
-            Duty::Proving {
-                paused: Some(_), ..
-            } => WorkerStep::ProvingOverPaused,
+            Duty::Proving { .. } => WorkerStep::Proving,
+            Duty::ProvingOverPaused { .. } => WorkerStep::ProvingOverPaused,
         }
     }
 
     /// The phase running now.
     pub fn running(&self) -> Option<&Task> {
         match self {
-            Duty::Proving { task, .. } => Some(task),
+            Duty::Proving { task, .. } | Duty::ProvingOverPaused { task, .. } => Some(task),
             Duty::Idle => None,
         }
     }
 
     pub fn paused(&self) -> Option<&Task> {
         match self {
-            Duty::Proving { paused, .. } => paused.as_ref(),
-            Duty::Idle => None,
+            Duty::ProvingOverPaused { paused, .. } => Some(paused),
+            _ => None,
         }
     }
 
@@ -304,20 +381,18 @@ impl Duty {
     /// has left, which must not change it).
     pub fn event_for(&self, job: u64, partition: u32) -> Option<WorkerEvent> {
         let is = |t: &Task| t.job == job && t.partition == partition;
-        match self {
-            Duty::Proving { task, .. } if is(task) => Some(WorkerEvent::Returned),
-            Duty::Proving {
-                paused: Some(p), ..
-            } if is(p) => Some(WorkerEvent::PausedReturned),
+        match (self.running(), self.paused()) {
+            (Some(task), _) if is(task) => Some(WorkerEvent::Returned),
+            (_, Some(paused)) if is(paused) => Some(WorkerEvent::PausedReturned),
             _ => None,
         }
     }
 
     /// The status of it: the phase running now.
     pub fn state(&self) -> WorkerState {
-        match self {
-            Duty::Idle => WorkerState::Idle,
-            Duty::Proving { task, .. } => WorkerState::Proving {
+        match self.running() {
+            None => WorkerState::Idle,
+            Some(task) => WorkerState::Proving {
                 job_id: task.job_id.clone(),
                 partition: task.partition,
             },
@@ -326,7 +401,7 @@ impl Duty {
 
     pub fn stint(&self) -> Option<Moment> {
         match self {
-            Duty::Proving { stint, .. } => Some(*stint),
+            Duty::Proving { stint, .. } | Duty::ProvingOverPaused { stint, .. } => Some(*stint),
             Duty::Idle => None,
         }
     }

@@ -500,6 +500,8 @@ mod recovered;
 mod request_ids;
 /// Dispatch order, queue positions, the synthesis allowance and the lookahead.
 mod scheduling;
+/// A partition's next stage is always the one its edge table names, with the data it carries.
+mod stages;
 /// Queues per kind, the queue depth and memory per kind in the snapshot.
 mod status;
 /// The writer's work per input, counted, the same with ten jobs queued as with thousands.

@@ -7,19 +7,20 @@
 //! partition the worker has left cannot touch it.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::time::Instant;
 
+use super::records::{Ran, Reached};
 use super::Machine;
 use super::{Duty, Effect, JobPhase, Moment, Stage, Task, Worker};
 use crate::budget::{Meter, Reservation};
 use crate::domain::JobEnd;
 use crate::history::Stint;
 use crate::journal::record::Record;
-use crate::lifecycle::JobStep;
 use crate::lifecycle::{
-    next_job_step, next_partition_state, next_worker_step, JobEvent, PartitionEvent,
-    PartitionState, WorkerEvent,
+    next_job_step, next_partition_state, next_worker_step, JobEvent, JobStep, PartitionEvent,
+    PartitionState, WorkerEvent, WorkerStep,
 };
 use crate::prover::Prover;
 use crate::schedule::order_key;
@@ -34,6 +35,7 @@ pub(crate) enum Change<P: Prover> {
     Synthesized {
         synthesized: P::Partition,
         reservation: Reservation,
+        took: Duration,
     },
     /// To `worker`: idle, or (`preempt`) busy with a partition that pauses under this one.
     Dispatch {
@@ -44,10 +46,12 @@ pub(crate) enum Change<P: Prover> {
     DeviceProved {
         worker: u32,
         proof: P::Proof,
+        took: Duration,
     },
     /// The device phase on `worker` failed for good.
     DeviceFailed {
         worker: u32,
+        took: Duration,
     },
     /// The device phase on `worker` failed and the partition will run again from synthesis.
     DeviceRetry {
@@ -77,7 +81,7 @@ impl<P: Prover> std::fmt::Debug for Change<P> {
             Change::Dispatch { worker, .. } | Change::DeviceRetry { worker } => {
                 write!(f, "{:?} on worker {worker}", self.event())
             }
-            Change::DeviceProved { worker, .. } | Change::DeviceFailed { worker } => {
+            Change::DeviceProved { worker, .. } | Change::DeviceFailed { worker, .. } => {
                 write!(f, "{:?} from worker {worker}", self.event())
             }
             _ => write!(f, "{:?}", self.event()),
@@ -99,7 +103,7 @@ impl<P: Prover> Machine<P> {
         let now = crate::clock::now();
         match change {
             Change::DeviceProved { worker, .. }
-            | Change::DeviceFailed { worker }
+            | Change::DeviceFailed { worker, .. }
             | Change::DeviceRetry { worker } => {
                 let ok = matches!(change, Change::DeviceProved { .. });
                 self.release_worker(worker, job, index, ok, now)
@@ -131,52 +135,28 @@ impl<P: Prover> Machine<P> {
             return None;
         };
         tracing::debug!(job_id = %j.id, partition = index, from = from.as_str(), to = next.as_str(), "partition state");
-        let stage = match change {
-            Change::Admit { reserved } => Stage::Synthesizing {
-                since: now,
-                reserved,
-            },
-            Change::Synthesized {
-                synthesized,
-                reservation,
-            } => Stage::SynthDone {
-                synthesized,
-                reservation,
-            },
-            Change::Dispatch { worker, preempt } => {
-                let task = Task {
-                    job,
-                    partition: index,
-                    job_id: j.id.clone(),
-                };
-                let change = match preempt {
-                    false => WorkerChange::Dispatch(task),
-                    true => WorkerChange::Preempt(task),
-                };
-                if let Err(change) = step_worker(&mut self.workers[worker as usize], change, now) {
-                    tracing::error!(worker, ?change, job_id = %j.id, partition = index, "dispatch to a worker that cannot take it rejected");
-                    return None;
-                }
-                part.worker = Some(worker);
-                let reserved = match &part.stage {
-                    Stage::SynthDone { reservation, .. } => reservation.meter(),
-                    _ => Meter::default(),
-                };
-                Stage::Gpu {
-                    since: now,
-                    reserved,
-                }
+        if let Change::Dispatch { worker, preempt } = change {
+            let task = Task {
+                job,
+                partition: index,
+                job_id: j.id.clone(),
+            };
+            let change = match preempt {
+                false => WorkerChange::Dispatch(task),
+                true => WorkerChange::Preempt(task),
+            };
+            if let Err(change) = step_worker(&mut self.workers[worker as usize], change, now) {
+                tracing::error!(worker, ?change, job_id = %j.id, partition = index, "dispatch to a worker that cannot take it rejected");
+                return None;
             }
-            Change::DeviceProved { proof, .. } => Stage::Done { proof },
-            Change::DeviceRetry { .. } => Stage::Pending,
-            Change::DeviceFailed { .. } | Change::Fail => Stage::Failed,
-            Change::Cancel => Stage::Cancelled,
+        }
+        let stage = match enter(next, &part.stage, change, now) {
+            Ok(stage) => stage,
+            Err(change) => {
+                tracing::error!(job_id = %j.id, partition = index, from = from.as_str(), ?change, "a change without the data of its next stage rejected");
+                return None;
+            }
         };
-        debug_assert_eq!(
-            stage.state(),
-            next,
-            "the stage built is the table's next state"
-        );
         #[cfg(test)]
         self.edges.push((job, index, from, next));
         let key = order_key(j.origin.priority, job, index);
@@ -210,31 +190,31 @@ impl<P: Prover> Machine<P> {
                 end: JobEnd::Cancelled,
             },
         );
-        j.phase = match (left, change) {
-            (JobPhase::Unrecorded { input }, JobChange::Recorded) => JobPhase::Queued { input },
-            (JobPhase::Queued { input }, JobChange::Start) => JobPhase::Running {
+        // Each arm builds the phase of the table's `next` step, from the data of the phase left.
+        j.phase = match (next, left, change) {
+            (JobStep::Queued, JobPhase::Unrecorded { input }, JobChange::Recorded) => {
+                JobPhase::Queued { input }
+            }
+            (JobStep::Running, JobPhase::Queued { input }, JobChange::Start) => JobPhase::Running {
                 input,
                 admitted: crate::clock::now(),
             },
-            (JobPhase::Running { input, admitted }, JobChange::Finalize) => {
+            (JobStep::Finalizing, JobPhase::Running { input, admitted }, JobChange::Finalize) => {
                 JobPhase::Finalizing { input, admitted }
             }
             // The input's charge goes with the phase left.
-            (_, JobChange::End(end)) => JobPhase::Ended {
+            (JobStep::Completed, _, JobChange::End(end @ JobEnd::Completed(_)))
+            | (JobStep::Failed, _, JobChange::End(end @ JobEnd::Failed(_)))
+            | (JobStep::Cancelled, _, JobChange::End(end @ JobEnd::Cancelled)) => JobPhase::Ended {
                 at: Moment::now(),
                 end,
             },
-            (left, change) => {
+            (_, left, change) => {
                 tracing::error!(job_id = %j.id, ?from, ?change, "a job phase without the data of its step; change rejected");
                 j.phase = left;
                 return false;
             }
         };
-        debug_assert_eq!(
-            j.phase.step(),
-            next,
-            "the phase built is the table's next step"
-        );
         drop(guard);
         self.changed();
         true
@@ -281,6 +261,78 @@ impl<P: Prover> Machine<P> {
         }
         self.changed();
     }
+}
+
+/// The stage of the table's `next` state, built from the stage left and the change's data: each
+/// arm builds the variant of its state, so no other can be made. The change comes back when it
+/// lacks the data `next` needs (a table and a change out of step: a bug).
+pub(super) fn enter<P: Prover>(
+    next: PartitionState,
+    left: &Stage<P>,
+    change: Change<P>,
+    now: Instant,
+) -> Result<Stage<P>, Change<P>> {
+    use PartitionState as S;
+    let ms = |took: Duration| took.as_millis() as u64;
+    let reached = left.reached();
+    Ok(match (next, change) {
+        (S::Pending, Change::DeviceRetry { .. }) => Stage::Pending,
+        (S::Synthesizing, Change::Admit { reserved }) => Stage::Synthesizing {
+            since: now,
+            reserved,
+        },
+        (
+            S::SynthDone,
+            Change::Synthesized {
+                synthesized,
+                reservation,
+                took,
+            },
+        ) => Stage::SynthDone {
+            synthesized,
+            reservation,
+            synth_ms: ms(took),
+        },
+        (S::Gpu, change @ Change::Dispatch { worker, .. }) => match left {
+            Stage::SynthDone {
+                reservation,
+                synth_ms,
+                ..
+            } => Stage::Gpu {
+                since: now,
+                reserved: reservation.meter(),
+                worker,
+                synth_ms: *synth_ms,
+            },
+            _ => return Err(change),
+        },
+        (S::Done, change @ Change::DeviceProved { .. }) => match (reached, change) {
+            (Reached::OnDevice { synth_ms, worker }, Change::DeviceProved { proof, took, .. }) => {
+                Stage::Done {
+                    proof,
+                    ran: Some(Ran {
+                        synth_ms,
+                        worker,
+                        gpu_ms: ms(took),
+                    }),
+                }
+            }
+            (_, change) => return Err(change),
+        },
+        (S::Failed, Change::DeviceFailed { took, .. }) => Stage::Failed {
+            reached: match reached {
+                Reached::OnDevice { synth_ms, worker } => Reached::Returned(Ran {
+                    synth_ms,
+                    worker,
+                    gpu_ms: ms(took),
+                }),
+                other => other,
+            },
+        },
+        (S::Failed, Change::Fail) => Stage::Failed { reached },
+        (S::Cancelled, Change::Cancel) => Stage::Cancelled { reached },
+        (_, change) => return Err(change),
+    })
 }
 
 /// A change to a job, with the data its next phase holds.
@@ -337,32 +389,25 @@ fn step_worker(
         return Err(change);
     };
     let mut ended = None;
-    w.duty = match (std::mem::replace(&mut w.duty, Duty::Idle), change) {
-        (Duty::Idle, WorkerChange::Dispatch(task)) => Duty::Proving {
+    // Each arm builds the duty of the table's `next` step (one variant per step).
+    w.duty = match (next, std::mem::replace(&mut w.duty, Duty::Idle), change) {
+        (WorkerStep::Proving, Duty::Idle, WorkerChange::Dispatch(task)) => Duty::Proving {
             task,
-            paused: None,
             stint: Moment::now(),
         },
         (
+            WorkerStep::ProvingOverPaused,
             Duty::Proving {
                 task: running,
-                paused: None,
                 stint,
             },
             WorkerChange::Preempt(task),
-        ) => Duty::Proving {
+        ) => Duty::ProvingOverPaused {
             task,
-            paused: Some(running),
+            paused: running,
             stint,
         },
-        (
-            Duty::Proving {
-                paused: None,
-                stint,
-                ..
-            },
-            WorkerChange::Returned,
-        ) => {
+        (WorkerStep::Idle, Duty::Proving { stint, .. }, WorkerChange::Returned) => {
             let took = now.saturating_duration_since(stint.at);
             w.busy += took;
             ended = Some(Stint {
@@ -373,38 +418,22 @@ fn step_worker(
         }
         // Back to the paused phase, which goes on from its step boundary.
         (
-            Duty::Proving {
-                paused: Some(paused),
-                stint,
-                ..
-            },
+            WorkerStep::Proving,
+            Duty::ProvingOverPaused { paused, stint, .. },
             WorkerChange::Returned,
         ) => Duty::Proving {
             task: paused,
-            paused: None,
             stint,
         },
         (
-            Duty::Proving {
-                task,
-                paused: Some(_),
-                stint,
-            },
+            WorkerStep::Proving,
+            Duty::ProvingOverPaused { task, stint, .. },
             WorkerChange::PausedReturned,
-        ) => Duty::Proving {
-            task,
-            paused: None,
-            stint,
-        },
-        (left, change) => {
+        ) => Duty::Proving { task, stint },
+        (_, left, change) => {
             w.duty = left;
             return Err(change);
         }
     };
-    debug_assert_eq!(
-        w.duty.step(),
-        next,
-        "the duty built is the table's next step"
-    );
     Ok(ended)
 }
