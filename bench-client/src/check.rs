@@ -55,29 +55,33 @@ impl Check {
     /// The check of a fixture request of `kind` in `dir` (written by `gen`).
     pub fn from_fixtures(dir: &Path, kind: ProofKind) -> Result<Check> {
         let fixtures = Fixtures::read(dir).context("reading the fixtures")?;
-        let r = fixtures.request(kind);
         let b32 = |v: &[u8]| -> Result<[u8; 32]> { v.try_into().context("32 bytes") };
-        Ok(match kind {
-            ProofKind::PorepSealCommit => Check::Porep {
-                seal: serde_json::from_slice(&r.vanilla_proof).context("the C1 output")?,
-                miner_id: r.miner_id,
-                sector_number: r.sector_number,
-            },
-            ProofKind::WinningPost | ProofKind::WindowPost => Check::Post {
+        let post = |r: &snarkd_prover::PostInput| -> Result<Check> {
+            Ok(Check::Post {
                 kind,
-                registered: post_proof(kind, r.registered_proof)?,
+                registered: post_proof(kind, r.registered.registered_proof)?,
                 randomness: b32(&r.randomness)?,
                 miner_id: r.miner_id,
                 sectors: vec![(
                     fixtures.manifest.sector_number,
                     fixtures.seal_values()?.comm_r,
                 )],
+            })
+        };
+        Ok(match kind {
+            ProofKind::PorepSealCommit => Check::Porep {
+                seal: serde_json::from_slice(&fixtures.porep.vanilla_proof)
+                    .context("the C1 output")?,
+                miner_id: fixtures.porep.miner_id,
+                sector_number: fixtures.porep.sector_number,
             },
+            ProofKind::WinningPost => post(&fixtures.winning)?,
+            ProofKind::WindowPost => post(&fixtures.window)?,
             ProofKind::SnapDealsUpdate => Check::Snap {
-                registered: update_proof(r.registered_proof)?,
-                comm_r_old: b32(&r.comm_r_old)?,
-                comm_r_new: b32(&r.comm_r_new)?,
-                comm_d_new: b32(&r.comm_d_new)?,
+                registered: update_proof(fixtures.snap.registered.registered_proof)?,
+                comm_r_old: b32(&fixtures.snap.comm_r_old)?,
+                comm_r_new: b32(&fixtures.snap.comm_r_new)?,
+                comm_d_new: b32(&fixtures.snap.comm_d_new)?,
             },
         })
     }

@@ -52,7 +52,7 @@ struct Run {
 pub fn durability(o: Options) -> Result<()> {
     let snarkd = Daemon::binary(o.snarkd.as_deref())?;
     let (fixtures, _tmp) = o.inputs.read()?;
-    let wpost = fixtures.request(ProofKind::WindowPost).clone();
+    let wpost = fixtures.request(ProofKind::WindowPost);
     let runtime = tokio::runtime::Runtime::new()?;
     let env = |journal: bool| {
         vec![

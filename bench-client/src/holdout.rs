@@ -50,7 +50,7 @@ pub fn holdout(o: Options) -> Result<()> {
     );
     println!("|---|---|---|---|");
     for kind in kinds {
-        let request = fixtures.request(kind);
+        let request = &fixtures.request(kind);
         let circuit = CircuitId::new(kind, fixtures.sector_size)?;
         let daemon = Daemon::start(
             &snarkd,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use base64::Engine;
 use bytesize::ByteSize;
-use snarkd_prover::{ProofInput, ProofKind};
+use snarkd_prover::{PoRepInput, PostInput, ProofInput, ProofKind, Registered, SnapInput};
 
 use crate::check::{Check, SealPublic};
 use crate::request::{load, parse_kind};
@@ -123,17 +123,18 @@ impl InputArgs {
             .or(outer.sector_num)
             .context("a bare C1 output does not say its sector: give --sector-number")?;
         let miner_id = self.miner_id()?;
-        let mut input = ProofInput::new(
-            ProofKind::PorepSealCommit,
-            self.registered_proof.unwrap_or(0),
-        );
-        input.sector_size = self
-            .sector_size
-            .map(|s| s.as_u64())
-            .unwrap_or_else(|| u64::from(seal.registered_proof.sector_size()));
-        input.vanilla_proof = raw;
-        input.sector_number = sector_number;
-        input.miner_id = miner_id;
+        let input = ProofInput::PoRep(PoRepInput {
+            registered: Registered {
+                registered_proof: self.registered_proof.unwrap_or(0),
+                sector_size: self
+                    .sector_size
+                    .map(|s| s.as_u64())
+                    .unwrap_or_else(|| u64::from(seal.registered_proof.sector_size())),
+            },
+            vanilla_proof: raw,
+            sector_number,
+            miner_id,
+        });
         Ok(Loaded {
             input,
             check: Some(Check::Porep {
@@ -153,15 +154,29 @@ impl InputArgs {
             (None, Some(i), _) => 10 + i, // WindowPoSt V1_2
             (None, None, _) => bail!("give --registered-proof or --sector-size for a PoSt input"),
         };
-        let mut input = ProofInput::new(kind, registered);
-        input.sector_size = self.sector_size.map_or(0, |s| s.as_u64());
-        input.vanilla_proofs = self.vanilla_files()?;
-        input.randomness = self
-            .randomness
-            .context("a PoSt input needs its --randomness (32 bytes hex)")?
-            .to_vec();
-        input.miner_id = self.miner_id()?;
-        input.partition_index = self.partition;
+        let post = PostInput {
+            registered: Registered {
+                registered_proof: registered,
+                sector_size: self.sector_size.map_or(0, |s| s.as_u64()),
+            },
+            vanilla_proofs: self.vanilla_files()?,
+            randomness: self
+                .randomness
+                .context("a PoSt input needs its --randomness (32 bytes hex)")?
+                .to_vec(),
+            miner_id: self.miner_id()?,
+        };
+        let miner_id = post.miner_id;
+        let input = match kind {
+            ProofKind::WinningPost if self.partition != 0 => {
+                bail!("a WinningPoSt has one partition: leave --partition out")
+            }
+            ProofKind::WinningPost => ProofInput::WinningPost(post),
+            _ => ProofInput::WindowPost {
+                post,
+                partition_index: self.partition,
+            },
+        };
         let registered = snarkd_prover::filecoin::registered::post_proof(kind, registered)?;
         let (check, unchecked) = match self.comm_r.is_empty() {
             true => (
@@ -173,7 +188,7 @@ impl InputArgs {
                     kind,
                     registered,
                     randomness: self.randomness.expect("checked above"),
-                    miner_id: input.miner_id,
+                    miner_id,
                     sectors: self.comm_r.clone(),
                 }),
                 None,
@@ -200,12 +215,16 @@ impl InputArgs {
             need(self.comm_r_new, "comm-r-new")?,
             need(self.comm_d_new, "comm-d-new")?,
         );
-        let mut input = ProofInput::new(ProofKind::SnapDealsUpdate, registered);
-        input.sector_size = self.sector_size.map_or(0, |s| s.as_u64());
-        input.vanilla_proofs = self.vanilla_files()?;
-        input.comm_r_old = old.to_vec();
-        input.comm_r_new = new.to_vec();
-        input.comm_d_new = d.to_vec();
+        let input = ProofInput::SnapDeals(SnapInput {
+            registered: Registered {
+                registered_proof: registered,
+                sector_size: self.sector_size.map_or(0, |s| s.as_u64()),
+            },
+            vanilla_proofs: self.vanilla_files()?,
+            comm_r_old: old.to_vec(),
+            comm_r_new: new.to_vec(),
+            comm_d_new: d.to_vec(),
+        });
         let registered = snarkd_prover::filecoin::registered::update_proof(registered)?;
         Ok(Loaded {
             input,

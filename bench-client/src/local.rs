@@ -101,7 +101,7 @@ pub fn bench(
         "total_ratio"
     );
     for kind in kinds {
-        let job = prepare(fixtures.request(kind))?;
+        let job = prepare(&fixtures.request(kind))?;
         let circuit = CircuitId::new(kind, size)?;
         let t = std::time::Instant::now();
         let params = load_params(&params_dir, circuit)?;
@@ -167,7 +167,7 @@ fn synthesis(
         "nat/bp"
     );
     for &kind in kinds {
-        let job = prepare(fixtures.request(kind))?;
+        let job = prepare(&fixtures.request(kind))?;
         let circuit = CircuitId::new(kind, fixtures.sector_size)?;
         let params = load_params(params_dir, circuit)?;
         let t = std::time::Instant::now();

@@ -58,7 +58,7 @@ pub async fn single(
         check,
         mut unchecked,
     } = loaded;
-    let kind = request.kind;
+    let kind = request.kind();
     let mut client = connect(addr).await?;
     let submit = to_wire(&request, pb::Priority::Unspecified, request_id(0));
     // Where the job stands, on stderr, while the Prove waits (it never ends by itself).
@@ -263,7 +263,7 @@ pub async fn run_batch(
         }
     };
     Ok(Summary {
-        kind: request.kind.as_str().to_string(),
+        kind: request.kind().as_str().to_string(),
         concurrency,
         wall,
         outcomes,

@@ -35,7 +35,7 @@ pub fn load(dir: &Path, kind: ProofKind) -> Result<ProofInput> {
             dir.display()
         )
     })?;
-    Ok(fixtures.request(kind).clone())
+    Ok(fixtures.request(kind))
 }
 
 pub use snarkd::api::client_request::submit_request as to_wire;

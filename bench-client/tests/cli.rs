@@ -337,7 +337,7 @@ fn gen_writes_the_manifest_and_inputs_for_all_four_kinds() {
     // The written inputs decode into jobs of every kind.
     let fixtures = snarkd_prover::fixtures::Fixtures::read(&dir).expect("fixtures read back");
     for kind in ProofKind::ALL {
-        let job = snarkd_prover::prepare(fixtures.request(kind)).expect("request decodes");
+        let job = snarkd_prover::prepare(&fixtures.request(kind)).expect("request decodes");
         assert_eq!(job.sector_size(), SECTOR_2K, "{kind}");
     }
 }

@@ -71,7 +71,7 @@ async fn submit_batch(client: &mut common::Client, first: usize) -> Batch {
         let job_id = client
             .submit_proof(pb::SubmitProofRequest {
                 request_id: request_id.clone(),
-                ..wire(env().fixtures.request(kind), pb::Priority::Unspecified)
+                ..wire(&env().fixtures.request(kind), pb::Priority::Unspecified)
             })
             .await
             .expect("submit")
@@ -265,11 +265,11 @@ async fn killed_at_random_moments_every_job_ends_once_and_nothing_is_proved_twic
             "{request_id}: {}",
             result.error_message
         );
-        assert_verifies(env().fixtures.request(*kind), &result.proof);
+        assert_verifies(&env().fixtures.request(*kind), &result.proof);
         let again = client
             .submit_proof(pb::SubmitProofRequest {
                 request_id: request_id.clone(),
-                ..wire(env().fixtures.request(*kind), pb::Priority::Unspecified)
+                ..wire(&env().fixtures.request(*kind), pb::Priority::Unspecified)
             })
             .await
             .unwrap()

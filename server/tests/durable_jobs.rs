@@ -36,7 +36,7 @@ fn porep(request_id: &str) -> pb::SubmitProofRequest {
     pb::SubmitProofRequest {
         request_id: request_id.into(),
         ..wire(
-            env().fixtures.request(ProofKind::PorepSealCommit),
+            &env().fixtures.request(ProofKind::PorepSealCommit),
             pb::Priority::Unspecified,
         )
     }
@@ -110,7 +110,7 @@ async fn a_prove_retried_after_a_kill_gets_the_same_jobs_proof() {
         "the retry attaches to the recovered job"
     );
     let request = env().fixtures.request(ProofKind::PorepSealCommit);
-    assert_verifies(request, &result.proof);
+    assert_verifies(&request, &result.proof);
 
     // Once more, after it completed: the same proof, nothing proved again.
     let again = prove(&mut client, submit).await;
@@ -336,7 +336,7 @@ async fn jobs_a_drain_leaves_unfinished_resume_on_the_next_start() {
         result.error_message
     );
     assert_verifies(
-        env().fixtures.request(ProofKind::PorepSealCommit),
+        &env().fixtures.request(ProofKind::PorepSealCommit),
         &result.proof,
     );
     daemon.stop();
@@ -385,7 +385,7 @@ async fn a_winning_post_is_proved_while_200_recovered_porep_jobs_wait_to_be_plan
         pb::SubmitProofRequest {
             request_id: "winpost-1000-1".into(),
             ..wire(
-                env().fixtures.request(ProofKind::WinningPost),
+                &env().fixtures.request(ProofKind::WinningPost),
                 pb::Priority::Unspecified,
             )
         },
@@ -398,7 +398,7 @@ async fn a_winning_post_is_proved_while_200_recovered_porep_jobs_wait_to_be_plan
         winning.error_message
     );
     assert_verifies(
-        env().fixtures.request(ProofKind::WinningPost),
+        &env().fixtures.request(ProofKind::WinningPost),
         &winning.proof,
     );
     assert!(

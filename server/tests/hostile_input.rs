@@ -12,7 +12,7 @@ use std::path::Path;
 use common::process;
 use real::{env, wire};
 use snarkd_proto::v1 as pb;
-use snarkd_prover::{test_params_dir, ProofInput, ProofKind};
+use snarkd_prover::{test_params_dir, ProofKind};
 use tonic::Code;
 
 /// How much the daemon's RSS may grow over the corpus: allocator caches and tonic's buffers,
@@ -29,7 +29,7 @@ struct Case {
 }
 
 fn base(kind: ProofKind) -> pb::SubmitProofRequest {
-    wire(env().fixtures.request(kind), pb::Priority::Unspecified)
+    wire(&env().fixtures.request(kind), pb::Priority::Unspecified)
 }
 
 fn with(
@@ -377,8 +377,8 @@ async fn missing_params_are_failed_precondition_for_submit_and_prove() {
     let empty = tempfile::tempdir().unwrap();
     let (daemon, grpc) = spawn_daemon(empty.path());
     let mut client = common::connect(grpc).await;
-    let request: &ProofInput = &env().fixtures.winning;
-    let request = wire(request, pb::Priority::Unspecified);
+    let request = env().fixtures.request(ProofKind::WinningPost);
+    let request = wire(&request, pb::Priority::Unspecified);
     let submitted = client.submit_proof(request.clone()).await.unwrap_err();
     let proved = client
         .prove(pb::ProveRequest {

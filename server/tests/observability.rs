@@ -35,7 +35,7 @@ async fn a_real_proofs_metrics_pass_promtool_and_its_log_lines_carry_the_request
     let promtool = promtool();
     real::ensure_params(&[ProofKind::WindowPost]);
     let mut request = real::wire(
-        real::env().fixtures.request(ProofKind::WindowPost),
+        &real::env().fixtures.request(ProofKind::WindowPost),
         pb::Priority::Unspecified,
     );
     // As Curio names a WindowPoSt task: spaces and brackets.

@@ -22,20 +22,13 @@ use real::SECTOR_2K;
 /// The fixture sector's WinningPoSt, its 2 KiB parameters made.
 fn winning_request() -> ProofInput {
     real::ensure_params(&[ProofKind::WinningPost]);
-    real::env().fixtures.winning.clone()
+    real::env().fixtures.request(ProofKind::WinningPost)
 }
 
 fn submit(r: &ProofInput, request_id: &str) -> pb::SubmitProofRequest {
     pb::SubmitProofRequest {
         request_id: request_id.to_string(),
-        proof_kind: pb::ProofKind::WinningPost as i32,
-        sector_size: r.sector_size,
-        registered_proof: r.registered_proof,
-        priority: pb::Priority::Critical as i32,
-        vanilla_proofs: r.vanilla_proofs.clone(),
-        miner_id: r.miner_id,
-        randomness: r.randomness.clone(),
-        ..Default::default()
+        ..real::wire(r, pb::Priority::Critical)
     }
 }
 

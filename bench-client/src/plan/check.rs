@@ -188,9 +188,7 @@ fn requests(
     kinds.push(ProofKind::PorepSealCommit);
     kinds.sort();
     kinds.dedup();
-    Ok((kinds.iter())
-        .map(|k| (*k, fixtures.request(*k).clone()))
-        .collect())
+    Ok((kinds.iter()).map(|k| (*k, fixtures.request(*k))).collect())
 }
 
 /// This machine as a box file, with the check daemons' budget and the measured baseline.

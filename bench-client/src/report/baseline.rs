@@ -9,33 +9,41 @@ use filecoin_proofs_api::post::{
 };
 use filecoin_proofs_api::RegisteredPoStProof;
 use snarkd_prover::filecoin::registered::post_proof;
-use snarkd_prover::{prover_id_from_miner_id, ProofInput, ProofKind};
+use snarkd_prover::{prover_id_from_miner_id, ProofInput};
 
 /// Proves `request` once with filecoin-proofs-api; returns the time it took.
 fn prove_once(request: &ProofInput) -> Result<Duration> {
-    let registered: RegisteredPoStProof = post_proof(request.kind, request.registered_proof)?;
-    let randomness: [u8; 32] = request.randomness.as_slice().try_into()?;
-    let prover_id = prover_id_from_miner_id(request.miner_id);
+    let (post, partition) = match request {
+        ProofInput::WindowPost {
+            post,
+            partition_index,
+        } => (post, Some(*partition_index as usize)),
+        ProofInput::WinningPost(post) => (post, None),
+        other => bail!("the baseline covers the PoSt kinds, not {:?}", other.kind()),
+    };
+    let registered: RegisteredPoStProof =
+        post_proof(request.kind(), post.registered.registered_proof)?;
+    let randomness: [u8; 32] = post.randomness.as_slice().try_into()?;
+    let prover_id = prover_id_from_miner_id(post.miner_id);
     let t = Instant::now();
-    match request.kind {
-        ProofKind::WindowPost => {
+    match partition {
+        Some(partition) => {
             generate_single_window_post_with_vanilla(
                 registered,
                 &randomness,
                 prover_id,
-                &request.vanilla_proofs,
-                request.partition_index as usize,
+                &post.vanilla_proofs,
+                partition,
             )?;
         }
-        ProofKind::WinningPost => {
+        None => {
             generate_winning_post_with_vanilla(
                 registered,
                 &randomness,
                 prover_id,
-                &request.vanilla_proofs,
+                &post.vanilla_proofs,
             )?;
         }
-        other => bail!("the baseline covers the PoSt kinds, not {other:?}"),
     }
     Ok(t.elapsed())
 }

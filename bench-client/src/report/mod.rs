@@ -173,9 +173,9 @@ pub fn report(o: Options) -> Result<()> {
         o: &o,
         snarkd: Daemon::binary(o.snarkd.as_deref())?,
         runtime: tokio::runtime::Runtime::new()?,
-        wpost: fixtures.request(ProofKind::WindowPost).clone(),
-        winning: fixtures.request(ProofKind::WinningPost).clone(),
-        porep: fixtures.request(ProofKind::PorepSealCommit).clone(),
+        wpost: fixtures.request(ProofKind::WindowPost),
+        winning: fixtures.request(ProofKind::WinningPost),
+        porep: fixtures.request(ProofKind::PorepSealCommit),
         fixtures,
         params: o.params_dir.display().to_string(),
     };

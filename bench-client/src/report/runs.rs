@@ -144,7 +144,7 @@ pub(super) fn memory(b: &Bench, found: &mut Found) -> Result<()> {
         ..
     } = b;
     let rows = &mut found.rows;
-    let snap = fixtures.request(ProofKind::SnapDealsUpdate);
+    let snap = &fixtures.request(ProofKind::SnapDealsUpdate);
     let bursts: [(&str, Vec<&ProofInput>); 2] = [
         ("WindowPoSt", vec![wpost]),
         (
@@ -267,7 +267,7 @@ pub(super) fn mix_runs(b: &Bench, found: &mut Found) -> Result<()> {
     let (rows, runs) = (&mut found.rows, &mut found.runs);
     let requests = mix::Requests {
         porep,
-        snap: fixtures.request(ProofKind::SnapDealsUpdate),
+        snap: &fixtures.request(ProofKind::SnapDealsUpdate),
         wpost,
         winning,
     };
@@ -380,7 +380,7 @@ pub(super) fn precompiled_run(b: &Bench, found: &mut Found) -> Result<()> {
         ..
     } = b;
     let rows = &mut found.rows;
-    let snap = fixtures.request(ProofKind::SnapDealsUpdate);
+    let snap = &fixtures.request(ProofKind::SnapDealsUpdate);
     let dir = o.out.join("precompiled");
     let _ = std::fs::remove_dir_all(&dir);
     let mut sides = Vec::new();

@@ -5,7 +5,10 @@ use std::fmt;
 use std::time::Duration;
 
 pub use crate::failures::FailureStage;
-pub use snarkd_types::{FailureClass, Priority, ProofInput, ProofKind, ProofRequest};
+pub use snarkd_types::{
+    FailureClass, PoRepInput, PostInput, Priority, ProofInput, ProofKind, ProofRequest, Registered,
+    SnapInput, StoredInput,
+};
 
 /// The answer to a submit.
 #[derive(Debug, Clone, PartialEq, Eq)]

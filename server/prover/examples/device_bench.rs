@@ -153,7 +153,7 @@ fn main() -> anyhow::Result<()> {
     for &kind in &args.kinds {
         let circuit = CircuitId::new(kind, SECTOR_2K)?;
         let params = load_params(&params_dir, circuit)?;
-        let job = prepare(fixtures.request(kind))?;
+        let job = prepare(&fixtures.request(kind))?;
         let warm_up = |p: SynthesizedPartition, params: &LoadedParams| {
             warm.prove(p, params, Randomness::random(), &mut |_| {})
         };
@@ -208,7 +208,7 @@ fn main() -> anyhow::Result<()> {
     let kind = ProofKind::PorepSealCommit;
     let circuit = CircuitId::new(kind, SECTOR_2K)?;
     let params = load_params(&params_dir, circuit)?;
-    let partition = prepare(fixtures.request(kind))?.synthesize(0)?;
+    let partition = prepare(&fixtures.request(kind))?.synthesize(0)?;
     let (inputs, aux) = partition.witness();
     let (a_aux, _, _) = partition.densities();
     let a: Vec<Fr> = inputs

@@ -38,7 +38,7 @@ fn main() -> anyhow::Result<()> {
     for _ in 0..sectors.max(1) {
         let work = tempfile::tempdir()?;
         let fixtures = generate_fixtures(SECTOR_2K, work.path())?;
-        jobs.push(Arc::new(prepare(fixtures.request(kind))?));
+        jobs.push(Arc::new(prepare(&fixtures.request(kind))?));
         sealed.push(work);
     }
     let jobs = Arc::new(jobs);

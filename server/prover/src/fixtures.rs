@@ -32,7 +32,9 @@ use serde::{Deserialize, Serialize};
 use crate::circuit::size_index;
 use crate::error::{ProverError, Result};
 use crate::filecoin::registered::{post_proof_number, seal_proof_number, update_proof_number};
-use crate::filecoin::{prover_id_from_miner_id, ProofInput, ProofKind};
+use crate::filecoin::{
+    prover_id_from_miner_id, PoRepInput, PostInput, ProofInput, ProofKind, Registered, SnapInput,
+};
 
 /// Miner actor id used by the fixtures (t01000, the devnet's first miner).
 pub const FIXTURE_MINER_ID: u64 = 1000;
@@ -41,10 +43,11 @@ pub const FIXTURE_MINER_ID: u64 = 1000;
 #[derive(Clone, Debug)]
 pub struct Fixtures {
     pub sector_size: u64,
-    pub porep: ProofInput,
-    pub winning: ProofInput,
-    pub window: ProofInput,
-    pub snap: ProofInput,
+    pub porep: PoRepInput,
+    pub winning: PostInput,
+    /// The WindowPoSt partition's input; its index is the manifest's.
+    pub window: PostInput,
+    pub snap: SnapInput,
     pub manifest: Manifest,
 }
 
@@ -371,31 +374,35 @@ impl Fixtures {
                 reason,
             })
         };
-        let mut porep = ProofInput::new(ProofKind::PorepSealCommit, m.porep.registered_proof);
-        porep.sector_size = m.sector_size;
-        porep.vanilla_proof = files.c1_json;
-        porep.sector_number = m.sector_number;
-        porep.miner_id = m.miner_id;
-
-        let mut winning = ProofInput::new(ProofKind::WinningPost, m.winning.registered_proof);
-        winning.sector_size = m.sector_size;
-        winning.vanilla_proofs = files.winning;
-        winning.miner_id = m.miner_id;
-        winning.randomness = unhex("winning.randomness", &m.winning.randomness)?;
-
-        let mut window = ProofInput::new(ProofKind::WindowPost, m.window.registered_proof);
-        window.sector_size = m.sector_size;
-        window.vanilla_proofs = files.window;
-        window.miner_id = m.miner_id;
-        window.randomness = unhex("window.randomness", &m.window.randomness)?;
-        window.partition_index = m.window.partition_index;
-
-        let mut snap = ProofInput::new(ProofKind::SnapDealsUpdate, m.snap.registered_proof);
-        snap.sector_size = m.sector_size;
-        snap.vanilla_proofs = files.snap;
-        snap.comm_r_old = unhex("snap.comm_r_old", &m.snap.comm_r_old)?;
-        snap.comm_r_new = unhex("snap.comm_r_new", &m.snap.comm_r_new)?;
-        snap.comm_d_new = unhex("snap.comm_d_new", &m.snap.comm_d_new)?;
+        let registered = |entry: &KindEntry| Registered {
+            registered_proof: entry.registered_proof,
+            sector_size: m.sector_size,
+        };
+        let porep = PoRepInput {
+            registered: registered(&m.porep),
+            vanilla_proof: files.c1_json,
+            sector_number: m.sector_number,
+            miner_id: m.miner_id,
+        };
+        let winning = PostInput {
+            registered: registered(&m.winning),
+            vanilla_proofs: files.winning,
+            miner_id: m.miner_id,
+            randomness: unhex("winning.randomness", &m.winning.randomness)?,
+        };
+        let window = PostInput {
+            registered: registered(&m.window),
+            vanilla_proofs: files.window,
+            miner_id: m.miner_id,
+            randomness: unhex("window.randomness", &m.window.randomness)?,
+        };
+        let snap = SnapInput {
+            registered: registered(&m.snap),
+            vanilla_proofs: files.snap,
+            comm_r_old: unhex("snap.comm_r_old", &m.snap.comm_r_old)?,
+            comm_r_new: unhex("snap.comm_r_new", &m.snap.comm_r_new)?,
+            comm_d_new: unhex("snap.comm_d_new", &m.snap.comm_d_new)?,
+        };
         Ok(Fixtures {
             sector_size: m.sector_size,
             porep,
@@ -407,12 +414,20 @@ impl Fixtures {
     }
 
     /// The request of `kind`.
-    pub fn request(&self, kind: ProofKind) -> &ProofInput {
+    pub fn request(&self, kind: ProofKind) -> ProofInput {
         match kind {
-            ProofKind::PorepSealCommit => &self.porep,
-            ProofKind::WinningPost => &self.winning,
-            ProofKind::WindowPost => &self.window,
-            ProofKind::SnapDealsUpdate => &self.snap,
+            ProofKind::PorepSealCommit => ProofInput::PoRep(self.porep.clone()),
+            ProofKind::WinningPost => ProofInput::WinningPost(self.winning.clone()),
+            ProofKind::WindowPost => self.window_request(self.window.clone()),
+            ProofKind::SnapDealsUpdate => ProofInput::SnapDeals(self.snap.clone()),
+        }
+    }
+
+    /// A WindowPoSt request of `post` for the fixtures' partition.
+    pub fn window_request(&self, post: PostInput) -> ProofInput {
+        ProofInput::WindowPost {
+            post,
+            partition_index: self.manifest.window.partition_index,
         }
     }
 
@@ -441,17 +456,16 @@ impl Fixtures {
         });
         put("porep-c1-curio.json", wrapped.to_string().as_bytes())?;
         let kinds = [
-            ("winning", &m.winning, &self.winning),
-            ("wpost", &m.window, &self.window),
-            ("snap", &m.snap, &self.snap),
+            ("winning", &m.winning, &self.winning.vanilla_proofs),
+            ("wpost", &m.window, &self.window.vanilla_proofs),
+            ("snap", &m.snap, &self.snap.vanilla_proofs),
         ];
-        for (prefix, entry, req) in kinds {
-            for (name, bytes) in entry.files.iter().zip(&req.vanilla_proofs) {
+        for (prefix, entry, vanilla_proofs) in kinds {
+            for (name, bytes) in entry.files.iter().zip(vanilla_proofs) {
                 put(name, bytes)?;
             }
             // The original daemon's bench tool reads a JSON array of base64 strings.
-            let b64: Vec<String> = req
-                .vanilla_proofs
+            let b64: Vec<String> = vanilla_proofs
                 .iter()
                 .map(|b| base64::engine::general_purpose::STANDARD.encode(b))
                 .collect();

@@ -58,7 +58,8 @@ pub use backend::{CpuBackend, DeviceBackend, PciAddress, PoolUse};
 pub use backend::{OpenClBackend, OpenClOptions};
 pub use error::{ProverError, Result};
 pub use filecoin::{
-    prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PreparedJob, ProofInput, ProofKind,
+    prepare, prover_id_from_miner_id, CircuitId, MemoryEstimate, PoRepInput, PostInput,
+    PreparedJob, ProofInput, ProofKind, Registered, SnapInput,
 };
 pub use keys::LoadedParams;
 pub use params::{

@@ -59,7 +59,7 @@ fn off(measured: usize, estimated: u64) -> f64 {
 fn the_device_phase_stays_within_the_estimate_it_is_reserved_by() {
     for kind in [ProofKind::WinningPost, ProofKind::WindowPost] {
         let params = params(kind);
-        let job = prepare(env().fixtures.request(kind)).expect("prepare");
+        let job = prepare(&env().fixtures.request(kind)).expect("prepare");
         let estimate = job.partition_memory_estimate();
         let partition = job.synthesize(0).expect("synthesis");
         // Everything held apart from the partition itself (parameters, fixtures, the job).

@@ -32,7 +32,7 @@ fn backend_with(options: OpenClOptions) -> OpenClBackend {
 
 /// The job of `kind` from the fixtures.
 fn job(kind: ProofKind) -> PreparedJob {
-    prepare(env().fixtures.request(kind)).expect("fixture request")
+    prepare(&env().fixtures.request(kind)).expect("fixture request")
 }
 
 /// Proves every partition of `job` on `backend`, returning the proofs and each partition's

@@ -3,7 +3,7 @@
 //! naming the field. What needs Filecoin knowledge (`registered_proof` numbering, decoding the
 //! vanilla proofs, their agreement) is the prover's, checked when it plans the job.
 
-use snarkd_engine::{EngineError, Priority, ProofInput, ProofKind, ProofRequest};
+use snarkd_engine::{EngineError, Priority, ProofInput, ProofKind, ProofRequest, StoredInput};
 use snarkd_proto::v1 as pb;
 
 /// Bytes in a PoSt randomness value and in a SnapDeals commitment.
@@ -39,23 +39,26 @@ pub fn proof_request(req: pb::SubmitProofRequest) -> Result<ProofRequest, Engine
             check_digest("randomness", &req.randomness)?;
         }
     }
+    // Each kind takes the fields it uses; the others are not kept.
+    let input = ProofInput::try_from(StoredInput {
+        kind,
+        sector_size: req.sector_size,
+        registered_proof: req.registered_proof,
+        vanilla_proof: req.vanilla_proof,
+        vanilla_proofs: req.vanilla_proofs,
+        sector_number: req.sector_number,
+        miner_id: req.miner_id,
+        randomness: req.randomness,
+        partition_index: req.partition_index,
+        comm_r_old: req.comm_r_old,
+        comm_r_new: req.comm_r_new,
+        comm_d_new: req.comm_d_new,
+    })
+    .map_err(EngineError::InvalidRequest)?;
     Ok(ProofRequest {
         request_id: req.request_id,
         priority,
-        input: ProofInput {
-            kind,
-            sector_size: req.sector_size,
-            registered_proof: req.registered_proof,
-            vanilla_proof: req.vanilla_proof,
-            vanilla_proofs: req.vanilla_proofs,
-            sector_number: req.sector_number,
-            miner_id: req.miner_id,
-            randomness: req.randomness,
-            partition_index: req.partition_index,
-            comm_r_old: req.comm_r_old,
-            comm_r_new: req.comm_r_new,
-            comm_d_new: req.comm_d_new,
-        },
+        input,
     })
 }
 

@@ -59,28 +59,53 @@ fn valid_requests_convert_field_by_field() {
     assert_eq!(req.kind(), ProofKind::WinningPost);
     assert_eq!(req.request_id, "r1");
     assert_eq!(req.priority, None);
-    assert_eq!(req.input.randomness, vec![7; 32]);
-    assert_eq!(req.input.miner_id, 1000);
-    assert_eq!(req.input.vanilla_proofs, vec![vec![1, 2, 3]]);
+    let ProofInput::WinningPost(post) = &req.input else {
+        panic!("{:?}", req.input)
+    };
+    assert_eq!(post.randomness, vec![7; 32]);
+    assert_eq!(post.miner_id, 1000);
+    assert_eq!(post.vanilla_proofs, vec![vec![1, 2, 3]]);
 
     let req = proof_request(snap()).unwrap();
-    assert_eq!(req.kind(), ProofKind::SnapDealsUpdate);
+    let ProofInput::SnapDeals(s) = &req.input else {
+        panic!("{:?}", req.input)
+    };
     assert_eq!(
-        (
-            req.input.comm_r_old[0],
-            req.input.comm_r_new[0],
-            req.input.comm_d_new[0]
-        ),
+        (s.comm_r_old[0], s.comm_r_new[0], s.comm_d_new[0]),
         (1, 2, 3)
     );
 
     let req = proof_request(porep()).unwrap();
-    assert_eq!(req.kind(), ProofKind::PorepSealCommit);
-    assert_eq!(req.input.vanilla_proof, b"{}");
+    let ProofInput::PoRep(p) = &req.input else {
+        panic!("{:?}", req.input)
+    };
+    assert_eq!(p.vanilla_proof, b"{}");
+    assert_eq!(p.registered.registered_proof, 5);
 
     let req = proof_request(wpost()).unwrap();
-    assert_eq!(req.kind(), ProofKind::WindowPost);
-    assert_eq!(req.input.partition_index, 3);
+    assert!(
+        matches!(
+            req.input,
+            ProofInput::WindowPost {
+                partition_index: 3,
+                ..
+            }
+        ),
+        "{:?}",
+        req.input
+    );
+}
+
+#[test]
+fn a_winning_post_with_a_partition_index_is_refused() {
+    let msg = message(proof_request(pb::SubmitProofRequest {
+        partition_index: 1,
+        ..winning()
+    }));
+    assert!(
+        msg.contains("partition_index 1") && msg.contains("one partition"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -253,6 +278,45 @@ mod garbage {
         ]
     }
 
+    /// `req` with only the fields its kind uses.
+    fn kinds_fields(req: &pb::SubmitProofRequest) -> pb::SubmitProofRequest {
+        let kind = pb::ProofKind::try_from(req.proof_kind).unwrap();
+        let common = pb::SubmitProofRequest {
+            request_id: req.request_id.clone(),
+            proof_kind: req.proof_kind,
+            sector_size: req.sector_size,
+            registered_proof: req.registered_proof,
+            priority: req.priority,
+            ..Default::default()
+        };
+        let post = pb::SubmitProofRequest {
+            vanilla_proofs: req.vanilla_proofs.clone(),
+            miner_id: req.miner_id,
+            randomness: req.randomness.clone(),
+            ..common.clone()
+        };
+        match kind {
+            pb::ProofKind::PorepSealCommit => pb::SubmitProofRequest {
+                vanilla_proof: req.vanilla_proof.clone(),
+                sector_number: req.sector_number,
+                miner_id: req.miner_id,
+                ..common
+            },
+            pb::ProofKind::SnapDealsUpdate => pb::SubmitProofRequest {
+                vanilla_proofs: req.vanilla_proofs.clone(),
+                comm_r_old: req.comm_r_old.clone(),
+                comm_r_new: req.comm_r_new.clone(),
+                comm_d_new: req.comm_d_new.clone(),
+                ..common
+            },
+            pb::ProofKind::WindowPostPartition => pb::SubmitProofRequest {
+                partition_index: req.partition_index,
+                ..post
+            },
+            _ => post,
+        }
+    }
+
     prop_compose! {
         fn any_submit()(
             request_id in ".{0,12}",
@@ -288,29 +352,13 @@ mod garbage {
                 assert_eq!(out.kind(), proof_kind(req.proof_kind).unwrap());
                 assert_eq!(out.priority, priority(req.priority).unwrap());
                 assert_eq!(out.request_id, req.request_id);
-                assert_eq!(out.input.vanilla_proof, req.vanilla_proof);
-                assert_eq!(out.input.vanilla_proofs, req.vanilla_proofs);
-                assert_eq!(out.input.randomness, req.randomness);
-                assert_eq!(
-                    (
-                        out.input.comm_r_old.as_slice(),
-                        out.input.comm_r_new.as_slice()
-                    ),
-                    (req.comm_r_old.as_slice(), req.comm_r_new.as_slice())
+                // Every field the kind uses comes through unchanged; the others are not kept.
+                let back = crate::api::client_request::submit_request(
+                    &out.input,
+                    pb::Priority::try_from(req.priority).unwrap(),
+                    req.request_id.clone(),
                 );
-                assert_eq!(out.input.comm_d_new, req.comm_d_new);
-                assert_eq!(
-                    (
-                        out.input.sector_size,
-                        out.input.registered_proof,
-                        out.input.sector_number
-                    ),
-                    (req.sector_size, req.registered_proof, req.sector_number)
-                );
-                assert_eq!(
-                    (out.input.miner_id, out.input.partition_index),
-                    (req.miner_id, req.partition_index)
-                );
+                assert_eq!(back, kinds_fields(req));
             }
             Err(err) => {
                 assert_eq!(code_of(&err), tonic::Code::InvalidArgument, "{err}");
@@ -344,6 +392,10 @@ mod garbage {
                     r.vanilla_proofs = proofs;
                     (r.comm_r_old, r.comm_r_new, r.comm_d_new) = (a, b, c);
                     r.randomness = randomness;
+                    // A WinningPoSt has one partition: any other index is refused.
+                    if kind == pb::ProofKind::WinningPost as i32 {
+                        r.partition_index = 0;
+                    }
                     r
                 },
             )

@@ -222,7 +222,9 @@ fn a_phase_asked_to_stop_ends_stopped_and_an_unknown_device_is_fatal() {
 fn bad_requests_are_invalid_and_missing_parameters_are_the_machines_setup() {
     let prover = prover(false, true);
     let mut garbled = winning();
-    garbled.input.vanilla_proofs = vec![vec![1, 2, 3]];
+    if let snarkd_engine::ProofInput::WinningPost(post) = &mut garbled.input {
+        post.vanilla_proofs = vec![vec![1, 2, 3]];
+    }
     assert!(matches!(
         prover.plan(garbled),
         Err(EngineError::InvalidRequest(_))

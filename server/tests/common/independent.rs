@@ -12,50 +12,51 @@ use filecoin_proofs_api::update::verify_empty_sector_update_proof;
 use filecoin_proofs_api::{
     PublicReplicaInfo, RegisteredPoStProof, RegisteredUpdateProof, SectorId,
 };
-use snarkd_prover::{ProofInput, ProofKind};
+use snarkd_prover::ProofInput;
 
 use super::env;
 
 /// Whether filecoin-proofs-api accepts `proof` for the fixture `request` (an error is a no).
 pub fn verify(request: &ProofInput, proof: &[u8]) -> bool {
-    let prover_id = id_address_payload(request.miner_id);
-    let outcome = match request.kind {
-        ProofKind::PorepSealCommit => {
+    let miner_id = env().fixtures.manifest.miner_id;
+    let prover_id = id_address_payload(miner_id);
+    let outcome = match request {
+        ProofInput::PoRep(r) => {
             let c1: SealCommitPhase1Output =
-                serde_json::from_slice(&request.vanilla_proof).expect("the fixture's C1 output");
+                serde_json::from_slice(&r.vanilla_proof).expect("the fixture's C1 output");
             verify_seal(
                 c1.registered_proof,
                 c1.comm_r,
                 c1.comm_d,
-                prover_id,
-                SectorId::from(request.sector_number),
+                id_address_payload(r.miner_id),
+                SectorId::from(r.sector_number),
                 c1.ticket,
                 c1.seed,
                 proof,
             )
         }
-        ProofKind::WinningPost => {
+        ProofInput::WinningPost(post) => {
             let (_, replicas) = replicas(&env().fixtures.manifest.winning);
-            verify_winning_post(&randomness(request), proof, &replicas, prover_id)
+            verify_winning_post(&bytes32(&post.randomness), proof, &replicas, prover_id)
         }
-        ProofKind::WindowPost => {
+        ProofInput::WindowPost { post, .. } => {
             let (registered, replicas) = replicas(&env().fixtures.manifest.window);
             verify_window_post(
-                &randomness(request),
+                &bytes32(&post.randomness),
                 &[(registered, proof)],
                 &replicas,
                 prover_id,
             )
         }
-        ProofKind::SnapDealsUpdate => {
+        ProofInput::SnapDeals(r) => {
             let registered: RegisteredUpdateProof =
                 by_name(&env().fixtures.manifest.snap.registered_proof_name);
             verify_empty_sector_update_proof(
                 registered,
                 proof,
-                bytes32(&request.comm_r_old),
-                bytes32(&request.comm_r_new),
-                bytes32(&request.comm_d_new),
+                bytes32(&r.comm_r_old),
+                bytes32(&r.comm_r_new),
+                bytes32(&r.comm_d_new),
             )
         }
     };
@@ -82,10 +83,6 @@ fn replicas(
 fn by_name<T: serde::de::DeserializeOwned>(name: &str) -> T {
     serde_json::from_value(serde_json::Value::String(name.into()))
         .unwrap_or_else(|e| panic!("{name} is no filecoin-proofs-api proof type: {e}"))
-}
-
-fn randomness(request: &ProofInput) -> [u8; 32] {
-    bytes32(&request.randomness)
 }
 
 fn bytes32(v: &[u8]) -> [u8; 32] {

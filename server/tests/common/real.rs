@@ -99,27 +99,50 @@ pub async fn start_with<P: Prover>(
 /// The wire request for a fixture, as Curio would send it (no request id): the proto message
 /// filled field by field from the fixture's files, not through snarkd's own conversion.
 pub fn wire(r: &ProofInput, priority: pb::Priority) -> pb::SubmitProofRequest {
-    let proof_kind = match r.kind {
+    let proof_kind = match r.kind() {
         ProofKind::PorepSealCommit => pb::ProofKind::PorepSealCommit,
         ProofKind::WinningPost => pb::ProofKind::WinningPost,
         ProofKind::WindowPost => pb::ProofKind::WindowPostPartition,
         ProofKind::SnapDealsUpdate => pb::ProofKind::SnapDealsUpdate,
     };
-    pb::SubmitProofRequest {
-        request_id: String::new(),
+    let registered = r.registered();
+    let request = pb::SubmitProofRequest {
         proof_kind: proof_kind as i32,
-        sector_size: r.sector_size,
-        registered_proof: r.registered_proof,
+        sector_size: registered.sector_size,
+        registered_proof: registered.registered_proof,
         priority: priority as i32,
-        vanilla_proof: r.vanilla_proof.clone(),
-        vanilla_proofs: r.vanilla_proofs.clone(),
-        sector_number: r.sector_number,
-        miner_id: r.miner_id,
-        randomness: r.randomness.clone(),
-        partition_index: r.partition_index,
-        comm_r_old: r.comm_r_old.clone(),
-        comm_r_new: r.comm_r_new.clone(),
-        comm_d_new: r.comm_d_new.clone(),
+        ..Default::default()
+    };
+    match r {
+        ProofInput::PoRep(p) => pb::SubmitProofRequest {
+            vanilla_proof: p.vanilla_proof.clone(),
+            sector_number: p.sector_number,
+            miner_id: p.miner_id,
+            ..request
+        },
+        ProofInput::SnapDeals(s) => pb::SubmitProofRequest {
+            vanilla_proofs: s.vanilla_proofs.clone(),
+            comm_r_old: s.comm_r_old.clone(),
+            comm_r_new: s.comm_r_new.clone(),
+            comm_d_new: s.comm_d_new.clone(),
+            ..request
+        },
+        ProofInput::WindowPost {
+            post,
+            partition_index,
+        } => pb::SubmitProofRequest {
+            vanilla_proofs: post.vanilla_proofs.clone(),
+            miner_id: post.miner_id,
+            randomness: post.randomness.clone(),
+            partition_index: *partition_index,
+            ..request
+        },
+        ProofInput::WinningPost(post) => pb::SubmitProofRequest {
+            vanilla_proofs: post.vanilla_proofs.clone(),
+            miner_id: post.miner_id,
+            randomness: post.randomness.clone(),
+            ..request
+        },
     }
 }
 
@@ -132,14 +155,14 @@ pub fn assert_verifies(request: &ProofInput, proof: &[u8]) {
     assert!(
         independent::verify(request, proof),
         "{} proof must verify with filecoin-proofs-api",
-        request.kind
+        request.kind()
     );
     let mut tampered = proof.to_vec();
     tampered[0] ^= 0x20; // the sign flag of the compressed G1 point A: -A
     assert!(
         !independent::verify(request, &tampered),
         "{} tampered proof must be rejected",
-        request.kind
+        request.kind()
     );
 }
 

@@ -27,5 +27,7 @@ pub use phase::{panic_message, PhaseHooks};
 pub use failure::FailureClass;
 pub use kind::{ProofKind, UnknownKind};
 pub use priority::Priority;
-pub use request::{ProofInput, ProofRequest};
+pub use request::{
+    PoRepInput, PostInput, ProofInput, ProofRequest, Registered, SnapInput, StoredInput,
+};
 pub use text::{clip, logged_request_id, LOGGED_REQUEST_ID_CHARS};

@@ -12,7 +12,7 @@ use bincode::Options;
 use sha2::{Digest as _, Sha256};
 
 use super::JournalError;
-use crate::domain::{Priority, ProofInput, ProofKind, ProofRequest};
+use crate::domain::{Priority, ProofInput, ProofKind, ProofRequest, StoredInput};
 
 /// What identifies a job's input: SHA-256 over the request's [`ProofInput`] (its kind and every
 /// input field; not the `request_id` and not the priority) in the journal's encoding.
@@ -144,14 +144,14 @@ struct RequestV1 {
 
 impl RequestV1 {
     /// The request in today's terms; `None` without a kind (format 1 was only ever written
-    /// for requests the API had given one).
+    /// for requests the API had given one) or with fields its kind cannot have.
     fn into_request(self) -> Option<ProofRequest> {
         let v1 = self;
         let kind = v1.kind?;
         Some(ProofRequest {
             request_id: v1.request_id,
             priority: v1.priority,
-            input: ProofInput {
+            input: ProofInput::try_from(StoredInput {
                 kind,
                 sector_size: v1.sector_size,
                 registered_proof: v1.registered_proof,
@@ -168,7 +168,8 @@ impl RequestV1 {
                 comm_r_old: v1.comm_r_old,
                 comm_r_new: v1.comm_r_new,
                 comm_d_new: v1.comm_d_new,
-            },
+            })
+            .ok()?,
         })
     }
 }
@@ -306,16 +307,22 @@ mod tests {
     use serde_bytes::Bytes;
 
     fn sample() -> ProofRequest {
-        let mut input = ProofInput::new(ProofKind::WindowPost, 12);
-        input.sector_size = 2048;
-        input.vanilla_proofs = vec![vec![1, 2, 3], vec![4]];
-        input.randomness = vec![9; 32];
-        input.miner_id = 1000;
-        input.partition_index = 2;
+        let post = snarkd_types::PostInput {
+            registered: snarkd_types::Registered {
+                registered_proof: 12,
+                sector_size: 2048,
+            },
+            vanilla_proofs: vec![vec![1, 2, 3], vec![4]],
+            miner_id: 1000,
+            randomness: vec![9; 32],
+        };
         ProofRequest {
             request_id: "wdpost-1000 [2]".into(),
             priority: Some(Priority::High),
-            input,
+            input: ProofInput::WindowPost {
+                post,
+                partition_index: 2,
+            },
         }
     }
 
@@ -353,30 +360,23 @@ mod tests {
     #[test]
     fn inputs_of_format_1_still_read_and_keep_their_digest() {
         let r = sample();
-        let i = &r.input;
-        let vanilla: Vec<&Bytes> = i.vanilla_proofs.iter().map(|v| Bytes::new(v)).collect();
-        // The fields after the registered proof, in both layouts.
+        let (kind, sector_size, registered_proof) = (ProofKind::WindowPost, 2048u64, 12u64);
+        let vanilla = vec![Bytes::new(&[1, 2, 3]), Bytes::new(&[4])];
+        let empty = Bytes::new(&[]);
+        // The fields after the registered proof, in both layouts: sample()'s, those of other
+        // kinds empty.
         let rest = (
-            (
-                Bytes::new(&i.vanilla_proof),
-                &vanilla,
-                i.sector_number,
-                i.miner_id,
-            ),
-            (Bytes::new(&i.randomness), i.partition_index),
-            (
-                Bytes::new(&i.comm_r_old),
-                Bytes::new(&i.comm_r_new),
-                Bytes::new(&i.comm_d_new),
-            ),
+            (empty, &vanilla, 0u64, 1000u64),
+            (Bytes::new(&[9; 32]), 2u32),
+            (empty, empty, empty),
         );
         // Format 1: the request's fields side by side, kind and priority optional.
         let v1 = (
             (
                 &r.request_id,
-                Some(i.kind),
-                i.sector_size,
-                i.registered_proof,
+                Some(kind),
+                sector_size,
+                registered_proof,
                 r.priority,
             ),
             rest,
@@ -386,7 +386,7 @@ mod tests {
         let back = decode(&bytes[..], bytes.len() as u64, "a format 1 input").unwrap();
         assert_eq!(back, r);
         // The digest format 1 hashed: the kind and the input fields, in this order.
-        let view = ((Some(i.kind), i.sector_size, i.registered_proof), rest);
+        let view = ((Some(kind), sector_size, registered_proof), rest);
         let old: [u8; 32] = Sha256::digest(codec().serialize(&view).unwrap()).into();
         assert_eq!(InputDigest::of(&back), InputDigest(old));
     }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::tests::{completed, config, settings, within, Life};
 use super::*;
 use crate::domain::ProofKind;
-use crate::test_prover::{request, TestProver};
+use crate::test_prover::{request, with_vanilla, TestProver};
 use crate::EngineConfig;
 
 /// The names of the files in `dir`, sorted.
@@ -29,8 +29,10 @@ fn a_finished_jobs_input_file_is_deleted_once_its_end_is_recorded() {
         ..config()
     };
     let life = Life::open_with(dir.path(), settings(dir.path()), TestProver::new(1), config);
-    let mut large = request(ProofKind::PorepSealCommit, 1, 1000);
-    large.input.vanilla_proof = vec![7; INLINE_INPUT_BYTES as usize + 1];
+    let large = with_vanilla(
+        request(ProofKind::PorepSealCommit, 1, 1000),
+        vec![7; INLINE_INPUT_BYTES as usize + 1],
+    );
     let id = life.run(life.engine.submit(large)).unwrap().job_id;
     let file = dir.path().join("inputs").join(format!("{id}.req"));
     assert!(file.exists(), "a large input is a file");

@@ -1,7 +1,10 @@
 //! Upgrades from older journals: `fixtures/journal-schema-1.sqlite` was written by snarkd's
 //! schema 1 (before input format 3): a finished WindowPoSt job (`wdpost-[0 1]`) with its proof,
 //! and a PoRep job of three partitions (`porep-1000-7`) accepted, with partition 1 proved, when
-//! the daemon was killed. Opened by this build, it is upgraded in place and both jobs go on.
+//! the daemon was killed. Opened by this build, it is upgraded in place and both jobs go on. The
+//! PoRep's input is as schema 1 wrote it but for the test prover's encoding of its partitions
+//! (its registered proof, 3, once its partition index, which a PoRep input no longer carries)
+//! and the digest of that.
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

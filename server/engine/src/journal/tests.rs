@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::*;
-use crate::domain::{JobEnd, ProofKind, ProofRequest};
-use crate::test_prover::{request, TestProver};
+use crate::domain::{JobEnd, ProofInput, ProofKind, ProofRequest};
+use crate::test_prover::{request, with_vanilla, TestProver};
 use crate::{Engine, EngineConfig};
 
 pub(super) fn settings(dir: &Path) -> JournalSettings {
@@ -248,12 +248,10 @@ fn same_id_and_input_is_one_job_other_input_or_a_failed_attempt_is_a_new_one() {
         first.job_id,
         "same id, same input"
     );
-    let mut other_input = a.clone();
-    other_input.input.randomness = vec![7; 32];
-    let other_input = submit(other_input);
+    let other_input = submit(with_vanilla(a.clone(), vec![7; 32]));
     assert_ne!(other_input.job_id, first.job_id, "same id, other input");
     let mut other_kind = a.clone();
-    other_kind.input.kind = ProofKind::PorepSealCommit;
+    other_kind.input = ProofInput::empty(ProofKind::PorepSealCommit, a.input.registered());
     let other_kind = submit(other_kind);
     assert_ne!(other_kind.job_id, first.job_id, "same id, other kind");
     completed(&life, &first.job_id);
@@ -298,11 +296,12 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
     let submit = |request: ProofRequest| life.run(life.engine.submit(request)).unwrap().job_id;
     let good = submit(request(ProofKind::WindowPost, 1, 1000));
     // A small input lives in its journal row, a large one in a file.
-    let mut small = request(ProofKind::WindowPost, 2, 1000);
-    small.input.vanilla_proof = vec![7; 4096];
+    let small = with_vanilla(request(ProofKind::WindowPost, 2, 1000), vec![7; 4096]);
     let bad_row = submit(small);
-    let mut large = request(ProofKind::PorepSealCommit, 1, 1000);
-    large.input.vanilla_proof = vec![7; INLINE_INPUT_BYTES as usize + 1];
+    let large = with_vanilla(
+        request(ProofKind::PorepSealCommit, 1, 1000),
+        vec![7; INLINE_INPUT_BYTES as usize + 1],
+    );
     let bad_file = submit(large);
     let bad_record = submit(request(ProofKind::WindowPost, 3, 1000));
     life.kill_holding(dir.path(), gate);
@@ -321,7 +320,7 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
         )
         .unwrap();
     let mut changed = input::decode(&input[..], input.len() as u64, "the row").unwrap();
-    changed.input.sector_size ^= 0xff;
+    changed.input.registered_mut().sector_size ^= 0xff;
     let input = input::encode(&changed);
     conn.execute(
         "UPDATE jobs SET input = ?1 WHERE job_id = ?2",

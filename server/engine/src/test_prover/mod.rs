@@ -83,12 +83,26 @@ impl TestProver {
     }
 }
 
-/// A request for `partitions` partitions of `bytes` each (encoded in the request's fields).
+/// A request for `partitions` partitions of `bytes` each (encoded in its registered proof and
+/// sector size).
 pub fn request(kind: crate::ProofKind, partitions: u32, bytes: u64) -> ProofRequest {
-    let mut input = crate::ProofInput::new(kind, 0);
-    input.partition_index = partitions;
-    input.sector_size = bytes;
-    ProofRequest::new(input)
+    let registered = snarkd_types::Registered {
+        registered_proof: u64::from(partitions),
+        sector_size: bytes,
+    };
+    ProofRequest::new(crate::ProofInput::empty(kind, registered))
+}
+
+/// `request` with `vanilla` as its vanilla proof (PoRep's C1 output, or the one vanilla proof
+/// of the other kinds): a larger or another input of the same plan.
+pub fn with_vanilla(mut request: ProofRequest, vanilla: Vec<u8>) -> ProofRequest {
+    use crate::ProofInput as I;
+    match &mut request.input {
+        I::PoRep(r) => r.vanilla_proof = vanilla,
+        I::SnapDeals(r) => r.vanilla_proofs = vec![vanilla],
+        I::WindowPost { post, .. } | I::WinningPost(post) => post.vanilla_proofs = vec![vanilla],
+    }
+    request
 }
 
 /// (step, the job's circuit or device, the thread's nice value) of every step run.
@@ -132,14 +146,14 @@ impl Prover for TestProver {
         if self.params_missing.load(Ordering::SeqCst) {
             return Err(EngineError::Setup("the test params file is missing".into()));
         }
-        let (kind, request) = (request.kind(), request.input);
-        if request.partition_index == 0 {
+        let (kind, request) = (request.kind(), request.input.registered());
+        let Ok(partitions @ 1..) = u32::try_from(request.registered_proof) else {
             return Err(EngineError::InvalidRequest("no partitions".into()));
-        }
+        };
         let circuit = format!("{kind}-test");
         Ok(Planned {
             circuit_id: circuit.clone(),
-            partitions: request.partition_index,
+            partitions,
             memory: PartitionMemory {
                 total_bytes: request.sector_size,
                 abc_bytes: request.sector_size / 2,

@@ -9,7 +9,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use crate::prover::{
     DeviceInfo, LoadedParams, PartitionMemory, PhaseHooks, Planned, Prover, StepError,
 };
-use crate::{EngineError, FailureClass, ProofKind, ProofRequest};
+use crate::{EngineError, FailureClass, ProofRequest};
 
 /// Bytes of one partition proof, as in Groth16 over BLS12-381.
 pub const PROOF_BYTES: usize = 192;
@@ -96,10 +96,7 @@ impl Prover for StandInProver {
 
     fn plan(&self, request: ProofRequest) -> Result<Planned<Plan>, EngineError> {
         let (kind, request) = (request.kind(), request.input);
-        let encoded: Vec<&[u8]> = match kind {
-            ProofKind::PorepSealCommit => vec![&request.vanilla_proof],
-            _ => request.vanilla_proofs.iter().map(Vec::as_slice).collect(),
-        };
+        let encoded = request.vanilla_proofs();
         let inputs = encoded
             .iter()
             .enumerate()

@@ -46,7 +46,9 @@ pub use estimate::{CircuitShape, MemoryEstimate};
 pub use native::{count_fallback as count_native_fallback, NativeSwitch};
 #[cfg(feature = "fixtures")]
 pub(crate) use request::bytes32 as request_bytes32;
-pub use request::{prover_id_from_miner_id, ProofInput};
+pub use request::{
+    prover_id_from_miner_id, PoRepInput, PostInput, ProofInput, Registered, SnapInput,
+};
 
 /// Bytes of one serialized Groth16 proof (compressed A, B, C).
 pub const PARTITION_PROOF_BYTES: usize = 192;
@@ -210,10 +212,15 @@ pub(crate) struct Decoded {
 /// disagrees with `registered_proof` only logs a warning (the registered proof wins). Nothing a
 /// client sends can panic out of here: a panic inside a decoder is an `InvalidRequest`.
 pub fn prepare(req: &ProofInput) -> Result<PreparedJob> {
-    let decode = || match req.kind {
-        ProofKind::PorepSealCommit => porep::prepare(req),
-        ProofKind::WinningPost | ProofKind::WindowPost => post::prepare(req),
-        ProofKind::SnapDealsUpdate => snap::prepare(req),
+    let kind = req.kind();
+    let decode = || match req {
+        ProofInput::PoRep(r) => porep::prepare(r),
+        ProofInput::WinningPost(post) => post::prepare(kind, post, 0),
+        ProofInput::WindowPost {
+            post,
+            partition_index,
+        } => post::prepare(kind, post, *partition_index),
+        ProofInput::SnapDeals(r) => snap::prepare(r),
     };
     let decoded = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(decode)) {
         Ok(decoded) => decoded?,
@@ -221,7 +228,7 @@ pub fn prepare(req: &ProofInput) -> Result<PreparedJob> {
             return Err(ProverError::InvalidRequest(format!(
                 "the {} inputs are malformed: decoding them failed ({}); send the unmodified \
                  output of the step that produced them",
-                req.kind,
+                kind,
                 crate::synthesis::panic_message(&panic).trim_start_matches("circuit panicked: ")
             )))
         }
@@ -232,17 +239,18 @@ pub fn prepare(req: &ProofInput) -> Result<PreparedJob> {
         registered_name,
         job,
     } = decoded;
-    if req.sector_size != 0 && req.sector_size != sector_size {
+    let requested = req.registered().sector_size;
+    if requested != 0 && requested != sector_size {
         tracing::warn!(
-            requested = req.sector_size,
+            requested,
             registered = sector_size,
             registered_proof = %registered_name,
             "sector_size disagrees with registered_proof; using the registered proof's size"
         );
     }
     Ok(PreparedJob {
-        kind: req.kind,
-        circuit: CircuitId::new(req.kind, sector_size)?,
+        kind,
+        circuit: CircuitId::new(kind, sector_size)?,
         registered_proof,
         registered_name,
         inner: job,

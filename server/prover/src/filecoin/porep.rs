@@ -21,7 +21,7 @@ use super::native::{NativeError, Witness};
 use super::nodes::check_nodes;
 use super::registered::{seal_proof, seal_proof_number};
 use super::request::{prover_id_from_miner_id, unwrap_c1};
-use super::{build_circuit, Decoded, KindJob, ProofInput};
+use super::{build_circuit, Decoded, KindJob, PoRepInput};
 use crate::error::{ProverError, Result};
 use crate::synthesis::precompiled::CircuitMatrices;
 use storage_proofs_core::proof::ProofScheme;
@@ -40,7 +40,7 @@ struct PorepJob<Tree: 'static + MerkleTreeTrait> {
     vanilla: Vec<Vec<stacked::Proof<Tree, DefaultPieceHasher>>>,
 }
 
-pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
+pub(super) fn prepare(req: &PoRepInput) -> Result<Decoded> {
     let (json, wrapper_sector, wrapper_size) = unwrap_c1(&req.vanilla_proof)?;
     if let Some(n) = wrapper_sector {
         if n != req.sector_number {
@@ -59,7 +59,7 @@ pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
     drop(json);
     // Unset (0) takes the C1 output's own proof type, as Curio's daemon does; any other value
     // must agree with it.
-    let value = match req.registered_proof {
+    let value = match req.registered.registered_proof {
         0 => seal_proof_number(c1.registered_proof),
         n => n,
     };
@@ -127,7 +127,7 @@ fn build<Tree: 'static + MerkleTreeTrait>(
     registered: filecoin_proofs_api::RegisteredSealProof,
     value: u64,
     c1: SealCommitPhase1Output,
-    req: &ProofInput,
+    req: &PoRepInput,
 ) -> Result<Box<dyn KindJob>> {
     let mismatch = |reason: String| ProverError::RegisteredProofMismatch {
         value,

@@ -23,7 +23,7 @@ use super::native::{self, NativeError, Witness};
 use super::nodes::check_nodes;
 use super::registered::post_proof;
 use super::request::{bytes32, decode_bincode, prover_id_from_miner_id};
-use super::{build_circuit, Decoded, KindJob, ProofInput, ProofKind};
+use super::{build_circuit, Decoded, KindJob, PostInput, ProofKind};
 use crate::error::{ProverError, Result};
 use crate::synthesis::precompiled::CircuitMatrices;
 
@@ -39,13 +39,25 @@ struct PostJob<Tree: 'static + MerkleTreeTrait> {
     proof: fallback::Proof<Tree::Proof>,
 }
 
-pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
-    let registered = post_proof(req.kind, req.registered_proof)?;
+/// A PoSt input with its kind and partition (0 for WinningPoSt, which has one).
+pub(super) struct PostRequest<'a> {
+    kind: ProofKind,
+    post: &'a PostInput,
+    partition_index: u32,
+}
+
+pub(super) fn prepare(kind: ProofKind, post: &PostInput, partition_index: u32) -> Result<Decoded> {
+    let req = &PostRequest {
+        kind,
+        post,
+        partition_index,
+    };
+    let registered = post_proof(req.kind, req.post.registered.registered_proof)?;
     let sector_size = u64::from(registered.sector_size());
     let job = with_shape!(sector_size, build, registered, req)?;
     Ok(Decoded {
         sector_size,
-        registered_proof: req.registered_proof,
+        registered_proof: req.post.registered.registered_proof,
         registered_name: format!("{registered:?}"),
         job,
     })
@@ -53,17 +65,17 @@ pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
 
 fn build<Tree: 'static + MerkleTreeTrait>(
     registered: RegisteredPoStProof,
-    req: &ProofInput,
+    req: &PostRequest<'_>,
 ) -> Result<Box<dyn KindJob>> {
     let config: PoStConfig = registered.as_v1_config();
-    let randomness = bytes32("randomness", &req.randomness)?;
+    let randomness = bytes32("randomness", &req.post.randomness)?;
     let randomness: Domain<Tree> =
         as_safe_commitment(&randomness, "randomness").map_err(ProverError::filecoin)?;
     let prover_id: Domain<Tree> =
-        as_safe_commitment(&prover_id_from_miner_id(req.miner_id), "prover_id")
+        as_safe_commitment(&prover_id_from_miner_id(req.post.miner_id), "prover_id")
             .map_err(ProverError::filecoin)?;
     let winning = req.kind == ProofKind::WinningPost;
-    check_partition_index(winning, req.partition_index)?;
+    check_partition_index(req.partition_index)?;
     let vanilla = vanilla_proofs::<Tree>(registered, &config, winning, req)?;
     let sectors: Vec<PublicSector<Domain<Tree>>> = vanilla
         .iter()
@@ -93,25 +105,26 @@ fn vanilla_proofs<Tree: 'static + MerkleTreeTrait>(
     registered: RegisteredPoStProof,
     config: &PoStConfig,
     winning: bool,
-    req: &ProofInput,
+    req: &PostRequest<'_>,
 ) -> Result<Vec<FallbackPoStSectorProof<Tree>>> {
     let max = config.sector_count;
     let (expected, count_ok) = if winning {
-        (max.to_string(), req.vanilla_proofs.len() == max)
+        (max.to_string(), req.post.vanilla_proofs.len() == max)
     } else {
         (
             format!("1 to {max}"),
-            (1..=max).contains(&req.vanilla_proofs.len()),
+            (1..=max).contains(&req.post.vanilla_proofs.len()),
         )
     };
     if !count_ok {
         return Err(ProverError::WrongCount {
             what: "vanilla proofs (one bincode FallbackPoStSectorProof per sector)",
             expected,
-            actual: req.vanilla_proofs.len(),
+            actual: req.post.vanilla_proofs.len(),
         });
     }
     let vanilla: Vec<FallbackPoStSectorProof<Tree>> = req
+        .post
         .vanilla_proofs
         .iter()
         .enumerate()
@@ -134,7 +147,7 @@ fn vanilla_proofs<Tree: 'static + MerkleTreeTrait>(
             .flat_map(|s| s.inclusion_proofs.iter());
         check_paths(
             registered,
-            req.registered_proof,
+            req.post.registered.registered_proof,
             &format!("vanilla proof {i}"),
             u64::from(config.sector_size),
             paths,
@@ -158,7 +171,7 @@ fn winning_job<Tree: 'static + MerkleTreeTrait>(
     config: &PoStConfig,
     inputs: fallback::PublicInputs<Domain<Tree>>,
     vanilla: &[FallbackPoStSectorProof<Tree>],
-    req: &ProofInput,
+    req: &PostRequest<'_>,
 ) -> Result<PostJob<Tree>> {
     let setup = compound_proof::SetupParams {
         vanilla_params: winning_post_setup_params(config).map_err(ProverError::filecoin)?,
@@ -193,7 +206,7 @@ fn window_job<Tree: 'static + MerkleTreeTrait>(
     config: &PoStConfig,
     inputs: fallback::PublicInputs<Domain<Tree>>,
     vanilla: &[FallbackPoStSectorProof<Tree>],
-    req: &ProofInput,
+    req: &PostRequest<'_>,
 ) -> Result<PostJob<Tree>> {
     let partition_index = req.partition_index as usize;
     let setup = compound_proof::SetupParams {
@@ -240,12 +253,8 @@ fn window_job<Tree: 'static + MerkleTreeTrait>(
 pub const MAX_WINDOW_PARTITIONS: u32 = 3000;
 
 /// WinningPoSt has one partition; a WindowPoSt partition lies within a deadline's partitions.
-fn check_partition_index(winning: bool, index: u32) -> Result<()> {
-    if winning && index != 0 {
-        return Err(ProverError::InvalidRequest(format!(
-            "partition_index {index} given for winning post, which has one partition; send 0"
-        )));
-    }
+/// A WindowPoSt partition's index (WinningPoSt's is always 0: its input has none).
+fn check_partition_index(index: u32) -> Result<()> {
     if index >= MAX_WINDOW_PARTITIONS {
         return Err(ProverError::InvalidRequest(format!(
             "partition_index {index} is beyond the chain's {MAX_WINDOW_PARTITIONS} partitions per \
@@ -302,11 +311,11 @@ fn check_every_winning_challenge<Tree: 'static + MerkleTreeTrait>(
 }
 
 /// The vanilla proofs do not answer the challenge the request's fields describe.
-fn not_for_challenge(e: &anyhow::Error, req: &ProofInput) -> ProverError {
+fn not_for_challenge(e: &anyhow::Error, req: &PostRequest<'_>) -> ProverError {
     ProverError::InvalidRequest(format!(
         "the vanilla proofs do not verify against randomness, miner_id {} and registered_proof {} \
          ({e:#}); send the vanilla proofs generated for this randomness, miner and proof type",
-        req.miner_id, req.registered_proof
+        req.post.miner_id, req.post.registered.registered_proof
     ))
 }
 

@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::error::{ProverError, Result};
 
-pub use snarkd_types::ProofInput;
+pub use snarkd_types::{PoRepInput, PostInput, ProofInput, Registered, SnapInput};
 
 /// The 32-byte prover id filecoin-proofs expects for actor `miner_id`: the payload of its ID
 /// address (unsigned LEB128 of the id), zero-padded — what lotus / Curio / filecoin-ffi pass.

@@ -21,7 +21,7 @@ use super::native::{self, NativeError, Witness};
 use super::nodes::check_nodes;
 use super::registered::update_proof;
 use super::request::{bytes32, decode_bincode, field_element};
-use super::{build_circuit, check_paths, Decoded, KindJob, ProofInput};
+use super::{build_circuit, check_paths, Decoded, KindJob, SnapInput};
 use crate::error::{ProverError, Result};
 use crate::synthesis::precompiled::CircuitMatrices;
 
@@ -31,13 +31,13 @@ struct SnapJob<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>> {
     vanilla: Vec<PartitionProof<Tree>>,
 }
 
-pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
-    let registered = update_proof(req.registered_proof)?;
+pub(super) fn prepare(req: &SnapInput) -> Result<Decoded> {
+    let registered = update_proof(req.registered.registered_proof)?;
     let sector_size = u64::from(registered.sector_size());
     let job = with_shape!(sector_size, build, registered, req)?;
     Ok(Decoded {
         sector_size,
-        registered_proof: req.registered_proof,
+        registered_proof: req.registered.registered_proof,
         registered_name: format!("{registered:?}"),
         job,
     })
@@ -45,7 +45,7 @@ pub(super) fn prepare(req: &ProofInput) -> Result<Decoded> {
 
 fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
     registered: RegisteredUpdateProof,
-    req: &ProofInput,
+    req: &SnapInput,
 ) -> Result<Box<dyn KindJob>> {
     let comm_r_old = bytes32("comm_r_old", &req.comm_r_old)?;
     let comm_r_new = bytes32("comm_r_new", &req.comm_r_new)?;
@@ -80,7 +80,7 @@ fn build<Tree: 'static + MerkleTreeTrait<Hasher = TreeRHasher>>(
         .collect::<Result<_>>()?;
     // Paths first: proofs of another sector size would otherwise show up as a wrong count.
     let sector_size = u64::from(config.sector_size);
-    let value = req.registered_proof;
+    let value = req.registered.registered_proof;
     for (i, p) in vanilla.iter().enumerate() {
         let what = format!("partition proof {i}");
         let challenges = &p.challenge_proofs;

@@ -39,7 +39,7 @@ fn off(estimate: u64, measured: u64) -> f64 {
 fn memory_estimate_is_within_25_percent_of_the_synthesized_size_for_every_kind() {
     let fx = &env().fixtures;
     for kind in ProofKind::ALL {
-        let job = prepare(fx.request(kind)).unwrap();
+        let job = prepare(&fx.request(kind)).unwrap();
         let est = job.partition_memory_estimate();
         let (total, abc) = measured_bytes(job.synthesize(0).unwrap());
         assert!(total > 0 && abc > 0, "{kind}: nothing measured");

@@ -12,7 +12,7 @@ use super::common::{env, params, prove};
 fn porep_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() {
     let fx = &env().fixtures;
     let req = &fx.porep;
-    let job = prepare(req).unwrap();
+    let job = prepare(&req.clone().into()).unwrap();
     assert_eq!(job.circuit_id().to_string(), "porep-2k");
     let params = params(ProofKind::PorepSealCommit);
     let proof = prove(&job, &params);
@@ -20,7 +20,7 @@ fn porep_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() {
 
     let sv = fx.seal_values().unwrap();
     let (comm_r, comm_d, ticket, seed) = (sv.comm_r, sv.comm_d, sv.ticket, sv.seed);
-    let registered = seal_proof(req.registered_proof).unwrap();
+    let registered = seal_proof(req.registered.registered_proof).unwrap();
     let prover_id = prover_id_from_miner_id(req.miner_id);
     let sector = SectorId::from(req.sector_number);
     assert!(
@@ -57,6 +57,6 @@ fn porep_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() {
     })
     .to_string()
     .into_bytes();
-    let wrapped_job = prepare(&wrapped).unwrap();
+    let wrapped_job = prepare(&wrapped.into()).unwrap();
     assert!(wrapped_job.verify(&proof, &params).unwrap());
 }

@@ -5,13 +5,18 @@ use std::collections::BTreeMap;
 use filecoin_proofs_api::post::{verify_window_post, verify_winning_post};
 use filecoin_proofs_api::{PublicReplicaInfo, RegisteredPoStProof, SectorId};
 use snarkd_prover::filecoin::registered::post_proof;
-use snarkd_prover::{prepare, prover_id_from_miner_id, ProofInput, ProofKind, ProverError};
+use snarkd_prover::{
+    prepare, prover_id_from_miner_id, PostInput, ProofInput, ProofKind, ProverError,
+};
 
 use super::common::{env, params, prove, prove_partitions, serialize};
 
-fn replicas(req: &ProofInput) -> (RegisteredPoStProof, BTreeMap<SectorId, PublicReplicaInfo>) {
+fn replicas(
+    kind: ProofKind,
+    req: &PostInput,
+) -> (RegisteredPoStProof, BTreeMap<SectorId, PublicReplicaInfo>) {
     let fx = &env().fixtures;
-    let registered = post_proof(req.kind, req.registered_proof).unwrap();
+    let registered = post_proof(kind, req.registered.registered_proof).unwrap();
     let comm_r = fx.seal_values().unwrap().comm_r;
     let sector = SectorId::from(fx.manifest.sector_number);
     (
@@ -20,19 +25,19 @@ fn replicas(req: &ProofInput) -> (RegisteredPoStProof, BTreeMap<SectorId, Public
     )
 }
 
-fn rnd(req: &ProofInput) -> [u8; 32] {
+fn rnd(req: &PostInput) -> [u8; 32] {
     req.randomness.clone().try_into().unwrap()
 }
 
 #[test]
 fn winning_post_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() {
     let req = &env().fixtures.winning;
-    let job = prepare(req).unwrap();
+    let job = prepare(&ProofInput::WinningPost(req.clone())).unwrap();
     assert_eq!(job.circuit_id().to_string(), "winning-2k");
     assert_eq!(job.num_partitions(), 1);
     let params = params(ProofKind::WinningPost);
     let proofs = prove_partitions(&job, &params);
-    let (_, replicas) = replicas(req);
+    let (_, replicas) = replicas(ProofKind::WinningPost, req);
     let prover_id = prover_id_from_miner_id(req.miner_id);
     let raw = serialize(&proofs);
     assert!(
@@ -50,7 +55,7 @@ fn winning_post_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() 
     ));
     // The sector id feeds the challenge derivation (the fallback PoSt circuit does not bind
     // the prover id, so a different miner id is not a different statement).
-    let registered = post_proof(req.kind, req.registered_proof).unwrap();
+    let registered = post_proof(ProofKind::WinningPost, req.registered.registered_proof).unwrap();
     let comm_r = env().fixtures.seal_values().unwrap().comm_r;
     let other_sector = SectorId::from(env().fixtures.manifest.sector_number + 1);
     let other_replicas =
@@ -76,13 +81,13 @@ fn winning_post_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() 
 #[test]
 fn window_post_partition_proof_is_accepted_by_filecoin_and_rejected_for_altered_inputs() {
     let req = &env().fixtures.window;
-    let job = prepare(req).unwrap();
+    let job = prepare(&env().fixtures.window_request(req.clone())).unwrap();
     assert_eq!(job.circuit_id().to_string(), "wpost-2k");
     let params = params(ProofKind::WindowPost);
     let proof = prove(&job, &params);
     assert_eq!(proof.len(), 192);
 
-    let (registered, replicas) = replicas(req);
+    let (registered, replicas) = replicas(ProofKind::WindowPost, req);
     let prover_id = prover_id_from_miner_id(req.miner_id);
     assert!(verify_window_post(&rnd(req), &[(registered, &proof)], &replicas, prover_id).unwrap());
     let mut other_rnd = rnd(req);
@@ -96,7 +101,7 @@ fn window_post_partition_proof_is_accepted_by_filecoin_and_rejected_for_altered_
     let mut other = req.clone();
     other.randomness = other_rnd.to_vec();
     assert!(matches!(
-        prepare(&other),
+        prepare(&env().fixtures.window_request(other)),
         Err(ProverError::InvalidRequest(_))
     ));
     // The fallback PoSt circuit does not bind the prover id, so the only other public values
@@ -150,14 +155,14 @@ fn winning_randomness_that_moves_any_challenge_is_refused_up_front() {
         .expect("one randomness in 64 shares the first leaf");
     let mut moved = req.clone();
     moved.randomness = other.to_vec();
-    let err = prepare(&moved).unwrap_err();
+    let err = prepare(&ProofInput::WinningPost(moved)).unwrap_err();
     assert!(matches!(err, ProverError::InvalidRequest(_)), "{err}");
     assert!(
         err.to_string().contains("do not verify against randomness"),
         "{err}"
     );
     // The request's own randomness still passes every slot.
-    prepare(req).unwrap();
+    prepare(&ProofInput::WinningPost(req.clone())).unwrap();
 }
 
 /// CPU steps, except that the first G1 multiexp comes back off by the generator: the wrong
@@ -194,8 +199,7 @@ impl snarkd_prover::groth16::DeviceOps for OneWrongMsm {
 
 #[test]
 fn a_wrong_device_result_fails_the_partition_self_check() {
-    let req = &env().fixtures.winning;
-    let job = prepare(req).unwrap();
+    let job = prepare(&env().fixtures.request(ProofKind::WinningPost)).unwrap();
     let params = params(ProofKind::WinningPost);
     let prove = |ops: &dyn snarkd_prover::groth16::DeviceOps| {
         snarkd_prover::groth16::prove_partition_with(

@@ -20,7 +20,7 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
     let mut off_estimates = Vec::new();
     for kind in ProofKind::ALL {
         params(kind); // generated when missing
-        let job = prepare(fx.request(kind)).unwrap();
+        let job = prepare(&fx.request(kind)).unwrap();
         let circuit = job.circuit_id();
         let loaded = load_params_with(
             &env().params_dir,
@@ -112,7 +112,7 @@ fn every_kind_synthesizes_the_same_partition_from_its_matrices_and_the_proof_ver
 fn a_damaged_or_stale_file_is_recorded_again_and_a_valid_one_is_read() {
     let fx = &env().fixtures;
     params(ProofKind::WindowPost);
-    let circuit = prepare(fx.request(ProofKind::WindowPost))
+    let circuit = prepare(&fx.request(ProofKind::WindowPost))
         .unwrap()
         .circuit_id();
     let dir = tempfile::tempdir().unwrap();

@@ -51,8 +51,8 @@ impl PhaseHooks for Preempting<'_, '_> {
 /// `inner_steps`: the backend has step boundaries inside its FFT and multiexps too (the CPU's).
 fn preempted_and_preempting_proofs_verify(backend: &dyn DeviceBackend, inner_steps: bool) {
     let fixtures = &env().fixtures;
-    let wpost = prepare(fixtures.request(ProofKind::WindowPost)).unwrap();
-    let winning = prepare(fixtures.request(ProofKind::WinningPost)).unwrap();
+    let wpost = prepare(&fixtures.request(ProofKind::WindowPost)).unwrap();
+    let winning = prepare(&fixtures.request(ProofKind::WinningPost)).unwrap();
     let (wpost_params, winning_params) = (
         params(ProofKind::WindowPost),
         params(ProofKind::WinningPost),
