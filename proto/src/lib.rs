@@ -6,11 +6,19 @@
 //! Layout:
 //! - `cuzk/v1/proving.proto`: the contract, Curio's messages plus `StreamStatus`.
 //! - `build.rs`: compiles it without `protoc` and writes the descriptor set for reflection.
+//! - `encoded.rs`: [`EncodedStatusSnapshot`], a StreamStatus message encoded before it is sent.
 
-/// Messages, the `proving_engine_client` module and (with `server`) `proving_engine_server`.
+/// Messages, the `proving_engine_client` module and (with `server`) `proving_engine_server`,
+/// whose StreamStatus sends [`EncodedStatusSnapshot`]s.
 pub mod v1 {
     tonic::include_proto!("cuzk.v1");
+    #[cfg(feature = "server")]
+    include!(concat!(env!("OUT_DIR"), "/server/cuzk.v1.rs"));
 }
+
+mod encoded;
+
+pub use encoded::EncodedStatusSnapshot;
 
 /// The encoded `FileDescriptorSet` of the contract, for gRPC reflection.
 pub const FILE_DESCRIPTOR_SET: &[u8] =

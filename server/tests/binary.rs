@@ -320,7 +320,7 @@ async fn one_proof_at_the_default_log_level_logs_only_snarkds_lines() {
     use snarkd_proto::v1 as pb;
     use snarkd_prover::ProofKind;
     real::ensure_params(&[ProofKind::WindowPost]);
-    let request = real::env().fixtures.request(ProofKind::WindowPost).clone();
+    let request = real::env().fixtures.request(ProofKind::WindowPost);
     let mut env = real::binary_env();
     // Empty counts as unset: the config's level decides.
     env.push(("RUST_LOG", String::new()));

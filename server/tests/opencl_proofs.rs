@@ -350,7 +350,7 @@ async fn the_daemon_serves_while_its_device_warms_proving_winning_post_on_the_cp
     assert!(metrics(&mut d).await.lines().any(|l| l == warming_gauge));
 
     // A WindowPoSt waits for the device: it reaches a worker and stays there, not on the CPU.
-    let request = real::env().fixtures.request(ProofKind::WindowPost).clone();
+    let request = real::env().fixtures.request(ProofKind::WindowPost);
     let job = d
         .grpc
         .submit_proof(real::wire(&request, pb::Priority::Unspecified))

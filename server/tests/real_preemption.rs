@@ -90,7 +90,7 @@ async fn a_winning_post_is_proved_while_a_real_porep_phase_waits_at_its_step_bou
     holds.wait_for(1, "holding").await;
 
     // The WinningPoSt, as Curio sends it (Prove), on a task of its own.
-    let winning_input = real::env().fixtures.request(ProofKind::WinningPost).clone();
+    let winning_input = real::env().fixtures.request(ProofKind::WinningPost);
     let submit = real::wire(&winning_input, pb::Priority::Unspecified);
     let at = grpc.clone();
     let winning_call = tokio::spawn(async move { real::prove_completed(&at, submit).await });

@@ -61,7 +61,7 @@ async fn porep_and_snap_proofs_through_grpc_verify() {
 #[tokio::test(flavor = "multi_thread")]
 async fn winning_post_overtakes_queued_window_posts() {
     let mut d = start(&[ProofKind::WinningPost, ProofKind::WindowPost], 1).await;
-    let window = env().fixtures.request(ProofKind::WindowPost).clone();
+    let window = env().fixtures.request(ProofKind::WindowPost);
     let mut queued = Vec::new();
     for _ in 0..4 {
         let job = d
@@ -72,7 +72,7 @@ async fn winning_post_overtakes_queued_window_posts() {
             .into_inner();
         queued.push(job.job_id);
     }
-    let winning = env().fixtures.request(ProofKind::WinningPost).clone();
+    let winning = env().fixtures.request(ProofKind::WinningPost);
     let critical = d
         .grpc
         .submit_proof(wire(&winning, pb::Priority::Unspecified))
@@ -124,7 +124,7 @@ async fn a_stream_subscriber_sees_a_real_job_move_through_its_states() {
         .await
         .unwrap()
         .into_inner();
-    let window = env().fixtures.request(ProofKind::WindowPost).clone();
+    let window = env().fixtures.request(ProofKind::WindowPost);
     let job = d
         .grpc
         .submit_proof(wire(&window, pb::Priority::Unspecified))
@@ -183,7 +183,7 @@ async fn a_porep_that_can_never_fit_the_budget_is_refused_at_submit() {
         .expect("GetStatus")
         .into_inner()
         .pinned_memory_bytes;
-    let porep = env().fixtures.request(ProofKind::PorepSealCommit).clone();
+    let porep = env().fixtures.request(ProofKind::PorepSealCommit);
     let status = d
         .grpc
         .submit_proof(wire(&porep, pb::Priority::Unspecified))

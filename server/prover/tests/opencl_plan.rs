@@ -1,5 +1,6 @@
 //! The OpenCL device phase on real 2 KiB partitions (PoCL's CPU device in CI): proofs of all
-//! four kinds verify with filecoin-proofs' verifiers; a circuit's bases go up once per device
+//! four kinds verify with filecoin-proofs' verifiers (WindowPoSt's through the daemon, in
+//! `server/tests/opencl_proofs.rs`); a circuit's bases go up once per device
 //! (counted), so a partition after the first sends little more than its a, b and witness; with
 //! a pool too small for the bases they are streamed and the proofs still verify; and the split
 //! multiexp over a real witness's A scalars, selected on the device through the circuit's map,
@@ -87,15 +88,8 @@ fn proves_and_verifies(kind: ProofKind) {
     );
 }
 
-#[test]
-fn winning_post_proved_on_opencl_verifies() {
-    proves_and_verifies(ProofKind::WinningPost);
-}
-
-#[test]
-fn window_post_proved_on_opencl_verifies() {
-    proves_and_verifies(ProofKind::WindowPost);
-}
+// WinningPoSt's proofs on the device are verified by the bases test below, WindowPoSt's by the
+// daemon's (`server/tests/opencl_proofs.rs`): PoCL's minutes go to the kinds proved nowhere else.
 
 #[test]
 fn snap_deals_proved_on_opencl_verifies() {

@@ -12,14 +12,10 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use bytes::{BufMut, Bytes};
+use bytes::Bytes;
 use prost::Message;
 use snarkd_engine::status::JobStatus;
 use snarkd_engine::StatusSnapshot;
-use snarkd_proto::v1 as pb;
-use tonic::codec::{Codec, EncodeBuf, Encoder};
-use tonic::Status;
-use tonic_prost::ProstCodec;
 
 use super::status;
 
@@ -29,12 +25,8 @@ const JOBS_FIELD: u32 = 4;
 /// few cover every stream; a miss only costs an encoding.
 const KEPT: usize = 8;
 
-/// One StreamStatus message, as bytes on the wire.
-#[derive(Debug, Clone)]
-pub struct EncodedSnapshot {
-    common: Bytes,
-    jobs: Vec<Bytes>,
-}
+/// One StreamStatus message, as bytes on the wire: what the generated server sends.
+pub use snarkd_proto::EncodedStatusSnapshot as EncodedSnapshot;
 
 /// The encodings of the last few messages, shared by every stream of one daemon.
 #[derive(Default)]
@@ -58,20 +50,17 @@ impl Encodings {
         now_ms: u64,
     ) -> EncodedSnapshot {
         let shared = self.shared(s, now_ms);
-        let jobs = if job_ids.is_empty() {
-            vec![shared.jobs.all.clone()]
+        let mut parts = vec![shared.common];
+        if job_ids.is_empty() {
+            parts.push(shared.jobs.all.clone());
         } else {
-            s.jobs
-                .iter()
-                .zip(&shared.jobs.spans)
-                .filter(|(j, _)| job_ids.contains(&j.job_id))
-                .map(|(_, span)| shared.jobs.all.slice(span.clone()))
-                .collect()
-        };
-        EncodedSnapshot {
-            common: shared.common,
-            jobs,
+            parts.extend(
+                (s.jobs.iter().zip(&shared.jobs.spans))
+                    .filter(|(j, _)| job_ids.contains(&j.job_id))
+                    .map(|(_, span)| shared.jobs.all.slice(span.clone())),
+            );
         }
+        EncodedSnapshot::from_parts(parts)
     }
 
     /// Encoded once per snapshot and second: the first stream to ask encodes (as of its own
@@ -155,26 +144,12 @@ impl Encodings {
     }
 }
 
-impl EncodedSnapshot {
-    /// Bytes of the message (never empty: it always carries the daemon's info).
-    pub fn encoded_len(&self) -> usize {
-        self.common.len() + self.jobs.iter().map(Bytes::len).sum::<usize>()
-    }
-
-    /// The message decoded, as a client sees it.
-    #[cfg(test)]
-    pub fn decode(&self) -> Result<pb::StatusSnapshot, prost::DecodeError> {
-        let mut bytes = Vec::with_capacity(self.encoded_len());
-        self.write(&mut bytes);
-        pb::StatusSnapshot::decode(bytes.as_slice())
-    }
-
-    fn write(&self, dst: &mut impl BufMut) {
-        dst.put_slice(&self.common);
-        for part in &self.jobs {
-            dst.put_slice(part);
-        }
-    }
+/// The message decoded, as a client sees it.
+#[cfg(test)]
+pub fn decode(
+    message: &EncodedSnapshot,
+) -> Result<snarkd_proto::v1::StatusSnapshot, prost::DecodeError> {
+    snarkd_proto::v1::StatusSnapshot::decode(message.encode_to_vec().as_slice())
 }
 
 /// What every stream sending one snapshot within one second shares.
@@ -192,40 +167,6 @@ struct Jobs {
 
 /// A kept snapshot, the second its message is of, and its encodings (set by the first asker).
 type Entry = (Arc<StatusSnapshot>, u64, Arc<OnceLock<Shared>>);
-
-/// StreamStatus's codec: requests decoded by prost, messages sent as they were encoded.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EncodedCodec;
-
-impl Codec for EncodedCodec {
-    type Encode = EncodedSnapshot;
-    type Decode = pb::StreamStatusRequest;
-    type Encoder = EncodedEncoder;
-    type Decoder = <ProstCodec<pb::StatusSnapshot, pb::StreamStatusRequest> as Codec>::Decoder;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        EncodedEncoder
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        ProstCodec::<pb::StatusSnapshot, pb::StreamStatusRequest>::default().decoder()
-    }
-}
-
-/// Copies an [`EncodedSnapshot`] into the frame.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EncodedEncoder;
-
-impl Encoder for EncodedEncoder {
-    type Item = EncodedSnapshot;
-    type Error = Status;
-
-    fn encode(&mut self, item: EncodedSnapshot, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.reserve(item.encoded_len());
-        item.write(dst);
-        Ok(())
-    }
-}
 
 #[cfg(test)]
 #[path = "encoded_tests.rs"]

@@ -14,7 +14,7 @@ fn a_message_decodes_to_what_prost_would_have_sent() {
     assert!(s.jobs.len() >= 2, "the fixture lists several jobs");
     let at = fixture::TAKEN_MS + 250;
     let every = encodings.message(&s, &HashSet::new(), at);
-    assert_eq!(every.decode().unwrap(), status::snapshot(&s, &[], at));
+    assert_eq!(decode(&every).unwrap(), status::snapshot(&s, &[], at));
     assert_eq!(
         every.encoded_len(),
         status::snapshot(&s, &[], at).encoded_len()
@@ -22,7 +22,7 @@ fn a_message_decodes_to_what_prost_would_have_sent() {
 
     let only = vec![fixture::DONE_JOB.to_string(), "no-such-job".to_string()];
     let some = encodings.message(&s, &only.iter().cloned().collect(), at);
-    let decoded = some.decode().unwrap();
+    let decoded = decode(&some).unwrap();
     assert_eq!(decoded, status::snapshot(&s, &only, at));
     assert_eq!(decoded.jobs.len(), 1);
     assert_eq!(decoded.jobs[0].job_id, fixture::DONE_JOB);
@@ -35,23 +35,23 @@ fn streams_sending_one_snapshot_within_a_second_share_one_encoding() {
     let first = encodings.message(&s, &HashSet::new(), fixture::TAKEN_MS + 100);
     let same_second = encodings.message(&s, &HashSet::new(), fixture::TAKEN_MS + 900);
     assert_eq!(
-        first.common.as_ptr(),
-        same_second.common.as_ptr(),
+        first.parts()[0].as_ptr(),
+        same_second.parts()[0].as_ptr(),
         "encoded once"
     );
-    assert_eq!(first.jobs[0].as_ptr(), same_second.jobs[0].as_ptr());
+    assert_eq!(first.parts()[1].as_ptr(), same_second.parts()[1].as_ptr());
     // Its time is the first asker's.
     assert_eq!(
-        same_second.decode().unwrap().taken_at_unix_ms,
+        decode(&same_second).unwrap().taken_at_unix_ms,
         fixture::TAKEN_MS + 100
     );
 
     // The next second is a message of its own, with the same jobs' bytes.
     let next_second = encodings.message(&s, &HashSet::new(), fixture::TAKEN_MS + 1_000);
-    assert_ne!(first.common.as_ptr(), next_second.common.as_ptr());
-    assert_eq!(first.jobs[0].as_ptr(), next_second.jobs[0].as_ptr());
+    assert_ne!(first.parts()[0].as_ptr(), next_second.parts()[0].as_ptr());
+    assert_eq!(first.parts()[1].as_ptr(), next_second.parts()[1].as_ptr());
     assert_eq!(
-        next_second.decode().unwrap().taken_at_unix_ms,
+        decode(&next_second).unwrap().taken_at_unix_ms,
         fixture::TAKEN_MS + 1_000
     );
 
@@ -61,9 +61,9 @@ fn streams_sending_one_snapshot_within_a_second_share_one_encoding() {
         &HashSet::from([fixture::DONE_JOB.to_string()]),
         fixture::TAKEN_MS + 500,
     );
-    assert_eq!(one.common.as_ptr(), first.common.as_ptr());
-    let all = first.jobs[0].as_ptr_range();
-    assert!(all.contains(&one.jobs[0].as_ptr()));
+    assert_eq!(one.parts()[0].as_ptr(), first.parts()[0].as_ptr());
+    let all = first.parts()[1].as_ptr_range();
+    assert!(all.contains(&one.parts()[1].as_ptr()));
 }
 
 #[test]
@@ -73,8 +73,8 @@ fn an_equal_snapshot_published_anew_is_encoded_for_itself() {
     let at = fixture::TAKEN_MS + 2_000;
     let from_a = encodings.message(&a, &HashSet::new(), at);
     let from_b = encodings.message(&b, &HashSet::new(), at);
-    assert_ne!(from_a.common.as_ptr(), from_b.common.as_ptr());
-    assert_eq!(from_a.decode().unwrap(), from_b.decode().unwrap());
+    assert_ne!(from_a.parts()[0].as_ptr(), from_b.parts()[0].as_ptr());
+    assert_eq!(decode(&from_a).unwrap(), decode(&from_b).unwrap());
 }
 
 /// The streams' work follows the writer's: a job view the next snapshot shares is copied, not
@@ -100,5 +100,5 @@ fn a_job_view_shared_with_the_last_snapshot_is_not_encoded_again() {
         jobs + 1,
         "only the changed view encoded"
     );
-    assert_eq!(message.decode().unwrap(), status::snapshot(&next, &[], at));
+    assert_eq!(decode(&message).unwrap(), status::snapshot(&next, &[], at));
 }

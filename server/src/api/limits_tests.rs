@@ -87,7 +87,8 @@ impl ProvingEngine for MetricsOfLength {
     ) -> Result<Response<pb::EvictSrsResponse>, Status> {
         none()
     }
-    type StreamStatusStream = futures::stream::Empty<Result<pb::StatusSnapshot, Status>>;
+    type StreamStatusStream =
+        futures::stream::Empty<Result<snarkd_proto::EncodedStatusSnapshot, Status>>;
     async fn stream_status(
         &self,
         _: Request<pb::StreamStatusRequest>,

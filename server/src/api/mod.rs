@@ -10,8 +10,8 @@
 //! - `refusal`: a request refused at submit → an entry of the engine's failure log.
 //! - `status`: engine snapshots → GetStatus and StatusSnapshot.
 //! - `stream`: StreamStatus's coalescing, heartbeat and end.
-//! - `encoded`: StreamStatus messages encoded once per snapshot and second for every stream.
-//! - `stream_route`: the route answering StreamStatus with those encodings.
+//! - `encoded`: StreamStatus messages encoded once per snapshot and second for every stream
+//!   (the generated server sends them as they are: `snarkd_proto::EncodedStatusSnapshot`).
 //! - `summary`: per-kind summary, jobs ended per minute and worker busy share, as of a message.
 //! - `error`: engine error → gRPC status, in one place.
 //! - `limits`: what each call's request may be (one message, its method's size, read within
@@ -32,7 +32,6 @@ pub mod request;
 pub mod request_body;
 pub mod status;
 pub mod stream;
-pub mod stream_route;
 pub mod summary;
 pub mod wire_scan;
 
@@ -51,7 +50,6 @@ use decode_slots::{DecodeSlot, DecodeSlots};
 use error::status_of;
 use grpc_metrics::GrpcMetrics;
 use limits::MessageLimit;
-use stream_route::StatusRoute;
 
 /// `cuzk.v1.ProvingEngine` on top of an [`Engine`].
 #[derive(Clone)]
@@ -87,11 +85,8 @@ impl ProvingService {
         }
     }
 
-    /// The tonic service with snarkd's message limits and its StreamStatus route, ready to add
-    /// to a server.
-    pub fn into_server(
-        self,
-    ) -> GrpcMetrics<MessageLimit<StatusRoute<ProvingEngineServer<ProvingService>>>> {
+    /// The tonic service with snarkd's message limits, ready to add to a server.
+    pub fn into_server(self) -> GrpcMetrics<MessageLimit<ProvingEngineServer<ProvingService>>> {
         let engine = self.engine.clone();
         let intake = limits::Intake {
             slots: DecodeSlots::new(&self.limits, &self.scheduler),
@@ -100,8 +95,7 @@ impl ProvingService {
             request_id_bytes: self.limits.request_id_bytes,
             note_refusal: Arc::new(move |failure| engine.note_refusal(failure)),
         };
-        let route = StatusRoute::new(limits::sized(self.clone()), self);
-        GrpcMetrics::new(MessageLimit::new(route, intake))
+        GrpcMetrics::new(MessageLimit::new(limits::sized(self), intake))
     }
 
     /// Submits a converted request, giving it its kind's usual priority when it has none and
@@ -317,17 +311,13 @@ impl ProvingEngine for ProvingService {
         observe("EvictSRS", result)
     }
 
-    type StreamStatusStream = futures::stream::Empty<Result<pb::StatusSnapshot, Status>>;
+    type StreamStatusStream = stream::StatusStream;
 
-    /// Never called: [`StatusRoute`] answers StreamStatus before the generated server sees it,
-    /// with messages encoded once for every stream (see [`ProvingService::open_stream`]).
+    /// Each message encoded once for every stream (see [`ProvingService::open_stream`]).
     async fn stream_status(
         &self,
-        _request: Request<pb::StreamStatusRequest>,
+        request: Request<pb::StreamStatusRequest>,
     ) -> Result<Response<Self::StreamStatusStream>, Status> {
-        Err(Status::internal(
-            "StreamStatus reached the generated server instead of snarkd's status route: this is \
-             a bug in how the daemon builds its services",
-        ))
+        observe("StreamStatus", self.open_stream(request.into_inner()))
     }
 }

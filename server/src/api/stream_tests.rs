@@ -3,6 +3,7 @@ use std::collections::HashSet;
 use tokio_stream::StreamExt;
 
 use super::*;
+use crate::api::encoded::decode;
 
 fn snap(sequence: u64) -> Arc<StatusSnapshot> {
     Arc::new(StatusSnapshot {
@@ -19,12 +20,8 @@ fn options(min_interval_ms: u64) -> StreamOptions {
 }
 
 async fn next_seq(stream: &mut StatusStream) -> u64 {
-    stream
-        .next()
-        .await
-        .expect("stream ended")
-        .expect("stream failed")
-        .decode()
+    let message = stream.next().await.expect("stream ended");
+    decode(&message.expect("stream failed"))
         .expect("a message decodes")
         .sequence
 }
@@ -129,7 +126,7 @@ async fn the_job_filter_applies_to_every_message() {
         closing,
     );
     for seq in 1..=2 {
-        let msg = stream.next().await.unwrap().unwrap().decode().unwrap();
+        let msg = decode(&stream.next().await.unwrap().unwrap()).unwrap();
         let ids: Vec<_> = msg.jobs.iter().map(|j| j.job_id.clone()).collect();
         assert_eq!(ids, only);
         tx.send(snap(seq + 1)).unwrap();

@@ -61,7 +61,7 @@ fn prover(precompiled: bool, native_witness: bool) -> FilecoinProver {
 }
 
 fn winning() -> ProofRequest {
-    ProofRequest::new(env().fixtures.request(ProofKind::WinningPost).clone())
+    ProofRequest::new(env().fixtures.request(ProofKind::WinningPost))
 }
 
 /// Records what a device phase tells its caller; stops at the first step boundary when `stop`.

@@ -177,7 +177,7 @@ pub async fn metrics_text(d: &mut RealDaemon) -> String {
 }
 
 pub async fn prove_and_check(d: &mut RealDaemon, kind: ProofKind) {
-    let request = env().fixtures.request(kind).clone();
+    let request = env().fixtures.request(kind);
     let call = d.grpc.prove(pb::ProveRequest {
         submit: Some(wire(&request, pb::Priority::Unspecified)),
     });
