@@ -135,7 +135,19 @@ impl<P: Prover> Machine<P> {
             return None;
         };
         tracing::debug!(job_id = %j.id, partition = index, from = from.as_str(), to = next.as_str(), "partition state");
-        if let Change::Dispatch { worker, preempt } = change {
+        let dispatch = match change {
+            Change::Dispatch { worker, preempt } => Some((worker, preempt)),
+            _ => None,
+        };
+        let stage = match enter(next, &part.stage, change, now) {
+            Ok(stage) => stage,
+            Err(change) => {
+                tracing::error!(job_id = %j.id, partition = index, from = from.as_str(), ?change, "a change without the data of its next stage rejected");
+                return None;
+            }
+        };
+        // The worker takes the partition once its stage is built: either both change or neither.
+        if let Some((worker, preempt)) = dispatch {
             let task = Task {
                 job,
                 partition: index,
@@ -150,13 +162,6 @@ impl<P: Prover> Machine<P> {
                 return None;
             }
         }
-        let stage = match enter(next, &part.stage, change, now) {
-            Ok(stage) => stage,
-            Err(change) => {
-                tracing::error!(job_id = %j.id, partition = index, from = from.as_str(), ?change, "a change without the data of its next stage rejected");
-                return None;
-            }
-        };
         #[cfg(test)]
         self.edges.push((job, index, from, next));
         let key = order_key(j.origin.priority, job, index);
