@@ -82,9 +82,8 @@ pub(crate) async fn run<P: Prover>(
                 next = inputs.try_recv().ok();
             }
         }
-        if let Some(effect) = machine.note_load(crate::clock::unix_ms()) {
-            execute(effect, &workers, &prover, &journal, &sender, nice);
-        }
+        // The load record joins the journal's records, after them.
+        held.extend(machine.note_load(crate::clock::unix_ms()));
         if machine.version() != published {
             published = machine.version();
             status.send_replace(Arc::new(machine.snapshot()));
