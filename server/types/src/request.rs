@@ -214,10 +214,11 @@ mod stored {
     use super::{PoRepInput, PostInput, ProofInput, Registered, SnapInput};
     use crate::ProofKind;
 
-    /// The layout, read: owned fields, for the journal's older input formats and the API's
-    /// request, which has the same fields. Into a [`ProofInput`] each kind takes the fields it
+    /// The layout, owned: what the journal reads back (every field as it was written, those of
+    /// inputs stored before the kinds were split too) and the API's request, which has the same
+    /// fields. Into a [`ProofInput`] each kind takes the fields it
     /// uses; a WinningPoSt with a partition index is refused (it has one partition).
-    #[derive(serde::Deserialize)]
+    #[derive(serde::Serialize, serde::Deserialize)]
     pub struct StoredInput {
         #[serde(with = "super::always_some")]
         pub kind: ProofKind,

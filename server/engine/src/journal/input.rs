@@ -76,12 +76,61 @@ pub(crate) fn format_of(bytes: &[u8]) -> Option<u8> {
     (bytes.len() >= MAGIC.len() && bytes[..15] == MAGIC[..15]).then(|| bytes[15])
 }
 
-/// Decodes an input of `len` bytes read from `what`; any damage is an error that says so.
-pub(crate) fn decode(
+/// A request as the journal holds it: the input in its flat layout with every field it was
+/// written with. Inputs stored before the kinds were split may carry fields their kind does not
+/// use; the digest recorded with them covers those, so it is checked on this form, and an
+/// upgrade rewrites this form, not the narrowed request.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct Stored {
+    request_id: String,
+    priority: Option<Priority>,
+    input: StoredInput,
+}
+
+impl Stored {
+    /// The digest of the input as stored: [`InputDigest::of`] of what it was made from.
+    pub fn digest(&self) -> InputDigest {
+        let mut hasher = Sha256::new();
+        codec()
+            .serialize_into(&mut hasher, &self.input)
+            .expect("hashing never fails");
+        InputDigest(hasher.finalize().into())
+    }
+
+    pub fn kind(&self) -> ProofKind {
+        self.input.kind
+    }
+
+    /// The request it holds, each kind with the fields it uses.
+    pub fn into_request(self, what: &str) -> Result<ProofRequest, JournalError> {
+        Ok(ProofRequest {
+            request_id: self.request_id,
+            priority: self.priority,
+            input: ProofInput::try_from(self.input)
+                .map_err(|e| JournalError::BadRecord(format!("{what}: {e}")))?,
+        })
+    }
+
+    /// This form in today's input format, its bytes otherwise as they were.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut bytes = MAGIC.to_vec();
+        ciborium::into_writer(self, &mut bytes).expect("writing to memory never fails");
+        bytes
+    }
+}
+
+/// Decodes an input of `len` bytes read from `what` into its request; any damage is an error
+/// that says so.
+pub(crate) fn decode(input: impl Read, len: u64, what: &str) -> Result<ProofRequest, JournalError> {
+    decode_stored(input, len, what)?.into_request(what)
+}
+
+/// Decodes an input of `len` bytes read from `what` as it was stored.
+pub(crate) fn decode_stored(
     mut input: impl Read,
     len: u64,
     what: &str,
-) -> Result<ProofRequest, JournalError> {
+) -> Result<Stored, JournalError> {
     let bad = JournalError::BadRecord;
     let mut magic = [0u8; 16];
     input
@@ -94,11 +143,11 @@ pub(crate) fn decode(
     match magic[15] {
         VERSION => {
             let mut rest = input.take(len);
-            let request: ProofRequest = ciborium::from_reader(&mut rest)
+            let stored: Stored = ciborium::from_reader(&mut rest)
                 .map_err(|e| bad(format!("{what} does not decode: {e}")))?;
             // Nothing may follow the request (the other formats reject trailing bytes too).
             match rest.read(&mut [0u8; 1]) {
-                Ok(0) => Ok(request),
+                Ok(0) => Ok(stored),
                 _ => Err(bad(format!("{what} has bytes after its request"))),
             }
         }
@@ -110,7 +159,7 @@ pub(crate) fn decode(
             .with_limit(len)
             .deserialize_from::<_, RequestV1>(input)
             .map_err(undecodable)?
-            .into_request()
+            .into_stored()
             .ok_or_else(|| bad(format!("{what} has no proof kind"))),
         newer => Err(bad(format!(
             "{what} is in input format {newer}, newer than this snarkd's ({VERSION}): run the snarkd that wrote it until its jobs end"
@@ -143,15 +192,15 @@ struct RequestV1 {
 }
 
 impl RequestV1 {
-    /// The request in today's terms; `None` without a kind (format 1 was only ever written
-    /// for requests the API had given one) or with fields its kind cannot have.
-    fn into_request(self) -> Option<ProofRequest> {
+    /// The request as today's form stores it; `None` without a kind (format 1 was only ever
+    /// written for requests the API had given one).
+    fn into_stored(self) -> Option<Stored> {
         let v1 = self;
         let kind = v1.kind?;
-        Some(ProofRequest {
+        Some(Stored {
             request_id: v1.request_id,
             priority: v1.priority,
-            input: ProofInput::try_from(StoredInput {
+            input: StoredInput {
                 kind,
                 sector_size: v1.sector_size,
                 registered_proof: v1.registered_proof,
@@ -168,8 +217,7 @@ impl RequestV1 {
                 comm_r_old: v1.comm_r_old,
                 comm_r_new: v1.comm_r_new,
                 comm_d_new: v1.comm_d_new,
-            })
-            .ok()?,
+            },
         })
     }
 }
@@ -223,12 +271,12 @@ impl InputStore {
     }
 
     /// Reads a job's input file back; any damage is an error that says what is wrong.
-    pub(crate) fn read(&self, job_id: &str) -> Result<ProofRequest, JournalError> {
+    pub(crate) fn read(&self, job_id: &str) -> Result<Stored, JournalError> {
         let path = self.path(job_id);
         let what = path.display().to_string();
         let file = File::open(&path).map_err(JournalError::io(&path))?;
         let len = file.metadata().map_err(JournalError::io(&path))?.len();
-        decode(BufReader::with_capacity(1 << 20, file), len, &what)
+        decode_stored(BufReader::with_capacity(1 << 20, file), len, &what)
     }
 
     /// Deletes a job's input (its job has ended).
@@ -391,6 +439,50 @@ mod tests {
         assert_eq!(InputDigest::of(&back), InputDigest(old));
     }
 
+    /// `sample()`'s input as a snarkd before the kinds were split stored it when the client also
+    /// sent a sector number, which a WindowPoSt does not use.
+    fn with_a_field_its_kind_does_not_use() -> Stored {
+        Stored {
+            request_id: "wdpost-1000 [2]".into(),
+            priority: Some(Priority::High),
+            input: StoredInput {
+                kind: ProofKind::WindowPost,
+                sector_size: 2048,
+                registered_proof: 12,
+                vanilla_proof: Vec::new(),
+                vanilla_proofs: vec![vec![1, 2, 3], vec![4]],
+                sector_number: 7,
+                miner_id: 1000,
+                randomness: vec![9; 32],
+                partition_index: 2,
+                comm_r_old: Vec::new(),
+                comm_r_new: Vec::new(),
+                comm_d_new: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn an_input_stored_with_a_field_its_kind_does_not_use_keeps_its_digest_and_the_field() {
+        let old = with_a_field_its_kind_does_not_use();
+        // What was recorded with it: every field hashed.
+        let recorded = InputDigest(Sha256::digest(codec().serialize(&old.input).unwrap()).into());
+        let mut format_2 = b"snarkd-input\0\0\0\x02".to_vec();
+        codec().serialize_into(&mut format_2, &old).unwrap();
+        for bytes in [old.encode(), format_2] {
+            let stored = decode_stored(&bytes[..], bytes.len() as u64, "the input").unwrap();
+            assert_eq!(stored.digest(), recorded, "format {:?}", format_of(&bytes));
+            // The upgrade's rewrite keeps the field, so the digest still matches after it.
+            let again = stored.encode();
+            let rewritten = decode_stored(&again[..], again.len() as u64, "again").unwrap();
+            assert_eq!(rewritten.digest(), recorded);
+            // The request the prover gets has only its kind's fields.
+            let request = rewritten.into_request("the input").unwrap();
+            assert_eq!(request, sample());
+            assert_ne!(InputDigest::of(&request), recorded);
+        }
+    }
+
     #[test]
     fn bytes_without_the_magic_have_no_format() {
         assert_eq!(format_of(b"snarkd-input"), None, "shorter than the magic");
@@ -434,7 +526,10 @@ mod tests {
             .unwrap()
             .keep();
         assert_eq!(names(), ["c.req"]);
-        assert_eq!(store.read("c").unwrap(), sample());
+        assert_eq!(
+            store.read("c").unwrap().into_request("c").unwrap(),
+            sample()
+        );
     }
 
     #[test]

@@ -124,8 +124,8 @@ fn reencoded(bytes: &[u8], what: &str) -> Option<Vec<u8>> {
     if input::format_of(bytes) == Some(input::VERSION) {
         return None;
     }
-    match input::decode(bytes, bytes.len() as u64, what) {
-        Ok(request) => Some(input::encode(&request)),
+    match input::decode_stored(bytes, bytes.len() as u64, what) {
+        Ok(stored) => Some(stored.encode()),
         Err(err) => {
             tracing::warn!(error = %err, "an input the upgrade cannot read is left as it is");
             None

@@ -3,8 +3,9 @@
 //! and a PoRep job of three partitions (`porep-1000-7`) accepted, with partition 1 proved, when
 //! the daemon was killed. Opened by this build, it is upgraded in place and both jobs go on. The
 //! PoRep's input is as schema 1 wrote it but for the test prover's encoding of its partitions
-//! (its registered proof, 3, once its partition index, which a PoRep input no longer carries)
-//! and the digest of that.
+//! (its registered proof, 3, once its partition index, which the test prover cannot read from a
+//! PoRep any more) and the digest of that. An input keeping a field its kind does not use still
+//! recovers (`input.rs`' tests).
 
 use std::sync::atomic::Ordering;
 use std::time::Duration;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 
 use super::input::{self, InputStore};
-use super::{store, InputDigest, JournalError, RecoveredJob};
+use super::{store, JournalError, RecoveredJob};
 use crate::clock::unix_ms;
 use crate::domain::{JobEnd, JobFailure, ProofRequest};
 
@@ -56,13 +56,15 @@ impl Recovery {
     pub fn request(&mut self, job: &Unplanned) -> Result<ProofRequest, Quarantined> {
         let in_row = store::row_input(&self.conn, &job.row.job_id).map_err(JournalError::from);
         let read = in_row.and_then(|bytes| match bytes {
-            Some(bytes) => input::decode(&bytes[..], bytes.len() as u64, "the input in the row"),
+            Some(bytes) => {
+                input::decode_stored(&bytes[..], bytes.len() as u64, "the input in the row")
+            }
             None => self.inputs.read(&job.row.job_id),
         });
-        let checked = read.and_then(|request| {
+        let checked = read.and_then(|stored| {
             let recorded = &job.job.job;
-            match request.kind() == recorded.kind && InputDigest::of(&request) == recorded.digest {
-                true => Ok(request),
+            match stored.kind() == recorded.kind && stored.digest() == recorded.digest {
+                true => stored.into_request("the input"),
                 false => Err(JournalError::BadRecord(
                     "the input does not match the kind and digest recorded with it".into(),
                 )),
