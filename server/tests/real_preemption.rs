@@ -77,10 +77,7 @@ async fn a_winning_post_is_proved_while_a_real_porep_phase_waits_at_its_step_bou
     let grpc = daemon.ready().grpc;
     let mut client = common::connect(grpc.parse().unwrap()).await;
 
-    let porep_input = real::env()
-        .fixtures
-        .request(ProofKind::PorepSealCommit)
-        .clone();
+    let porep_input = real::env().fixtures.request(ProofKind::PorepSealCommit);
     let porep = client
         .submit_proof(real::wire(&porep_input, pb::Priority::Unspecified))
         .await

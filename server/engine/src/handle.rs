@@ -306,7 +306,9 @@ impl Engine {
         };
         let job_id = uuid::Uuid::new_v4().to_string();
         let (writer, journal, id) = (self.writer.clone(), self.journal.clone(), job_id.clone());
-        let (plan, inline_input, input, held) = blocking(move || {
+        // The place under the limits goes with the work, like `held`: a caller that goes away
+        // does not free it while the input is still being written and decoded.
+        let (plan, inline_input, input, held, slot) = blocking(move || {
             let unwritten =
                 |e: std::io::Error| EngineError::Journal(format!("cannot write the input: {e}"));
             // A small input goes into the journal row (one flush with the record); a large one
@@ -323,7 +325,7 @@ impl Engine {
             };
             let plan = writer.plan(request)?;
             let input = pending.map(|p| p.commit()).transpose().map_err(unwritten)?;
-            Ok((plan, inline, input, held))
+            Ok((plan, inline, input, held, slot))
         })
         .await?;
         let (reply, answer) = oneshot::channel();

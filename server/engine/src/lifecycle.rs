@@ -232,9 +232,6 @@ mod tests {
     use PartitionEvent as E;
     use PartitionState as S;
 
-    const STATES: [S; 7] = S::ALL;
-    const EVENTS: [E; 7] = E::ALL;
-
     #[test]
     fn every_edge_of_the_table() {
         let legal = [
@@ -251,8 +248,8 @@ mod tests {
             (S::SynthDone, E::Cancel, S::Cancelled),
             (S::Gpu, E::Cancel, S::Cancelled),
         ];
-        for from in STATES {
-            for event in EVENTS {
+        for from in S::ALL {
+            for event in E::ALL {
                 let expected = legal
                     .iter()
                     .find(|(f, e, _)| *f == from && *e == event)
@@ -342,8 +339,8 @@ mod tests {
 
     #[test]
     fn terminal_states_accept_nothing() {
-        for from in STATES.into_iter().filter(|s| s.is_terminal()) {
-            assert!(EVENTS
+        for from in S::ALL.into_iter().filter(|s| s.is_terminal()) {
+            assert!(E::ALL
                 .iter()
                 .all(|e| next_partition_state(from, *e).is_none()));
         }

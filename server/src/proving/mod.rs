@@ -316,16 +316,13 @@ impl Prover for FilecoinProver {
     }
 
     fn proof_bytes(&self, proof: &PartitionProof) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(snarkd_prover::filecoin::PARTITION_PROOF_BYTES);
-        proof
-            .write(&mut bytes)
-            .expect("writing to memory never fails");
-        bytes
+        snarkd_prover::filecoin::serialize_proofs(std::slice::from_ref(proof))
     }
 
+    /// A proof the journal recorded; one it cannot read is snarkd's fault, never a client's.
     fn read_proof(&self, bytes: &[u8]) -> Result<PartitionProof, StepError> {
         let mut proofs = snarkd_prover::filecoin::parse_proofs(bytes, 1)
-            .map_err(|e| StepError::new(e.class(), e.to_string()))?;
+            .map_err(|e| StepError::new(snarkd_engine::FailureClass::Bug, e.to_string()))?;
         Ok(proofs.remove(0))
     }
 }

@@ -28,7 +28,7 @@ pub fn verify(request: &ProofInput, proof: &[u8]) -> bool {
                 c1.registered_proof,
                 c1.comm_r,
                 c1.comm_d,
-                id_address_payload(r.miner_id),
+                prover_id,
                 SectorId::from(r.sector_number),
                 c1.ticket,
                 c1.seed,

@@ -144,24 +144,10 @@ impl ProofInput {
     }
 
     pub fn registered(&self) -> Registered {
-        *self.registered_ref()
-    }
-
-    pub fn registered_mut(&mut self) -> &mut Registered {
         match self {
-            ProofInput::PoRep(r) => &mut r.registered,
-            ProofInput::SnapDeals(r) => &mut r.registered,
-            ProofInput::WindowPost { post, .. } | ProofInput::WinningPost(post) => {
-                &mut post.registered
-            }
-        }
-    }
-
-    fn registered_ref(&self) -> &Registered {
-        match self {
-            ProofInput::PoRep(r) => &r.registered,
-            ProofInput::SnapDeals(r) => &r.registered,
-            ProofInput::WindowPost { post, .. } | ProofInput::WinningPost(post) => &post.registered,
+            ProofInput::PoRep(r) => r.registered,
+            ProofInput::SnapDeals(r) => r.registered,
+            ProofInput::WindowPost { post, .. } | ProofInput::WinningPost(post) => post.registered,
         }
     }
 

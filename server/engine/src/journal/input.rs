@@ -120,7 +120,8 @@ impl Stored {
 }
 
 /// Decodes an input of `len` bytes read from `what` into its request; any damage is an error
-/// that says so.
+/// that says so (for tests: the journal checks and rewrites the stored form).
+#[cfg(test)]
 pub(crate) fn decode(input: impl Read, len: u64, what: &str) -> Result<ProofRequest, JournalError> {
     decode_stored(input, len, what)?.into_request(what)
 }

@@ -320,7 +320,9 @@ fn an_unreadable_record_is_quarantined_and_the_others_recover() {
         )
         .unwrap();
     let mut changed = input::decode(&input[..], input.len() as u64, "the row").unwrap();
-    changed.input.registered_mut().sector_size ^= 0xff;
+    if let ProofInput::WindowPost { post, .. } = &mut changed.input {
+        post.registered.sector_size ^= 0xff;
+    }
     let input = input::encode(&changed);
     conn.execute(
         "UPDATE jobs SET input = ?1 WHERE job_id = ?2",

@@ -11,8 +11,7 @@ use super::transition::JobChange;
 use super::JobPhase;
 use super::{unix_ms, Machine};
 use super::{
-    Answer, Effect, Intake, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey,
-    Tally,
+    Effect, Intake, Job, JobOrigin, Moment, ParamsEntry, ParamsSlot, Part, RequestKey, Tally,
 };
 use crate::budget::Holder;
 use crate::domain::Priority;
@@ -354,10 +353,9 @@ impl<P: Prover> Machine<P> {
             end,
             timings: job.timings,
         };
-        let answer = Answer::outcome(job.outcome.clone(), outcome);
-        let circuit_id = job.circuit_id.clone();
+        let (to, circuit_id) = (job.outcome.clone(), job.circuit_id.clone());
         drop(job);
-        self.effects.push(Effect::Answer(answer));
+        self.answer_outcome(to, outcome);
         if let Some(entry) = self.params.get_mut(&circuit_id) {
             entry.last_used = Moment::now();
         }

@@ -232,11 +232,10 @@ impl<P: Prover> Jobs<P> {
         self.work.get()
     }
 
-    /// Adds a job under its sequence number (replacing one there, which never happens: each
-    /// is new).
+    /// Adds a job under its sequence number, which is new (the machine counts them up).
     pub fn insert(&mut self, job: Job<P>) {
         let seq = job.seq;
-        self.remove(seq);
+        debug_assert!(!self.map.contains_key(&seq), "sequence number {seq} reused");
         let standing = Standing::of(&job);
         self.index.account(&job, &standing, true);
         self.views.get_mut().stale.insert(seq);
@@ -340,7 +339,7 @@ impl<P: Prover> Jobs<P> {
 
     /// Unfinished jobs that run before job `seq`: those of a higher priority, then those of
     /// its own submitted before it (counted one by one only when it is not the newest of its
-    /// priority, as a retry of an older job is). None for a job that has ended, as for one
+    /// priority, as a retry of an older job is). 0 for a job that has ended, as for one
     /// answered from the journal.
     pub fn ahead_of(&self, seq: u64) -> u32 {
         use std::ops::Bound::{Excluded, Unbounded};

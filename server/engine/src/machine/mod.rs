@@ -308,6 +308,17 @@ impl<P: Prover> Machine<P> {
             .push(Effect::Answer(Answer::reply(reply, value)));
     }
 
+    /// Tells a job's watchers (`to`) how it ended, once the snapshot after this input is
+    /// published.
+    fn answer_outcome(
+        &mut self,
+        to: tokio::sync::watch::Sender<Option<crate::domain::JobOutcome>>,
+        outcome: crate::domain::JobOutcome,
+    ) {
+        self.effects
+            .push(Effect::Answer(Answer::outcome(to, outcome)));
+    }
+
     /// What a snapshot would show has changed when this has: the count of changes, and the
     /// budget's use (reservations are returned on other threads).
     pub(crate) fn version(&self) -> (u64, u64) {

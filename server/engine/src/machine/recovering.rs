@@ -175,7 +175,7 @@ impl<P: Prover> Machine<P> {
             timings: Default::default(),
         };
         let to = self.recovering[&seq].outcome.clone();
-        (self.effects).push(super::Effect::Answer(super::Answer::outcome(to, outcome)));
+        self.answer_outcome(to, outcome);
         self.changed();
     }
 
