@@ -171,11 +171,15 @@ fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
     check_g1(n, &vec![Fr::ONE; n], &bases);
     let others: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
     check_g1(n, &others, &bases);
-    // Small values, and the largest: every window of the exponent.
+    // Small values, the largest, values near it, and runs of ones below every bit (each
+    // window's top bit set: a signed digit carries into every window above): every window of
+    // the exponent, with and without carries.
     let edges: Vec<Fr> = (0..n as u64)
-        .map(|i| match i % 3 {
+        .map(|i| match i % 5 {
             0 => Fr::from(i + 2),
             1 => -Fr::ONE,
+            2 => Fr::from(2).pow_vartime([i % 255]) - Fr::ONE,
+            3 => -Fr::from(i),
             _ => Fr::ZERO,
         })
         .collect();

@@ -13,8 +13,9 @@ use group::prime::PrimeCurveAffine;
 use group::Group;
 
 use super::fft;
-use super::msm::{plan, Windows};
+use super::msm::plan;
 use super::queue::{DeviceQueue, LOCAL_WORK_SIZE};
+use super::windows::Windows;
 use crate::error::{ProverError, Result};
 use crate::groth16::{DeviceOps, Scalars};
 use crate::synthesis::Abc;
@@ -83,7 +84,7 @@ where
         let exps = &exps[chunk * p.chunk_terms * 32..][..bases.len() * 32];
         q.write(&mut base_buf, 0, bases)?;
         q.write(&mut exp_buf, 0, exps)?;
-        let shape = Windows::for_terms(bases.len(), p.work_units);
+        let shape = Windows::unsigned(bases.len(), p.work_units);
         let items = shape.windows * shape.groups;
         q.launch(
             &kernel,

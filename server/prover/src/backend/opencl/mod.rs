@@ -7,7 +7,7 @@
 //! Data stays where it is used: a circuit's bases go up once per device and stay while its keys
 //! are loaded (`resident.rs`), a partition's witness goes up once, h never comes back, the
 //! multiexps read their scalars on the device and work in proportion to the witness (zeros
-//! dropped, ones summed, a bucket multiexp over the rest). Every byte over the bus, launch and
+//! dropped, ones summed, a signed-digit bucket multiexp over the rest). Every byte over the bus, launch and
 //! host wait is counted ([`crate::groth16::DeviceCounters`]).
 //!
 //! Faults: a step that fails on the device is run there again up to
@@ -28,6 +28,8 @@
 //! - `plan.rs`: one partition's device phase (a [`crate::groth16::DevicePlan`]).
 //! - `fft.rs`: the H polynomial on the device.
 //! - `msm.rs`: the split multiexp over G1 and G2.
+//! - `windows.rs`: how a bucket multiexp is cut into windows and groups (signed digits, the
+//!   window chosen by the additions it costs and capped by memory).
 
 mod device;
 mod fft;
@@ -39,6 +41,7 @@ mod msm;
 mod plan;
 mod queue;
 mod resident;
+mod windows;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

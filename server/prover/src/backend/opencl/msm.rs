@@ -1,7 +1,8 @@
 //! Multi-scalar multiplication on the device, in proportion to the witness: a step's scalars
 //! are split on the device (`snarkd_split`) into zeros (dropped), ones (their bases summed with
 //! mixed additions, `POINT_snarkd_sum_ones`) and the rest (a bucket multiexp over their canonical
-//! values, `POINT_snarkd_multiexp`, its window chosen for the count of the rest). The scalars
+//! values in signed digits, `POINT_snarkd_multiexp`, its window chosen for the count of the rest
+//! within what the plan's memory allows: `windows.rs`). The scalars
 //! are read where they already lie on the device (the witness buffer, through a term → position
 //! map for A and B, or h), so nothing is gathered or converted on the host; the bases are the
 //! resident copy, or the step's slice of the host's bases copied up into a staging buffer.
@@ -20,13 +21,10 @@ use rayon::prelude::*;
 
 use super::kernels::{multiexp_kernel, sum_ones_kernel};
 use super::queue::{DeviceQueue, LOCAL_WORK_SIZE};
+use super::windows::{best_bits, signed_buckets, Windows, BASE_SIGNED_BITS, MAX_SIGNED_BITS};
 use crate::error::{ProverError, Result};
 use crate::threads;
 
-/// Bits of an exponent as the kernel reads it (the scalar's 256 bits, most significant first).
-const EXPONENT_BITS: usize = 256;
-/// Largest window: 2^10 − 1 buckets per work item. Larger windows leave too few work items.
-const MAX_WINDOW_BITS: usize = 10;
 /// Device bytes a term of a chunk takes besides its base: its place in one of the two lists
 /// (4 bytes) and, for the rest, its canonical scalar (32 bytes).
 const TERM_BYTES: u64 = 4 + 4 + 32;
@@ -79,10 +77,15 @@ pub fn msm_g2(
 }
 
 /// Device bytes of a multiexp step of `terms` terms with resident bases and `work_units` work
-/// items, at the largest window, over G2 (the larger group).
+/// items, at the window every step can have, over G2 (the larger group).
 pub fn step_bytes(terms: usize, work_units: usize) -> u64 {
-    let proj = std::mem::size_of::<G2Projective>() as u64;
-    terms as u64 * TERM_BYTES + work_units as u64 * ((1u64 << MAX_WINDOW_BITS) + 1) * proj
+    terms as u64 * TERM_BYTES + fixed_bytes::<G2Affine>(work_units, BASE_SIGNED_BITS)
+}
+
+/// Device bytes of the buckets, results and sums of `units` work items at `bits`-bit windows.
+fn fixed_bytes<G: PrimeCurveAffine>(units: usize, bits: usize) -> u64 {
+    let proj = std::mem::size_of::<G::Curve>() as u64;
+    units as u64 * (signed_buckets(bits) as u64 + 2) * proj
 }
 
 /// How one multiexp step is cut up for a device.
@@ -92,13 +95,17 @@ pub struct ChunkPlan {
     pub chunk_terms: usize,
     /// Work items of the bucket multiexp (windows × groups at most) and of the sum of ones.
     pub work_units: usize,
+    /// The widest window a chunk may use: its buckets are allocated for it.
+    pub window_bits: usize,
 }
 
 /// The chunk size for `terms` terms of `G` given a memory `share`: what is left after the
 /// buckets, results and sums of every work item, divided by the device bytes of a term (its
 /// base too when the bases are `staged`), capped by `max_chunk_terms` and the device's largest
-/// buffer. Where the buckets of `work_units` items would take more than half the share, the work
-/// units are halved until they fit, down to one work group.
+/// buffer. Where the buckets of `work_units` items would take more than half the share at the
+/// base window (11 bits), the work units are halved until they fit, down to one work group.
+/// The window is the one the terms a unit gets are worth ([`best_bits`]), narrowed to the base
+/// until its buckets take at most a quarter of the share.
 pub fn plan<G: PrimeCurveAffine>(
     terms: usize,
     work_units: usize,
@@ -107,19 +114,23 @@ pub fn plan<G: PrimeCurveAffine>(
     max_chunk_terms: usize,
     staged: bool,
 ) -> Result<ChunkPlan> {
-    let proj = std::mem::size_of::<G::Curve>() as u64;
     let term = TERM_BYTES
         + if staged {
             std::mem::size_of::<G>() as u64
         } else {
             0
         };
-    let fixed = |units: usize| units as u64 * ((1u64 << MAX_WINDOW_BITS) + 1) * proj;
+    let fixed = fixed_bytes::<G>;
     let mut work_units = work_units.max(1);
-    while work_units > LOCAL_WORK_SIZE && fixed(work_units) > share / 2 {
+    while work_units > LOCAL_WORK_SIZE && fixed(work_units, BASE_SIGNED_BITS) > share / 2 {
         work_units /= 2;
     }
-    let by_memory = share.saturating_sub(fixed(work_units)) / term;
+    let per_unit = terms.min(max_chunk_terms).div_ceil(work_units).max(1);
+    let mut window_bits = best_bits(per_unit, MAX_SIGNED_BITS);
+    while window_bits > BASE_SIGNED_BITS && fixed(work_units, window_bits) > share / 4 {
+        window_bits -= 1;
+    }
+    let by_memory = share.saturating_sub(fixed(work_units, window_bits)) / term;
     let widest = if staged {
         std::mem::size_of::<G>().max(32)
     } else {
@@ -140,6 +151,7 @@ pub fn plan<G: PrimeCurveAffine>(
     Ok(ChunkPlan {
         chunk_terms: chunk,
         work_units,
+        window_bits,
     })
 }
 
@@ -208,7 +220,7 @@ where
 /// Chunks smaller than this are not worth a launch: the step runs elsewhere instead.
 const MIN_CHUNK_TERMS: usize = 1 << 12;
 
-/// The buffers of `plan`, its chunks halved until they fit in what the pool has free now (it
+/// The buffers of `plan`, its window narrowed and its chunks halved until they fit in what the pool has free now (it
 /// never waits: a phase preempted at a step boundary holds its witness meanwhile, and the
 /// preempting phase must not wait for it). `None` when not even a small chunk fits.
 fn workspace<G>(
@@ -220,27 +232,34 @@ where
     G: PrimeCurveAffine,
 {
     let units = plan.work_units;
-    let proj = std::mem::size_of::<G::Curve>();
-    let bucket_items = units * ((1 << MAX_WINDOW_BITS) - 1);
-    let bytes = |n: usize| {
+    let bytes = |n: usize, bits: usize| {
         n as u64 * TERM_BYTES
             + 8
-            + (bucket_items + 2 * units) as u64 * proj as u64
+            + fixed_bytes::<G>(units, bits)
             + if staged {
                 (n * std::mem::size_of::<G>()) as u64
             } else {
                 0
             }
     };
+    // Narrower windows first (their buckets are most of what a wide one holds), then shorter
+    // chunks.
     let grant = loop {
-        if let Some(grant) = q.memory().try_reserve(bytes(plan.chunk_terms), 0) {
+        if let Some(grant) = q
+            .memory()
+            .try_reserve(bytes(plan.chunk_terms, plan.window_bits), 0)
+        {
             break grant;
         }
-        if plan.chunk_terms <= MIN_CHUNK_TERMS {
+        if plan.window_bits > BASE_SIGNED_BITS {
+            plan.window_bits -= 1;
+        } else if plan.chunk_terms > MIN_CHUNK_TERMS {
+            plan.chunk_terms /= 2;
+        } else {
             return Ok(None);
         }
-        plan.chunk_terms /= 2;
     };
+    let bucket_items = units * signed_buckets(plan.window_bits);
     let n = plan.chunk_terms;
     Ok(Some((
         Workspace {
@@ -316,7 +335,7 @@ where
             }
         })?;
     }
-    let shape = Windows::for_terms(n_rest, units);
+    let shape = Windows::signed(n_rest, units, plan.window_bits);
     if n_rest > 0 {
         let items = shape.windows * shape.groups;
         q.launch(
@@ -325,8 +344,8 @@ where
             LOCAL_WORK_SIZE,
             |k| {
                 // SAFETY: the argument list of `POINT_snarkd_multiexp`; the kernel returns early for
-                // work items past windows × groups, and `buckets` holds 2^window − 1 buckets for
-                // each of them (window ≤ MAX_WINDOW_BITS, items ≤ units).
+                // work items past windows × groups, and `buckets` holds 2^(window − 1) buckets
+                // for each of them (window ≤ plan.window_bits, items ≤ units).
                 unsafe {
                     k.set_arg(base_buf)
                         .set_arg(&base_start)
@@ -425,88 +444,23 @@ fn sum_on_host<C: Group + Send + Sync>(points: &[C]) -> C {
     })
 }
 
-/// The window split of one bucket multiexp.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Windows {
-    /// Bits per window.
-    pub bits: usize,
-    /// Windows covering the 256 exponent bits.
-    pub windows: usize,
-    /// Groups of terms, each handled by `windows` work items.
-    pub groups: usize,
-}
-
-impl Windows {
-    /// Few terms get small windows (more windows, so more work items stay busy); about four
-    /// terms per bucket once the terms are spread over the work units.
-    pub fn for_terms(terms: usize, work_units: usize) -> Windows {
-        let per_unit = terms.div_ceil(work_units).max(1);
-        let bits = (per_unit.ilog2() as usize + 2).clamp(1, MAX_WINDOW_BITS);
-        let windows = EXPONENT_BITS.div_ceil(bits);
-        let groups = (work_units / windows).max(1);
-        Windows {
-            bits,
-            windows,
-            groups,
-        }
-    }
-
-    /// Σ over windows, most significant first: acc ← acc·2^bits + Σ_groups result[g][w].
-    pub fn reduce<C: Group + Send + Sync>(&self, results: &[C]) -> C {
-        let per_window: Vec<C> = threads::pool().install(|| {
-            (0..self.windows)
-                .into_par_iter()
-                .map(|w| {
-                    (0..self.groups)
-                        .fold(C::identity(), |acc, g| acc + results[g * self.windows + w])
-                })
-                .collect()
-        });
-        let mut acc = C::identity();
-        let mut done = 0;
-        for sum in per_window {
-            let bits = self.bits.min(EXPONENT_BITS - done);
-            for _ in 0..bits {
-                acc = acc.double();
-            }
-            acc += sum;
-            done += bits;
-        }
-        acc
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn windows_cover_every_exponent_bit_and_fit_the_work_units() {
-        for (terms, units) in [
-            (1, 256),
-            (255, 256),
-            (10_000, 256),
-            (1 << 22, 8192),
-            (7, 128),
-        ] {
-            let w = Windows::for_terms(terms, units);
-            assert!(w.bits * w.windows >= EXPONENT_BITS, "{w:?}");
-            assert!(w.bits <= MAX_WINDOW_BITS);
-            assert!(w.windows * w.groups <= units.max(w.windows), "{w:?}");
-        }
-    }
-
-    #[test]
     fn chunks_are_capped_by_memory_and_by_the_configured_limit() {
-        // G1: 144-byte Jacobian buckets; 40 bytes a term, 96 more when staged.
-        let fixed = |units: u64| units * 1025 * 144;
+        // G1: 144-byte Jacobian buckets (1024 a work item at the base window, plus its result
+        // and sum); 40 bytes a term, 96 more when staged.
+        let fixed = |units: u64| units * 1026 * 144;
         let share = 2 * fixed(256) + 40 * 1000;
         let p = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX, false).unwrap();
         assert_eq!(
             p,
             ChunkPlan {
                 chunk_terms: (fixed(256) / 40 + 1000) as usize,
-                work_units: 256
+                work_units: 256,
+                window_bits: BASE_SIGNED_BITS,
             }
         );
         let staged = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX, true).unwrap();
@@ -520,8 +474,24 @@ mod tests {
     }
 
     #[test]
+    fn the_window_widens_with_the_terms_as_far_as_a_quarter_of_the_share_holds_its_buckets() {
+        let buckets = |units: u64, bits: u32| units * ((1 << (bits - 1)) + 2) * 144;
+        // 4 Mi terms over 256 units is worth 14 bits (`best_bits`), with room to spare.
+        let roomy = plan::<G1Affine>(1 << 22, 256, u64::MAX / 2, u64::MAX, usize::MAX, false);
+        assert_eq!(roomy.unwrap().window_bits, 14);
+        // 1 Gi terms are worth 16 bits; a quarter of the share holds 13 bits' buckets, not 14's.
+        let share = 4 * buckets(256, 13) + 4;
+        let tight = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX, false).unwrap();
+        assert_eq!(tight.window_bits, 13);
+        assert_eq!(tight.chunk_terms as u64, (share - buckets(256, 13)) / 40);
+        // Few terms a unit keep a narrow window (and few buckets).
+        let few = plan::<G1Affine>(1000, 256, u64::MAX / 2, u64::MAX, usize::MAX, false);
+        assert!(few.unwrap().window_bits < BASE_SIGNED_BITS);
+    }
+
+    #[test]
     fn work_units_shrink_when_their_buckets_would_crowd_out_the_terms() {
-        let fixed = |units: u64| units * 1025 * 144;
+        let fixed = |units: u64| units * 1026 * 144;
         let p = plan::<G1Affine>(1 << 30, 256, fixed(256), u64::MAX, usize::MAX, false).unwrap();
         assert_eq!(p.work_units, 128);
         assert_eq!(p.chunk_terms as u64, (fixed(256) - fixed(128)) / 40);

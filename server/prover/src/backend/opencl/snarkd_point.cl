@@ -21,17 +21,21 @@ KERNEL void POINT_snarkd_sum_ones(GLOBAL POINT_affine* bases, uint base_start,
   sums[gid] = acc;
 }
 
-// Bucket multiexp over the `rest` list: work item gid takes window gid % windows (window 0 holds
-// the most significant bits) of the terms of group gid / windows, with 2^window_bits − 1 buckets
-// of its own in `buckets`, and writes Σ_d d·bucket[d] to results[gid]; the host combines the
-// windows.
+// Bucket multiexp over the `rest` list with signed digits: work item gid takes window
+// gid % windows (window 0 holds the most significant bits) of the terms of group gid / windows,
+// with 2^(window_bits − 1) buckets of its own in `buckets`, and writes Σ_d d·bucket[d] to
+// results[gid]; the host combines the windows. A window's digit is its bits v, less 2^w when
+// its own top bit is set (that bit carries into the window above), plus the top bit of the
+// window below: −2^(w−1) ≤ d ≤ 2^(w−1), so half the buckets of unsigned digits, and a negative
+// digit adds the negated base (y → −y). Window 0 carries nothing out: its top bit is the
+// scalar's bit 255, zero for every canonical scalar.
 KERNEL void POINT_snarkd_multiexp(GLOBAL POINT_affine* bases, uint base_start,
                                   GLOBAL uint* rest, GLOBAL SCALAR* exps, GLOBAL uint* counts,
                                   GLOBAL POINT_jacobian* buckets, GLOBAL POINT_jacobian* results,
                                   uint groups, uint windows, uint window_bits) {
   const uint gid = GET_GLOBAL_ID();
   if (gid >= windows * groups) return;
-  const uint bucket_len = (1u << window_bits) - 1;
+  const uint bucket_len = 1u << (window_bits - 1);
   buckets += bucket_len * gid;
   const POINT_jacobian local_zero = POINT_ZERO;
   for (uint d = 0; d < bucket_len; d++) buckets[d] = local_zero;
@@ -40,14 +44,25 @@ KERNEL void POINT_snarkd_multiexp(GLOBAL POINT_affine* bases, uint base_start,
   const uint len = (n + groups - 1) / groups;
   const uint first = len * (gid / windows);
   const uint end = min(first + len, n);
-  const uint bits = (gid % windows) * window_bits;
+  const uint window = gid % windows;
+  const uint bits = window * window_bits;
   const uint w = min(window_bits, (uint)SCALAR_BITS - bits);
+  const uint below = bits + w;
   const FIELD zero = FIELD_ZERO;
   for (uint k = first; k < end; k++) {
-    uint d = SCALAR_get_bits(exps[k], bits, w);
-    if (d--) {
-      const POINT_affine b = bases[base_start + rest[k]];
-      if (!FIELD_eq(b.y, zero)) buckets[d] = POINT_add_mixed(buckets[d], b);
+    const SCALAR e = exps[k];
+    int d = (int)SCALAR_get_bits(e, bits, w);
+    if (window > 0 && (d >> (w - 1))) d -= (int)(1u << w);
+    if (below < SCALAR_BITS && SCALAR_get_bit(e, below)) d += 1;
+    if (d != 0) {
+      POINT_affine b = bases[base_start + rest[k]];
+      if (!FIELD_eq(b.y, zero)) {
+        if (d < 0) {
+          b.y = FIELD_sub(zero, b.y);
+          d = -d;
+        }
+        buckets[d - 1] = POINT_add_mixed(buckets[d - 1], b);
+      }
     }
   }
 
