@@ -106,34 +106,32 @@ impl Encodings {
 
 impl Encodings {
     /// The `jobs` entries of `s`: those of views the last snapshot encoded copied, the others
-    /// encoded (and counted).
+    /// encoded (and counted). The entries kept for the next snapshot are slices of this one's
+    /// joined bytes, so each entry is held once.
     fn jobs_of(&self, s: &StatusSnapshot) -> Jobs {
         let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let mut kept = HashMap::with_capacity(s.jobs.len());
         let mut all = Vec::new();
-        let spans = (s.jobs.iter_shared())
+        let placed: Vec<(usize, Range<usize>)> = (s.jobs.iter_shared())
             .map(|view| {
                 let address = Arc::as_ptr(view) as usize;
-                let entry = match entries.remove(&address) {
-                    Some((_, entry)) => entry,
-                    None => {
-                        let mut entry = Vec::new();
-                        let job = status::job(view);
-                        prost::encoding::message::encode(JOBS_FIELD, &job, &mut entry);
-                        self.encoded.fetch_add(1, Ordering::Relaxed);
-                        Bytes::from(entry)
-                    }
-                };
                 let start = all.len();
-                all.extend_from_slice(&entry);
-                kept.insert(address, (view.clone(), entry));
-                start..all.len()
+                match entries.remove(&address) {
+                    Some((_, entry)) => all.extend_from_slice(&entry),
+                    None => {
+                        prost::encoding::message::encode(JOBS_FIELD, &status::job(view), &mut all);
+                        self.encoded.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                (address, start..all.len())
             })
             .collect();
-        *entries = kept;
+        let all = Bytes::from(all);
+        *entries = (s.jobs.iter_shared().zip(&placed))
+            .map(|(view, (address, span))| (*address, (view.clone(), all.slice(span.clone()))))
+            .collect();
         Jobs {
-            all: all.into(),
-            spans,
+            all,
+            spans: placed.into_iter().map(|(_, span)| span).collect(),
         }
     }
 

@@ -102,3 +102,21 @@ fn a_job_view_shared_with_the_last_snapshot_is_not_encoded_again() {
     );
     assert_eq!(decode(&message).unwrap(), status::snapshot(&next, &[], at));
 }
+
+#[test]
+fn the_entries_kept_for_the_next_snapshot_are_the_messages_own_bytes() {
+    let s = busy();
+    let encodings = Encodings::default();
+    let message = encodings.message(&s, &HashSet::new(), fixture::TAKEN_MS + 100);
+    let jobs = &message.parts()[1];
+    let within = jobs.as_ptr() as usize..jobs.as_ptr() as usize + jobs.len();
+    let entries = encodings.entries.lock().unwrap();
+    assert_eq!(entries.len(), s.jobs.len());
+    for (_, entry) in entries.values() {
+        let at = entry.as_ptr() as usize;
+        assert!(
+            within.contains(&at) && at + entry.len() <= within.end,
+            "a kept entry is a slice of the joined entries, not a copy of its own"
+        );
+    }
+}
