@@ -47,6 +47,7 @@ pub fn busy() -> StatusSnapshot {
             params_bytes: 47 << 30,
             baseline_bytes: 0,
             input_bytes: 0,
+            spare_bytes: 0,
             reserved_by_kind: vec![(ProofKind::PorepSealCommit, 13 << 30)],
         },
         synthesis: SynthesisStatus {

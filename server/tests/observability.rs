@@ -4,7 +4,8 @@
 //! and process metrics; every job lifecycle log line carries the client's `request_id`; the
 //! startup log says how the memory budget was reckoned and which devices prove; a refused `Host`
 //! is logged at WARN, at most once a second; a fresh daemon exports every counter the alerts
-//! and the dashboard name, at zero.
+//! and the dashboard name, at zero; buffers a finished partition leaves kept are shown as such,
+//! and the next proof of that shape, written into them, verifies.
 
 mod common;
 #[path = "common/real.rs"]
@@ -248,6 +249,52 @@ async fn a_fresh_daemon_exports_every_counter_the_alerts_and_the_dashboard_name_
         metrics
             .lines()
             .any(|l| l == "snarkd_device_faults_total{device=\"cpu\"} 0"),
+        "{metrics}"
+    );
+    daemon.sigterm();
+    daemon.expect_clean_exit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_buffers_are_shown_and_the_next_proof_written_into_them_verifies() {
+    real::ensure_params(&[ProofKind::WindowPost]);
+    let mut settings = real::binary_env();
+    // Every buffer kept: a 2 KiB partition's are far below the default's 64 MiB.
+    settings.push(("SNARKD_MEMORY_KEEP_BUFFERS_FROM", "1B".into()));
+    let mut daemon = process::spawn(std::path::Path::new(SNARKD), settings);
+    let ready = daemon.ready();
+    // Parameters and matrices loaded first, so both proofs take the pre-compiled path (the
+    // plain one writes its witness into buffers of other sizes).
+    let mut client = common::connect(ready.grpc.parse().unwrap()).await;
+    client
+        .preload_srs(pb::PreloadSrsRequest {
+            circuit_id: "wpost-2k".into(),
+        })
+        .await
+        .unwrap();
+    let input = real::env().fixtures.request(ProofKind::WindowPost);
+    let mut request = real::wire(&input, pb::Priority::Unspecified);
+    let mut kept = Vec::new();
+    for round in 0..2 {
+        request.request_id = format!("wdpost-kept-{round}");
+        let result = real::prove_completed(&ready.grpc, request.clone()).await;
+        real::assert_verifies(&input, &result.proof);
+        let (code, status) = get_with_host(ready.http, "/status", &ready.http.to_string()).await;
+        assert_eq!(code, 200, "{status}");
+        let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+        kept.push(status["memory"]["spare_bytes"].as_u64().unwrap_or(0));
+    }
+    assert!(
+        kept[0] > 0,
+        "the first partition's witness is kept: {kept:?}"
+    );
+    assert_eq!(
+        kept[1], kept[0],
+        "the second wrote into it and left it again: {kept:?}"
+    );
+    let (_, metrics) = get_with_host(ready.http, "/metrics", &ready.http.to_string()).await;
+    assert!(
+        metrics.contains(&format!("snarkd_memory_spare_bytes {}", kept[1])),
         "{metrics}"
     );
     daemon.sigterm();

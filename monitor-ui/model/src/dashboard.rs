@@ -221,6 +221,7 @@ fn memory(s: &StatusSnapshot) -> MemoryBar {
     for (label, class, bytes) in [
         ("params", "mem-params", m.params_bytes),
         ("queued inputs", "mem-inputs", m.input_bytes),
+        ("kept for reuse", "mem-spare", m.spare_bytes),
         ("snarkd itself", "mem-baseline", m.baseline_bytes),
     ] {
         if bytes > 0 {

@@ -4,6 +4,12 @@
 //! not they fit, because they are already in memory: the daemon's own baseline (for its whole
 //! life) and the inputs of unfinished jobs (bounded by the intake limits); while they take the
 //! budget past its total, no partition or params set is admitted.
+//!
+//! A prover may keep a finished partition's buffers for the next one ([`SpareMemory`]): the
+//! bytes a partition gives back while the prover keeps more than the budget counts as kept stay
+//! held, as [`Holder::Spare`], and [`Budget::release_spare`] gives them back (the prover freeing
+//! what it keeps) before the engine refuses or evicts anything for want of room. So kept memory
+//! is always counted, and never keeps work out.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -11,6 +17,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::domain::ProofKind;
+use crate::prover::SpareMemory;
 
 /// What a reservation is for, so the status can show memory by proof kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -21,6 +28,8 @@ pub enum Holder {
     Baseline,
     /// The inputs of unfinished jobs.
     Inputs,
+    /// Buffers of finished partitions the prover keeps for the next ones ([`SpareMemory`]).
+    Spare,
 }
 
 type Wake = Box<dyn Fn() + Send + Sync>;
@@ -29,6 +38,7 @@ struct Inner {
     total: u64,
     used: u64,
     by_holder: Vec<(Holder, u64)>,
+    spare: Option<Arc<dyn SpareMemory>>,
 }
 
 /// A fixed amount of memory shared by all reservations.
@@ -46,6 +56,7 @@ impl Budget {
                 total,
                 used: 0,
                 by_holder: Vec::new(),
+                spare: None,
             })),
             wake: Arc::new(Box::new(wake)),
         }
@@ -66,12 +77,7 @@ impl Budget {
 
     /// Bytes currently held by one kind of holder.
     pub fn held_by(&self, holder: Holder) -> u64 {
-        let inner = self.inner.lock();
-        inner
-            .by_holder
-            .iter()
-            .find(|(h, _)| *h == holder)
-            .map_or(0, |(_, b)| *b)
+        self.inner.lock().held(holder)
     }
 
     /// Reserves `bytes` if that many are free; `None` otherwise (never blocks, never overcommits).
@@ -98,16 +104,58 @@ impl Budget {
         }
     }
 
+    /// Counts what `spare` keeps from now on: bytes partitions give back while it keeps more
+    /// than [`Holder::Spare`] holds stay held as that.
+    pub fn keep_spare(&self, spare: Arc<dyn SpareMemory>) {
+        self.inner.lock().spare = Some(spare);
+    }
+
+    /// Gives back what the spare memory no longer keeps (its buffers taken by partitions whose
+    /// reservations count them), then has it free what it keeps until `want` bytes are given
+    /// back in all or it keeps nothing. Returns the bytes given back. Never wakes the engine:
+    /// its caller is the engine, about to reserve.
+    pub fn release_spare(&self, want: u64) -> u64 {
+        let Some(spare) = self.inner.lock().spare.clone() else {
+            return 0;
+        };
+        let unused = {
+            let mut inner = self.inner.lock();
+            let unused = inner.held(Holder::Spare).saturating_sub(spare.held());
+            inner.release(Holder::Spare, unused);
+            unused
+        };
+        if unused >= want {
+            return unused;
+        }
+        // Freed before it is given back: the budget never counts less than is in memory.
+        let freed = spare.trim(want - unused);
+        let mut inner = self.inner.lock();
+        let counted = freed.min(inner.held(Holder::Spare));
+        inner.release(Holder::Spare, counted);
+        unused + counted
+    }
+
     fn give_back(&self, holder: Holder, bytes: u64) {
         if bytes == 0 {
             return;
         }
-        {
+        let kept = {
             let mut inner = self.inner.lock();
-            inner.used -= bytes;
-            add_holder(&mut inner.by_holder, holder, -(bytes as i128));
+            // The partition's buffers the spare memory kept: still in memory, now as spare.
+            let kept = match (holder, &inner.spare) {
+                (Holder::Partition(_), Some(spare)) => spare
+                    .held()
+                    .saturating_sub(inner.held(Holder::Spare))
+                    .min(bytes),
+                _ => 0,
+            };
+            inner.release(holder, bytes);
+            inner.hold(Holder::Spare, kept);
+            kept
+        };
+        if kept < bytes {
+            (self.wake)();
         }
-        (self.wake)();
     }
 }
 
@@ -116,6 +164,19 @@ impl Inner {
     fn hold(&mut self, holder: Holder, bytes: u64) {
         self.used += bytes;
         add_holder(&mut self.by_holder, holder, bytes as i128);
+    }
+
+    /// Counts `bytes` held by `holder` as free again.
+    fn release(&mut self, holder: Holder, bytes: u64) {
+        self.used -= bytes;
+        add_holder(&mut self.by_holder, holder, -(bytes as i128));
+    }
+
+    fn held(&self, holder: Holder) -> u64 {
+        self.by_holder
+            .iter()
+            .find(|(h, _)| *h == holder)
+            .map_or(0, |(_, b)| *b)
     }
 
     /// [`Inner::hold`] if `bytes` are free; false otherwise.
@@ -129,6 +190,9 @@ impl Inner {
 }
 
 fn add_holder(list: &mut Vec<(Holder, u64)>, holder: Holder, delta: i128) {
+    if delta == 0 {
+        return;
+    }
     match list.iter_mut().find(|(h, _)| *h == holder) {
         Some((_, bytes)) => *bytes = (*bytes as i128 + delta) as u64,
         None => list.push((holder, delta as u64)),
@@ -265,5 +329,57 @@ mod tests {
         assert_eq!(budget.held_by(Holder::Baseline), 30);
         drop(baseline);
         assert_eq!(budget.used(), 0);
+    }
+
+    #[test]
+    fn what_a_partition_leaves_kept_stays_counted_until_it_is_released_for_room() {
+        let wakes = Arc::new(AtomicUsize::new(0));
+        let w = wakes.clone();
+        let budget = Budget::new(100, move || {
+            w.fetch_add(1, Ordering::SeqCst);
+        });
+        let kept = Arc::new(crate::test_prover::KeptBytes::default());
+        budget.keep_spare(kept.clone());
+        let porep = Holder::Partition(ProofKind::PorepSealCommit);
+
+        // A partition's buffers kept as it ends: their bytes stay held, as spare.
+        let p = budget.try_reserve(porep, 60).unwrap();
+        kept.set(40);
+        drop(p);
+        let counts = |b: &Budget| (b.used(), b.held_by(Holder::Spare), b.held_by(porep));
+        assert_eq!(counts(&budget), (40, 40, 0));
+        assert_eq!(wakes.load(Ordering::SeqCst), 1, "the 20 not kept are free");
+        // The next partition takes them (its reservation counts them now): the spare count
+        // is given back first when room is wanted, nothing freed.
+        let mut q = budget.try_reserve(porep, 60).unwrap();
+        assert!(budget.try_reserve(porep, 1).is_none());
+        kept.set(0);
+        assert_eq!(budget.release_spare(10), 40);
+        assert_eq!(counts(&budget), (60, 0, 60));
+
+        // Kept again as q shrinks: held as spare; a params set gives nothing to it.
+        kept.set(30);
+        q.shrink(50);
+        assert_eq!(counts(&budget), (40, 30, 10));
+        let params = budget.try_reserve(Holder::Params, 50).unwrap();
+        kept.set(60);
+        drop(params);
+        assert_eq!(
+            counts(&budget),
+            (40, 30, 10),
+            "only a partition's bytes stay kept"
+        );
+        kept.set(30);
+        // Room wanted: what is kept is freed, as much as asked, then given back.
+        assert_eq!(budget.release_spare(20), 20);
+        assert_eq!((counts(&budget), kept.held()), ((20, 10, 10), 10));
+        drop(q);
+        assert_eq!(
+            counts(&budget),
+            (10, 10, 0),
+            "q's 10 cover nothing new: kept is counted"
+        );
+        assert_eq!(budget.release_spare(u64::MAX), 10);
+        assert_eq!((budget.used(), kept.held()), (0, 0));
     }
 }

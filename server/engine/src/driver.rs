@@ -200,6 +200,7 @@ fn record_gauges(s: &StatusSnapshot) {
     metrics::gauge!("snarkd_memory_budget_bytes").set(s.memory.total_bytes as f64);
     metrics::gauge!("snarkd_memory_used_bytes").set(s.memory.used_bytes as f64);
     metrics::gauge!("snarkd_memory_params_bytes").set(s.memory.params_bytes as f64);
+    metrics::gauge!("snarkd_memory_spare_bytes").set(s.memory.spare_bytes as f64);
     metrics::gauge!("snarkd_queue_depth").set(s.counters.queue_depth as f64);
     metrics::gauge!("snarkd_synthesis_active").set(s.synthesis.active as f64);
     metrics::gauge!("snarkd_journal_writable")

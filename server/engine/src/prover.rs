@@ -153,6 +153,18 @@ impl FastPath {
     }
 }
 
+/// Host memory a prover keeps after the partitions that used it are done, for the next ones:
+/// buffers already faulted in, so a partition written into them spares the kernel handing out
+/// and zeroing fresh pages. The engine's budget counts it (`budget.rs`): bytes a finishing
+/// partition gives back while more is kept than the budget counts as kept stay held, and the
+/// engine has it freed before it would refuse or evict anything for want of room.
+pub trait SpareMemory: Send + Sync {
+    /// Bytes kept now.
+    fn held(&self) -> u64;
+    /// Frees what is kept until at least `bytes` are freed or nothing is kept; the bytes freed.
+    fn trim(&self, bytes: u64) -> u64;
+}
+
 /// One decoded request: what the engine needs to schedule it, and the prover's own plan.
 pub struct Planned<T> {
     /// The parameters it needs, e.g. `porep-32g`.
@@ -236,5 +248,11 @@ pub trait Prover: Send + Sync + 'static {
     /// engine stops asking.
     fn read_devices(&self) -> Vec<DeviceTelemetry> {
         Vec::new()
+    }
+    /// What this prover keeps of finished partitions for the next ones, for the budget to count;
+    /// `None`: it keeps nothing. Asked once, when the engine starts: a prover keeps nothing
+    /// before it is asked, since nothing would count it.
+    fn spare_memory(&self) -> Option<Arc<dyn SpareMemory>> {
+        None
     }
 }

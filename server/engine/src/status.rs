@@ -78,6 +78,9 @@ pub struct MemoryStatus {
     pub baseline_bytes: u64,
     /// The inputs of unfinished jobs.
     pub input_bytes: u64,
+    /// Buffers of finished partitions kept for the next ones (given back before any work
+    /// waits for room).
+    pub spare_bytes: u64,
     /// Partition reservations by kind (kinds with none are left out).
     pub reserved_by_kind: Vec<(ProofKind, u64)>,
 }

@@ -5,7 +5,7 @@
 //!   cargo run --release -p snarkd-prover --features bench --example production_shape -- \
 //!       KIND SIZE COUNT... [--paths witness,bellperson,recording,native,precompiled,
 //!       precompiled-native] [--runs N] [--seed N] [--threads N,...] [--json]
-//!       [--count-full]
+//!       [--count-full] [--keep-buffers]
 //!
 //! KIND is porep, snap, wpost or winning; SIZE e.g. 2KiB or 32GiB; each COUNT is a number of
 //! challenges (porep, snap) or sectors (PoSt). Per count, the circuit is first counted
@@ -31,7 +31,10 @@
 //! peak, without the circuit's inputs built before it or the pre-compiled matrices, which the
 //! daemon holds once per circuit, not per partition. It is set beside the memory estimate the
 //! daemon's budget charges for a synthesized partition (`estimate::estimate`). With `--runs N` each row is
-//! the run of median wall time among N (the machine may be shared).
+//! the run of median wall time among N (the machine may be shared). With `--keep-buffers` a
+//! pre-compiled run's partition buffers are kept for the next run (`snarkd_prover::spare`, as
+//! the daemon keeps them under its budget): every run after the first writes into memory
+//! already faulted in.
 //!
 //! Extrapolation: with two or more counts, value(n) = value(lo) + (n − lo)·slope, the slope
 //! taken between the lowest and the highest count; with one count, value(n) = n·value(c)/c,
@@ -66,7 +69,7 @@ fn main() -> anyhow::Result<()> {
     let mut args = std::env::args().skip(1);
     let usage =
         "usage: production_shape KIND SIZE COUNT... [--paths witness,bellperson,recording] \
-                 [--runs N] [--seed N] [--threads N,...] [--json] [--count-full]";
+                 [--runs N] [--seed N] [--threads N,...] [--json] [--count-full] [--keep-buffers]";
     let kind = ProofKind::from_short(&args.next().ok_or_else(|| anyhow::anyhow!(usage))?)
         .map_err(|e| anyhow::anyhow!("{e}; {usage}"))?;
     let size = parse_sector_size(&args.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
@@ -92,6 +95,7 @@ fn main() -> anyhow::Result<()> {
                     .collect::<anyhow::Result<_>>()?;
             }
             "--count-full" => count_full = true,
+            "--keep-buffers" => snarkd_prover::spare::spare().keep(),
             "--json" => json = true,
             "--threads" => {
                 let list = args.next().ok_or_else(|| anyhow::anyhow!(usage))?;

@@ -19,6 +19,8 @@
 //!   matrices, generating local test parameters.
 //! - `setup`: the Groth16 setup of local test parameters, from a circuit's recorded R1CS.
 //! - `huge_pages`: large vectors advised to be backed by transparent huge pages.
+//! - `spare`: a finished partition's large buffers kept for the next one, once the daemon's
+//!   budget counts them.
 //! - `threads`: thread nice values and the per-priority pools synthesis and the device
 //!   phase's host work run on.
 //! - `bench` (feature `bench`): side-by-side timing of our prover and stock bellperson (for
@@ -50,6 +52,7 @@ pub mod params;
 #[cfg(feature = "bench")]
 pub mod rss;
 pub(crate) mod setup;
+pub mod spare;
 pub mod synthesis;
 pub mod threads;
 

@@ -138,6 +138,7 @@ pub fn without_jobs(s: &StatusSnapshot, now_ms: u64) -> pb::StatusSnapshot {
             params_bytes: s.memory.params_bytes,
             baseline_bytes: s.memory.baseline_bytes,
             input_bytes: s.memory.input_bytes,
+            spare_bytes: s.memory.spare_bytes,
             reserved_by_kind: s
                 .memory
                 .reserved_by_kind

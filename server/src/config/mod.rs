@@ -134,6 +134,8 @@ pub struct MemorySection {
     pub safety_margin: ByteSize,
     /// Memory "auto" leaves to processes beside snarkd (Curio on the same box).
     pub reserve: ByteSize,
+    /// The smallest buffer of a finished partition kept for the next one.
+    pub keep_buffers_from: ByteSize,
 }
 
 impl Default for MemorySection {
@@ -142,6 +144,7 @@ impl Default for MemorySection {
             budget: MemoryBudget::Auto,
             safety_margin: ByteSize::gib(4),
             reserve: ByteSize::b(0),
+            keep_buffers_from: ByteSize::mib(64),
         }
     }
 }

@@ -97,6 +97,7 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "dir",
         "budget",
         "safety_margin",
+        "keep_buffers_from",
         "backend",
         "devices",
         "workers_per_device",

@@ -28,6 +28,14 @@ pub struct Memory {
     pub total_bytes: u64,
     pub used_bytes: u64,
     pub available_bytes: u64,
+    /// Buffers of finished partitions kept for the next ones: part of `used_bytes`, given back
+    /// before any work waits for room (snarkd's addition; left out when none are kept).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub spare_bytes: u64,
+}
+
+fn is_zero(bytes: &u64) -> bool {
+    *bytes == 0
 }
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -103,6 +111,7 @@ pub fn status_json(s: &StatusSnapshot, now_ms: u64) -> StatusJson {
             total_bytes: s.memory.total_bytes,
             used_bytes: s.memory.used_bytes,
             available_bytes: s.memory.available_bytes(),
+            spare_bytes: s.memory.spare_bytes,
         },
         synthesis: Synthesis {
             max_concurrent: s.synthesis.max_allowed_now,

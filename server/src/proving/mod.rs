@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use snarkd_engine::prover::{
     DeviceInfo, DeviceTelemetry, FastPath, LoadedParams as EngineParams, PartitionMemory,
-    PhaseHooks, Planned, Prover, StepError,
+    PhaseHooks, Planned, Prover, SpareMemory, StepError,
 };
 use snarkd_engine::{EngineError, FailureClass, ProofRequest};
 
@@ -38,6 +38,7 @@ pub fn from_config(config: &Config) -> anyhow::Result<Arc<FilecoinProver>> {
     let mut prover = FilecoinProver::new(config.params.dir.clone(), backends)
         .with_precompiled(config.precompiled_dir());
     prover.native_witness = config.synthesis.native_witness;
+    prover.keep_buffers_from = config.memory.keep_buffers_from.as_u64();
     prover.gpu_fallback = gpu_expected && prover.backend_names() == ["cpu"];
     Ok(Arc::new(prover))
 }
@@ -53,6 +54,9 @@ pub struct FilecoinProver {
     gpu_fallback: bool,
     /// Native witnesses where a kind has them (with pre-compiled matrices only).
     pub native_witness: bool,
+    /// The smallest buffer of a finished partition kept for the next (`[memory]
+    /// keep_buffers_from`).
+    pub keep_buffers_from: u64,
 }
 
 impl FilecoinProver {
@@ -69,6 +73,7 @@ impl FilecoinProver {
             backends,
             gpu_fallback: false,
             native_witness: true,
+            keep_buffers_from: 64 << 20,
         }
     }
 
@@ -151,6 +156,19 @@ impl FilecoinProver {
     }
 }
 
+/// The prover's kept buffers (`snarkd_prover::spare`), as the engine's budget counts them.
+struct KeptBuffers;
+
+impl SpareMemory for KeptBuffers {
+    fn held(&self) -> u64 {
+        snarkd_prover::spare::spare().held()
+    }
+
+    fn trim(&self, bytes: u64) -> u64 {
+        snarkd_prover::spare::spare().trim(bytes)
+    }
+}
+
 impl Prover for FilecoinProver {
     type Plan = PreparedJob;
     type Params = LoadedParams;
@@ -177,6 +195,13 @@ impl Prover for FilecoinProver {
 
     fn read_devices(&self) -> Vec<DeviceTelemetry> {
         self.readings.read()
+    }
+
+    fn spare_memory(&self) -> Option<Arc<dyn SpareMemory>> {
+        let spare = snarkd_prover::spare::spare();
+        spare.keep_from(self.keep_buffers_from);
+        spare.keep();
+        Some(Arc::new(KeptBuffers))
     }
 
     fn plan(&self, request: ProofRequest) -> Result<Planned<PreparedJob>, EngineError> {

@@ -90,6 +90,11 @@ fn describe_resources() {
         "Memory reserved under the budget by loaded Groth16 parameters."
     );
     describe_gauge!(
+        "snarkd_memory_spare_bytes",
+        Unit::Bytes,
+        "Buffers of finished partitions kept for the next ones, counted under the budget and given back before work waits for room."
+    );
+    describe_gauge!(
         "snarkd_synthesis_active",
         "Partitions being synthesized now."
     );

@@ -21,14 +21,15 @@ fn worker(id: u32, state: WorkerState, job: &str, partition: Option<u32>) -> Wor
 }
 
 #[test]
-fn memory_bar_has_a_segment_per_kind_then_params_inputs_baseline_then_free() {
+fn memory_bar_has_a_segment_per_kind_then_params_inputs_spare_baseline_then_free() {
     let s = StatusSnapshot {
         memory: Some(MemoryStatus {
             total_bytes: 16 * GIB,
-            used_bytes: 8 * GIB,
-            available_bytes: 8 * GIB,
+            used_bytes: 9 * GIB,
+            available_bytes: 7 * GIB,
             params_bytes: 2 * GIB,
             input_bytes: GIB,
+            spare_bytes: GIB,
             baseline_bytes: GIB,
             reserved_by_kind: vec![
                 KindBytes {
@@ -55,13 +56,14 @@ fn memory_bar_has_a_segment_per_kind_then_params_inputs_baseline_then_free() {
             ("mem-porep", "4.00 GiB", "25.00%"),
             ("mem-params", "2.00 GiB", "12.50%"),
             ("mem-inputs", "1.00 GiB", "6.25%"),
+            ("mem-spare", "1.00 GiB", "6.25%"),
             ("mem-baseline", "1.00 GiB", "6.25%"),
-            ("mem-free", "8.00 GiB", "50.00%"),
+            ("mem-free", "7.00 GiB", "43.75%"),
         ]
     );
     assert_eq!(
         (bar.total.as_str(), bar.used.as_str()),
-        ("16.0 GiB", "8.00 GiB")
+        ("16.0 GiB", "9.00 GiB")
     );
 }
 

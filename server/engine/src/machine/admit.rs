@@ -106,7 +106,7 @@ impl<P: Prover> Machine<P> {
         }
         if loading_for.is_none() {
             let needed = self.params_bytes(circuit_id);
-            let room = self.budget.available() + self.evictable_bytes(circuit_id);
+            let room = self.room(circuit_id);
             if room < needed || self.start_params_load(circuit_id).is_err() {
                 return false;
             }
@@ -127,7 +127,7 @@ impl<P: Prover> Machine<P> {
         } else {
             self.params_bytes(&circuit_id)
         };
-        let room = self.budget.available() + self.evictable_bytes(&circuit_id);
+        let room = self.room(&circuit_id);
         if room < params_needed + bytes {
             return false;
         }
@@ -184,17 +184,33 @@ impl<P: Prover> Machine<P> {
         self.idle_params(keep).iter().map(|(_, bytes)| bytes).sum()
     }
 
-    /// Reserves `bytes`, evicting idle params other than `keep` (least recently used first)
-    /// while that helps.
+    /// Bytes a reservation could have now: free, kept buffers, and idle params other than
+    /// `keep`'s.
+    fn room(&self, keep: &str) -> u64 {
+        self.budget.available() + self.budget.held_by(Holder::Spare) + self.evictable_bytes(keep)
+    }
+
+    /// Reserves `bytes`, freeing kept buffers ([`crate::prover::SpareMemory`]) and then evicting
+    /// idle params other than `keep` (least recently used first) while that helps.
     pub(super) fn reserve_evicting(
         &mut self,
         holder: Holder,
         bytes: u64,
         keep: &str,
     ) -> Option<Reservation> {
+        let mut spare_asked = false;
         loop {
             if let Some(reservation) = self.budget.try_reserve(holder, bytes) {
                 return Some(reservation);
+            }
+            // Kept buffers go first: they cost nothing to give up but their reuse.
+            if !spare_asked {
+                spare_asked = true;
+                let short = bytes.saturating_sub(self.budget.available());
+                if self.budget.release_spare(short) > 0 {
+                    self.changed();
+                    continue;
+                }
             }
             let (victim, _) = self.idle_params(keep).into_iter().next()?;
             let entry = self.params.remove(&victim).expect("just found");

@@ -121,6 +121,9 @@ impl<P: Prover> Machine<P> {
             }
         }
         let _baseline = budget.charge_held(crate::budget::Holder::Baseline, config.baseline_bytes);
+        if let Some(spare) = prover.spare_memory() {
+            budget.keep_spare(spare);
+        }
         let backend = prover.backend_name();
         let gpu_fallback = prover.gpu_fallback();
         Machine {

@@ -153,6 +153,7 @@ impl<P: Prover> Machine<P> {
             params_bytes: self.budget.held_by(Holder::Params),
             baseline_bytes: self.budget.held_by(Holder::Baseline),
             input_bytes: self.budget.held_by(Holder::Inputs),
+            spare_bytes: self.budget.held_by(Holder::Spare),
             reserved_by_kind: ProofKind::ALL
                 .iter()
                 .map(|&k| (k, self.budget.held_by(Holder::Partition(k))))
@@ -177,7 +178,7 @@ impl<P: Prover> Machine<P> {
                 next_priority,
                 self.synth_active,
                 self.synthesis_room(),
-                self.budget.available(),
+                self.budget.available() + self.budget.held_by(Holder::Spare),
                 next_partition_bytes,
             ) as u32,
             max_configured: self.config.synthesis_threads as u32,

@@ -83,6 +83,29 @@ impl TestProver {
     }
 }
 
+/// Kept memory a test sets by hand ([`crate::prover::SpareMemory`]): `trim` frees exactly what
+/// it is asked, as far as anything is kept.
+#[derive(Default)]
+pub struct KeptBytes(std::sync::atomic::AtomicU64);
+
+impl KeptBytes {
+    pub fn set(&self, bytes: u64) {
+        self.0.store(bytes, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl crate::prover::SpareMemory for KeptBytes {
+    fn held(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn trim(&self, bytes: u64) -> u64 {
+        let freed = bytes.min(self.held());
+        self.0.fetch_sub(freed, std::sync::atomic::Ordering::SeqCst);
+        freed
+    }
+}
+
 /// A request for `partitions` partitions of `bytes` each (encoded in its registered proof and
 /// sector size).
 pub fn request(kind: crate::ProofKind, partitions: u32, bytes: u64) -> ProofRequest {

@@ -192,6 +192,7 @@ pub fn prove_with_plan<'env>(
     if loaded.checks_proofs() {
         self_check(loaded.prepared_verifying_key(), &proof, &witness.inputs)?;
     }
+    crate::spare::spare().give_back(witness.aux);
     Ok((
         proof,
         DeviceTimings {

@@ -58,6 +58,16 @@ impl Abc {
         }
     }
 
+    /// Hands the vectors to [`crate::spare`] for a later partition (freed where nothing is kept).
+    pub fn give_back(self) {
+        let spare = crate::spare::spare();
+        spare.give_back(self.a);
+        spare.give_back(self.b);
+        if let Some(c) = self.c {
+            spare.give_back(c);
+        }
+    }
+
     /// c's values (a∘b formed for the caller where it is not kept): for comparisons.
     pub fn c_values(&self) -> std::borrow::Cow<'_, [Fr]> {
         match &self.c {
@@ -135,6 +145,13 @@ impl SynthesizedPartition {
     /// The witness and, apart, the a/b/c evaluations (the device phase drops them after H).
     pub fn into_parts(self) -> (Witness, Abc) {
         (self.witness, self.abc)
+    }
+
+    /// Hands the partition's large vectors to [`crate::spare`] for a later partition (freed
+    /// where nothing is kept).
+    pub fn give_back(self) {
+        self.abc.give_back();
+        crate::spare::spare().give_back(self.witness.aux);
     }
 
     /// The a/b/c evaluations.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::domain::Timings;
+use crate::prover::SpareMemory;
 
 #[test]
 fn the_abc_share_returns_to_the_budget_when_the_device_phase_reports_it() {
@@ -297,4 +298,41 @@ fn cancellation_returns_the_memory() {
     );
     assert_eq!(h.budget.used(), 0);
     h.check_invariants();
+}
+
+#[test]
+fn buffers_a_partition_leaves_kept_are_counted_then_freed_for_the_next_partition() {
+    // Room for the params and one partition at a time.
+    let mut h = Harness::new(PARAMS_BYTES + 1000, 1, 2);
+    let kept = Arc::new(crate::test_prover::KeptBytes::default());
+    h.budget.keep_spare(kept.clone());
+    let job = h
+        .submit(ProofKind::SnapDealsUpdate, Priority::Normal, 2, 1000)
+        .unwrap()
+        .job_id;
+    let mut proved = 0;
+    while !h.pending.is_empty() {
+        let proving = matches!(h.pending[0], Effect::Prove { .. });
+        if proving {
+            // The prover keeps the partition's buffers as its device phase ends.
+            kept.set(800);
+        }
+        h.complete(0, false);
+        h.check_invariants();
+        let memory = h.machine.snapshot().memory;
+        assert!(memory.used_bytes <= memory.total_bytes);
+        if proving {
+            proved += 1;
+            // After the first: freed so the second partition fits (in the same pass). After
+            // the second: nothing wants the room, so they stay kept, and counted.
+            let (spare, held) = if proved == 1 { (0, 0) } else { (800, 800) };
+            assert_eq!(
+                (memory.spare_bytes, kept.held()),
+                (spare, held),
+                "{memory:?}"
+            );
+        }
+    }
+    assert_eq!(proved, 2);
+    assert!(matches!(h.outcome(&job), Some(JobEnd::Completed(_))));
 }

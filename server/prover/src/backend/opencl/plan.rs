@@ -252,7 +252,9 @@ impl DevicePlan for OpenClPlan<'_> {
     fn finish(&mut self, query: Query) {
         if query == Query::H {
             self.h_done = true;
-            self.abc = None;
+            if let Some(abc) = self.abc.take() {
+                abc.give_back();
+            }
             if let Some(d) = self.device.as_mut() {
                 d.h = None;
             }

@@ -226,8 +226,10 @@ impl UseCircuit for Run {
                 }
             };
             self.done = Some(start.done(p.num_inputs(), p.num_aux(), Some(p.num_constraints())));
-            if self.keep {
-                self.kept = Some(p);
+            match self.keep {
+                true => self.kept = Some(p),
+                // Kept for the next run where the benchmark keeps buffers (`spare`).
+                false => p.give_back(),
             }
             return Ok(());
         }

@@ -29,7 +29,7 @@ enum Store<'a> {
 impl Column<'static> {
     pub(crate) fn with_capacity(n: usize) -> Self {
         Column {
-            store: Store::Own(crate::huge_pages::vec_with_capacity(n)),
+            store: Store::Own(crate::spare::spare().vec(n)),
         }
     }
 }

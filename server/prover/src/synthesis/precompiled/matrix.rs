@@ -174,7 +174,7 @@ pub(crate) fn hadamard(a: &[Fr], b: &[Fr], capacity: usize) -> Vec<Fr> {
 /// first touched by the threads that write them, in parallel (not by one thread clearing
 /// gigabytes).
 fn written_in_parallel(len: usize, capacity: usize, f: impl Fn(usize) -> Fr + Sync) -> Vec<Fr> {
-    let mut out: Vec<Fr> = crate::huge_pages::vec_with_capacity(len.max(capacity));
+    let mut out: Vec<Fr> = crate::spare::spare().vec(len.max(capacity));
     out.spare_capacity_mut()[..len]
         .par_chunks_mut(ROWS_PER_TASK)
         .enumerate()
