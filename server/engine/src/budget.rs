@@ -112,27 +112,33 @@ impl Budget {
 
     /// Gives back what the spare memory no longer keeps (its buffers taken by partitions whose
     /// reservations count them), then has it free what it keeps until `want` bytes are given
-    /// back in all or it keeps nothing. Returns the bytes given back. Never wakes the engine:
-    /// its caller is the engine, about to reserve.
+    /// back in all or it keeps nothing. Returns the bytes given back. Never wakes anyone: its
+    /// callers are about to reserve.
     pub fn release_spare(&self, want: u64) -> u64 {
         let Some(spare) = self.inner.lock().spare.clone() else {
             return 0;
         };
-        let unused = {
-            let mut inner = self.inner.lock();
-            let unused = inner.held(Holder::Spare).saturating_sub(spare.held());
-            inner.release(Holder::Spare, unused);
-            unused
-        };
+        let unused = self.settle_spare();
         if unused >= want {
             return unused;
         }
-        // Freed before it is given back: the budget never counts less than is in memory.
-        let freed = spare.trim(want - unused);
+        // Freed before the count follows, and the count only down to what is still kept (a
+        // partition may hand buffers over meanwhile, its reservation counting them until it
+        // shrinks): the budget never counts less than is in memory.
+        spare.trim(want - unused);
+        unused + self.settle_spare()
+    }
+
+    /// Gives back what [`Holder::Spare`] counts beyond what the spare memory keeps now (buffers
+    /// taken again by partitions, whose reservations count them); returns the bytes given back.
+    pub fn settle_spare(&self) -> u64 {
         let mut inner = self.inner.lock();
-        let counted = freed.min(inner.held(Holder::Spare));
-        inner.release(Holder::Spare, counted);
-        unused + counted
+        let Some(kept) = inner.spare.as_ref().map(|s| s.held()) else {
+            return 0;
+        };
+        let unused = inner.held(Holder::Spare).saturating_sub(kept);
+        inner.release(Holder::Spare, unused);
+        unused
     }
 
     fn give_back(&self, holder: Holder, bytes: u64) {
@@ -215,7 +221,14 @@ impl Reservation {
     /// Grows the reservation by `bytes` if that many are free in its budget; false otherwise
     /// (never blocks, never overcommits).
     pub fn try_grow(&mut self, bytes: u64) -> bool {
-        let grown = self.budget.inner.lock().hold_if_free(self.holder, bytes);
+        let mut grown = self.budget.inner.lock().hold_if_free(self.holder, bytes);
+        if !grown {
+            // Kept buffers go before a step fails for want of room.
+            let short = bytes.saturating_sub(self.budget.available());
+            if self.budget.release_spare(short) > 0 {
+                grown = self.budget.inner.lock().hold_if_free(self.holder, bytes);
+            }
+        }
         if grown {
             self.bytes.fetch_add(bytes, Ordering::AcqRel);
         }
@@ -381,5 +394,26 @@ mod tests {
         );
         assert_eq!(budget.release_spare(u64::MAX), 10);
         assert_eq!((budget.used(), kept.held()), (0, 0));
+    }
+
+    #[test]
+    fn kept_bytes_taken_again_are_settled_and_a_growing_step_frees_kept_ones() {
+        let budget = Budget::new(100, || {});
+        let kept = Arc::new(crate::test_prover::KeptBytes::default());
+        budget.keep_spare(kept.clone());
+        let porep = Holder::Partition(ProofKind::PorepSealCommit);
+        let p = budget.try_reserve(porep, 50).unwrap();
+        kept.set(50);
+        drop(p);
+        // A synthesis takes 30 of them: its reservation counts them, the spare no longer.
+        let mut q = budget.try_reserve(porep, 40).unwrap();
+        kept.set(20);
+        assert_eq!(budget.settle_spare(), 30);
+        assert_eq!((budget.used(), budget.held_by(Holder::Spare)), (60, 20));
+        assert_eq!(budget.settle_spare(), 0, "settled once");
+        // A step falling back to the CPU grows past what is free: kept buffers are freed first.
+        assert!(q.try_grow(55));
+        assert_eq!((q.bytes(), kept.held(), budget.used()), (95, 5, 100));
+        assert!(!q.try_grow(6), "never past the total, kept or not");
     }
 }

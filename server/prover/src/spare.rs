@@ -8,8 +8,11 @@
 //! Nothing is kept until [`SpareBuffers::keep`] is called: the daemon does so when its memory
 //! budget counts what is kept (the engine's `SpareMemory`), and frees it ([`SpareBuffers::trim`])
 //! before any work waits for room. A buffer serves only a request of exactly its capacity, so a
-//! partition never holds more than its estimate counts.
+//! partition never holds more than its estimate counts, and only buffers of a capacity some
+//! synthesis asked for are kept (a vector that grew, or one the plain path made, is freed: no
+//! request would take it).
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -27,7 +30,7 @@ pub struct SpareBuffers {
     keep_from: AtomicU64,
     /// Bytes of the kept buffers' capacities; changed with `kept` under its lock.
     held: AtomicU64,
-    kept: Mutex<Vec<Vec<Fr>>>,
+    kept: Mutex<Kept>,
     /// Buffers handed out again instead of allocated.
     reused: AtomicU64,
 }
@@ -36,9 +39,18 @@ static SPARE: SpareBuffers = SpareBuffers {
     keeping: AtomicBool::new(false),
     keep_from: AtomicU64::new(KEEP_FROM_BYTES),
     held: AtomicU64::new(0),
-    kept: Mutex::new(Vec::new()),
+    kept: Mutex::new(Kept {
+        buffers: Vec::new(),
+        asked: BTreeSet::new(),
+    }),
     reused: AtomicU64::new(0),
 };
+
+/// The kept buffers, and the capacities synthesis has asked for (those worth keeping).
+struct Kept {
+    buffers: Vec<Vec<Fr>>,
+    asked: BTreeSet<usize>,
+}
 
 /// The process's kept buffers.
 pub fn spare() -> &'static SpareBuffers {
@@ -76,7 +88,7 @@ impl SpareBuffers {
         let mut freed = 0;
         while freed < bytes {
             let buffer = {
-                let mut kept = self.lock();
+                let kept = &mut self.lock().buffers;
                 let Some(largest) = (0..kept.len()).max_by_key(|&i| kept[i].capacity()) else {
                     break;
                 };
@@ -95,8 +107,9 @@ impl SpareBuffers {
     pub(crate) fn vec(&self, n: usize) -> Vec<Fr> {
         if self.keeps(n as u64 * FR_BYTES) {
             let mut kept = self.lock();
-            if let Some(i) = kept.iter().position(|v| v.capacity() == n) {
-                let buffer = kept.swap_remove(i);
+            kept.asked.insert(n);
+            if let Some(i) = kept.buffers.iter().position(|v| v.capacity() == n) {
+                let buffer = kept.buffers.swap_remove(i);
                 self.held.fetch_sub(bytes_of(&buffer), Ordering::AcqRel);
                 self.reused.fetch_add(1, Ordering::Relaxed);
                 return buffer;
@@ -105,19 +118,22 @@ impl SpareBuffers {
         crate::huge_pages::vec_with_capacity(n)
     }
 
-    /// Keeps `buffer`'s memory for a later partition when keeping and it is large enough;
-    /// frees it otherwise. Call before the memory it held is given back to the budget.
+    /// Keeps `buffer`'s memory for a later partition when keeping, it is large enough and
+    /// synthesis has asked for its capacity; frees it otherwise. Call before the memory it held
+    /// is given back to the budget.
     pub fn give_back(&self, mut buffer: Vec<Fr>) {
         if !self.keeping.load(Ordering::Acquire) || !self.keeps(bytes_of(&buffer)) {
             return;
         }
         buffer.clear();
         let mut kept = self.lock();
-        self.held.fetch_add(bytes_of(&buffer), Ordering::AcqRel);
-        kept.push(buffer);
+        if kept.asked.contains(&buffer.capacity()) {
+            self.held.fetch_add(bytes_of(&buffer), Ordering::AcqRel);
+            kept.buffers.push(buffer);
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<Fr>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept> {
         self.kept
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -165,10 +181,11 @@ mod tests {
         spare.give_back(third);
         spare.give_back(other_size);
         spare.give_back(Vec::with_capacity(16));
+        spare.give_back(Vec::with_capacity(N + 2));
         assert_eq!(
             spare.held(),
             (2 * N + 1) as u64 * 32,
-            "small buffers are not kept"
+            "small buffers and capacities no synthesis asked for are not kept"
         );
         assert_eq!(spare.trim(1), (N + 1) as u64 * 32, "the largest goes first");
         assert_eq!(spare.trim(u64::MAX), N as u64 * 32);

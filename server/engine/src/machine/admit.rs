@@ -15,6 +15,10 @@ use crate::schedule::{lookahead_allows, may_start_synthesis, OrderKey, Synthesis
 impl<P: Prover> Machine<P> {
     pub(super) fn schedule(&mut self) {
         self.finalize_ready_jobs();
+        // Kept buffers a synthesis took again are its reservation's now: counted once.
+        if self.budget.settle_spare() > 0 {
+            self.changed();
+        }
         self.admit();
         self.dispatch();
     }
@@ -198,19 +202,15 @@ impl<P: Prover> Machine<P> {
         bytes: u64,
         keep: &str,
     ) -> Option<Reservation> {
-        let mut spare_asked = false;
         loop {
             if let Some(reservation) = self.budget.try_reserve(holder, bytes) {
                 return Some(reservation);
             }
             // Kept buffers go first: they cost nothing to give up but their reuse.
-            if !spare_asked {
-                spare_asked = true;
-                let short = bytes.saturating_sub(self.budget.available());
-                if self.budget.release_spare(short) > 0 {
-                    self.changed();
-                    continue;
-                }
+            let short = bytes.saturating_sub(self.budget.available());
+            if self.budget.release_spare(short) > 0 {
+                self.changed();
+                continue;
             }
             let (victim, _) = self.idle_params(keep).into_iter().next()?;
             let entry = self.params.remove(&victim).expect("just found");

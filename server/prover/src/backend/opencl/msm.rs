@@ -121,10 +121,13 @@ pub fn plan<G: PrimeCurveAffine>(
             0
         };
     let fixed = fixed_bytes::<G>;
-    let mut work_units = work_units.max(1);
-    while work_units > LOCAL_WORK_SIZE && fixed(work_units, BASE_SIGNED_BITS) > share / 2 {
-        work_units /= 2;
+    // Whole work groups: the sum of ones runs `work_units / LOCAL_WORK_SIZE` of them and every
+    // work item's sum is read back.
+    let mut groups = (work_units / LOCAL_WORK_SIZE).max(1);
+    while groups > 1 && fixed(groups * LOCAL_WORK_SIZE, BASE_SIGNED_BITS) > share / 2 {
+        groups /= 2;
     }
+    let work_units = groups * LOCAL_WORK_SIZE;
     let per_unit = terms.min(max_chunk_terms).div_ceil(work_units).max(1);
     let mut window_bits = best_bits(per_unit, MAX_SIGNED_BITS);
     while window_bits > BASE_SIGNED_BITS && fixed(work_units, window_bits) > share / 4 {
@@ -322,6 +325,11 @@ where
     };
     let (n_ones, n_rest) = split_scalars(q, split, scalars, terms, out)?;
     let units = plan.work_units;
+    debug_assert_eq!(
+        units % LOCAL_WORK_SIZE,
+        0,
+        "the plan makes whole work groups"
+    );
     if n_ones > 0 {
         q.launch(sum_ones, units / LOCAL_WORK_SIZE, LOCAL_WORK_SIZE, |k| {
             // SAFETY: the argument list of `POINT_snarkd_sum_ones`; `sums` holds one point per
@@ -495,6 +503,13 @@ mod tests {
         let p = plan::<G1Affine>(1 << 30, 256, fixed(256), u64::MAX, usize::MAX, false).unwrap();
         assert_eq!(p.work_units, 128);
         assert_eq!(p.chunk_terms as u64, (fixed(256) - fixed(128)) / 40);
+        // 132 compute units' work items halved stay whole work groups (132 groups → 66 → 33 → 16).
+        let odd = plan::<G1Affine>(1 << 30, 132 * 128, fixed(2000), u64::MAX, usize::MAX, false);
+        let units = odd.unwrap().work_units;
+        assert!(
+            units.is_multiple_of(LOCAL_WORK_SIZE) && fixed(units as u64) <= fixed(2000) / 2,
+            "{units}"
+        );
         assert!(plan::<G1Affine>(50, 256, 1000, u64::MAX, 300, false).is_err());
     }
 }
