@@ -58,6 +58,10 @@ fn a_seed_gives_the_same_plan_and_a_slower_synthesis_never_more_proofs() {
     let mut costs: CostFile = read("costs-32g.toml");
     let mut machine: BoxFile = read("box-h200.toml");
     machine.gpu = Some("h200-target".into());
+    // Four times the table's synthesis (past fresh memory's): the cores, not the GPU, the limit.
+    for wall in &mut costs.kind[0].synthesis.work.walls {
+        wall.1 *= 4.0;
+    }
     let first = porep_box(&machine, "128GiB", &costs, 3);
     assert_eq!(first, porep_box(&machine, "128GiB", &costs, 3));
     assert_ne!(first, porep_box(&machine, "128GiB", &costs, 4));
