@@ -75,6 +75,13 @@ impl Budget {
         inner.total.saturating_sub(inner.used)
     }
 
+    /// Bytes a reservation could have now: the free ones and those kept buffers hold, which
+    /// [`Budget::release_spare`] gives back on demand.
+    pub fn free_or_kept(&self) -> u64 {
+        let inner = self.inner.lock();
+        inner.total.saturating_sub(inner.used) + inner.held(Holder::Spare)
+    }
+
     /// Bytes currently held by one kind of holder.
     pub fn held_by(&self, holder: Holder) -> u64 {
         self.inner.lock().held(holder)

@@ -191,7 +191,7 @@ impl<P: Prover> Machine<P> {
     /// Bytes a reservation could have now: free, kept buffers, and idle params other than
     /// `keep`'s.
     fn room(&self, keep: &str) -> u64 {
-        self.budget.available() + self.budget.held_by(Holder::Spare) + self.evictable_bytes(keep)
+        self.budget.free_or_kept() + self.evictable_bytes(keep)
     }
 
     /// Reserves `bytes`, freeing kept buffers ([`crate::prover::SpareMemory`]) and then evicting

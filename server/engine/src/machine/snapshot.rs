@@ -178,7 +178,7 @@ impl<P: Prover> Machine<P> {
                 next_priority,
                 self.synth_active,
                 self.synthesis_room(),
-                self.budget.available() + self.budget.held_by(Holder::Spare),
+                self.budget.free_or_kept(),
                 next_partition_bytes,
             ) as u32,
             max_configured: self.config.synthesis_threads as u32,
