@@ -9,7 +9,8 @@
 #   3. times the device phase on the OpenCL device (before the device-resident plan and now)
 #      and on the CPU for the same partitions (`device_bench`), the device phase of one
 #      production-shaped partition step by step (`device_shape`, SNARKD_GPU_CHECK_SHAPE, default
-#      "porep 32GiB 18"; SNARKD_GPU_CHECK_LIMBS="64 32" measures both limb widths), and our
+#      "porep 32GiB 18"; SNARKD_GPU_CHECK_LIMBS="64 32" measures both limb widths,
+#      SNARKD_GPU_CHECK_GROUPS="1,4" the multiexp's work groups per compute unit), and our
 #      whole prover against stock bellperson (`snarkd-bench bench`; stock bellperson runs on the
 #      CPU: it is built without its GPU features),
 #   4. synthesizes one production-shaped partition at 1 to 16 threads (`production_shape`,
@@ -217,11 +218,13 @@ json_rows "Device phase, same partitions (seconds, bytes, launches, waits)" devi
 # One production-shaped partition (default: a whole 32 GiB PoRep partition, 18 challenges; made-up
 # parameters of its counts, no files needed), each step timed, its bases going up and then kept.
 shape="${SNARKD_GPU_CHECK_SHAPE:-porep 32GiB 18}"
+# Multiexp work groups per compute unit, each run in turn (0 is the device's own choice).
+groups="${SNARKD_GPU_CHECK_GROUPS:-1,4}"
 for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
   say "device phase at production shape ($shape, $limbs-bit limbs)"
   # shellcheck disable=SC2086 # the shape is three words
   json_rows "Device phase at production shape: $shape, $limbs-bit limbs" device_shape.log \
-    "$bin/examples/device_shape" $shape --json --limbs "$limbs"
+    "$bin/examples/device_shape" $shape --json --limbs "$limbs" --groups "$groups"
 done
 
 # Synthesis of one production-shaped partition at each thread count: whether it scales with the

@@ -78,6 +78,11 @@ say "dependencies: licenses, bans, sources (cargo deny, deny.toml)"
 
 # Each test binary runs under scripts/test-runner.sh: stopped past SNARKD_TEST_BINARY_LIMIT
 # seconds (a hang fails with a message), its wall time recorded.
+# Compiled kernels kept for every test binary (the daemon's [gpus] kernel_cache, which the
+# tests' own backends read too): only the first to build a program compiles it from source.
+target_dir="${CARGO_TARGET_DIR:-target}"
+[[ "$target_dir" = /* ]] || target_dir="$PWD/$target_dir"
+export SNARKD_GPUS_KERNEL_CACHE="${SNARKD_GPUS_KERNEL_CACHE:-$target_dir/test-kernels}"
 say "cargo test --workspace $*"
 durations="${CARGO_TARGET_DIR:-target}/test-durations.txt"
 rm -f "$durations"

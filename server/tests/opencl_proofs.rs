@@ -94,6 +94,7 @@ async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted(
             OpenClOptions {
                 device_attempts: 1,
                 unhealthy_after: 4,
+                kernel_cache: config.gpus.kernel_cache.clone(),
                 ..OpenClOptions::default()
             },
         )

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use blstrs::{G1Affine, Scalar as Fr};
 use group::Curve;
-use snarkd_prover::backend::opencl::{preferred_device, LimbBits};
+use snarkd_prover::backend::opencl::{kernel_cache_from_env, preferred_device, LimbBits};
 use snarkd_prover::bench::{bench_device_phase, DevicePath};
 use snarkd_prover::fixtures::generate_fixtures;
 use snarkd_prover::groth16::{msm_g1, DeviceCounters, Randomness, ScalarBytes};
@@ -118,6 +118,7 @@ fn main() -> anyhow::Result<()> {
     let name = format!("{} ({})", device.info.name, device.info.platform);
     let options = OpenClOptions {
         limbs: args.limbs,
+        kernel_cache: kernel_cache_from_env(),
         ..OpenClOptions::default()
     };
     let t = Instant::now();

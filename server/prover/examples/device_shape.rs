@@ -9,7 +9,11 @@
 //! not a test.
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example device_shape -- \
-//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--seed N]
+//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--seed N]
+//!
+//! `--groups` runs the device phase once for each count of multiexp work groups per compute
+//! unit (0, the default, is the device's choice), one backend at a time so only one holds the
+//! bases; every row says the groups and work units it ran with.
 //!
 //! e.g. `porep 32GiB 18` is a whole production PoRep partition (about 130 M constraints: some
 //! 16 GB of host memory for the partition and 47 GB for the bases; a 16-core, 128 GiB GPU box
@@ -17,7 +21,9 @@
 
 use std::time::Instant;
 
-use snarkd_prover::backend::opencl::{preferred_device, LimbBits};
+use snarkd_prover::backend::opencl::{
+    groups_per_unit, kernel_cache_from_env, preferred_device, LimbBits,
+};
 use snarkd_prover::filecoin::synthetic::synthesize_partition;
 use snarkd_prover::filecoin::{parse_sector_size, sector_size_name, ProofKind};
 use snarkd_prover::groth16::{DeviceCounters, PhaseHooks, Query, Randomness};
@@ -37,17 +43,27 @@ impl PhaseHooks for Clock {
 }
 
 fn main() -> anyhow::Result<()> {
-    let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--seed N]";
+    let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] \
+                 [--groups N,N,...] [--seed N]";
     let mut it = std::env::args().skip(1);
     let kind = ProofKind::from_short(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let size = parse_sector_size(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let count: usize = it.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?;
     let (mut json, mut cpu, mut limbs, mut seed) = (false, false, LimbBits::L64, 1u64);
+    let mut groups = vec![0usize];
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => json = true,
             "--cpu" => cpu = true,
             "--seed" => seed = it.next().unwrap_or_default().parse()?,
+            "--groups" => {
+                groups = it
+                    .next()
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(str::parse)
+                    .collect::<Result<_, _>>()?
+            }
             "--limbs" => {
                 limbs = match it.next().as_deref() {
                     Some("32") => LimbBits::L32,
@@ -76,28 +92,19 @@ fn main() -> anyhow::Result<()> {
     let device = preferred_device()
         .ok_or_else(|| anyhow::anyhow!("no OpenCL device (install pocl-opencl-icd)"))?;
     let name = format!("{} ({})", device.info.name, device.info.platform);
-    let t = Instant::now();
-    let opencl = OpenClBackend::new(
-        device,
-        OpenClOptions {
-            limbs,
-            ..OpenClOptions::default()
-        },
-    )?;
-    let build_s = t.elapsed().as_secs_f64();
     let p = params.parameters();
     if !json {
         println!(
             "{circuit} at {shape}: {} constraints, {} inputs, {} aux; synthesized in {synth_s:.1} s, \
-             made-up parameters in {params_s:.1} s ({} bytes); {name}, kernels {build_s:.1} s, {limbs:?} limbs",
+             made-up parameters in {params_s:.1} s ({} bytes); {name}, {limbs:?} limbs",
             shape_of.0,
             shape_of.1,
             shape_of.2,
             params.size_bytes()
         );
         println!(
-            "{:<13} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7}",
-            "path", "step", "seconds", "bytes up", "bytes down", "launches", "waits"
+            "{:<13} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7}",
+            "path", "groups", "step", "seconds", "bytes up", "bytes down", "launches", "waits"
         );
     }
     // The steps in the order the phase runs them, as its boundaries mark them.
@@ -112,13 +119,7 @@ fn main() -> anyhow::Result<()> {
             });
         }
     }
-    let mut runs: Vec<(&str, &dyn DeviceBackend)> =
-        vec![("opencl-first", &opencl), ("opencl", &opencl)];
-    let on_cpu = CpuBackend::new();
-    if cpu {
-        runs.push(("cpu", &on_cpu));
-    }
-    for (path, backend) in runs {
+    let run = |path: &str, backend: &dyn DeviceBackend, groups: usize| -> anyhow::Result<()> {
         // Synthesized once; each run proves its own copy of the vectors.
         let partition = synthesize_partition(kind, size, count, seed, true)?;
         let mut clock = Clock { marks: Vec::new() };
@@ -132,14 +133,14 @@ fn main() -> anyhow::Result<()> {
                     serde_json::json!({
                         "bench": "device_shape", "circuit": circuit.to_string(), "shape": shape,
                         "path": path, "device": if path == "cpu" { "cpu" } else { &name },
-                        "step": step, "seconds": seconds, "bytes_up": c.bytes_to_device,
-                        "bytes_down": c.bytes_from_device, "launches": c.launches,
-                        "host_waits": c.host_waits,
+                        "groups_per_unit": groups, "step": step, "seconds": seconds,
+                        "bytes_up": c.bytes_to_device, "bytes_down": c.bytes_from_device,
+                        "launches": c.launches, "host_waits": c.host_waits,
                     })
                 );
             } else {
                 println!(
-                    "{path:<13} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7}",
+                    "{path:<13} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7}",
                     c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits
                 );
             }
@@ -163,6 +164,32 @@ fn main() -> anyhow::Result<()> {
             }
         }
         row("total", total, timings.counters);
+        Ok(())
+    };
+    for asked in groups {
+        // One backend at a time: each keeps its own copy of the bases on the device.
+        let t = Instant::now();
+        let opencl = OpenClBackend::new(
+            device.clone(),
+            OpenClOptions {
+                limbs,
+                groups_per_unit: asked,
+                kernel_cache: kernel_cache_from_env(),
+                ..OpenClOptions::default()
+            },
+        )?;
+        let groups = groups_per_unit(&device.info, asked);
+        if !json {
+            println!(
+                "{groups} work groups per compute unit: kernels {:.1} s",
+                t.elapsed().as_secs_f64()
+            );
+        }
+        run("opencl-first", &opencl, groups)?;
+        run("opencl", &opencl, groups)?;
+    }
+    if cpu {
+        run("cpu", &CpuBackend::new(), 0)?;
     }
     Ok(())
 }

@@ -160,6 +160,8 @@ pub struct GpusSection {
     pub workers_per_device: usize,
     /// Most terms of one multiexp launch on a device; 0 lets device memory decide.
     pub max_chunk_terms: usize,
+    /// Multiexp work groups per compute unit; 0 lets the device's kind decide.
+    pub work_groups_per_unit: usize,
     /// Tries of a failed device step on the device before it runs on the CPU.
     pub device_attempts: u32,
     /// Failed device steps in a row after which a device is marked unhealthy and skipped.
@@ -186,6 +188,7 @@ impl Default for GpusSection {
             devices: Vec::new(),
             workers_per_device: 1,
             max_chunk_terms: 0,
+            work_groups_per_unit: 0,
             device_attempts: 2,
             unhealthy_after: 3,
             keep_params: true,
@@ -287,6 +290,13 @@ impl Config {
             return invalid(
                 "daemon.retention",
                 "must be at least 1s: AwaitProof reads a finished job during this time",
+            );
+        }
+        if self.gpus.work_groups_per_unit > 64 {
+            return invalid(
+                "gpus.work_groups_per_unit",
+                "must be at most 64 (0 lets the device decide): each group holds its own buckets \
+                 in device memory",
             );
         }
         if self.gpus.workers_per_device == 0 {

@@ -102,6 +102,7 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "devices",
         "workers_per_device",
         "max_chunk_terms",
+        "work_groups_per_unit",
         "device_attempts",
         "unhealthy_after",
         "keep_params",
@@ -302,6 +303,11 @@ const BAD: &[Bad] = &[
         "[gpus]\nworkers_per_device = 0\n",
         &[],
         &["gpus.workers_per_device", "at least 1"],
+    ),
+    (
+        "[gpus]\nwork_groups_per_unit = 65\n",
+        &[],
+        &["gpus.work_groups_per_unit", "at most 64"],
     ),
     (
         "[gpus]\nworkers_per_device = \"two\"\n",

@@ -116,6 +116,7 @@ mod opencl {
             } else {
                 g.max_chunk_terms
             },
+            groups_per_unit: g.work_groups_per_unit,
             device_attempts: g.device_attempts,
             unhealthy_after: g.unhealthy_after,
             keep_params: g.keep_params,

@@ -45,6 +45,11 @@ pub fn test_config() -> Config {
     config.synthesis.threads = 2;
     // In memory unless a test sets a journal dir of its own (one daemon per journal).
     config.jobs.journal = false;
+    // Kernels where scripts/test.sh keeps them for every test binary (when it is set).
+    #[cfg(feature = "opencl")]
+    {
+        config.gpus.kernel_cache = snarkd_prover::backend::opencl::kernel_cache_from_env();
+    }
     config
 }
 

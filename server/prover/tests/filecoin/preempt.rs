@@ -108,11 +108,15 @@ fn a_preempted_partitions_proof_verifies_on_the_cpu() {
 #[cfg(feature = "opencl")]
 #[test]
 fn a_preempted_partitions_proof_verifies_on_opencl() {
-    use snarkd_prover::backend::opencl::list_devices;
+    use snarkd_prover::backend::opencl::{kernel_cache_from_env, list_devices};
     use snarkd_prover::backend::{OpenClBackend, OpenClOptions};
     let device = list_devices().into_iter().next().expect(
         "no OpenCL device: install an OpenCL runtime (PoCL: apt-get install pocl-opencl-icd)",
     );
-    let backend = OpenClBackend::new(device, OpenClOptions::default()).expect("kernels build");
+    let options = OpenClOptions {
+        kernel_cache: kernel_cache_from_env(),
+        ..OpenClOptions::default()
+    };
+    let backend = OpenClBackend::new(device, options).expect("kernels build");
     preempted_and_preempting_proofs_verify(&backend, false);
 }

@@ -9,6 +9,9 @@
 //! h ← iFFT(a) · (1/n)·g^(−i), the top coefficient dropped
 //! ```
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use ff::{Field, PrimeField};
 use opencl3::memory::Buffer;
 
@@ -169,8 +172,37 @@ struct Twiddles {
     omegas: Buffer<Fr>,
 }
 
+/// The host's copy of one direction's tables: `pq`, then `omegas` (see [`Twiddles`]).
+type HostTables = (Vec<Fr>, Vec<Fr>);
+
 impl Twiddles {
+    /// The tables for ω, copied up without waiting: their host copies are kept for the
+    /// process (a few KiB for each domain size and direction), so no error path has to wait.
     fn new(q: &DeviceQueue, omega: Fr, log_n: u32) -> Result<Twiddles> {
+        let (pq, omegas) = host_tables(omega, log_n);
+        let mut pq_buf = q.program.buffer::<Fr>(pq.len())?;
+        let mut omegas_buf = q.program.buffer::<Fr>(omegas.len())?;
+        // SAFETY: the host tables live as long as the process.
+        unsafe {
+            q.write_async(&mut pq_buf, 0, pq)?;
+            q.write_async(&mut omegas_buf, 0, omegas)?;
+        }
+        Ok(Twiddles {
+            pq: pq_buf,
+            omegas: omegas_buf,
+        })
+    }
+}
+
+/// The host tables for ω and 2^log_n, made once per process.
+fn host_tables(omega: Fr, log_n: u32) -> &'static HostTables {
+    type Made = HashMap<([u8; 32], u32), &'static HostTables>;
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+    let mut made = MADE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    made.entry((omega.to_bytes_le(), log_n)).or_insert_with(|| {
         let max_deg = MAX_LOG2_RADIX.min(log_n).max(1);
         let n = 1u64 << log_n;
         let twiddle = omega.pow_vartime([n >> max_deg]);
@@ -182,15 +214,8 @@ impl Twiddles {
         for k in 1..omegas.len() {
             omegas[k] = omegas[k - 1].square();
         }
-        let mut pq_buf = q.program.buffer::<Fr>(pq.len())?;
-        q.write(&mut pq_buf, 0, &pq)?;
-        let mut omegas_buf = q.program.buffer::<Fr>(omegas.len())?;
-        q.write(&mut omegas_buf, 0, &omegas)?;
-        Ok(Twiddles {
-            pq: pq_buf,
-            omegas: omegas_buf,
-        })
-    }
+        Box::leak(Box::new((pq, omegas)))
+    })
 }
 
 /// Launches the element-wise kernel `name` over n elements.

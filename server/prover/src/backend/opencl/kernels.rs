@@ -41,6 +41,7 @@ pub fn source(limbs: LimbBits) -> String {
         .add_multiexp::<G1Affine, Fp>()
         .add_multiexp::<G2Affine, Fp2>()
         .append_source(SCALAR_KERNELS.replace("SCALAR", &Fr::name()))
+        .append_source(format!("#define SNARKD_GROUP_ITEMS {LOCAL_WORK_SIZE}"))
         .append_source(point_kernels::<G1Affine, Fp>())
         .append_source(point_kernels::<G2Affine, Fp2>());
     match limbs {
@@ -64,6 +65,10 @@ fn point_kernels<G: GpuName, F: GpuName>() -> String {
         .replace("FIELD", &F::name())
         .replace("SCALAR", &Fr::name())
 }
+
+/// Work items per work group for the multiexp kernels (and the unit of their work size): the
+/// sum of ones reduces a group's sums in local memory of this size.
+pub const LOCAL_WORK_SIZE: usize = 128;
 
 /// Options every build of the program is made with (part of the kept binaries' key).
 const BUILD_OPTIONS: &str = "";

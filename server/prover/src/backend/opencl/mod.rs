@@ -55,7 +55,7 @@ pub use device::{
     list_devices, preferred_device, select_devices, DeviceMemory, OpenClDevice, OpenClDeviceInfo,
 };
 pub use kernels::{BuiltFrom, DeviceProgram, KernelBuild, LimbBits};
-pub use queue::DeviceQueue;
+pub use queue::{groups_per_unit, DeviceQueue, GPU_GROUPS_PER_UNIT};
 
 use super::{DeviceBackend, PciAddress, PoolUse};
 use crate::error::{ProverError, Result};
@@ -78,6 +78,8 @@ pub struct OpenClOptions {
     /// Cap on the terms of one multiexp launch; memory decides below it. Tests set it low to
     /// force chunking.
     pub max_chunk_terms: usize,
+    /// Multiexp work groups per compute unit; 0 leaves it to the device ([`groups_per_unit`]).
+    pub groups_per_unit: usize,
     /// Tries of a step on the device before it runs on the CPU.
     pub device_attempts: u32,
     /// Failed steps in a row after which the device is no longer used.
@@ -94,11 +96,24 @@ pub struct OpenClOptions {
     pub kernel_cache: Option<PathBuf>,
 }
 
+/// The environment variable that sets the daemon's `[gpus] kernel_cache`: the benchmarks and
+/// tests that build kernels outside a daemon keep them there too when it is set
+/// ([`kernel_cache_from_env`]), so only the first of them compiles from source.
+pub const KERNEL_CACHE_ENV: &str = "SNARKD_GPUS_KERNEL_CACHE";
+
+/// The directory [`KERNEL_CACHE_ENV`] names, if it is set and not empty.
+pub fn kernel_cache_from_env() -> Option<PathBuf> {
+    std::env::var_os(KERNEL_CACHE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
 impl Default for OpenClOptions {
     fn default() -> Self {
         OpenClOptions {
             workers_per_device: 1,
             max_chunk_terms: usize::MAX,
+            groups_per_unit: 0,
             device_attempts: 2,
             unhealthy_after: 3,
             keep_params: true,
@@ -143,8 +158,7 @@ impl OpenClBackend {
             device.clone(),
             Arc::clone(&program),
             Arc::clone(&memory),
-            options.workers_per_device,
-            options.max_chunk_terms,
+            &options,
         )?;
         Ok(OpenClBackend {
             name: device.info.backend_name(),
@@ -233,29 +247,34 @@ impl OpenClBackend {
         }
         self.with_queue(|q| {
             let start = q.counters();
-            let mut s_buf = q.program.buffer::<Fr>(scalars.len())?;
-            q.write(&mut s_buf, 0, scalars)?;
-            let kept = match resident {
-                true => {
-                    let mut b = q.program.buffer::<G>(bases.len())?;
-                    q.write(&mut b, 0, bases)?;
-                    Some(b)
-                }
-                false => None,
+            let run = || -> Result<P> {
+                let mut s_buf = q.program.buffer::<Fr>(scalars.len())?;
+                // SAFETY: `scalars` and `bases` are borrowed for this whole call, which waits
+                // for the queue below whether or not the multiexp succeeded.
+                unsafe { q.write_async(&mut s_buf, 0, scalars)? };
+                let kept = match resident {
+                    true => {
+                        let mut b = q.program.buffer::<G>(bases.len())?;
+                        // SAFETY: as above.
+                        unsafe { q.write_async(&mut b, 0, bases)? };
+                        Some(b)
+                    }
+                    false => None,
+                };
+                let on_device = match &kept {
+                    Some(b) => Bases::Device(b),
+                    None => Bases::Host(bases),
+                };
+                let scalars_on = DeviceScalars {
+                    buf: &s_buf,
+                    map: None,
+                    offset: 0,
+                };
+                msm(q, on_device, scalars_on, 0..bases.len())?.ok_or_else(|| no_room(&self.name))
             };
-            let on_device = match &kept {
-                Some(b) => Bases::Device(b),
-                None => Bases::Host(bases),
-            };
-            let scalars_on = DeviceScalars {
-                buf: &s_buf,
-                map: None,
-                offset: 0,
-            };
-            let sum = msm(q, on_device, scalars_on, 0..bases.len())?
-                .ok_or_else(|| no_room(&self.name))?;
+            let sum = run();
             q.finish()?;
-            Ok((sum, q.counters() - start))
+            Ok((sum?, q.counters() - start))
         })
     }
 
@@ -316,8 +335,7 @@ impl OpenClBackend {
                 self.device.clone(),
                 Arc::clone(&self.program),
                 Arc::clone(&self.memory),
-                self.options.workers_per_device,
-                self.options.max_chunk_terms,
+                &self.options,
             ),
         }
     }

@@ -7,8 +7,10 @@
 //! map for A and B, or h), so nothing is gathered or converted on the host; the bases are the
 //! resident copy, or the step's slice of the host's bases copied up into a staging buffer.
 //!
-//! Per chunk of a step the host waits twice: for the split's two counts (which size the
-//! multiexp's window) and for the work items' sums, which it adds up on its own threads.
+//! Per chunk of a step the host waits once, for what it reads back with one wait: the split's
+//! two counts, the work groups' sums of ones and the work items' bucket results, which it adds
+//! up on its own threads. The bucket kernel chooses its window from the count on the device (the host
+//! chooses the same one from the count to combine the windows).
 
 use std::ops::Range;
 
@@ -272,7 +274,7 @@ where
             counts: q.program.buffer::<u32>(2)?,
             buckets: q.program.buffer::<G::Curve>(bucket_items)?,
             results: q.program.buffer::<G::Curve>(units)?,
-            sums: q.program.buffer::<G::Curve>(units)?,
+            sums: q.program.buffer::<G::Curve>(units / LOCAL_WORK_SIZE)?,
             staging: match staged {
                 true => Some(q.program.buffer::<G>(n)?),
                 false => None,
@@ -310,8 +312,8 @@ where
                 .staging
                 .as_mut()
                 .expect("a staged multiexp has a staging buffer");
-            // SAFETY: the host bases are the parameters', alive for the whole phase; the read
-            // of the counts in `split_scalars` waits for this copy.
+            // SAFETY: the host bases are the parameters', alive for the whole phase; the chunk's
+            // read-back waits for this copy.
             unsafe { q.write_async(staging, 0, &host[terms.clone()])? };
             (&*staging, 0)
         }
@@ -323,64 +325,101 @@ where
         exps: &ws.exps,
         counts: &mut ws.counts,
     };
-    let (n_ones, n_rest) = split_scalars(q, split, scalars, terms, out)?;
+    let n = terms.len();
+    split_scalars(q, split, scalars, terms, out)?;
     let units = plan.work_units;
     debug_assert_eq!(
         units % LOCAL_WORK_SIZE,
         0,
         "the plan makes whole work groups"
     );
-    if n_ones > 0 {
-        q.launch(sum_ones, units / LOCAL_WORK_SIZE, LOCAL_WORK_SIZE, |k| {
-            // SAFETY: the argument list of `POINT_snarkd_sum_ones`; `sums` holds one point per
-            // work item, and every listed term's base lies in the base buffer.
-            unsafe {
-                k.set_arg(base_buf)
-                    .set_arg(&base_start)
-                    .set_arg(&ws.ones)
-                    .set_arg(&ws.counts)
-                    .set_arg(&ws.sums);
-            }
-        })?;
-    }
-    let shape = Windows::signed(n_rest, units, plan.window_bits);
-    if n_rest > 0 {
-        let items = shape.windows * shape.groups;
-        q.launch(
-            bucket,
-            items.div_ceil(LOCAL_WORK_SIZE),
-            LOCAL_WORK_SIZE,
-            |k| {
-                // SAFETY: the argument list of `POINT_snarkd_multiexp`; the kernel returns early for
-                // work items past windows × groups, and `buckets` holds 2^(window − 1) buckets
-                // for each of them (window ≤ plan.window_bits, items ≤ units).
-                unsafe {
-                    k.set_arg(base_buf)
-                        .set_arg(&base_start)
-                        .set_arg(&ws.rest)
-                        .set_arg(&ws.exps)
-                        .set_arg(&ws.counts)
-                        .set_arg(&ws.buckets)
-                        .set_arg(&ws.results)
-                        .set_arg(&(shape.groups as u32))
-                        .set_arg(&(shape.windows as u32))
-                        .set_arg(&(shape.bits as u32));
-                }
-            },
-        )?;
+    // Both kernels read their counts on the device (a sum of no ones is the identity), and the
+    // bucket multiexp chooses its window from its count as `Windows::signed` does below.
+    q.launch(sum_ones, units / LOCAL_WORK_SIZE, LOCAL_WORK_SIZE, |k| {
+        // SAFETY: the argument list of `POINT_snarkd_sum_ones`; `sums` holds one point per
+        // work group, and every listed term's base lies in the base buffer.
+        unsafe {
+            k.set_arg(base_buf)
+                .set_arg(&base_start)
+                .set_arg(&ws.ones)
+                .set_arg(&ws.counts)
+                .set_arg(&ws.sums);
+        }
+    })?;
+    q.launch(bucket, units / LOCAL_WORK_SIZE, LOCAL_WORK_SIZE, |k| {
+        // SAFETY: the argument list of `POINT_snarkd_multiexp`; the kernel returns early for
+        // work items past its windows × groups (at most `units`), and `buckets` holds
+        // 2^(max_bits − 1) buckets for each of `units` items.
+        unsafe {
+            k.set_arg(base_buf)
+                .set_arg(&base_start)
+                .set_arg(&ws.rest)
+                .set_arg(&ws.exps)
+                .set_arg(&ws.counts)
+                .set_arg(&ws.buckets)
+                .set_arg(&ws.results)
+                .set_arg(&(units as u32))
+                .set_arg(&(plan.window_bits as u32));
+        }
+    })?;
+    let back = read_back::<G>(q, ws, units)?;
+    let [n_ones, n_rest] = back.counts.map(|c| c as usize);
+    if n_ones > n || n_rest > n || n_ones + n_rest > n {
+        return Err(ProverError::Device {
+            backend: "opencl".into(),
+            reason: format!("the split of {n} scalars counted {n_ones} ones and {n_rest} others"),
+        });
     }
     let mut acc = G::Curve::identity();
     if n_ones > 0 {
-        let mut sums = vec![G::Curve::identity(); units];
-        q.read(&ws.sums, &mut sums)?;
-        acc += sum_on_host(&sums);
+        acc += sum_on_host(&back.sums);
     }
     if n_rest > 0 {
-        let mut results = vec![G::Curve::identity(); shape.windows * shape.groups];
-        q.read(&ws.results, &mut results)?;
-        acc += shape.reduce(&results);
+        let shape = Windows::signed(n_rest, units, plan.window_bits);
+        acc += shape.reduce(&back.results[..shape.windows * shape.groups]);
     }
     Ok(acc)
+}
+
+/// What a chunk reads back: the split's counts, the work groups' sums of ones and the work
+/// items' bucket results.
+struct ReadBack<C> {
+    counts: [u32; 2],
+    sums: Vec<C>,
+    results: Vec<C>,
+}
+
+/// Reads a chunk's counts, sums and results back with one wait. On a failure the queue is
+/// drained before the host buffers go; where even that fails they are never freed (a copy may
+/// still write them).
+fn read_back<G: PrimeCurveAffine>(
+    q: &DeviceQueue,
+    ws: &Workspace<G>,
+    units: usize,
+) -> Result<Box<ReadBack<G::Curve>>> {
+    let mut back = Box::new(ReadBack {
+        counts: [0; 2],
+        sums: vec![G::Curve::identity(); units / LOCAL_WORK_SIZE],
+        results: vec![G::Curve::identity(); units],
+    });
+    let read = (|| {
+        // SAFETY: `back` is neither touched nor freed until the blocking read below has waited
+        // for these copies; on a failure it is kept until the queue is drained (below).
+        unsafe {
+            q.read_async(&ws.counts, &mut back.counts)?;
+            q.read_async(&ws.sums, &mut back.sums)?;
+        }
+        q.read(&ws.results, &mut back.results)
+    })();
+    match read {
+        Ok(()) => Ok(back),
+        Err(e) => {
+            if q.finish().is_err() {
+                std::mem::forget(back);
+            }
+            Err(e)
+        }
+    }
 }
 
 /// Where a chunk's split writes: the terms whose scalar is one, the others with their exponents,
@@ -392,15 +431,15 @@ struct SplitOut<'a> {
     counts: &'a mut Buffer<u32>,
 }
 
-/// Splits the chunk's scalars on the device into ones and the rest (with their exponents), and
-/// reads back how many of each.
+/// Splits the chunk's scalars on the device into ones and the rest (with their exponents),
+/// counting each on the device; does not wait.
 fn split_scalars(
     q: &DeviceQueue,
     split: &opencl3::kernel::Kernel,
     scalars: DeviceScalars<'_>,
     terms: Range<usize>,
     out: SplitOut<'_>,
-) -> Result<(usize, usize)> {
+) -> Result<()> {
     let n = terms.len();
     q.fill(&mut *out.counts, 0u32, 0, 2)?;
     // Without a map the kernel reads none: any buffer stands in for it.
@@ -426,16 +465,7 @@ fn split_scalars(
                 .set_arg(&*out.counts);
         }
     })?;
-    let mut counts = [0u32; 2];
-    q.read(&*out.counts, &mut counts)?;
-    let [n_ones, n_rest] = counts.map(|c| c as usize);
-    if n_ones > n || n_rest > n || n_ones + n_rest > n {
-        return Err(ProverError::Device {
-            backend: "opencl".into(),
-            reason: format!("the split of {n} scalars counted {n_ones} ones and {n_rest} others"),
-        });
-    }
-    Ok((n_ones, n_rest))
+    Ok(())
 }
 
 fn too_long(what: usize) -> ProverError {

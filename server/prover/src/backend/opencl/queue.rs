@@ -4,9 +4,10 @@
 //!
 //! Launches and copies to the device are enqueued without waiting; the queue runs them in order,
 //! so a kernel sees every copy enqueued before it. The host waits only to read results back
-//! ([`DeviceQueue::read`]) or at the end of a step ([`DeviceQueue::finish`]); a copy enqueued
-//! without waiting reads host memory that the caller keeps alive and unchanged until the next
-//! wait (the plan's buffers outlive its steps, and dropping the plan waits for the queue).
+//! ([`DeviceQueue::read`], after any number of reads enqueued without waiting) or at the end of
+//! a step ([`DeviceQueue::finish`]); a copy enqueued without waiting reads or writes host
+//! memory that the caller keeps alive and untouched until the next wait (the plan's buffers
+//! outlive its steps, and dropping the plan waits for the queue).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,13 +17,28 @@ use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
 use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
 
-use super::device::{DeviceMemory, MemoryGrant, OpenClDevice};
+use super::device::{DeviceMemory, MemoryGrant, OpenClDevice, OpenClDeviceInfo};
+pub use super::kernels::LOCAL_WORK_SIZE;
 use super::kernels::{cl_err, DeviceProgram};
+use super::OpenClOptions;
 use crate::error::Result;
 use crate::groth16::DeviceCounters;
 
-/// Work items per work group for the multiexp kernels (and the unit of their work size).
-pub const LOCAL_WORK_SIZE: usize = 128;
+/// Multiexp work groups per compute unit on a GPU when the options leave it to the device: a
+/// GPU's compute unit keeps several groups' warps in flight to hide memory latency (one group
+/// of 128 items is 4 of the 64 warps an NVIDIA SM can hold). An estimate to be measured
+/// (`device_shape --groups`, run by `scripts/gpu-check.sh`).
+pub const GPU_GROUPS_PER_UNIT: usize = 4;
+
+/// The multiexp's work groups per compute unit: `asked` where it is set (not 0), else
+/// [`GPU_GROUPS_PER_UNIT`] on a GPU and one on a CPU device (PoCL runs a group on one core).
+pub fn groups_per_unit(device: &OpenClDeviceInfo, asked: usize) -> usize {
+    match (asked, device.kind) {
+        (0, "gpu") => GPU_GROUPS_PER_UNIT,
+        (0, _) => 1,
+        (n, _) => n,
+    }
+}
 
 /// One worker's access to a device.
 pub struct DeviceQueue {
@@ -35,6 +51,7 @@ pub struct DeviceQueue {
     share: u64,
     /// Upper bound on the terms of one multiexp launch (tests set it low to force chunking).
     pub max_chunk_terms: usize,
+    groups_per_unit: usize,
     counts: Counts,
 }
 
@@ -47,24 +64,27 @@ struct Counts {
 }
 
 impl DeviceQueue {
+    /// A queue on `device` with `options`' workers per device, chunk cap and work groups per
+    /// compute unit.
     pub fn new(
         device: OpenClDevice,
         program: Arc<DeviceProgram>,
         memory: Arc<DeviceMemory>,
-        workers_on_device: usize,
-        max_chunk_terms: usize,
+        options: &OpenClOptions,
     ) -> Result<DeviceQueue> {
         #[allow(deprecated)] // the 1.2 entry point: PoCL 3 and older NVIDIA drivers have it
         let queue = CommandQueue::create_default(&program.context, 0)
             .map_err(|e| cl_err("creating a command queue", e))?;
-        let share = memory.limit() / workers_on_device.max(1) as u64;
+        let share = memory.limit() / options.workers_per_device.max(1) as u64;
+        let groups_per_unit = groups_per_unit(&device.info, options.groups_per_unit);
         Ok(DeviceQueue {
             device,
             program,
             queue,
             memory,
             share,
-            max_chunk_terms: max_chunk_terms.max(1),
+            max_chunk_terms: options.max_chunk_terms.max(1),
+            groups_per_unit,
             counts: Counts::default(),
         })
     }
@@ -79,9 +99,15 @@ impl DeviceQueue {
         self.device.info.max_alloc_bytes
     }
 
-    /// Parallel work units for the multiexp: a work group per compute unit.
+    /// Parallel work units for the multiexp: [`Self::groups_per_unit`] work groups per compute
+    /// unit (the plan halves them where their buckets would crowd the memory).
     pub fn work_units(&self) -> usize {
-        LOCAL_WORK_SIZE * self.device.info.compute_units.max(1) as usize
+        LOCAL_WORK_SIZE * self.device.info.compute_units.max(1) as usize * self.groups_per_unit
+    }
+
+    /// Multiexp work groups per compute unit.
+    pub fn groups_per_unit(&self) -> usize {
+        self.groups_per_unit
     }
 
     /// The device's memory pool.
@@ -216,19 +242,67 @@ impl DeviceQueue {
     /// Copies the first `out.len()` elements of `buf` into `out`, after everything enqueued
     /// before, and waits.
     pub fn read<T>(&self, buf: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        // SAFETY: a blocking read has written `out` when it returns.
+        unsafe { self.copy_down(buf, out, CL_BLOCKING) }?;
+        if !out.is_empty() {
+            self.counts.waits.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Enqueues a copy of the first `out.len()` elements of `buf` into `out`, after everything
+    /// enqueued before, without waiting.
+    ///
+    /// # Safety
+    /// `out` must stay alive, and be neither read nor written, until this queue's next wait
+    /// has returned successfully; if that wait fails, `out` must never be freed.
+    pub unsafe fn read_async<T>(&self, buf: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        // SAFETY: the caller keeps `out` for the copy (this function's contract).
+        unsafe { self.copy_down(buf, out, CL_NON_BLOCKING) }
+    }
+
+    /// # Safety
+    /// Without `blocking`, `out` must stay untouched until the copy has run.
+    unsafe fn copy_down<T>(
+        &self,
+        buf: &Buffer<T>,
+        out: &mut [T],
+        blocking: opencl3::types::cl_bool,
+    ) -> Result<()> {
         if out.is_empty() {
             return Ok(());
         }
-        // SAFETY: blocking read into `out`; `buf` holds at least `out.len()` initialised elements.
-        unsafe {
-            self.queue
-                .enqueue_read_buffer(buf, CL_BLOCKING, 0, out, &[])
-        }
-        .map_err(|e| cl_err("reading a buffer", e))?;
+        // SAFETY: `buf` holds at least `out.len()` initialised elements (callers size it so);
+        // `out`'s lifetime is the caller's to keep (this function's contract).
+        unsafe { self.queue.enqueue_read_buffer(buf, blocking, 0, out, &[]) }
+            .map_err(|e| cl_err("reading a buffer", e))?;
         self.counts
             .from_device
             .fetch_add(std::mem::size_of_val(out) as u64, Ordering::Relaxed);
-        self.counts.waits.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gpu_runs_several_work_groups_per_compute_unit_a_cpu_device_one_and_a_setting_wins() {
+        let device = |kind| OpenClDeviceInfo {
+            ordinal: 0,
+            platform: "p".into(),
+            name: "d".into(),
+            kind,
+            memory_bytes: 1 << 30,
+            max_alloc_bytes: 1 << 28,
+            compute_units: 132,
+            pci: None,
+            driver_version: String::new(),
+        };
+        assert_eq!(groups_per_unit(&device("gpu"), 0), GPU_GROUPS_PER_UNIT);
+        assert_eq!(groups_per_unit(&device("cpu"), 0), 1);
+        assert_eq!(groups_per_unit(&device("gpu"), 2), 2);
+        assert_eq!(groups_per_unit(&device("cpu"), 3), 3);
     }
 }
