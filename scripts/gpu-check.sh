@@ -212,8 +212,12 @@ json_rows() {
 }
 
 say "device phase: before and now on OpenCL, and the CPU, on the same 2 KiB partitions"
+# The benchmarks keep their compiled kernels in one directory (the daemon's setting, read by them
+# too), so only the first of them builds each program from source; the daemons above and the
+# cold start below keep theirs apart.
+kernels="$work/kernels"
 json_rows "Device phase, same partitions (seconds, bytes, launches, waits)" device_bench.log \
-  "$bin/examples/device_bench" --json "${kinds[@]}"
+  env SNARKD_GPUS_KERNEL_CACHE="$kernels" "$bin/examples/device_bench" --json "${kinds[@]}"
 
 # One production-shaped partition (default: a whole 32 GiB PoRep partition, 18 challenges; made-up
 # parameters of its counts, no files needed), each step timed, its bases going up and then kept.
@@ -224,7 +228,8 @@ for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
   say "device phase at production shape ($shape, $limbs-bit limbs)"
   # shellcheck disable=SC2086 # the shape is three words
   json_rows "Device phase at production shape: $shape, $limbs-bit limbs" device_shape.log \
-    "$bin/examples/device_shape" $shape --json --limbs "$limbs" --groups "$groups"
+    env SNARKD_GPUS_KERNEL_CACHE="$kernels" "$bin/examples/device_shape" $shape --json \
+    --limbs "$limbs" --groups "$groups"
 done
 
 # Synthesis of one production-shaped partition at each thread count: whether it scales with the
