@@ -69,6 +69,8 @@ fn point_kernels<G: GpuName, F: GpuName>() -> String {
 /// Work items per work group for the multiexp kernels (and the unit of their work size): the
 /// sum of ones reduces a group's sums in local memory of this size.
 pub const LOCAL_WORK_SIZE: usize = 128;
+// The sum of ones halves its group's sums in local memory until one is left.
+const _: () = assert!(LOCAL_WORK_SIZE.is_power_of_two());
 
 /// Options every build of the program is made with (part of the kept binaries' key).
 const BUILD_OPTIONS: &str = "";

@@ -272,9 +272,14 @@ impl OpenClBackend {
                 };
                 msm(q, on_device, scalars_on, 0..bases.len())?.ok_or_else(|| no_room(&self.name))
             };
+            // The multiexp's own error first; either way the queue is waited for, so no copy
+            // reads the caller's vectors after this returns (a queue whose wait fails is dead:
+            // the backend's attempt marks the step failed and retries elsewhere).
             let sum = run();
-            q.finish()?;
-            Ok((sum?, q.counters() - start))
+            let waited = q.finish();
+            let sum = sum?;
+            waited?;
+            Ok((sum, q.counters() - start))
         })
     }
 

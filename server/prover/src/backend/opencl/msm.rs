@@ -326,6 +326,7 @@ where
         counts: &mut ws.counts,
     };
     let n = terms.len();
+    let chunk_len = n as u32;
     split_scalars(q, split, scalars, terms, out)?;
     let units = plan.work_units;
     debug_assert_eq!(
@@ -333,8 +334,9 @@ where
         0,
         "the plan makes whole work groups"
     );
-    // Both kernels read their counts on the device (a sum of no ones is the identity), and the
-    // bucket multiexp chooses its window from its count as `Windows::signed` does below.
+    // Both kernels read their counts on the device (a sum of no ones is the identity; a count
+    // is never taken above the chunk's length), and the bucket multiexp chooses its window from
+    // its count as `Windows::signed` does below.
     q.launch(sum_ones, units / LOCAL_WORK_SIZE, LOCAL_WORK_SIZE, |k| {
         // SAFETY: the argument list of `POINT_snarkd_sum_ones`; `sums` holds one point per
         // work group, and every listed term's base lies in the base buffer.
@@ -343,6 +345,7 @@ where
                 .set_arg(&base_start)
                 .set_arg(&ws.ones)
                 .set_arg(&ws.counts)
+                .set_arg(&chunk_len)
                 .set_arg(&ws.sums);
         }
     })?;
@@ -356,6 +359,7 @@ where
                 .set_arg(&ws.rest)
                 .set_arg(&ws.exps)
                 .set_arg(&ws.counts)
+                .set_arg(&chunk_len)
                 .set_arg(&ws.buckets)
                 .set_arg(&ws.results)
                 .set_arg(&(units as u32))

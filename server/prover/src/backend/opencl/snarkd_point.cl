@@ -9,14 +9,14 @@
 // the group's (SNARKD_GROUP_ITEMS items a group, as the host launches it); the host adds the
 // groups' sums.
 KERNEL void POINT_snarkd_sum_ones(GLOBAL POINT_affine* bases, uint base_start,
-                                  GLOBAL uint* ones, GLOBAL uint* counts,
+                                  GLOBAL uint* ones, GLOBAL uint* counts, uint chunk,
                                   GLOBAL POINT_jacobian* sums) {
   LOCAL POINT_jacobian part[SNARKD_GROUP_ITEMS];
   const uint gid = GET_GLOBAL_ID();
   const uint lid = GET_LOCAL_ID();
   const uint items = get_global_size(0);
   const FIELD zero = FIELD_ZERO;
-  const uint n = counts[0];
+  const uint n = min(counts[0], chunk);
   POINT_jacobian acc = POINT_ZERO;
   for (uint k = gid; k < n; k += items) {
     const POINT_affine b = bases[base_start + ones[k]];
@@ -51,7 +51,8 @@ uint snarkd_best_bits(uint per_unit, uint max_bits) {
 #endif
 
 // Bucket multiexp over the `rest` list with signed digits. The shape follows the count the
-// split wrote (counts[1]), so the host need not read it first: the window is the one
+// split wrote (counts[1], never taken above the chunk's length: a wrong count reads no further
+// than the lists), so the host need not read it first: the window is the one
 // ⌈n / units⌉ terms a work item are worth, at most max_bits wide (the buckets are allocated
 // for that), windows = ⌈256 / window_bits⌉, groups = units / windows. Work item gid takes
 // window gid % windows (window 0 holds the most significant bits) of the terms of group
@@ -63,10 +64,10 @@ uint snarkd_best_bits(uint per_unit, uint max_bits) {
 // scalar's bit 255, zero for every canonical scalar.
 KERNEL void POINT_snarkd_multiexp(GLOBAL POINT_affine* bases, uint base_start,
                                   GLOBAL uint* rest, GLOBAL SCALAR* exps, GLOBAL uint* counts,
-                                  GLOBAL POINT_jacobian* buckets, GLOBAL POINT_jacobian* results,
-                                  uint units, uint max_bits) {
+                                  uint chunk, GLOBAL POINT_jacobian* buckets,
+                                  GLOBAL POINT_jacobian* results, uint units, uint max_bits) {
   const uint gid = GET_GLOBAL_ID();
-  const uint n = counts[1];
+  const uint n = min(counts[1], chunk);
   const uint window_bits = snarkd_best_bits(max((n + units - 1) / units, 1u), max_bits);
   const uint windows = (256 + window_bits - 1) / window_bits;
   const uint groups = max(units / windows, 1u);
