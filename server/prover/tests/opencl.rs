@@ -162,6 +162,33 @@ fn g1_msm_matches_the_cpu_whole_and_chunked() {
 }
 
 #[test]
+fn a_step_short_of_device_memory_halves_its_work_groups_and_still_runs_there() {
+    // Four groups a compute unit: PoCL's 2 compute units make 1,024 work items, whose 8-bit
+    // buckets (2^16 terms are worth 8 bits at 64 terms an item) take about 19 MB; a pool held
+    // down to 15 MB free leaves room for 512 items' and not for 1,024's.
+    let options = OpenClOptions {
+        groups_per_unit: 4,
+        pool_bytes: Some(400 << 20),
+        kernel_cache: kernel_cache_from_env(),
+        ..OpenClOptions::default()
+    };
+    let backend = OpenClBackend::new(device(), options).expect("backend");
+    let memory = backend.memory();
+    let _held = memory
+        .try_reserve(memory.limit() - (15 << 20), 0)
+        .expect("an idle pool");
+    let mut rng = rng(6);
+    let n = 1 << 16;
+    let (bases, values) = (g1_bases(n, &mut rng), scalars(n, &mut rng));
+    let want = msm_g1(&bases, ScalarBytes::dense(&values).view());
+    let (got, counts) = backend
+        .msm_g1(&bases, &values, true)
+        .expect("the step runs on the device with fewer work groups");
+    assert_eq!(got.to_affine(), want.to_affine());
+    assert_eq!(counts.launches, 3, "{counts:?}");
+}
+
+#[test]
 fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
     let mut rng = rng(6);
     let n = 1500;

@@ -225,7 +225,8 @@ where
 /// Chunks smaller than this are not worth a launch: the step runs elsewhere instead.
 const MIN_CHUNK_TERMS: usize = 1 << 12;
 
-/// The buffers of `plan`, its window narrowed and its chunks halved until they fit in what the pool has free now (it
+/// The buffers of `plan`, its window narrowed, its work groups and then its chunks halved until
+/// they fit in what the pool has free now (it
 /// never waits: a phase preempted at a step boundary holds its witness meanwhile, and the
 /// preempting phase must not wait for it). `None` when not even a small chunk fits.
 fn workspace<G>(
@@ -236,34 +237,35 @@ fn workspace<G>(
 where
     G: PrimeCurveAffine,
 {
-    let units = plan.work_units;
-    let bytes = |n: usize, bits: usize| {
+    let bytes = |plan: &ChunkPlan| {
+        let n = plan.chunk_terms;
         n as u64 * TERM_BYTES
             + 8
-            + fixed_bytes::<G>(units, bits)
+            + fixed_bytes::<G>(plan.work_units, plan.window_bits)
             + if staged {
                 (n * std::mem::size_of::<G>()) as u64
             } else {
                 0
             }
     };
-    // Narrower windows first (their buckets are most of what a wide one holds), then shorter
-    // chunks.
+    // Narrower windows first (their buckets are most of what a wide one holds), then fewer work
+    // groups (each holds its own buckets) down to one a compute unit, then shorter chunks.
+    let base_units = (q.work_units() / q.groups_per_unit()).max(LOCAL_WORK_SIZE);
     let grant = loop {
-        if let Some(grant) = q
-            .memory()
-            .try_reserve(bytes(plan.chunk_terms, plan.window_bits), 0)
-        {
+        if let Some(grant) = q.memory().try_reserve(bytes(&plan), 0) {
             break grant;
         }
         if plan.window_bits > BASE_SIGNED_BITS {
             plan.window_bits -= 1;
+        } else if plan.work_units > base_units {
+            plan.work_units = (plan.work_units / LOCAL_WORK_SIZE / 2).max(1) * LOCAL_WORK_SIZE;
         } else if plan.chunk_terms > MIN_CHUNK_TERMS {
             plan.chunk_terms /= 2;
         } else {
             return Ok(None);
         }
     };
+    let units = plan.work_units;
     let bucket_items = units * signed_buckets(plan.window_bits);
     let n = plan.chunk_terms;
     Ok(Some((

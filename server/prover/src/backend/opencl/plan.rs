@@ -299,9 +299,15 @@ impl OpenClBackend {
         let start = queue.counters();
         let (inputs, aux) = witness.witness();
         let witness_bytes = ((inputs.len() + aux.len()) * std::mem::size_of::<Fr>()) as u64;
+        // A multiexp step at one work group a compute unit: whether the bases stay on the
+        // device does not turn on the group count (a step halves its groups where they do not
+        // fit beside them).
         let working = witness_bytes
             + fft::h_memory(witness.num_constraints()).0
-            + msm::step_bytes(GPU_STEP_POINTS, queue.work_units());
+            + msm::step_bytes(
+                GPU_STEP_POINTS,
+                queue.work_units() / queue.groups_per_unit().max(1),
+            );
         let keep_free = working * self.options.workers_per_device.max(1) as u64;
         let resident = match self.options.keep_params {
             true => self.resident.get(&queue, loaded, witness, keep_free)?,
