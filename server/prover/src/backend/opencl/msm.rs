@@ -250,7 +250,7 @@ where
     };
     // Narrower windows first (their buckets are most of what a wide one holds), then fewer work
     // groups (each holds its own buckets) down to one a compute unit, then shorter chunks.
-    let base_units = (q.work_units() / q.groups_per_unit()).max(LOCAL_WORK_SIZE);
+    let base_units = q.work_units_at_one_group();
     let grant = loop {
         if let Some(grant) = q.memory().try_reserve(bytes(&plan), 0) {
             break grant;

@@ -304,10 +304,7 @@ impl OpenClBackend {
         // fit beside them).
         let working = witness_bytes
             + fft::h_memory(witness.num_constraints()).0
-            + msm::step_bytes(
-                GPU_STEP_POINTS,
-                queue.work_units() / queue.groups_per_unit().max(1),
-            );
+            + msm::step_bytes(GPU_STEP_POINTS, queue.work_units_at_one_group());
         let keep_free = working * self.options.workers_per_device.max(1) as u64;
         let resident = match self.options.keep_params {
             true => self.resident.get(&queue, loaded, witness, keep_free)?,

@@ -102,12 +102,13 @@ impl DeviceQueue {
     /// Parallel work units for the multiexp: [`Self::groups_per_unit`] work groups per compute
     /// unit (the plan halves them where their buckets would crowd the memory).
     pub fn work_units(&self) -> usize {
-        LOCAL_WORK_SIZE * self.device.info.compute_units.max(1) as usize * self.groups_per_unit
+        self.work_units_at_one_group() * self.groups_per_unit
     }
 
-    /// Multiexp work groups per compute unit.
-    pub fn groups_per_unit(&self) -> usize {
-        self.groups_per_unit
+    /// The work units of one work group a compute unit: what a step falls back to where more
+    /// groups' buckets do not fit, and what the device's memory is planned with.
+    pub fn work_units_at_one_group(&self) -> usize {
+        LOCAL_WORK_SIZE * self.device.info.compute_units.max(1) as usize
     }
 
     /// The device's memory pool.
