@@ -103,8 +103,16 @@ fn main() -> anyhow::Result<()> {
             params.size_bytes()
         );
         println!(
-            "{:<13} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7}",
-            "path", "groups", "step", "seconds", "bytes up", "bytes down", "launches", "waits"
+            "{:<13} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7} {:>13}",
+            "path",
+            "groups",
+            "step",
+            "seconds",
+            "bytes up",
+            "bytes down",
+            "launches",
+            "waits",
+            "additions"
         );
     }
     // The steps in the order the phase runs them, as its boundaries mark them.
@@ -136,12 +144,14 @@ fn main() -> anyhow::Result<()> {
                         "groups_per_unit": groups, "step": step, "seconds": seconds,
                         "bytes_up": c.bytes_to_device, "bytes_down": c.bytes_from_device,
                         "launches": c.launches, "host_waits": c.host_waits,
+                        "point_additions": c.point_additions,
                     })
                 );
             } else {
                 println!(
-                    "{path:<13} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7}",
-                    c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits
+                    "{path:<13} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>13}",
+                    c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits,
+                    c.point_additions
                 );
             }
         };

@@ -161,11 +161,14 @@ fn g1_msm_matches_the_cpu_whole_and_chunked() {
     }
 }
 
+/// Kernel launches a multiexp chunk takes: the split, the sum of ones, the sort's count, three
+/// scan passes and scatter, the bucket sums and their reduction.
+const LAUNCHES_A_CHUNK: u64 = 9;
+
 #[test]
-fn a_step_short_of_device_memory_halves_its_work_groups_and_still_runs_there() {
-    // Four groups a compute unit: PoCL's 2 compute units make 1,024 work items, whose 8-bit
-    // buckets (2^16 terms are worth 8 bits at 64 terms an item) take about 19 MB; a pool held
-    // down to 15 MB free leaves room for 512 items' and not for 1,024's.
+fn a_step_short_of_device_memory_takes_shorter_chunks_and_still_runs_there() {
+    // 2^16 terms at once (13-bit windows) take about 21 MB of device memory; a pool held down
+    // to 15 MB free has room for half of them at a time.
     let options = OpenClOptions {
         groups_per_unit: 4,
         pool_bytes: Some(400 << 20),
@@ -183,9 +186,12 @@ fn a_step_short_of_device_memory_halves_its_work_groups_and_still_runs_there() {
     let want = msm_g1(&bases, ScalarBytes::dense(&values).view());
     let (got, counts) = backend
         .msm_g1(&bases, &values, true)
-        .expect("the step runs on the device with fewer work groups");
+        .expect("the step runs on the device in shorter chunks");
     assert_eq!(got.to_affine(), want.to_affine());
-    assert_eq!(counts.launches, 3, "{counts:?}");
+    assert!(
+        counts.launches > LAUNCHES_A_CHUNK && counts.launches % LAUNCHES_A_CHUNK == 0,
+        "{counts:?}"
+    );
 }
 
 #[test]
@@ -212,6 +218,41 @@ fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
         })
         .collect();
     check_g1(n, &edges, &bases);
+    // One bucket holds every term (a single nonzero digit, 2, in the lowest window): it spans
+    // every work item's slice of the sorted list, each adding its head to it.
+    check_g1(n, &vec![Fr::from(2); n], &bases);
+}
+
+#[test]
+fn a_dense_multiexp_in_one_chunk_takes_a_wide_window_and_matches_the_cpu() {
+    // 2^18 random scalars in one chunk are worth 16-bit windows: 16 windows of 2^15 buckets,
+    // whose counts the sort scans in 512 blocks (four passes of the block totals' scan). The
+    // bases are a chain of additions (random points one by one would take the test's time).
+    let options = OpenClOptions {
+        kernel_cache: kernel_cache_from_env(),
+        ..OpenClOptions::default()
+    };
+    let backend = OpenClBackend::new(device(), options).expect("backend");
+    let mut rng = rng(7);
+    let n = 1 << 18;
+    let step = G1Projective::random(&mut rng);
+    let chain: Vec<G1Projective> = std::iter::successors(Some(step), |p| Some(p + step))
+        .take(n)
+        .collect();
+    let mut bases = vec![G1Affine::identity(); n];
+    G1Projective::batch_normalize(&chain, &mut bases);
+    let values: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
+    let want = msm_g1(&bases, ScalarBytes::dense(&values).view());
+    let (got, counts) = backend.msm_g1(&bases, &values, true).expect("device msm");
+    assert_eq!(got.to_affine(), want.to_affine());
+    assert_eq!(counts.launches, LAUNCHES_A_CHUNK, "one chunk: {counts:?}");
+    // A digit a window for nearly every term (one in 2^16 is zero) and two additions a bucket.
+    let weigh = 2 * 16 << 15;
+    let digits = counts.point_additions - weigh;
+    assert!(
+        digits <= 16 * n as u64 && digits > 16 * n as u64 * 99 / 100,
+        "{counts:?}"
+    );
 }
 
 #[test]
@@ -243,11 +284,16 @@ fn all_zero_scalars_give_the_identity_and_a_chunk_waits_once() {
         .msm_g1(&bases, &vec![Fr::ZERO; 100], true)
         .unwrap();
     assert!(bool::from(sum.is_identity()));
-    // The split, the sum of ones and the bucket multiexp are enqueued together (the last two
-    // read their counts on the device, here none), then one wait reads all three back; the
+    // The split and every kernel after it are enqueued together (they read the split's counts
+    // on the device, here none), then one wait reads the counts, sums and parts back; the
     // call's last wait is for the queue to be done with the caller's vectors.
-    assert_eq!(counts.launches, 3, "{counts:?}");
+    assert_eq!(counts.launches, LAUNCHES_A_CHUNK, "{counts:?}");
     assert_eq!(counts.host_waits, 2, "{counts:?}");
+    assert_eq!(counts.point_additions, 0, "{counts:?}");
+    // Ones cost one addition each and nothing else is counted (the work groups' sums of them
+    // are left out).
+    let (_, counts) = backend().msm_g1(&bases, &vec![Fr::ONE; 100], true).unwrap();
+    assert_eq!(counts.point_additions, 100, "{counts:?}");
 }
 
 #[test]

@@ -116,6 +116,10 @@ pub struct DeviceCounters {
     pub launches: u64,
     /// Times the host blocked on the device (a blocking copy, a wait for the queue).
     pub host_waits: u64,
+    /// Curve-point additions of the multiexps' kernels: one a term whose scalar is one, one a
+    /// nonzero digit of the others, two a bucket to weigh the buckets by their digits (the
+    /// work groups' and the host's sums of partial results, a few thousand a chunk, left out).
+    pub point_additions: u64,
 }
 
 impl std::ops::Sub for DeviceCounters {
@@ -126,6 +130,7 @@ impl std::ops::Sub for DeviceCounters {
             bytes_from_device: self.bytes_from_device - earlier.bytes_from_device,
             launches: self.launches - earlier.launches,
             host_waits: self.host_waits - earlier.host_waits,
+            point_additions: self.point_additions - earlier.point_additions,
         }
     }
 }
@@ -136,6 +141,7 @@ impl std::ops::AddAssign for DeviceCounters {
         self.bytes_from_device += other.bytes_from_device;
         self.launches += other.launches;
         self.host_waits += other.host_waits;
+        self.point_additions += other.point_additions;
     }
 }
 

@@ -1,6 +1,7 @@
 //! The device programs: ec-gpu-gen's generated BLS12-381 source (the scalar field's radix FFT,
 //! the field and curve arithmetic) plus our kernels (`snarkd_scalar.cl`: the H polynomial's
-//! element-wise passes and the split of a multiexp's scalars; `snarkd_point.cl`: the multiexp),
+//! element-wise passes and the split of a multiexp's scalars; `snarkd_sort.cl`: the counting
+//! sort of their digits by bucket; `snarkd_point.cl`: the sums of ones and of buckets),
 //! compiled once per device and process and shared by every worker on that device. The compiled
 //! binary is kept on disk (`kernel_cache.rs`) so a later process loads it instead of compiling;
 //! drivers keep caches of their own too (PoCL under `$POCL_CACHE_DIR` or `~/.cache/pocl`,
@@ -28,6 +29,8 @@ use crate::error::{ProverError, Result};
 /// Our kernels over the scalar field (`SCALAR` is replaced by its generated name): the H
 /// polynomial's element-wise passes and the three-way split of a multiexp's scalars.
 const SCALAR_KERNELS: &str = include_str!("snarkd_scalar.cl");
+/// The counting sort of a multiexp chunk's digits by (window, digit) (`SCALAR` replaced).
+const SORT_KERNELS: &str = include_str!("snarkd_sort.cl");
 /// Our multiexp kernels over one group (`POINT`, `FIELD` and `SCALAR` replaced).
 const POINT_KERNELS: &str = include_str!("snarkd_point.cl");
 
@@ -41,7 +44,10 @@ pub fn source(limbs: LimbBits) -> String {
         .add_multiexp::<G1Affine, Fp>()
         .add_multiexp::<G2Affine, Fp2>()
         .append_source(SCALAR_KERNELS.replace("SCALAR", &Fr::name()))
-        .append_source(format!("#define SNARKD_GROUP_ITEMS {LOCAL_WORK_SIZE}"))
+        .append_source(format!(
+            "#define SNARKD_GROUP_ITEMS {LOCAL_WORK_SIZE}\n#define SNARKD_SCAN_BLOCK {SCAN_BLOCK}"
+        ))
+        .append_source(SORT_KERNELS.replace("SCALAR", &Fr::name()))
         .append_source(point_kernels::<G1Affine, Fp>())
         .append_source(point_kernels::<G2Affine, Fp2>());
     match limbs {
@@ -67,10 +73,13 @@ fn point_kernels<G: GpuName, F: GpuName>() -> String {
 }
 
 /// Work items per work group for the multiexp kernels (and the unit of their work size): the
-/// sum of ones reduces a group's sums in local memory of this size.
+/// sum of ones reduces a group's sums in local memory of this size, the sort's scans a
+/// group's counts.
 pub const LOCAL_WORK_SIZE: usize = 128;
 // The sum of ones halves its group's sums in local memory until one is left.
 const _: () = assert!(LOCAL_WORK_SIZE.is_power_of_two());
+/// Buckets a work group of the sort's first scan takes (eight a work item).
+pub const SCAN_BLOCK: usize = LOCAL_WORK_SIZE * 8;
 
 /// Options every build of the program is made with (part of the kept binaries' key).
 const BUILD_OPTIONS: &str = "";
@@ -82,8 +91,11 @@ pub fn fft_kernel() -> String {
 pub fn sum_ones_kernel<G: GpuName>() -> String {
     format!("{}_snarkd_sum_ones", G::name())
 }
-pub fn multiexp_kernel<G: GpuName>() -> String {
-    format!("{}_snarkd_multiexp", G::name())
+pub fn bucket_sum_kernel<G: GpuName>() -> String {
+    format!("{}_snarkd_bucket_sum", G::name())
+}
+pub fn bucket_reduce_kernel<G: GpuName>() -> String {
+    format!("{}_snarkd_bucket_reduce", G::name())
 }
 
 /// How a device's program came to be: compiled from source, or created from a kept binary.

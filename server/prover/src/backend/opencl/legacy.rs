@@ -13,7 +13,7 @@ use group::prime::PrimeCurveAffine;
 use group::Group;
 
 use super::fft;
-use super::msm::plan;
+use super::msm_plan::plan;
 use super::queue::{DeviceQueue, LOCAL_WORK_SIZE};
 use super::windows::Windows;
 use crate::error::{ProverError, Result};

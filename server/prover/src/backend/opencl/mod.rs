@@ -7,8 +7,8 @@
 //! Data stays where it is used: a circuit's bases go up once per device and stay while its keys
 //! are loaded (`resident.rs`), a partition's witness goes up once, h never comes back, the
 //! multiexps read their scalars on the device and work in proportion to the witness (zeros
-//! dropped, ones summed, a signed-digit bucket multiexp over the rest). Every byte over the bus, launch and
-//! host wait is counted ([`crate::groth16::DeviceCounters`]).
+//! dropped, ones summed, the rest's signed digits sorted by bucket and each bucket summed over
+//! its run). Every byte over the bus, launch and host wait is counted ([`crate::groth16::DeviceCounters`]).
 //!
 //! Faults: a step that fails on the device is run there again up to
 //! [`OpenClOptions::device_attempts`] times, then the partition's remaining steps run on the CPU,
@@ -20,17 +20,19 @@
 //!
 //! Layout:
 //! - `device.rs`: discovery across all platforms, selection, the shared memory pool.
-//! - `kernels.rs`: kernel source (`snarkd_scalar.cl`, `snarkd_point.cl` and ec-gpu-gen's), the
-//!   per-device program, buffers.
+//! - `kernels.rs`: kernel source (`snarkd_scalar.cl`, `snarkd_sort.cl`, `snarkd_point.cl` and
+//!   ec-gpu-gen's), the per-device program, buffers.
 //! - `kernel_cache.rs`: compiled programs kept on disk between processes.
 //! - `queue.rs`: [`DeviceQueue`], one worker's queue and memory share on a device, with counts.
 //! - `resident.rs`: circuits' bases kept on the device, evicted least recently used.
 //! - `plan.rs`: one partition's device phase (a [`crate::groth16::DevicePlan`]).
 //! - `fft.rs`: the H polynomial on the device.
-//! - `msm.rs`: the split multiexp over G1 and G2.
-//! - `windows.rs`: how a bucket multiexp is cut into windows and groups (signed digits, the
-//!   window chosen by the additions it costs and capped by memory).
+//! - `msm.rs`: the split multiexp over G1 and G2; `msm_plan.rs` cuts a step into chunks within
+//!   the memory it may hold; `buckets.rs` sorts a chunk's digits by bucket and sums them.
+//! - `windows.rs`: how a chunk's exponents are cut into windows (signed digits, the window
+//!   chosen by the additions it costs and capped by memory) and the host's sum of the windows.
 
+mod buckets;
 mod device;
 mod fft;
 mod kernel_cache;
@@ -38,6 +40,7 @@ mod kernels;
 #[cfg(feature = "bench")]
 mod legacy;
 mod msm;
+mod msm_plan;
 mod plan;
 mod queue;
 mod resident;

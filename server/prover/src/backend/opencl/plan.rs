@@ -24,6 +24,7 @@ use opencl3::memory::Buffer;
 use super::device::MemoryGrant;
 use super::fft::{self, HOnDevice};
 use super::msm::{self, Bases, DeviceScalars};
+use super::msm_plan;
 use super::queue::DeviceQueue;
 use super::resident::{Maps, Resident};
 use super::{OpenClBackend, GPU_STEP_POINTS};
@@ -304,7 +305,7 @@ impl OpenClBackend {
         // fit beside them).
         let working = witness_bytes
             + fft::h_memory(witness.num_constraints()).0
-            + msm::step_bytes(GPU_STEP_POINTS, queue.work_units_at_one_group());
+            + msm_plan::step_bytes(GPU_STEP_POINTS, queue.work_units_at_one_group());
         let keep_free = working * self.options.workers_per_device.max(1) as u64;
         let resident = match self.options.keep_params {
             true => self.resident.get(&queue, loaded, witness, keep_free)?,

@@ -61,6 +61,7 @@ struct Counts {
     from_device: AtomicU64,
     launches: AtomicU64,
     waits: AtomicU64,
+    additions: AtomicU64,
 }
 
 impl DeviceQueue {
@@ -100,13 +101,13 @@ impl DeviceQueue {
     }
 
     /// Parallel work units for the multiexp: [`Self::groups_per_unit`] work groups per compute
-    /// unit (the plan halves them where their buckets would crowd the memory).
+    /// unit (the plan halves them where their points would crowd the memory).
     pub fn work_units(&self) -> usize {
         self.work_units_at_one_group() * self.groups_per_unit
     }
 
     /// The work units of one work group a compute unit: what a step falls back to where more
-    /// groups' buckets do not fit, and what the device's memory is planned with.
+    /// groups' points do not fit, and what the device's memory is planned with.
     pub fn work_units_at_one_group(&self) -> usize {
         LOCAL_WORK_SIZE * self.device.info.compute_units.max(1) as usize
     }
@@ -129,7 +130,13 @@ impl DeviceQueue {
             bytes_from_device: c.from_device.load(Ordering::Relaxed),
             launches: c.launches.load(Ordering::Relaxed),
             host_waits: c.waits.load(Ordering::Relaxed),
+            point_additions: c.additions.load(Ordering::Relaxed),
         }
+    }
+
+    /// Counts `n` curve-point additions a multiexp's kernels did (known from what they report).
+    pub fn count_additions(&self, n: u64) {
+        self.counts.additions.fetch_add(n, Ordering::Relaxed);
     }
 
     /// Enqueues `kernel` over `groups` work groups of `local` items; does not wait.

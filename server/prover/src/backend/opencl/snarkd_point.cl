@@ -1,8 +1,9 @@
 // snarkd's multiexp kernels over one curve group. POINT is replaced by the group's generated
 // name (ec-gpu-gen's ec.cl: POINT_affine, POINT_jacobian, POINT_add_mixed, POINT_add), FIELD by
-// its coordinate field's and SCALAR by the scalar field's. Both read the lists `snarkd_split`
-// made: term k of a list is bases[base_start + list[k]]. An affine base with y = 0 is the
-// identity (blst writes it as zeros; no point of either group has y = 0) and is skipped.
+// its coordinate field's and SCALAR by the scalar field's. They read what `snarkd_split` and the
+// sort (snarkd_sort.cl) made: a listed term's base is bases[base_start + position]. An affine
+// base with y = 0 is the identity (blst writes it as zeros; no point of either group has
+// y = 0) and is skipped.
 
 // Σ of the bases whose scalar is one: work item gid adds terms gid, gid + items, … with mixed
 // additions, the items of a work group add their sums up in local memory, and sums[group] gets
@@ -31,82 +32,93 @@ KERNEL void POINT_snarkd_sum_ones(GLOBAL POINT_affine* bases, uint base_start,
   if (lid == 0) sums[GET_GROUP_ID()] = part[0];
 }
 
-#ifndef SNARKD_BEST_BITS
-#define SNARKD_BEST_BITS
-// The window, at most max_bits wide, that minimises the additions of a work item with
-// per_unit terms: ⌈256/b⌉·per_unit + 2^b, the narrowest of equals (windows.rs's best_bits,
-// which the host uses to combine the results).
-uint snarkd_best_bits(uint per_unit, uint max_bits) {
-  uint best = 1;
-  ulong best_cost = 0;
-  for (uint b = 1; b <= max_bits; b++) {
-    const ulong cost = (ulong)((256 + b - 1) / b) * per_unit + (1ul << b);
-    if (b == 1 || cost < best_cost) {
-      best = b;
-      best_cost = cost;
-    }
+// Sums each bucket's bases (negated for a negative digit) over the sorted list: work item s
+// takes positions [s·L, (s + 1)·L) of the list (L = ⌈pairs / items⌉), and adds while a bucket
+// lasts. A run that begins its bucket goes to buckets[g]; the run a slice begins with, when its
+// bucket began in an earlier slice, goes to heads[s] (the reduction adds it in). So every
+// item does L additions however uneven the buckets are, and every bucket is written once
+// (an empty one never: the reduction skips it).
+KERNEL void POINT_snarkd_bucket_sum(GLOBAL POINT_affine* bases, uint base_start,
+                                    GLOBAL uint* split_counts, uint chunk, uint max_bits,
+                                    uint capacity, GLOBAL uint* starts, GLOBAL uint* sorted,
+                                    GLOBAL POINT_jacobian* buckets, GLOBAL POINT_jacobian* heads) {
+  const uint s = GET_GLOBAL_ID();
+  const uint items = get_global_size(0);
+  const snarkd_shape shape = snarkd_shape_of(split_counts, chunk, max_bits, capacity);
+  const uint total = starts[shape.len];
+  const uint slice = (total + items - 1) / items;
+  uint pos = s * slice;
+  const uint end = min(pos + slice, total);
+  if (pos >= end) return;
+  // The bucket holding `pos`: the last g with starts[g] <= pos (starts[0] = 0 <= pos < total =
+  // starts[len]).
+  uint g = 0;
+  uint hi = shape.len;
+  while (hi - g > 1) {
+    const uint mid = g + (hi - g) / 2;
+    if (starts[mid] <= pos) g = mid;
+    else hi = mid;
   }
-  return best;
-}
-#endif
-
-// Bucket multiexp over the `rest` list with signed digits. The shape follows the count the
-// split wrote (counts[1], never taken above the chunk's length: a wrong count reads no further
-// than the lists), so the host need not read it first: the window is the one
-// ⌈n / units⌉ terms a work item are worth, at most max_bits wide (the buckets are allocated
-// for that), windows = ⌈256 / window_bits⌉, groups = units / windows. Work item gid takes
-// window gid % windows (window 0 holds the most significant bits) of the terms of group
-// gid / windows, with 2^(window_bits − 1) buckets of its own in `buckets`, and writes
-// Σ_d d·bucket[d] to results[gid]; the host combines the windows. A window's digit is its bits v, less 2^w when
-// its own top bit is set (that bit carries into the window above), plus the top bit of the
-// window below: −2^(w−1) ≤ d ≤ 2^(w−1), so half the buckets of unsigned digits, and a negative
-// digit adds the negated base (y → −y). Window 0 carries nothing out: its top bit is the
-// scalar's bit 255, zero for every canonical scalar.
-KERNEL void POINT_snarkd_multiexp(GLOBAL POINT_affine* bases, uint base_start,
-                                  GLOBAL uint* rest, GLOBAL SCALAR* exps, GLOBAL uint* counts,
-                                  uint chunk, GLOBAL POINT_jacobian* buckets,
-                                  GLOBAL POINT_jacobian* results, uint units, uint max_bits) {
-  const uint gid = GET_GLOBAL_ID();
-  const uint n = min(counts[1], chunk);
-  const uint window_bits = snarkd_best_bits(max((n + units - 1) / units, 1u), max_bits);
-  const uint windows = (256 + window_bits - 1) / window_bits;
-  const uint groups = max(units / windows, 1u);
-  if (gid >= windows * groups) return;
-  const uint bucket_len = 1u << (window_bits - 1);
-  buckets += bucket_len * gid;
-  const POINT_jacobian local_zero = POINT_ZERO;
-  for (uint d = 0; d < bucket_len; d++) buckets[d] = local_zero;
-
-  const uint len = (n + groups - 1) / groups;
-  const uint first = len * (gid / windows);
-  const uint end = min(first + len, n);
-  const uint window = gid % windows;
-  const uint bits = window * window_bits;
-  const uint w = min(window_bits, (uint)SCALAR_BITS - bits);
-  const uint below = bits + w;
+  uint next = starts[g + 1];
+  uint run = pos;
   const FIELD zero = FIELD_ZERO;
-  for (uint k = first; k < end; k++) {
-    const SCALAR e = exps[k];
-    int d = (int)SCALAR_get_bits(e, bits, w);
-    if (window > 0 && (d >> (w - 1))) d -= (int)(1u << w);
-    if (below < SCALAR_BITS && SCALAR_get_bit(e, below)) d += 1;
-    if (d != 0) {
-      POINT_affine b = bases[base_start + rest[k]];
-      if (!FIELD_eq(b.y, zero)) {
-        if (d < 0) {
-          b.y = FIELD_sub(zero, b.y);
-          d = -d;
-        }
-        buckets[d - 1] = POINT_add_mixed(buckets[d - 1], b);
+  POINT_jacobian acc = POINT_ZERO;
+  for (; pos < end; pos++) {
+    const uint pair = sorted[pos];
+    POINT_affine b = bases[base_start + (pair & 0x7fffffffu)];
+    if (!FIELD_eq(b.y, zero)) {
+      if (pair >> 31) b.y = FIELD_sub(zero, b.y);
+      acc = POINT_add_mixed(acc, b);
+    }
+    if (pos + 1 == next || pos + 1 == end) {
+      if (run == starts[g]) buckets[g] = acc;
+      else heads[s] = acc;
+      acc = POINT_ZERO;
+      run = pos + 1;
+      if (pos + 1 == next && pos + 1 < end) {
+        // The next bucket with pairs (empty ones start where they end).
+        do g++;
+        while (starts[g + 1] <= pos + 1);
+        next = starts[g + 1];
       }
     }
   }
+}
 
+// Σ over each window's buckets of digit·bucket, in parts: work item (window j, part p) takes
+// the window's buckets [p·per, (p + 1)·per) (P parts a window, the largest power of two with
+// windows·P <= items, at most B; per = B/P), a bucket being its run plus the heads of the
+// slices that begin inside it (`slice_items` slices, as POINT_snarkd_bucket_sum cut them), and
+// writes T = Σ_i (i + 1)·bucket[p·per + i] and S = Σ_i bucket[p·per + i] to out[2·(j·P + p)]
+// and out[2·(j·P + p) + 1]. The window's sum is Σ_p T_p + per·p·S_p, which the host forms
+// (windows.rs: `Sorted::combine`).
+KERNEL void POINT_snarkd_bucket_reduce(GLOBAL uint* split_counts, uint chunk, uint max_bits,
+                                       uint capacity, GLOBAL uint* starts,
+                                       GLOBAL POINT_jacobian* buckets,
+                                       GLOBAL POINT_jacobian* heads, uint slice_items,
+                                       GLOBAL POINT_jacobian* out) {
+  const uint gid = GET_GLOBAL_ID();
+  const uint items = get_global_size(0);
+  const snarkd_shape shape = snarkd_shape_of(split_counts, chunk, max_bits, capacity);
+  uint parts = 1;
+  while (parts * 2 <= shape.buckets && shape.windows * parts * 2 <= items) parts *= 2;
+  if (gid >= shape.windows * parts) return;
+  const uint per = shape.buckets / parts;
+  const uint first = (gid / parts) * shape.buckets + (gid % parts) * per;
+  const uint total = starts[shape.len];
+  const uint slice = (total + slice_items - 1) / slice_items;
   POINT_jacobian running = POINT_ZERO;
   POINT_jacobian res = POINT_ZERO;
-  for (int d = bucket_len - 1; d >= 0; d--) {
-    running = POINT_add(running, buckets[d]);
+  for (uint i = per; i-- > 0;) {
+    const uint from = starts[first + i];
+    const uint to = starts[first + i + 1];
+    if (from < to) {
+      POINT_jacobian b = buckets[first + i];
+      for (uint s = from / slice + 1; s * slice < to; s++) b = POINT_add(b, heads[s]);
+      running = POINT_add(running, b);
+    }
     res = POINT_add(res, running);
   }
-  results[gid] = res;
+  out[2 * gid] = res;
+  out[2 * gid + 1] = running;
 }
