@@ -136,12 +136,14 @@ fn h_polynomial_matches_the_cpu() {
 
 /// The device's multiexp against blst's on the CPU, bases kept on the device and streamed.
 fn check_g1(n: usize, values: &[Fr], bases: &[G1Affine]) {
+    check_on(backend(), n, values, bases)
+}
+
+fn check_on(backend: &OpenClBackend, n: usize, values: &[Fr], bases: &[G1Affine]) {
     let s = ScalarBytes::dense(values);
     let want = msm_g1(bases, s.view()).to_affine();
     for resident in [true, false] {
-        let (got, counts) = backend()
-            .msm_g1(bases, values, resident)
-            .expect("device msm");
+        let (got, counts) = backend.msm_g1(bases, values, resident).expect("device msm");
         assert_eq!(
             got.to_affine(),
             want,
@@ -196,15 +198,33 @@ fn a_step_short_of_device_memory_takes_shorter_chunks_and_still_runs_there() {
 
 #[test]
 fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
+    edge_msms(backend());
+}
+
+#[test]
+fn the_multiexp_built_with_32_bit_limbs_matches_the_cpu_on_every_window() {
+    // The sort reads a window's bits from the limbs that hold them: 32-bit limbs put the
+    // boundaries elsewhere (`[gpus] limb_bits = 32`).
+    let options = OpenClOptions {
+        max_chunk_terms: CHUNK_CAP,
+        limbs: LimbBits::L32,
+        kernel_cache: kernel_cache_from_env(),
+        ..OpenClOptions::default()
+    };
+    edge_msms(&OpenClBackend::new(device(), options).expect("kernels build"));
+}
+
+/// Multiexps of values at every window's edges on `backend`, against the CPU's.
+fn edge_msms(backend: &OpenClBackend) {
     let mut rng = rng(6);
     let n = 1500;
     let mut bases = g1_bases(n, &mut rng);
     // Parameters may hold the identity (blst writes it as zeros): it adds nothing.
     bases[7] = G1Affine::identity();
     bases[700] = G1Affine::identity();
-    check_g1(n, &vec![Fr::ONE; n], &bases);
+    check_on(backend, n, &vec![Fr::ONE; n], &bases);
     let others: Vec<Fr> = (0..n).map(|_| Fr::random(&mut rng)).collect();
-    check_g1(n, &others, &bases);
+    check_on(backend, n, &others, &bases);
     // Small values, the largest, values near it, and runs of ones below every bit (each
     // window's top bit set: a signed digit carries into every window above): every window of
     // the exponent, with and without carries.
@@ -217,10 +237,10 @@ fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
             _ => Fr::ZERO,
         })
         .collect();
-    check_g1(n, &edges, &bases);
+    check_on(backend, n, &edges, &bases);
     // One bucket holds every term (a single nonzero digit, 2, in the lowest window): it spans
     // every work item's slice of the sorted list, each adding its head to it.
-    check_g1(n, &vec![Fr::from(2); n], &bases);
+    check_on(backend, n, &vec![Fr::from(2); n], &bases);
 }
 
 #[test]

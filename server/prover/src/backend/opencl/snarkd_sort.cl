@@ -54,6 +54,19 @@ snarkd_shape snarkd_shape_of(GLOBAL uint* split_counts, uint chunk, uint max_bit
   return s;
 }
 
+// Bits [skip, skip + w) of e counted from its most significant bit (w <= 32), read from the
+// one or two limbs that hold them (ec-gpu-gen's SCALAR_get_bits reads them a bit at a time).
+uint snarkd_bits(SCALAR e, uint skip, uint w) {
+  const uint low = 256u - skip - w;
+  const uint i = low / SCALAR_LIMB_BITS;
+  const uint shift = low % SCALAR_LIMB_BITS;
+  ulong v = (ulong)e.val[i] >> shift;
+  if (shift + w > SCALAR_LIMB_BITS && i + 1 < SCALAR_LIMBS) {
+    v |= (ulong)e.val[i + 1] << (SCALAR_LIMB_BITS - shift);
+  }
+  return (uint)(v & ((1ul << w) - 1));
+}
+
 // The signed digit of window j of canonical scalar e: the window's bits v, less 2^w when its
 // top bit is set (that bit carries into the window above), plus the top bit of the window
 // below; so −2^(w−1) ≤ d ≤ 2^(w−1). Window 0 carries nothing out: its top bit is the scalar's
@@ -61,10 +74,10 @@ snarkd_shape snarkd_shape_of(GLOBAL uint* split_counts, uint chunk, uint max_bit
 int snarkd_digit(SCALAR e, uint j, uint bits) {
   const uint skip = j * bits;
   const uint w = min(bits, 256u - skip);
-  int d = (int)SCALAR_get_bits(e, skip, w);
+  int d = (int)snarkd_bits(e, skip, w);
   if (j > 0 && (d >> (w - 1))) d -= (int)(1u << w);
   const uint below = skip + w;
-  if (below < 256u && SCALAR_get_bit(e, below)) d += 1;
+  if (below < 256u && snarkd_bits(e, below, 1)) d += 1;
   return d;
 }
 
