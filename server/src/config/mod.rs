@@ -295,8 +295,8 @@ impl Config {
         if self.gpus.work_groups_per_unit > 64 {
             return invalid(
                 "gpus.work_groups_per_unit",
-                "must be at most 64 (0 lets the device decide): each group holds its own buckets \
-                 in device memory",
+                "must be at most 64 (0 lets the device decide): each work item holds a point in \
+                 device memory",
             );
         }
         if self.gpus.workers_per_device == 0 {

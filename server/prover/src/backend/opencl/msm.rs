@@ -13,7 +13,7 @@
 //! sort and the buckets' launches: `buckets.rs`.
 //!
 //! Per chunk of a step the host waits once, for what it reads back with one wait: the split's
-//! two counts, the work groups' sums of ones and the reduction's parts, which it adds up on its
+//! two counts and the sort's (the digits it listed), the work groups' sums of ones and the reduction's parts, which it adds up on its
 //! own threads. Every kernel of the sort and the buckets chooses the window from the count on
 //! the device (the host chooses the same one from the count to combine the windows).
 
@@ -350,7 +350,7 @@ fn read_back<G: PrimeCurveAffine>(
 }
 
 /// Where a chunk's split writes: the terms whose scalar is one, the others with their exponents,
-/// and the two counts.
+/// and the two counts (the sort writes a third).
 struct SplitOut<'a> {
     ones: &'a Buffer<u32>,
     rest: &'a Buffer<u32>,

@@ -16,16 +16,13 @@ const TERM_BYTES: u64 = 4 + 4 + 32;
 /// The most work items of the buckets' reduction: what it writes is read back and added up on
 /// the host, a (T, S) pair a part of a window (16 Ki items: 4 MB of G1 points a chunk).
 const REDUCE_ITEMS_MAX: usize = 16 << 10;
-/// The window a step's memory is reckoned at where the bases stay on the device
-/// ([`step_bytes`]): a wider one holds more buckets and fewer digits a term, and the plan
-/// narrows a window whose buckets crowd the terms.
-const RESIDENT_STEP_BITS: usize = 16;
 
 /// Device bytes of a multiexp step of `terms` terms with resident bases and `work_units` work
-/// items, over G2 (the larger group), at [`RESIDENT_STEP_BITS`].
+/// items, over G2 (the larger group), at the window the terms are worth (what [`plan`] takes
+/// where memory allows).
 pub fn step_bytes(terms: usize, work_units: usize) -> u64 {
-    terms as u64 * term_bytes::<G2Affine>(RESIDENT_STEP_BITS, false)
-        + fixed_bytes::<G2Affine>(work_units, RESIDENT_STEP_BITS)
+    let bits = sorted_bits(terms, MAX_SORTED_BITS, u64::MAX);
+    terms as u64 * term_bytes::<G2Affine>(bits, false) + fixed_bytes::<G2Affine>(work_units, bits)
 }
 
 /// Device bytes a term takes at `bits`-bit windows: [`TERM_BYTES`], its digits' places in the
@@ -41,13 +38,13 @@ pub(super) fn term_bytes<G: PrimeCurveAffine>(bits: usize, staged: bool) -> u64 
 }
 
 /// Device bytes of a chunk that do not turn on its length: the buckets at `bits`-bit windows
-/// with their counts, starts and the scan's block sums, and the heads, sums and reduction
-/// parts of `units` work items.
+/// with their counts, starts and the scan's block sums, the split's three counts, and the
+/// heads, sums and reduction parts of `units` work items.
 pub(super) fn fixed_bytes<G: PrimeCurveAffine>(units: usize, bits: usize) -> u64 {
     let buckets = buckets_of(bits) as u64;
     buckets * (point_bytes::<G>() + 8)
         + 4 * (buckets.div_ceil(SCAN_BLOCK as u64) + 1)
-        + 8
+        + 12
         + unit_bytes::<G>(units)
 }
 
@@ -153,7 +150,7 @@ mod tests {
     /// and reduction parts.
     fn g1_fixed(units: u64, bits: usize) -> u64 {
         let b = buckets_of(bits) as u64;
-        b * 152 + 4 * (b.div_ceil(1024) + 1) + 8 + (units + units / 128 + 2 * 256) * 144
+        b * 152 + 4 * (b.div_ceil(1024) + 1) + 12 + (units + units / 128 + 2 * 256) * 144
     }
 
     #[test]
@@ -216,7 +213,7 @@ mod tests {
     #[test]
     fn work_units_shrink_when_their_points_would_crowd_out_the_terms() {
         // 8,192 work items' heads, sums and parts are about 1.8 MB of G1 points: a share of
-        // 8 MB keeps a quarter of them (an eighth of the share each time).
+        // 8 MB keeps half of them (at most an eighth of the share).
         let share = 8 << 20;
         let p = plan::<G1Affine>(1 << 30, 8192, share, u64::MAX, usize::MAX, false).unwrap();
         assert!(p.work_units.is_multiple_of(LOCAL_WORK_SIZE) && p.work_units < 8192);
@@ -229,11 +226,12 @@ mod tests {
     }
 
     #[test]
-    fn a_resident_step_is_reckoned_at_sixteen_bit_windows() {
-        // 104 bytes a term (40, and 16 digits' places) and G2's 16 windows of 2^15 buckets.
+    fn a_resident_step_is_reckoned_at_the_window_its_terms_are_worth() {
+        // 2^24 terms: 20-bit windows, 92 bytes a term (40, and 13 digits' places), and G2's 13
+        // windows of 2^19 buckets (288-byte points with their counts and starts).
         let units = 128 * 132;
-        let fixed = step_bytes(0, units);
-        assert_eq!(step_bytes(1 << 24, units), fixed + (104 << 24));
-        assert!(fixed > (16 << 15) * 288, "{fixed}");
+        let fixed = fixed_bytes::<G2Affine>(units, 20);
+        assert_eq!(step_bytes(1 << 24, units), fixed + (92 << 24));
+        assert!(fixed > (13 << 19) * 296, "{fixed}");
     }
 }

@@ -301,8 +301,8 @@ impl OpenClBackend {
         let (inputs, aux) = witness.witness();
         let witness_bytes = ((inputs.len() + aux.len()) * std::mem::size_of::<Fr>()) as u64;
         // A multiexp step at one work group a compute unit: whether the bases stay on the
-        // device does not turn on the group count (a step halves its groups where they do not
-        // fit beside them).
+        // device does not turn on the group count (a step short of memory beside them halves
+        // its chunks, then its groups).
         let working = witness_bytes
             + fft::h_memory(witness.num_constraints()).0
             + msm_plan::step_bytes(GPU_STEP_POINTS, queue.work_units_at_one_group());

@@ -20,6 +20,7 @@ KERNEL void POINT_snarkd_sum_ones(GLOBAL POINT_affine* bases, uint base_start,
   const uint n = min(counts[0], chunk);
   POINT_jacobian acc = POINT_ZERO;
   for (uint k = gid; k < n; k += items) {
+    if (ones[k] >= chunk) continue;  // only a wrong count could list one: it reads no base
     const POINT_affine b = bases[base_start + ones[k]];
     if (!FIELD_eq(b.y, zero)) acc = POINT_add_mixed(acc, b);
   }
@@ -65,10 +66,14 @@ KERNEL void POINT_snarkd_bucket_sum(GLOBAL POINT_affine* bases, uint base_start,
   POINT_jacobian acc = POINT_ZERO;
   for (; pos < end; pos++) {
     const uint pair = sorted[pos];
-    POINT_affine b = bases[base_start + (pair & 0x7fffffffu)];
-    if (!FIELD_eq(b.y, zero)) {
-      if (pair >> 31) b.y = FIELD_sub(zero, b.y);
-      acc = POINT_add_mixed(acc, b);
+    const uint term = pair & 0x7fffffffu;
+    // A position past the chunk (only a wrong count could list one) reads no base.
+    if (term < chunk) {
+      POINT_affine b = bases[base_start + term];
+      if (!FIELD_eq(b.y, zero)) {
+        if (pair >> 31) b.y = FIELD_sub(zero, b.y);
+        acc = POINT_add_mixed(acc, b);
+      }
     }
     if (pos + 1 == next || pos + 1 == end) {
       if (run == starts[g]) buckets[g] = acc;

@@ -203,7 +203,7 @@ mod tests {
     #[test]
     fn the_window_grows_with_the_terms_until_its_buckets_cost_more() {
         // 2^24 terms: 13 windows of 20 bits cost 13·(2^24 + 2^20) additions, against 16·(2^24
-        // + 2^16) at 16 bits (1.18× as many).
+        // + 2^16) at 16 bits (1.16× as many).
         assert_eq!(sorted_bits(1 << 24, MAX_SORTED_BITS, u64::MAX), 20);
         assert_eq!(sorted_bits(1 << 24, 16, u64::MAX), 16);
         // One term still pays a digit a window: 2 bits (128 windows of 2 buckets) are the
