@@ -267,7 +267,7 @@ fn a_dense_multiexp_in_one_chunk_takes_a_wide_window_and_matches_the_cpu() {
     assert_eq!(got.to_affine(), want.to_affine());
     assert_eq!(counts.launches, LAUNCHES_A_CHUNK, "one chunk: {counts:?}");
     // A digit a window for nearly every term (one in 2^16 is zero) and two additions a bucket.
-    let weigh = 2 * 16 << 15;
+    let weigh = 2 * (16 << 15);
     let digits = counts.point_additions - weigh;
     assert!(
         digits <= 16 * n as u64 && digits > 16 * n as u64 * 99 / 100,

@@ -155,6 +155,10 @@ fn describe_devices() {
         "Kernel launches of the device phase, by device."
     );
     describe_counter!(
+        "snarkd_device_point_additions_total",
+        "Curve-point additions of the device phase's multiexp kernels (one a term whose scalar is one, one a nonzero digit of the others, two a bucket to weigh it), by device."
+    );
+    describe_counter!(
         "snarkd_device_host_waits_total",
         "Times the device phase's host thread blocked on a device (a blocking copy or a wait for its queue), by device."
     );

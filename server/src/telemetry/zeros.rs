@@ -40,6 +40,8 @@ pub fn zero_counters(devices: &[&str]) {
                 .increment(0);
         }
         metrics::counter!("snarkd_device_launches_total", "device" => device.clone()).increment(0);
+        metrics::counter!("snarkd_device_point_additions_total", "device" => device.clone())
+            .increment(0);
         metrics::counter!("snarkd_device_host_waits_total", "device" => device).increment(0);
     }
 }
