@@ -13,8 +13,8 @@
 //! sort and the buckets' launches: `buckets.rs`.
 //!
 //! Per chunk of a step the host waits once, for what it reads back with one wait: the split's
-//! two counts and the sort's (the digits it listed), the work groups' sums of ones and the reduction's parts, which it adds up on its
-//! own threads. Every kernel of the sort and the buckets chooses the window from the count on
+//! two counts and the sort's (the digits it listed), the work groups' sums of ones and the
+//! reduction's parts, which it adds up on its own threads. Every kernel of the sort and the buckets chooses the window from the count on
 //! the device (the host chooses the same one from the count to combine the windows).
 
 use std::ops::Range;

@@ -143,11 +143,7 @@ impl Windows {
     pub fn unsigned(terms: usize, work_units: usize) -> Windows {
         let per_unit = terms.div_ceil(work_units.max(1)).max(1);
         let bits = (per_unit.ilog2() as usize + 2).clamp(1, MAX_UNSIGNED_BITS);
-        Windows::with_bits(bits, work_units)
-    }
-
-    fn with_bits(bits: usize, work_units: usize) -> Windows {
-        let windows = EXPONENT_BITS.div_ceil(bits);
+        let windows = windows_of(bits);
         Windows {
             bits,
             windows,
