@@ -244,6 +244,35 @@ fn edge_msms(backend: &OpenClBackend) {
 }
 
 #[test]
+fn sums_that_meet_a_point_or_its_negative_double_it_or_cancel() {
+    // Every base is ±P or ±2P: a work item's running sum of ones, a bucket's sum and the
+    // reduction's running sums often reach the base they add next (a doubling) or its negative
+    // (the identity), the two cases an addition's formula cannot take and handles apart.
+    let mut rng = rng(8);
+    let p = G1Projective::random(&mut rng);
+    let n = 3000;
+    let bases: Vec<G1Affine> = (0..n)
+        .map(|_| match rng.gen_range(0..4) {
+            0 => p,
+            1 => -p,
+            2 => p.double(),
+            _ => -p.double(),
+        })
+        .map(|b| b.to_affine())
+        .collect();
+    let values: Vec<Fr> = (0..n)
+        .map(|_| match rng.gen_range(0..4) {
+            0 => Fr::ONE,
+            1 => Fr::from(rng.gen_range(2..6u64)),
+            2 => -Fr::from(rng.gen_range(1..4u64)),
+            _ => Fr::random(&mut rng),
+        })
+        .collect();
+    check_g1(n, &values, &bases);
+    check_g1(n, &vec![Fr::ONE; n], &bases);
+}
+
+#[test]
 fn a_dense_multiexp_in_one_chunk_takes_a_wide_window_and_matches_the_cpu() {
     // 2^18 random scalars in one chunk are worth 16-bit windows: 16 windows of 2^15 buckets,
     // whose counts the sort scans in 512 blocks (four passes of the block totals' scan). The

@@ -1,11 +1,12 @@
 //! The device programs: ec-gpu-gen's generated BLS12-381 source (the scalar field's radix FFT,
 //! the field and curve arithmetic) plus our kernels (`snarkd_scalar.cl`: the H polynomial's
 //! element-wise passes and the split of a multiexp's scalars; `snarkd_sort.cl`: the counting
-//! sort of their digits by bucket; `snarkd_point.cl`: the sums of ones and of buckets),
-//! compiled once per device and process and shared by every worker on that device. The compiled
-//! binary is kept on disk (`kernel_cache.rs`) so a later process loads it instead of compiling;
-//! drivers keep caches of their own too (PoCL under `$POCL_CACHE_DIR` or `~/.cache/pocl`,
-//! NVIDIA its compiled machine code under `$CUDA_CACHE_PATH` or `~/.nv/ComputeCache`).
+//! sort of their digits by bucket; `snarkd_point.cl`: the sums of ones and of buckets, kept in
+//! `snarkd_xyzz.cl`'s coordinates), compiled once per device and process and shared by every
+//! worker on that device. The compiled binary is kept on disk (`kernel_cache.rs`) so a later
+//! process loads it instead of compiling; drivers keep caches of their own too (PoCL under
+//! `$POCL_CACHE_DIR` or `~/.cache/pocl`, NVIDIA its compiled machine code under
+//! `$CUDA_CACHE_PATH` or `~/.nv/ComputeCache`).
 //!
 //! The buffer allocation here and the copies in `queue.rs` are the backend's `unsafe` OpenCL
 //! calls; each states the invariant it relies on.
@@ -31,8 +32,12 @@ use crate::error::{ProverError, Result};
 const SCALAR_KERNELS: &str = include_str!("snarkd_scalar.cl");
 /// The counting sort of a multiexp chunk's digits by (window, digit) (`SCALAR` replaced).
 const SORT_KERNELS: &str = include_str!("snarkd_sort.cl");
-/// Our multiexp kernels over one group (`POINT`, `FIELD` and `SCALAR` replaced).
-const POINT_KERNELS: &str = include_str!("snarkd_point.cl");
+/// Our multiexp kernels over one group (`POINT`, `FIELD` and `SCALAR` replaced), after the
+/// XYZZ coordinates their sums are kept in.
+const POINT_KERNELS: [&str; 2] = [
+    include_str!("snarkd_xyzz.cl"),
+    include_str!("snarkd_point.cl"),
+];
 
 /// The whole program source: ec-gpu-gen's field, curve and FFT code (its bucket multiexp too,
 /// which the kernels of ours call nothing of but share the curve code with) and ours.
@@ -67,6 +72,7 @@ pub enum LimbBits {
 
 fn point_kernels<G: GpuName, F: GpuName>() -> String {
     POINT_KERNELS
+        .concat()
         .replace("POINT", &G::name())
         .replace("FIELD", &F::name())
         .replace("SCALAR", &Fr::name())

@@ -1,9 +1,10 @@
 // snarkd's multiexp kernels over one curve group. POINT is replaced by the group's generated
-// name (ec-gpu-gen's ec.cl: POINT_affine, POINT_jacobian, POINT_add_mixed, POINT_add), FIELD by
+// name (ec-gpu-gen's ec.cl: POINT_affine, POINT_jacobian, POINT_add; snarkd_xyzz.cl's), FIELD by
 // its coordinate field's and SCALAR by the scalar field's. They read what `snarkd_split` and the
 // sort (snarkd_sort.cl) made: a listed term's base is bases[base_start + position]. An affine
 // base with y = 0 is the identity (blst writes it as zeros; no point of either group has
-// y = 0) and is skipped.
+// // y = 0) and is skipped. The sums are kept in XYZZ coordinates (snarkd_xyzz.cl) and written in
+// Jacobian ones.
 
 // Σ of the bases whose scalar is one: work item gid adds terms gid, gid + items, … with mixed
 // additions, the items of a work group add their sums up in local memory, and sums[group] gets
@@ -18,13 +19,14 @@ KERNEL void POINT_snarkd_sum_ones(GLOBAL POINT_affine* bases, uint base_start,
   const uint items = get_global_size(0);
   const FIELD zero = FIELD_ZERO;
   const uint n = min(counts[0], chunk);
-  POINT_jacobian acc = POINT_ZERO;
+  POINT_xyzz acc = POINT_snarkd_zero();
   for (uint k = gid; k < n; k += items) {
     if (ones[k] >= chunk) continue;  // only a wrong count could list one: it reads no base
     const POINT_affine b = bases[base_start + ones[k]];
-    if (!FIELD_eq(b.y, zero)) acc = POINT_add_mixed(acc, b);
+    if (!FIELD_eq(b.y, zero)) acc = POINT_snarkd_add_affine(acc, b);
   }
-  part[lid] = acc;
+  // The group's 127 additions are Jacobian: those points take a quarter less local memory.
+  part[lid] = POINT_snarkd_jacobian(acc);
   BARRIER_LOCAL();
   for (uint span = SNARKD_GROUP_ITEMS / 2; span > 0; span >>= 1) {
     if (lid < span) part[lid] = POINT_add(part[lid], part[lid + span]);
@@ -63,7 +65,7 @@ KERNEL void POINT_snarkd_bucket_sum(GLOBAL POINT_affine* bases, uint base_start,
   uint next = starts[g + 1];
   uint run = pos;
   const FIELD zero = FIELD_ZERO;
-  POINT_jacobian acc = POINT_ZERO;
+  POINT_xyzz acc = POINT_snarkd_zero();
   for (; pos < end; pos++) {
     const uint pair = sorted[pos];
     const uint term = pair & 0x7fffffffu;
@@ -72,13 +74,13 @@ KERNEL void POINT_snarkd_bucket_sum(GLOBAL POINT_affine* bases, uint base_start,
       POINT_affine b = bases[base_start + term];
       if (!FIELD_eq(b.y, zero)) {
         if (pair >> 31) b.y = FIELD_sub(zero, b.y);
-        acc = POINT_add_mixed(acc, b);
+        acc = POINT_snarkd_add_affine(acc, b);
       }
     }
     if (pos + 1 == next || pos + 1 == end) {
-      if (run == starts[g]) buckets[g] = acc;
-      else heads[s] = acc;
-      acc = POINT_ZERO;
+      if (run == starts[g]) buckets[g] = POINT_snarkd_jacobian(acc);
+      else heads[s] = POINT_snarkd_jacobian(acc);
+      acc = POINT_snarkd_zero();
       run = pos + 1;
       if (pos + 1 == next && pos + 1 < end) {
         // The next bucket with pairs (empty ones start where they end).
@@ -112,18 +114,19 @@ KERNEL void POINT_snarkd_bucket_reduce(GLOBAL uint* split_counts, uint chunk, ui
   const uint first = (gid / parts) * shape.buckets + (gid % parts) * per;
   const uint total = starts[shape.len];
   const uint slice = (total + slice_items - 1) / slice_items;
-  POINT_jacobian running = POINT_ZERO;
-  POINT_jacobian res = POINT_ZERO;
+  POINT_xyzz running = POINT_snarkd_zero();
+  POINT_xyzz res = POINT_snarkd_zero();
   for (uint i = per; i-- > 0;) {
     const uint from = starts[first + i];
     const uint to = starts[first + i + 1];
     if (from < to) {
-      POINT_jacobian b = buckets[first + i];
-      for (uint s = from / slice + 1; s * slice < to; s++) b = POINT_add(b, heads[s]);
-      running = POINT_add(running, b);
+      POINT_xyzz b = POINT_snarkd_xyzz(buckets[first + i]);
+      for (uint s = from / slice + 1; s * slice < to; s++)
+        b = POINT_snarkd_add(b, POINT_snarkd_xyzz(heads[s]));
+      running = POINT_snarkd_add(running, b);
     }
-    res = POINT_add(res, running);
+    res = POINT_snarkd_add(res, running);
   }
-  out[2 * gid] = res;
-  out[2 * gid + 1] = running;
+  out[2 * gid] = POINT_snarkd_jacobian(res);
+  out[2 * gid + 1] = POINT_snarkd_jacobian(running);
 }
