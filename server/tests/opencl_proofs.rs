@@ -87,7 +87,7 @@ async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted(
         .into_iter()
         .next()
         .expect("an OpenCL device (PoCL in CI)");
-    let info: DeviceInfo = device_info(&device.info);
+    let info: DeviceInfo = device_info(&device.info, 1);
     let backend = Arc::new(
         OpenClBackend::new(
             device,
@@ -301,7 +301,7 @@ async fn the_daemon_serves_while_its_device_warms_proving_winning_post_on_the_cp
         .into_iter()
         .next()
         .expect("an OpenCL device (PoCL in CI)");
-    let info = device_info(&device.info);
+    let info = device_info(&device.info, 1);
     let name = device.info.backend_name();
     let known = Known {
         name: name.clone(),

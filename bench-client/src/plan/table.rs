@@ -119,7 +119,7 @@ impl Settings {
             config.synthesis.threads = threads;
         }
         if let Some(workers) = self.workers_per_device {
-            config.gpus.workers_per_device = workers;
+            config.gpus.workers_per_device = snarkd::config::Workers::Fixed(workers);
         }
         if let Some(lookahead) = self.lookahead {
             config.pipeline.synthesis_lookahead = lookahead;
@@ -237,11 +237,18 @@ pub fn setup(
             finalize: row.finalize.work.clone(),
         });
     }
+    let gpu_memory_bytes = b.gpu_memory.map_or(0, |m| m.as_u64());
+    // As the daemon would run them: on each GPU, or on the CPU backend's one device.
+    let workers_per_device = match b.gpus {
+        0 => config.gpus.workers_per_device.on("cpu", memory),
+        _ => config.gpus.workers_per_device.on("gpu", gpu_memory_bytes),
+    };
     Ok(Built::Setup(Setup {
         config: engine,
         cores: f64::from(b.cores),
         gpus: b.gpus,
-        gpu_memory_bytes: b.gpu_memory.map_or(0, |m| m.as_u64()),
+        gpu_memory_bytes,
+        workers_per_device,
         costs: rows,
     }))
 }

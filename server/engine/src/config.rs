@@ -11,8 +11,6 @@ pub struct EngineConfig {
     pub baseline_bytes: u64,
     /// Most partition syntheses at once (CPU threads); the budget may allow fewer.
     pub synthesis_threads: usize,
-    /// Device workers per device.
-    pub workers_per_device: usize,
     /// How long finished jobs stay visible and awaitable.
     pub retention: Duration,
     /// Times a partition whose device phase failed is synthesized and proved again before its
@@ -45,7 +43,6 @@ impl Default for EngineConfig {
             memory_budget_bytes: 16 << 30,
             baseline_bytes: 0,
             synthesis_threads: 1,
-            workers_per_device: 1,
             retention: Duration::from_secs(30),
             partition_retries: 1,
             synthesis_lookahead: Lookahead::Limit(0),

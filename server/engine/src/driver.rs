@@ -4,6 +4,7 @@
 //! A panic in any step is caught and becomes that job's error; the daemon keeps running. A panic
 //! in the writer itself ends it; `Engine` watches for that (see `handle.rs`).
 
+use std::collections::HashMap;
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -39,11 +40,23 @@ pub(crate) async fn run<P: Prover>(
     panic_hook: Arc<Notify>,
 ) {
     let nice = machine.background_nice();
+    // One hold a device, shared by its workers.
+    let mut holds: HashMap<u32, Arc<worker::DeviceHold>> = HashMap::new();
     let workers: Vec<worker::WorkerHandle<P>> = machine
         .worker_devices()
         .into_iter()
         .enumerate()
-        .map(|(id, device)| worker::start(id as u32, device, prover.clone(), sender.clone(), nice))
+        .map(|(id, device)| {
+            let hold = holds.entry(device.ordinal).or_default().clone();
+            worker::start(
+                id as u32,
+                device,
+                hold,
+                prover.clone(),
+                sender.clone(),
+                nice,
+            )
+        })
         .collect();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

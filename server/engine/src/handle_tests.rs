@@ -197,6 +197,24 @@ async fn a_panic_in_the_device_phase_fails_only_that_job_and_the_worker_goes_on(
 }
 
 /// Waits until a snapshot satisfies `ready`.
+/// Submits a PoRep whose device phase goes on step after step, each step a preemption point,
+/// until the test clears `device_steps_held`, and waits until it is on the device; its job id.
+async fn porep_stepping_on_the_device(engine: &Engine, prover: &TestProver) -> String {
+    prover.device_steps_held.store(true, Ordering::SeqCst);
+    let porep = engine
+        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    snapshot_where(engine, |s| {
+        s.jobs.iter().any(|j| {
+            j.job_id == porep && j.partitions[0].state == crate::lifecycle::PartitionState::Gpu
+        })
+    })
+    .await;
+    porep
+}
+
 async fn snapshot_where(engine: &Engine, ready: impl Fn(&StatusSnapshot) -> bool) {
     let mut status = engine.subscribe();
     status
@@ -325,24 +343,65 @@ async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
 
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
+async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_boundaries() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
+    let prover = TestProver::new(1);
+    prover.workers_per_device.store(2, Ordering::SeqCst);
+    let engine = engine(prover.clone());
+    assert_eq!(
+        engine.snapshot().workers.len(),
+        2,
+        "two workers on the one device"
+    );
+    let porep = porep_stepping_on_the_device(&engine, &prover).await;
+
+    // The PoRep is held in the middle of a step ...
+    let step = prover.mid_step_gate.lock();
+    while !prover.in_mid_step.load(Ordering::SeqCst) {
+        tokio::task::yield_now().await;
+    }
+    // ... while the WinningPoSt takes the idle worker (nothing is preempted) and is held in
+    // its phase.
+    let gate = prover.device_gate.lock();
+    let winning = engine
+        .submit(request(ProofKind::WinningPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    while prover.deadline_phases.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    // The PoRep's step ends and it reaches its boundary meanwhile ...
+    drop(step);
+    while prover.boundaries_in_deadline.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    assert!(engine.snapshot().workers.iter().all(|w| w.paused.is_none()));
+    drop(gate);
+    let done = engine.await_job(&winning).await.unwrap();
+    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    // ... and went past none while the WinningPoSt's phase ran.
+    assert_eq!(prover.passed_in_deadline.load(Ordering::SeqCst), 0);
+
+    prover.device_steps_held.store(false, Ordering::SeqCst);
+    let done = engine.await_job(&porep).await.unwrap();
+    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+}
+
+#[tokio::test]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
 async fn a_deadline_partition_preempts_a_running_device_phase_without_waiting_for_its_step() {
     let _deadline = crate::test_prover::Watchdog::for_this_test();
     use crate::lifecycle::PartitionState as P;
     use crate::status::PausedPartition;
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
-    prover.device_steps_held.store(true, Ordering::SeqCst);
-    let porep = engine
-        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
-        .await
-        .unwrap()
-        .job_id;
+    let porep = porep_stepping_on_the_device(&engine, &prover).await;
     let on_device = |s: &StatusSnapshot, id: &str| {
         s.jobs
             .iter()
             .any(|j| j.job_id == id && j.partitions[0].state == P::Gpu)
     };
-    snapshot_where(&engine, |s| on_device(s, &porep)).await;
 
     // A WinningPoSt runs on the busy worker, between two steps of the PoRep's device phase
     // (held at its own device gate, so the pause can be seen).
@@ -485,23 +544,10 @@ async fn a_panic_while_planning_is_an_internal_error_and_the_engine_goes_on() {
 #[tokio::test]
 async fn a_cancelled_jobs_device_phase_stops_at_its_next_step_and_frees_the_worker() {
     let _deadline = crate::test_prover::Watchdog::for_this_test();
-    use crate::lifecycle::PartitionState as P;
     let prover = TestProver::new(1);
     let engine = engine(prover.clone());
-    // The PoRep's device phase goes on step after step until the test lets it end: only a stop
-    // at a step boundary can end it while this holds.
-    prover.device_steps_held.store(true, Ordering::SeqCst);
-    let porep = engine
-        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
-        .await
-        .unwrap()
-        .job_id;
-    snapshot_where(&engine, |s| {
-        s.jobs
-            .iter()
-            .any(|j| j.job_id == porep && j.partitions[0].state == P::Gpu)
-    })
-    .await;
+    // Only a stop at a step boundary can end the PoRep's device phase while the test holds it.
+    let porep = porep_stepping_on_the_device(&engine, &prover).await;
     assert!(engine.cancel(&porep).await.unwrap(), "it was running");
     snapshot_where(&engine, |s| {
         s.workers[0].state == crate::lifecycle::WorkerState::Idle

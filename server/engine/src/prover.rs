@@ -83,6 +83,9 @@ pub struct DeviceInfo {
     pub ordinal: u32,
     pub name: String,
     pub memory_bytes: u64,
+    /// Device workers the engine runs on it (at least one): partitions in their device phase
+    /// on it at once.
+    pub workers: usize,
 }
 
 /// One device's readings. Each is `None` where the device cannot give it (no NVIDIA driver, a

@@ -6,6 +6,11 @@
 //! (`PhaseHooks::step_done`) until the phase that preempted it has ended; it goes on afterwards
 //! with its buffers and its memory reservation intact. So a deadline partition waits for no
 //! device step, only shares the device with one step that the OS ranks below it.
+//!
+//! A device with several workers ([`DeviceInfo::workers`]) keeps that promise across them: while
+//! a deadline phase runs on any of its workers, the phases without a deadline on the others
+//! wait at their next step boundary too ([`DeviceHold`]), so a deadline partition shares the
+//! device with at most one step of each.
 
 use std::sync::Arc;
 
@@ -13,6 +18,7 @@ use crossbeam_channel::{select, Receiver, Sender};
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::domain::Priority;
 use crate::machine::{DeviceTask, Input, StopSignal};
 use crate::os_priority;
 use crate::prover::{DeviceInfo, PhaseHooks, Prover, StepError};
@@ -28,10 +34,11 @@ impl<P: Prover> WorkerHandle<P> {
     }
 }
 
-/// Starts worker `id`'s thread.
+/// Starts worker `id`'s thread; `hold` is shared by every worker on its device.
 pub(crate) fn start<P: Prover>(
     id: u32,
     device: DeviceInfo,
+    hold: Arc<DeviceHold>,
     prover: Arc<P>,
     report: UnboundedSender<Input<P>>,
     background_nice: i32,
@@ -40,6 +47,7 @@ pub(crate) fn start<P: Prover>(
     let worker = Worker {
         id,
         device,
+        hold,
         prover,
         report,
         background_nice,
@@ -51,6 +59,7 @@ pub(crate) fn start<P: Prover>(
 struct Worker<P: Prover> {
     id: u32,
     device: DeviceInfo,
+    hold: Arc<DeviceHold>,
     prover: Arc<P>,
     report: UnboundedSender<Input<P>>,
     background_nice: i32,
@@ -118,7 +127,13 @@ impl<P: Prover> Worker<P> {
             self.report.clone(),
         );
         let nice = self.background_nice;
+        // Taken here, before the phase's thread exists, so that a sibling's next step boundary
+        // already sees it; given back when the phase ends.
+        let deadline = task.priority >= Priority::High;
+        let held = deadline.then(|| self.hold.hold());
+        let hold = self.hold.clone();
         spawn(&format!("snarkd-device-{worker}"), move || {
+            let _held = held;
             os_priority::apply(task.priority, nice);
             let partition = task.index;
             let result = device_phase(
@@ -137,7 +152,10 @@ impl<P: Prover> Worker<P> {
                             "device phase waiting at its step boundary"
                         );
                     }
-                    gate.wait_while_paused()
+                    gate.wait_while_paused();
+                    if !deadline {
+                        hold.wait_while_held(worker, partition);
+                    }
                 },
             );
             let _ = done.send((serial, result));
@@ -171,6 +189,50 @@ impl Gate {
         let mut paused = self.paused.lock();
         while *paused {
             self.opened.wait(&mut paused);
+        }
+    }
+}
+
+/// What a device's workers share: how many deadline phases (HIGH and CRITICAL) run on the
+/// device now. While any does, the phases without a deadline wait at their step boundaries.
+#[derive(Default)]
+pub(crate) struct DeviceHold {
+    deadlines: Mutex<u32>,
+    released: Condvar,
+}
+
+impl DeviceHold {
+    /// Counts a deadline phase until the returned guard drops.
+    fn hold(self: &Arc<Self>) -> Held {
+        *self.deadlines.lock() += 1;
+        Held(self.clone())
+    }
+
+    /// At a step boundary of a phase without a deadline, on its thread.
+    fn wait_while_held(&self, worker: u32, partition: u32) {
+        let mut deadlines = self.deadlines.lock();
+        if *deadlines > 0 {
+            tracing::info!(
+                worker,
+                partition,
+                "device phase waiting at its step boundary for a deadline partition on its device"
+            );
+        }
+        while *deadlines > 0 {
+            self.released.wait(&mut deadlines);
+        }
+    }
+}
+
+/// A deadline phase counted by its device's [`DeviceHold`].
+struct Held(Arc<DeviceHold>);
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        let mut deadlines = self.0.deadlines.lock();
+        *deadlines -= 1;
+        if *deadlines == 0 {
+            self.0.released.notify_all();
         }
     }
 }

@@ -25,7 +25,7 @@ fn cuzks_example_config_is_accepted_with_its_keys_mapped_and_the_rest_noted() {
     assert_eq!(config.params.dir, PathBuf::from("/data/zk/params"));
     assert_eq!(config.memory.budget, MemoryBudget::Auto);
     assert_eq!(config.memory.safety_margin, ByteSize::gib(5));
-    assert_eq!(config.gpus.workers_per_device, 2);
+    assert_eq!(config.gpus.workers_per_device, Workers::Fixed(2));
     assert!(config.gpus.devices.is_empty());
     // cuzk's thread-pool size and minimum lookahead mean something else here: defaults kept.
     assert_eq!(config.synthesis.threads, 0);

@@ -46,7 +46,7 @@ pub use machine_memory::MachineMemory;
 pub use scheduler::SchedulerSection;
 pub use snarkd_engine::Lookahead;
 pub use sources::{ConfigError, Overrides};
-pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, TcpAddr};
+pub use values::{Backend, FileMode, ListenAddr, LogFormat, MemoryBudget, TcpAddr, Workers};
 
 /// The commented default config, as printed by `snarkd config default`.
 pub const DEFAULT_TOML: &str = include_str!("default.toml");
@@ -157,7 +157,11 @@ pub struct GpusSection {
     /// Devices to use, each an ordinal (`"0"`) or part of a device name; empty means all.
     #[serde(deserialize_with = "values::device_list")]
     pub devices: Vec<String>,
-    pub workers_per_device: usize,
+    /// Partitions in their device phase on one device at once: "auto" (two on a GPU whose
+    /// memory holds two of the largest partitions' working memory beside their bases, one
+    /// elsewhere) or a number.
+    #[serde(deserialize_with = "values::workers")]
+    pub workers_per_device: Workers,
     /// Most terms of one multiexp launch on a device; 0 lets device memory decide.
     pub max_chunk_terms: usize,
     /// Multiexp work groups per compute unit; 0 lets the device's kind decide.
@@ -186,7 +190,7 @@ impl Default for GpusSection {
         GpusSection {
             backend: Backend::Auto,
             devices: Vec::new(),
-            workers_per_device: 1,
+            workers_per_device: Workers::Auto,
             max_chunk_terms: 0,
             work_groups_per_unit: 0,
             device_attempts: 2,
@@ -299,7 +303,7 @@ impl Config {
                  device memory",
             );
         }
-        if self.gpus.workers_per_device == 0 {
+        if self.gpus.workers_per_device == Workers::Fixed(0) {
             return invalid(
                 "gpus.workers_per_device",
                 "must be at least 1: a device without workers proves nothing",
@@ -459,7 +463,6 @@ impl Config {
             memory_budget_bytes,
             baseline_bytes,
             synthesis_threads: self.synthesis_threads_on(cores),
-            workers_per_device: self.gpus.workers_per_device,
             retention: self.daemon.retention,
             partition_retries: self.pipeline.partition_retries,
             synthesis_lookahead: self.pipeline.synthesis_lookahead,

@@ -86,6 +86,25 @@ fn the_pipeline_section_reaches_the_engine() {
 }
 
 #[test]
+fn workers_per_device_is_left_to_the_device_unless_a_number_is_given() {
+    assert_eq!(Config::default().gpus.workers_per_device, Workers::Auto);
+    assert_eq!(
+        load_ok("[gpus]\nworkers_per_device = 3\n", &[])
+            .gpus
+            .workers_per_device,
+        Workers::Fixed(3)
+    );
+    let config = load_ok(
+        "[gpus]\nworkers_per_device = 3\n",
+        &[("SNARKD_GPUS_WORKERS_PER_DEVICE", "auto")],
+    );
+    assert_eq!(config.gpus.workers_per_device, Workers::Auto);
+    // A number is taken as it is on every device; "auto" gives the CPU one.
+    assert_eq!(Workers::Fixed(3).on("cpu", 1 << 40), 3);
+    assert_eq!(Workers::Auto.on("cpu", 1 << 40), 1);
+}
+
+#[test]
 fn every_default_key_is_documented_in_the_printed_config() {
     for key in [
         "listen",
@@ -172,7 +191,7 @@ fn values_parse_from_the_file() {
     assert_eq!(config.memory.safety_margin, ByteSize::mib(512));
     assert_eq!(config.gpus.backend, Backend::Cuda);
     assert_eq!(config.gpus.devices, vec!["0", "A100"]);
-    assert_eq!(config.gpus.workers_per_device, 2);
+    assert_eq!(config.gpus.workers_per_device, Workers::Fixed(2));
     assert_eq!(
         config
             .scheduler
@@ -209,7 +228,7 @@ fn environment_overrides_the_file_and_flags_override_both() {
         ListenAddr::Tcp(([127, 0, 0, 1], 2000).into())
     );
     assert_eq!(config.gpus.devices, vec!["1", "3"]);
-    assert_eq!(config.gpus.workers_per_device, 2);
+    assert_eq!(config.gpus.workers_per_device, Workers::Fixed(2));
     assert_eq!(config.memory.budget, MemoryBudget::Fixed(ByteSize::gib(8)));
     assert_eq!(config.daemon.retention, Duration::from_secs(45));
 
@@ -312,7 +331,7 @@ const BAD: &[Bad] = &[
     (
         "[gpus]\nworkers_per_device = \"two\"\n",
         &[],
-        &["gpus.workers_per_device"],
+        &["gpus.workers_per_device", "write \"auto\" or a number"],
     ),
     (
         "[scheduler]\nporep_priority = \"urgent\"\n",

@@ -182,27 +182,67 @@ impl<'de> Deserialize<'de> for MemoryBudget {
 /// `[pipeline] synthesis_lookahead` as written: "auto" or a number of partitions (0: no limit),
 /// read into the engine's [`Lookahead`].
 pub fn lookahead<'de, D: Deserializer<'de>>(de: D) -> Result<Lookahead, D::Error> {
+    let limit = auto_or_number(
+        de,
+        "a lookahead: write \"auto\" or a number of partitions (0 for no limit)",
+    )?;
+    Ok(limit.map_or(Lookahead::Auto, Lookahead::Limit))
+}
+
+/// A setting written as "auto" (`None`) or a number, in TOML's integer or as text; any other
+/// value is refused as not being `what`.
+fn auto_or_number<'de, D: Deserializer<'de>>(de: D, what: &str) -> Result<Option<usize>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Raw {
         Number(i64),
         Text(String),
     }
-    let wrong = |shown: &dyn std::fmt::Display| {
-        serde::de::Error::custom(format!(
-            "{shown} is not a lookahead: write \"auto\" or a number of partitions (0 for no limit)"
-        ))
-    };
+    let wrong =
+        |shown: &dyn std::fmt::Display| serde::de::Error::custom(format!("{shown} is not {what}"));
     match Raw::deserialize(de)? {
-        Raw::Number(n) => usize::try_from(n)
-            .map(Lookahead::Limit)
-            .map_err(|_| wrong(&n)),
-        Raw::Text(t) if t.eq_ignore_ascii_case("auto") => Ok(Lookahead::Auto),
-        Raw::Text(t) => t
-            .parse()
-            .map(Lookahead::Limit)
-            .map_err(|_| wrong(&format!("{t:?}"))),
+        Raw::Number(n) => usize::try_from(n).map(Some).map_err(|_| wrong(&n)),
+        Raw::Text(t) if t.eq_ignore_ascii_case("auto") => Ok(None),
+        Raw::Text(t) => t.parse().map(Some).map_err(|_| wrong(&format!("{t:?}"))),
     }
+}
+
+/// `[gpus] workers_per_device`: how many partitions run their device phase on one device at
+/// once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workers {
+    /// As the device's memory allows: two on a GPU that holds two of the largest partitions'
+    /// working memory beside their bases, one elsewhere (the OpenCL backend's
+    /// `default_workers`).
+    Auto,
+    /// This many on every device (at least one).
+    Fixed(usize),
+}
+
+impl Workers {
+    /// Workers on a device of `kind` ("gpu", "cpu", …) with `memory_bytes` of memory.
+    pub fn on(self, kind: &str, memory_bytes: u64) -> usize {
+        match self {
+            Workers::Fixed(n) => n,
+            #[cfg(feature = "opencl")]
+            Workers::Auto => snarkd_prover::backend::opencl::default_workers(kind, memory_bytes),
+            #[cfg(not(feature = "opencl"))]
+            Workers::Auto => {
+                // Without the OpenCL backend every device is the CPU.
+                let _ = (kind, memory_bytes);
+                1
+            }
+        }
+    }
+}
+
+/// `[gpus] workers_per_device` as written: "auto" or a number of workers.
+pub fn workers<'de, D: Deserializer<'de>>(de: D) -> Result<Workers, D::Error> {
+    let fixed = auto_or_number(
+        de,
+        "a number of workers: write \"auto\" or a number (at least 1)",
+    )?;
+    Ok(fixed.map_or(Workers::Auto, Workers::Fixed))
 }
 
 /// Which implementation runs the device phase (FFTs and multi-exponentiations).

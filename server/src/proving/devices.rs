@@ -28,14 +28,17 @@ pub fn backends(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn Devi
             "no GPU found: proving on the CPU, which takes hours for a 32 GiB PoRep; install the \
              GPU's OpenCL driver (NVIDIA: its OpenCL ICD) and check `snarkd devices`");
     } else {
-        tracing::info!(configured = ?config.gpus.backend, devices = ?names, "proving devices chosen");
+        let workers: Vec<usize> = chosen.iter().map(|(d, _)| d.workers).collect();
+        // Each device's workers ([gpus] workers_per_device) beside its name.
+        tracing::info!(configured = ?config.gpus.backend, devices = ?names, ?workers,
+            "proving devices chosen");
     }
     Ok(chosen)
 }
 
 fn choose(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBackend>)>> {
     match config.gpus.backend {
-        Backend::Cpu => Ok(cpu()),
+        Backend::Cpu => Ok(cpu(config)),
         Backend::Opencl => {
             let found = opencl::backends(config, false)?;
             if found.is_empty() {
@@ -53,7 +56,7 @@ fn choose(config: &Config) -> anyhow::Result<Vec<(DeviceInfo, Arc<dyn DeviceBack
         }
         Backend::Auto => {
             let gpus = opencl::backends(config, true)?;
-            Ok(if gpus.is_empty() { cpu() } else { gpus })
+            Ok(if gpus.is_empty() { cpu(config) } else { gpus })
         }
         Backend::Cuda => Err(ConfigError::refused(
             "gpus.backend",
@@ -75,12 +78,14 @@ pub fn listing() -> Vec<String> {
     lines
 }
 
-fn cpu() -> Vec<(DeviceInfo, Arc<dyn DeviceBackend>)> {
+fn cpu(config: &Config) -> Vec<(DeviceInfo, Arc<dyn DeviceBackend>)> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let memory_bytes = total_memory_bytes();
     let device = DeviceInfo {
         ordinal: 0,
         name: format!("cpu ({threads} threads)"),
-        memory_bytes: total_memory_bytes(),
+        memory_bytes,
+        workers: config.gpus.workers_per_device.on("cpu", memory_bytes),
     };
     vec![(device, Arc::new(CpuBackend::new()))]
 }
@@ -110,7 +115,7 @@ mod opencl {
         }
         let g = &config.gpus;
         let options = OpenClOptions {
-            workers_per_device: g.workers_per_device,
+            workers_per_device: 1,
             max_chunk_terms: if g.max_chunk_terms == 0 {
                 usize::MAX
             } else {
@@ -130,13 +135,19 @@ mod opencl {
         Ok(chosen
             .into_iter()
             .map(|device| {
-                let info = device_info(&device.info);
+                let workers = g
+                    .workers_per_device
+                    .on(device.info.kind, device.info.memory_bytes);
+                let info = device_info(&device.info, workers);
                 let known = Known {
                     name: device.info.backend_name(),
                     pci: device.info.pci,
                     driver: Some(device.info.driver()),
                 };
-                let options = options.clone();
+                let options = OpenClOptions {
+                    workers_per_device: workers,
+                    ..options.clone()
+                };
                 let backend = WarmingBackend::start(
                     known,
                     g.cpu_while_warming.clone(),
@@ -148,12 +159,16 @@ mod opencl {
             .collect())
     }
 
-    /// The engine's view of an OpenCL device.
-    pub fn device_info(d: &snarkd_prover::backend::opencl::OpenClDeviceInfo) -> DeviceInfo {
+    /// The engine's view of an OpenCL device with `workers` device workers.
+    pub fn device_info(
+        d: &snarkd_prover::backend::opencl::OpenClDeviceInfo,
+        workers: usize,
+    ) -> DeviceInfo {
         DeviceInfo {
             ordinal: d.ordinal,
             name: format!("{} ({})", d.name, d.platform),
             memory_bytes: d.memory_bytes,
+            workers,
         }
     }
 

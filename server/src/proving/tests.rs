@@ -46,6 +46,7 @@ fn cpu(ordinal: u32) -> Device {
         ordinal,
         name: format!("cpu {ordinal}"),
         memory_bytes: 1 << 30,
+        workers: 1,
     };
     (info, Arc::new(CpuBackend::new()))
 }
@@ -415,6 +416,7 @@ fn an_opencl_device_reports_its_pool_under_the_engines_ordinal_and_the_cpu_nothi
         ordinal: 5,
         name: "the engine's fifth".into(),
         memory_bytes: 1 << 30,
+        workers: 1,
     };
     let devices = vec![(info, backend), cpu(6)];
     let reader = readings::DeviceReader::new(&devices);

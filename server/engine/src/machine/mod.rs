@@ -115,7 +115,7 @@ impl<P: Prover> Machine<P> {
     pub(crate) fn new(config: EngineConfig, prover: Arc<P>, budget: Budget) -> Machine<P> {
         let mut workers = Vec::new();
         for device in prover.devices() {
-            for _ in 0..config.workers_per_device.max(1) {
+            for _ in 0..device.workers.max(1) {
                 let id = workers.len() as u32;
                 workers.push(Worker::new(id, device.clone()));
             }

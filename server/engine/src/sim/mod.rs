@@ -34,12 +34,14 @@ use crate::domain::ProofKind;
 #[derive(Debug, Clone)]
 pub struct Setup {
     /// The engine's settings as the daemon would make them on the box (its memory budget,
-    /// synthesis threads, workers per device, lookahead, background nice).
+    /// synthesis threads, lookahead, background nice).
     pub config: EngineConfig,
     pub cores: f64,
     /// GPUs, each a device with its workers; 0: the CPU backend (one device: the cores).
     pub gpus: u32,
     pub gpu_memory_bytes: u64,
+    /// Workers on each device, as the daemon would run them there.
+    pub workers_per_device: usize,
     /// One row per kind the workload has.
     pub costs: Vec<KindCosts>,
 }

@@ -79,12 +79,14 @@ impl<'a> Sim<'a> {
                 ordinal: 0,
                 name: "cpu".into(),
                 memory_bytes: 0,
+                workers: setup.workers_per_device,
             }],
             n => (0..n)
                 .map(|ordinal| DeviceInfo {
                     ordinal,
                     name: format!("gpu-{ordinal}"),
                     memory_bytes: setup.gpu_memory_bytes,
+                    workers: setup.workers_per_device,
                 })
                 .collect(),
         };

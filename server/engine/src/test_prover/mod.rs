@@ -47,6 +47,13 @@ pub struct TestProver {
     pub mid_step_gate: parking_lot::Mutex<()>,
     /// ... and say so here.
     pub in_mid_step: AtomicBool,
+    /// Workers the engine runs on each device (1 unless a test sets it before starting one).
+    pub workers_per_device: std::sync::atomic::AtomicUsize,
+    /// Deadline phases (WinningPoSt, WindowPoSt) between their start and their end ...
+    pub deadline_phases: std::sync::atomic::AtomicU32,
+    /// ... step boundaries a phase without a deadline reached meanwhile, and those it went past.
+    pub boundaries_in_deadline: std::sync::atomic::AtomicU32,
+    pub passed_in_deadline: std::sync::atomic::AtomicU32,
     /// Requests planned (decoded), refused or not.
     pub planned: std::sync::atomic::AtomicU32,
     /// Device phases that returned a proof.
@@ -74,12 +81,32 @@ impl TestProver {
             device_steps_held: AtomicBool::new(false),
             mid_step_gate: Default::default(),
             in_mid_step: AtomicBool::new(false),
+            workers_per_device: std::sync::atomic::AtomicUsize::new(1),
+            deadline_phases: Default::default(),
+            boundaries_in_deadline: Default::default(),
+            passed_in_deadline: Default::default(),
             planned: Default::default(),
             proved: Default::default(),
             nice_seen: Default::default(),
             fast_path: Default::default(),
             readings: Default::default(),
         })
+    }
+}
+
+/// A deadline phase counted in [`TestProver::deadline_phases`] until it drops.
+struct DeadlinePhase<'a>(&'a std::sync::atomic::AtomicU32);
+
+impl<'a> DeadlinePhase<'a> {
+    fn enter(count: &'a std::sync::atomic::AtomicU32) -> DeadlinePhase<'a> {
+        count.fetch_add(1, Ordering::SeqCst);
+        DeadlinePhase(count)
+    }
+}
+
+impl Drop for DeadlinePhase<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -158,6 +185,7 @@ impl Prover for TestProver {
                 ordinal,
                 name: format!("test-{ordinal}"),
                 memory_bytes: 1 << 30,
+                workers: self.workers_per_device.load(Ordering::SeqCst),
             })
             .collect()
     }
@@ -222,17 +250,25 @@ impl Prover for TestProver {
         if self.device_fault.load(Ordering::SeqCst) {
             return Err(StepError::new(FailureClass::Device, "device fault"));
         }
+        let deadline = circuit.starts_with("winning") || circuit.starts_with("wpost");
+        let _inside = deadline.then(|| DeadlinePhase::enter(&self.deadline_phases));
         hooks.abc_released(0);
         hooks.step_done();
         drop(self.device_gate.lock());
         // While a test holds it, a phase without a deadline (the one a deadline partition
         // preempts) goes on step after step, each step a preemption point.
-        let deadline = circuit.starts_with("winning") || circuit.starts_with("wpost");
         while !deadline && self.device_steps_held.load(Ordering::SeqCst) {
             self.in_mid_step.store(true, Ordering::SeqCst);
             drop(self.mid_step_gate.lock());
             self.in_mid_step.store(false, Ordering::SeqCst);
+            let during = self.deadline_phases.load(Ordering::SeqCst) > 0;
+            if during {
+                self.boundaries_in_deadline.fetch_add(1, Ordering::SeqCst);
+            }
             hooks.step_done();
+            if during && self.deadline_phases.load(Ordering::SeqCst) > 0 {
+                self.passed_in_deadline.fetch_add(1, Ordering::SeqCst);
+            }
             if hooks.stop_requested() {
                 return Err(StepError::Stopped);
             }

@@ -91,6 +91,7 @@ impl Prover for StandInProver {
             ordinal: 0,
             name: "stand-in cpu".into(),
             memory_bytes: 1 << 30,
+            workers: 1,
         }]
     }
 

@@ -1,10 +1,13 @@
 //! The device workers in simulated time, as `worker.rs` runs them: a worker sent a partition
 //! while it proves one pauses the running phase at its next step boundary and resumes it when
-//! the newer one ends; the a/b/c share of a reservation returns after a phase's first step; a
-//! phase whose job ended stops at its next boundary.
+//! the newer one ends; a phase without a deadline waits at its step boundaries while a deadline
+//! phase runs on another worker of its device (`worker.rs`'s `DeviceHold`); the a/b/c share of
+//! a reservation returns after a phase's first step; a phase whose job ended stops at its next
+//! boundary.
 
 use super::activities::{Resource, Then};
 use super::Sim;
+use crate::domain::Priority;
 use crate::machine::{DeviceTask, Input};
 use crate::prover::StepError;
 use crate::sim::costs::DeviceCost;
@@ -50,14 +53,16 @@ impl Sim<'_> {
         self.machine.job_plan(job).map_or(0, |p: &SimPlan| p.kind)
     }
 
-    /// Starts the next step of `worker`'s newest phase, unless one runs already.
+    /// Starts the next step of `worker`'s newest phase, unless one runs already or the phase
+    /// has no deadline and another worker of its device runs one.
     pub(super) fn start_step(&mut self, worker: u32) {
+        let device = self.workers[worker as usize].device;
+        let held = self.deadline_on(device, worker);
         let w = &mut self.workers[worker as usize];
-        let device = w.device;
         let Some(phase) = w.phases.last_mut() else {
             return;
         };
-        if phase.stepping {
+        if phase.stepping || (held && phase.task.priority < Priority::High) {
             return;
         }
         phase.stepping = true;
@@ -74,6 +79,16 @@ impl Sim<'_> {
                 self.start(resource, left / steps, then);
             }
         }
+    }
+
+    /// Whether a worker of `device` other than `worker` runs a deadline phase (HIGH or
+    /// CRITICAL).
+    fn deadline_on(&self, device: u32, worker: u32) -> bool {
+        (self.workers.iter().enumerate()).any(|(id, w)| {
+            id as u32 != worker
+                && w.device == device
+                && w.phases.iter().any(|p| p.task.priority >= Priority::High)
+        })
     }
 
     /// A step boundary of phase `serial` on `worker`.
@@ -118,11 +133,20 @@ impl Sim<'_> {
             .position(|p| p.serial == serial)
             .expect("the phase runs");
         let phase = w.phases.remove(at);
+        let device = w.device;
         if result.is_ok() {
             self.proved.push((phase.kind, self.now));
         }
         if at == w.phases.len() {
             self.start_step(worker);
+        }
+        if phase.task.priority >= Priority::High {
+            // The phases its device's other workers held at a boundary go on.
+            for other in 0..self.workers.len() as u32 {
+                if other != worker && self.workers[other as usize].device == device {
+                    self.start_step(other);
+                }
+            }
         }
         let DeviceTask {
             job,

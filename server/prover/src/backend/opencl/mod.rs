@@ -20,10 +20,11 @@
 //!
 //! Layout:
 //! - `device.rs`: discovery across all platforms, selection, the shared memory pool.
-//! - `kernels.rs`: kernel source (`snarkd_scalar.cl`, `snarkd_sort.cl`, `snarkd_point.cl` and
-//!   ec-gpu-gen's), the per-device program, buffers.
+//! - `kernels.rs`: kernel source (`snarkd_scalar.cl`, `snarkd_sort.cl`, `snarkd_point.cl` with
+//!   `snarkd_xyzz.cl`, and ec-gpu-gen's), the per-device program, buffers.
 //! - `kernel_cache.rs`: compiled programs kept on disk between processes.
 //! - `queue.rs`: [`DeviceQueue`], one worker's queue and memory share on a device, with counts.
+//! - `workers.rs`: how many workers a device runs when the configuration leaves it to the device.
 //! - `resident.rs`: circuits' bases kept on the device, evicted least recently used.
 //! - `plan.rs`: one partition's device phase (a [`crate::groth16::DevicePlan`]).
 //! - `fft.rs`: the H polynomial on the device.
@@ -45,6 +46,7 @@ mod plan;
 mod queue;
 mod resident;
 mod windows;
+mod workers;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -59,6 +61,7 @@ pub use device::{
 };
 pub use kernels::{BuiltFrom, DeviceProgram, KernelBuild, LimbBits};
 pub use queue::{groups_per_unit, DeviceQueue, GPU_GROUPS_PER_UNIT};
+pub use workers::default_workers;
 
 use super::{DeviceBackend, PciAddress, PoolUse};
 use crate::error::{ProverError, Result};
@@ -72,6 +75,12 @@ use resident::ResidentCache;
 /// Share of a device's global memory left to the driver and other processes (display, other
 /// contexts). 20 % is what ec-gpu-gen leaves on GPUs; PoCL's "device memory" is host RAM.
 pub const DEVICE_MEMORY_HEADROOM_PERCENT: u64 = 20;
+
+/// The memory pool of a device with `memory_bytes` of global memory: all of it less
+/// [`DEVICE_MEMORY_HEADROOM_PERCENT`].
+pub fn pool_bytes(memory_bytes: u64) -> u64 {
+    memory_bytes / 100 * (100 - DEVICE_MEMORY_HEADROOM_PERCENT)
+}
 
 /// Knobs of the OpenCL backend.
 #[derive(Debug, Clone)]
@@ -154,7 +163,7 @@ impl OpenClBackend {
     /// [`OpenClOptions::kernel_cache`] when there is a usable one (seconds), else from source
     /// (minutes the first time on a machine).
     pub fn new(device: OpenClDevice, options: OpenClOptions) -> Result<OpenClBackend> {
-        let usable = device.info.memory_bytes / 100 * (100 - DEVICE_MEMORY_HEADROOM_PERCENT);
+        let usable = pool_bytes(device.info.memory_bytes);
         let memory = DeviceMemory::new(options.pool_bytes.unwrap_or(usable).min(usable));
         let program = DeviceProgram::get(&device, options.limbs, options.kernel_cache.as_deref())?;
         let first = DeviceQueue::new(

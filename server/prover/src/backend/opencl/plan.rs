@@ -292,6 +292,21 @@ impl Drop for OpenClPlan<'_> {
     }
 }
 
+/// Device bytes of a witness of `variables` values.
+fn witness_bytes(variables: usize) -> u64 {
+    (variables * std::mem::size_of::<Fr>()) as u64
+}
+
+/// Device bytes one partition works in beside its circuit's bases: its witness of `variables`
+/// values, the H FFTs' buffers for `constraints`, and a multiexp step at `units` work units
+/// (one work group a compute unit: whether the bases stay on the device does not turn on the
+/// group count, as a step short of memory beside them halves its chunks, then its groups).
+pub(super) fn working_bytes(variables: usize, constraints: usize, units: usize) -> u64 {
+    witness_bytes(variables)
+        + fft::h_memory(constraints).0
+        + msm_plan::step_bytes(GPU_STEP_POINTS, units)
+}
+
 impl OpenClBackend {
     /// A queue, the resident bases and the witness on the device for one partition; `None`
     /// when the pool has no room for the witness even with idle parameter sets evicted.
@@ -299,13 +314,12 @@ impl OpenClBackend {
         let queue = self.take_queue()?;
         let start = queue.counters();
         let (inputs, aux) = witness.witness();
-        let witness_bytes = ((inputs.len() + aux.len()) * std::mem::size_of::<Fr>()) as u64;
-        // A multiexp step at one work group a compute unit: whether the bases stay on the
-        // device does not turn on the group count (a step short of memory beside them halves
-        // its chunks, then its groups).
-        let working = witness_bytes
-            + fft::h_memory(witness.num_constraints()).0
-            + msm_plan::step_bytes(GPU_STEP_POINTS, queue.work_units_at_one_group());
+        let witness_bytes = witness_bytes(inputs.len() + aux.len());
+        let working = working_bytes(
+            inputs.len() + aux.len(),
+            witness.num_constraints(),
+            queue.work_units_at_one_group(),
+        );
         let keep_free = working * self.options.workers_per_device.max(1) as u64;
         let resident = match self.options.keep_params {
             true => self.resident.get(&queue, loaded, witness, keep_free)?,

@@ -34,10 +34,20 @@ impl Resident {
     /// Device bytes of `loaded`'s bases and maps.
     pub fn bytes_for(loaded: &LoadedParams) -> u64 {
         let p = loaded.parameters();
+        Self::bytes_of(BaseCounts {
+            h: p.h.len(),
+            l: p.l.len(),
+            a: p.a.len(),
+            b: p.b_g1.len(),
+        })
+    }
+
+    /// Device bytes of a circuit's bases and maps, from how many bases it has.
+    pub fn bytes_of(c: BaseCounts) -> u64 {
         let g1 = std::mem::size_of::<G1Affine>() as u64;
         let g2 = std::mem::size_of::<G2Affine>() as u64;
-        let g1_terms = (p.h.len() + p.l.len() + p.a.len() + p.b_g1.len()) as u64;
-        g1_terms * g1 + p.b_g2.len() as u64 * g2 + Maps::bytes_for(loaded)
+        let [h, l, a, b] = [c.h, c.l, c.a, c.b].map(|n| n as u64);
+        (h + l + a + b) * g1 + b * g2 + Maps::bytes_of(a, b)
     }
 
     /// The G1 bases of `query` (not [`Query::B2`]).
@@ -51,6 +61,15 @@ impl Resident {
     }
 }
 
+/// How many bases of each query a circuit has: H, L, A and B (B's G1 and G2 bases are as many).
+#[derive(Debug, Clone, Copy)]
+pub struct BaseCounts {
+    pub h: usize,
+    pub l: usize,
+    pub a: usize,
+    pub b: usize,
+}
+
 /// Where each A and B term's scalar sits in the witness buffer (inputs, then aux): A takes every
 /// input and the aux values its density marks, B the inputs and aux values its densities mark.
 pub struct Maps {
@@ -60,9 +79,9 @@ pub struct Maps {
 }
 
 impl Maps {
-    fn bytes_for(loaded: &LoadedParams) -> u64 {
-        let p = loaded.parameters();
-        (p.a.len() + p.b_g1.len()) as u64 * 4
+    /// A position a term of A and of B.
+    fn bytes_of(a_terms: u64, b_terms: u64) -> u64 {
+        (a_terms + b_terms) * 4
     }
 
     /// Whether these maps are `witness`'s (its circuit has the same densities).
