@@ -64,7 +64,8 @@ const AUTO_SYNTHESES: usize = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookahead {
     /// Two partitions synthesizing (each on every core of its pool) and two waiting per device
-    /// worker, fewer syntheses where fewer threads are allowed: what keeps the devices and the
+    /// (however many workers it runs: a second worker overlaps a device's work with its own,
+    /// and two waiting keep it fed either way), fewer syntheses where fewer threads are allowed: what keeps the devices and the
     /// cores busy at production size without holding synthesized partitions in memory for
     /// nothing (`snarkd-bench plan`, BENCHMARKS.md "Sizing a box": at 32 GiB more than that
     /// proves no more an hour on 16 or 96 cores and only holds more memory).
@@ -74,10 +75,10 @@ pub enum Lookahead {
 }
 
 impl Lookahead {
-    /// The limit (0: none) for `threads` synthesis threads and `workers` device workers.
-    pub fn resolve(self, threads: usize, workers: usize) -> usize {
+    /// The limit (0: none) for `threads` synthesis threads and `devices` devices.
+    pub fn resolve(self, threads: usize, devices: usize) -> usize {
         match self {
-            Lookahead::Auto => threads.min(AUTO_SYNTHESES) + 2 * workers,
+            Lookahead::Auto => threads.min(AUTO_SYNTHESES) + 2 * devices,
             Lookahead::Limit(n) => n,
         }
     }
@@ -106,7 +107,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_automatic_lookahead_is_two_syntheses_and_two_a_worker_whatever_the_cores() {
+    fn the_automatic_lookahead_is_two_syntheses_and_two_a_device_whatever_the_cores() {
         assert_eq!(Lookahead::Auto.resolve(1, 1), 3);
         assert_eq!(Lookahead::Auto.resolve(2, 1), 4);
         assert_eq!(Lookahead::Auto.resolve(96, 1), 4);

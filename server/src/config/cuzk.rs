@@ -37,7 +37,7 @@ const KEYS: [(&str, &str, Fate); 20] = [
     ("pipeline", "synthesis_concurrency", Fate::Dropped("snarkd synthesizes partitions, not proofs, at once: [synthesis] threads")),
     ("pipeline", "max_parallel_synthesis", Fate::MovesTo("synthesis", "threads")),
     ("pipeline", "slot_size", Fate::Dropped("snarkd admits partitions one by one under the memory budget")),
-    ("pipeline", "max_gpu_queue_depth", Fate::Dropped("the nearest is [pipeline] synthesis_lookahead (\"auto\": two per device worker)")),
+    ("pipeline", "max_gpu_queue_depth", Fate::Dropped("the nearest is [pipeline] synthesis_lookahead (\"auto\": two per device)")),
 ];
 
 /// Keys of [`KEYS`] that snarkd has too, under the same name with another meaning: they do not

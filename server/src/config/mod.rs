@@ -241,7 +241,7 @@ pub struct PipelineSection {
     /// synthesized and proved again before its job fails.
     pub partition_retries: u32,
     /// Most partitions below HIGH synthesizing or synthesized and waiting for a device at
-    /// once: "auto" (two syntheses, or fewer threads, plus two per device worker), a number, or 0 for no limit
+    /// once: "auto" (two syntheses, or fewer threads, plus two per device), a number, or 0 for no limit
     /// beyond `[synthesis] threads` and the memory budget.
     #[serde(deserialize_with = "values::lookahead")]
     pub synthesis_lookahead: Lookahead,

@@ -160,10 +160,13 @@ impl<P: Prover> Machine<P> {
         }
     }
 
-    /// The synthesis lookahead on this machine's threads and workers (0: no limit).
+    /// The synthesis lookahead on this machine's threads and devices (0: no limit).
     pub(super) fn lookahead(&self) -> usize {
+        let mut devices: Vec<u32> = self.workers.iter().map(|w| w.device.ordinal).collect();
+        devices.sort_unstable();
+        devices.dedup();
         (self.config.synthesis_lookahead)
-            .resolve(self.config.synthesis_threads.max(1), self.workers.len())
+            .resolve(self.config.synthesis_threads.max(1), devices.len())
     }
 
     /// From now on a job starts only once the journal reports it recorded.
