@@ -9,11 +9,16 @@
 //! not a test.
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example device_shape -- \
-//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--seed N]
+//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--workers N]
+//!       [--seed N]
 //!
 //! `--groups` runs the device phase once for each count of multiexp work groups per compute
 //! unit (0, the default, is the device's choice), one backend at a time so only one holds the
-//! bases; every row says the groups and work units it ran with.
+//! bases; every row says the groups and work units it ran with. `--workers N` (default 1) gives
+//! the backend N workers, as the daemon runs them on a device (`[gpus] workers_per_device`), and
+//! after the two single partitions proves N partitions at once, one a thread: the `opencl-xN`
+//! row is their wall time and summed counts (N partitions at once against one at a time: N
+//! times the later partition's total over it).
 //!
 //! e.g. `porep 32GiB 18` is a whole production PoRep partition (about 130 M constraints: some
 //! 16 GB of host memory for the partition and 47 GB for the bases; a 16-core, 128 GiB GPU box
@@ -44,18 +49,20 @@ impl PhaseHooks for Clock {
 
 fn main() -> anyhow::Result<()> {
     let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] \
-                 [--groups N,N,...] [--seed N]";
+                 [--groups N,N,...] [--workers N] [--seed N]";
     let mut it = std::env::args().skip(1);
     let kind = ProofKind::from_short(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let size = parse_sector_size(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let count: usize = it.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?;
     let (mut json, mut cpu, mut limbs, mut seed) = (false, false, LimbBits::L64, 1u64);
     let mut groups = vec![0usize];
+    let mut workers = 1usize;
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => json = true,
             "--cpu" => cpu = true,
             "--seed" => seed = it.next().unwrap_or_default().parse()?,
+            "--workers" => workers = it.next().unwrap_or_default().parse::<usize>()?.max(1),
             "--groups" => {
                 groups = it
                     .next()
@@ -127,6 +134,26 @@ fn main() -> anyhow::Result<()> {
             });
         }
     }
+    let row = |path: &str, groups: usize, step: &str, seconds: f64, c: DeviceCounters| {
+        if json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "bench": "device_shape", "circuit": circuit.to_string(), "shape": shape,
+                    "path": path, "device": if path == "cpu" { "cpu" } else { &name },
+                    "groups_per_unit": groups, "step": step, "seconds": seconds,
+                    "bytes_up": c.bytes_to_device, "bytes_down": c.bytes_from_device,
+                    "launches": c.launches, "host_waits": c.host_waits,
+                    "point_additions": c.point_additions,
+                })
+            );
+        } else {
+            println!(
+                "{path:<13} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>13}",
+                c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits, c.point_additions
+            );
+        }
+    };
     let run = |path: &str, backend: &dyn DeviceBackend, groups: usize| -> anyhow::Result<()> {
         // Synthesized once; each run proves its own copy of the vectors.
         let partition = synthesize_partition(kind, size, count, seed, true)?;
@@ -134,27 +161,7 @@ fn main() -> anyhow::Result<()> {
         let start = Instant::now();
         let (_, timings) = backend.prove(partition, &params, Randomness::random(), &mut clock)?;
         let total = start.elapsed().as_secs_f64();
-        let row = |step: &str, seconds: f64, c: DeviceCounters| {
-            if json {
-                println!(
-                    "{}",
-                    serde_json::json!({
-                        "bench": "device_shape", "circuit": circuit.to_string(), "shape": shape,
-                        "path": path, "device": if path == "cpu" { "cpu" } else { &name },
-                        "groups_per_unit": groups, "step": step, "seconds": seconds,
-                        "bytes_up": c.bytes_to_device, "bytes_down": c.bytes_from_device,
-                        "launches": c.launches, "host_waits": c.host_waits,
-                        "point_additions": c.point_additions,
-                    })
-                );
-            } else {
-                println!(
-                    "{path:<13} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>13}",
-                    c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits,
-                    c.point_additions
-                );
-            }
-        };
+        let row = |step: &str, seconds: f64, c: DeviceCounters| row(path, groups, step, seconds, c);
         if path == "cpu" {
             // The CPU's steps have preemption points inside them: its totals alone.
             row("fft", timings.fft.as_secs_f64(), DeviceCounters::default());
@@ -176,6 +183,36 @@ fn main() -> anyhow::Result<()> {
         row("total", total, timings.counters);
         Ok(())
     };
+    // `n` partitions (their own seeds, synthesized first) proved at once, one a thread: their
+    // wall time and summed counts.
+    let together = |backend: &OpenClBackend,
+                    n: usize,
+                    row: &dyn Fn(&str, f64, DeviceCounters)|
+     -> anyhow::Result<()> {
+        let partitions = (0..n as u64)
+            .map(|i| synthesize_partition(kind, size, count, seed + 1 + i, true))
+            .collect::<Result<Vec<_>, _>>()?;
+        let start = Instant::now();
+        let counters = std::thread::scope(|scope| {
+            let phases: Vec<_> = (partitions.into_iter())
+                .map(|partition| {
+                    scope.spawn(|| {
+                        let mut clock = Clock { marks: Vec::new() };
+                        let randomness = Randomness::random();
+                        (backend.prove(partition, &params, randomness, &mut clock))
+                            .map(|(_, timings)| timings.counters)
+                    })
+                })
+                .collect();
+            let mut sum = DeviceCounters::default();
+            for phase in phases {
+                sum += phase.join().expect("a device phase panicked")?;
+            }
+            anyhow::Ok(sum)
+        })?;
+        row("total", start.elapsed().as_secs_f64(), counters);
+        Ok(())
+    };
     for asked in groups {
         // One backend at a time: each keeps its own copy of the bases on the device.
         let t = Instant::now();
@@ -184,6 +221,7 @@ fn main() -> anyhow::Result<()> {
             OpenClOptions {
                 limbs,
                 groups_per_unit: asked,
+                workers_per_device: workers,
                 kernel_cache: kernel_cache_from_env(),
                 ..OpenClOptions::default()
             },
@@ -197,6 +235,12 @@ fn main() -> anyhow::Result<()> {
         }
         run("opencl-first", &opencl, groups)?;
         run("opencl", &opencl, groups)?;
+        if workers > 1 {
+            let path = format!("opencl-x{workers}");
+            together(&opencl, workers, &|step, seconds, c| {
+                row(&path, groups, step, seconds, c)
+            })?;
+        }
     }
     if cpu {
         run("cpu", &CpuBackend::new(), 0)?;
