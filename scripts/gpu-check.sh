@@ -11,7 +11,7 @@
 #      production-shaped partition step by step (`device_shape`, SNARKD_GPU_CHECK_SHAPE, default
 #      "porep 32GiB 18"; SNARKD_GPU_CHECK_LIMBS="64 32" measures both limb widths,
 #      SNARKD_GPU_CHECK_GROUPS="1,4" the multiexp's work groups per compute unit, and with
-#      SNARKD_GPU_CHECK_WORKERS workers, default 2, that many partitions at once), and our
+#      SNARKD_GPU_CHECK_WORKERS workers, default "auto", that many partitions at once), and our
 #      whole prover against stock bellperson (`snarkd-bench bench`; stock bellperson runs on the
 #      CPU: it is built without its GPU features),
 #   4. synthesizes one production-shaped partition at 1 to 16 threads (`production_shape`,
@@ -225,9 +225,10 @@ json_rows "Device phase, same partitions (seconds, bytes, launches, waits)" devi
 shape="${SNARKD_GPU_CHECK_SHAPE:-porep 32GiB 18}"
 # Multiexp work groups per compute unit, each run in turn (0 is the device's own choice).
 groups="${SNARKD_GPU_CHECK_GROUPS:-1,4}"
-# Workers on the device: after the single partitions, this many at once (what a second worker,
-# "auto"'s choice on a GPU with the room, gains; 1: none).
-workers="${SNARKD_GPU_CHECK_WORKERS:-2}"
+# Workers on the device: after the single partitions, this many at once on a backend of as many
+# workers (what a second worker gains); "auto" is what the daemon's "auto" gives the device (two
+# on an H200, one, and so nothing more, on a card without the room).
+workers="${SNARKD_GPU_CHECK_WORKERS:-auto}"
 for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
   say "device phase at production shape ($shape, $limbs-bit limbs)"
   # shellcheck disable=SC2086 # the shape is three words

@@ -40,14 +40,18 @@ pub(crate) async fn run<P: Prover>(
     panic_hook: Arc<Notify>,
 ) {
     let nice = machine.background_nice();
-    // One hold a device, shared by its workers.
+    // One hold a device, shared by its workers; without preemption each worker's own.
+    let preempt = machine.preempts();
     let mut holds: HashMap<u32, Arc<worker::DeviceHold>> = HashMap::new();
     let workers: Vec<worker::WorkerHandle<P>> = machine
         .worker_devices()
         .into_iter()
         .enumerate()
         .map(|(id, device)| {
-            let hold = holds.entry(device.ordinal).or_default().clone();
+            let hold = match preempt {
+                true => holds.entry(device.ordinal).or_default().clone(),
+                false => Arc::default(),
+            };
             worker::start(
                 id as u32,
                 device,

@@ -196,7 +196,6 @@ async fn a_panic_in_the_device_phase_fails_only_that_job_and_the_worker_goes_on(
     snapshot_where(&engine, |s| s.memory.used_bytes == PARAMS_BYTES).await;
 }
 
-/// Waits until a snapshot satisfies `ready`.
 /// Submits a PoRep whose device phase goes on step after step, each step a preemption point,
 /// until the test clears `device_steps_held`, and waits until it is on the device; its job id.
 async fn porep_stepping_on_the_device(engine: &Engine, prover: &TestProver) -> String {
@@ -215,6 +214,7 @@ async fn porep_stepping_on_the_device(engine: &Engine, prover: &TestProver) -> S
     porep
 }
 
+/// Waits until a snapshot satisfies `ready`.
 async fn snapshot_where(engine: &Engine, ready: impl Fn(&StatusSnapshot) -> bool) {
     let mut status = engine.subscribe();
     status
@@ -386,6 +386,54 @@ async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_bo
     prover.device_steps_held.store(false, Ordering::SeqCst);
     let done = engine.await_job(&porep).await.unwrap();
     assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+}
+
+#[tokio::test]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
+async fn a_phase_held_for_a_deadline_partition_stops_there_when_its_job_is_cancelled() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
+    let prover = TestProver::new(1);
+    prover.workers_per_device.store(2, Ordering::SeqCst);
+    let engine = engine(prover.clone());
+    let gate = prover.device_gate.lock();
+    let winning = engine
+        .submit(request(ProofKind::WinningPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    while prover.deadline_phases.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    // A PoRep sent to the other worker meanwhile waits before its first step ...
+    let porep = engine
+        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    snapshot_where(&engine, |s| {
+        s.jobs.iter().any(|j| {
+            j.job_id == porep && j.partitions[0].state == crate::lifecycle::PartitionState::Gpu
+        })
+    })
+    .await;
+    // ... and, cancelled, frees its worker while the WinningPoSt still holds the device.
+    assert!(engine.cancel(&porep).await.unwrap(), "it was running");
+    snapshot_where(&engine, |s| {
+        (s.workers.iter())
+            .filter(|w| w.state == crate::lifecycle::WorkerState::Idle)
+            .count()
+            == 1
+    })
+    .await;
+    assert_eq!(prover.deadline_phases.load(Ordering::SeqCst), 1);
+    drop(gate);
+    let done = engine.await_job(&winning).await.unwrap();
+    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    assert_eq!(
+        prover.proved.load(Ordering::SeqCst),
+        1,
+        "the PoRep never ran"
+    );
 }
 
 #[tokio::test]

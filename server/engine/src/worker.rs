@@ -9,8 +9,10 @@
 //!
 //! A device with several workers ([`DeviceInfo::workers`]) keeps that promise across them: while
 //! a deadline phase runs on any of its workers, the phases without a deadline on the others
-//! wait at their next step boundary too ([`DeviceHold`]), so a deadline partition shares the
-//! device with at most one step of each.
+//! wait at their next step boundary too, and one sent meanwhile waits before it starts
+//! ([`DeviceHold`]), so a deadline partition shares the device with at most one step of each.
+//! A phase stopped meanwhile (its job cancelled or failed) stops waiting. Without preemption
+//! (`[scheduler] preempt = false`) each worker has a hold of its own, which holds nothing.
 
 use std::sync::Arc;
 
@@ -132,10 +134,14 @@ impl<P: Prover> Worker<P> {
         let deadline = task.priority >= Priority::High;
         let held = deadline.then(|| self.hold.hold());
         let hold = self.hold.clone();
+        let stop = task.stop.clone();
         spawn(&format!("snarkd-device-{worker}"), move || {
             let _held = held;
             os_priority::apply(task.priority, nice);
             let partition = task.index;
+            if !deadline {
+                hold.wait_while_held(worker, partition, &stop);
+            }
             let result = device_phase(
                 &*prover,
                 worker,
@@ -154,7 +160,7 @@ impl<P: Prover> Worker<P> {
                     }
                     gate.wait_while_paused();
                     if !deadline {
-                        hold.wait_while_held(worker, partition);
+                        hold.wait_while_held(worker, partition, &stop);
                     }
                 },
             );
@@ -208,8 +214,11 @@ impl DeviceHold {
         Held(self.clone())
     }
 
-    /// At a step boundary of a phase without a deadline, on its thread.
-    fn wait_while_held(&self, worker: u32, partition: u32) {
+    /// At a step boundary of a phase without a deadline (or before its first step), on its
+    /// thread: waits while a deadline phase runs on the device, unless `stop` is set (then the
+    /// phase stops at this boundary; the machine sets it without waking this wait, so the wait
+    /// looks again every [`STOP_POLL`]).
+    fn wait_while_held(&self, worker: u32, partition: u32, stop: &StopSignal) {
         let mut deadlines = self.deadlines.lock();
         if *deadlines > 0 {
             tracing::info!(
@@ -218,11 +227,14 @@ impl DeviceHold {
                 "device phase waiting at its step boundary for a deadline partition on its device"
             );
         }
-        while *deadlines > 0 {
-            self.released.wait(&mut deadlines);
+        while *deadlines > 0 && !stop.is_set() {
+            self.released.wait_for(&mut deadlines, STOP_POLL);
         }
     }
 }
+
+/// How often a phase held for a deadline looks whether it was stopped meanwhile.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// A deadline phase counted by its device's [`DeviceHold`].
 struct Held(Arc<DeviceHold>);
@@ -259,6 +271,16 @@ pub(crate) fn device_phase<P: Prover>(
         stop,
         ..
     } = task;
+    if stop.is_set() {
+        // Stopped before it started (held for a deadline partition meanwhile): nothing to undo.
+        return Input::DeviceDone {
+            worker,
+            job,
+            index,
+            result: Err(StepError::Stopped),
+            reservation,
+        };
+    }
     let mut hooks = Hooks {
         job,
         index,

@@ -9,16 +9,17 @@
 //! not a test.
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example device_shape -- \
-//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--workers N]
+//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--workers N|auto]
 //!       [--seed N]
 //!
 //! `--groups` runs the device phase once for each count of multiexp work groups per compute
 //! unit (0, the default, is the device's choice), one backend at a time so only one holds the
-//! bases; every row says the groups and work units it ran with. `--workers N` (default 1) gives
-//! the backend N workers, as the daemon runs them on a device (`[gpus] workers_per_device`), and
-//! after the two single partitions proves N partitions at once, one a thread: the `opencl-xN`
-//! row is their wall time and summed counts (N partitions at once against one at a time: N
-//! times the later partition's total over it).
+//! bases; every row says the groups and work units it ran with. `--workers N` (default 1;
+//! `auto`: what the daemon's "auto" gives the device) then builds a backend of N workers, as the
+//! daemon runs them on a device (`[gpus] workers_per_device`), proves one partition on it
+//! (`opencl-xN-first`: its bases go up) and then N at once, one a thread: the `opencl-xN` row is
+//! their wall time and summed counts (N partitions at once against one at a time: N times the
+//! single `opencl` partition's total over it).
 //!
 //! e.g. `porep 32GiB 18` is a whole production PoRep partition (about 130 M constraints: some
 //! 16 GB of host memory for the partition and 47 GB for the bases; a 16-core, 128 GiB GPU box
@@ -27,7 +28,7 @@
 use std::time::Instant;
 
 use snarkd_prover::backend::opencl::{
-    groups_per_unit, kernel_cache_from_env, preferred_device, LimbBits,
+    default_workers, groups_per_unit, kernel_cache_from_env, preferred_device, LimbBits,
 };
 use snarkd_prover::filecoin::synthetic::synthesize_partition;
 use snarkd_prover::filecoin::{parse_sector_size, sector_size_name, ProofKind};
@@ -49,20 +50,20 @@ impl PhaseHooks for Clock {
 
 fn main() -> anyhow::Result<()> {
     let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] \
-                 [--groups N,N,...] [--workers N] [--seed N]";
+                 [--groups N,N,...] [--workers N|auto] [--seed N]";
     let mut it = std::env::args().skip(1);
     let kind = ProofKind::from_short(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let size = parse_sector_size(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let count: usize = it.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?;
     let (mut json, mut cpu, mut limbs, mut seed) = (false, false, LimbBits::L64, 1u64);
     let mut groups = vec![0usize];
-    let mut workers = 1usize;
+    let mut workers = "1".to_string();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => json = true,
             "--cpu" => cpu = true,
             "--seed" => seed = it.next().unwrap_or_default().parse()?,
-            "--workers" => workers = it.next().unwrap_or_default().parse::<usize>()?.max(1),
+            "--workers" => workers = it.next().unwrap_or_default(),
             "--groups" => {
                 groups = it
                     .next()
@@ -213,19 +214,26 @@ fn main() -> anyhow::Result<()> {
         row("total", start.elapsed().as_secs_f64(), counters);
         Ok(())
     };
+    let workers = match workers.as_str() {
+        "auto" => default_workers(device.info.kind, device.info.memory_bytes),
+        n => n.parse::<usize>()?.max(1),
+    };
     for asked in groups {
         // One backend at a time: each keeps its own copy of the bases on the device.
+        let backend = |workers: usize| {
+            OpenClBackend::new(
+                device.clone(),
+                OpenClOptions {
+                    limbs,
+                    groups_per_unit: asked,
+                    workers_per_device: workers,
+                    kernel_cache: kernel_cache_from_env(),
+                    ..OpenClOptions::default()
+                },
+            )
+        };
         let t = Instant::now();
-        let opencl = OpenClBackend::new(
-            device.clone(),
-            OpenClOptions {
-                limbs,
-                groups_per_unit: asked,
-                workers_per_device: workers,
-                kernel_cache: kernel_cache_from_env(),
-                ..OpenClOptions::default()
-            },
-        )?;
+        let opencl = backend(1)?;
         let groups = groups_per_unit(&device.info, asked);
         if !json {
             println!(
@@ -235,8 +243,13 @@ fn main() -> anyhow::Result<()> {
         }
         run("opencl-first", &opencl, groups)?;
         run("opencl", &opencl, groups)?;
+        drop(opencl);
         if workers > 1 {
+            // A backend of `workers` workers, each with its share of the pool: one partition
+            // puts its bases up, then `workers` run at once.
+            let opencl = backend(workers)?;
             let path = format!("opencl-x{workers}");
+            run(&format!("{path}-first"), &opencl, groups)?;
             together(&opencl, workers, &|step, seconds, c| {
                 row(&path, groups, step, seconds, c)
             })?;

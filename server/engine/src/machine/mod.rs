@@ -179,6 +179,11 @@ impl<P: Prover> Machine<P> {
         self.next_seq = self.next_seq.max(next);
     }
 
+    /// Whether deadline partitions preempt work without a deadline (`[scheduler] preempt`).
+    pub(crate) fn preempts(&self) -> bool {
+        self.config.preempt
+    }
+
     /// Nice steps below the process's priority for work without a deadline.
     pub(crate) fn background_nice(&self) -> i32 {
         self.config.background_nice

@@ -199,6 +199,26 @@ fn synthesis_lookahead_bounds_partitions_ahead_of_the_device() {
 }
 
 #[test]
+fn the_automatic_lookahead_counts_devices_not_their_workers() {
+    let lookahead = |devices: u32, workers: usize| {
+        let prover = TestProver::new(devices);
+        prover
+            .workers_per_device
+            .store(workers, std::sync::atomic::Ordering::SeqCst);
+        let config = EngineConfig {
+            synthesis_threads: 4,
+            synthesis_lookahead: crate::Lookahead::Auto,
+            ..Default::default()
+        };
+        Machine::new(config, prover, Budget::new(1_000_000, || {})).lookahead()
+    };
+    assert_eq!(lookahead(1, 1), 2 + 2);
+    assert_eq!(lookahead(1, 2), 2 + 2, "two workers on one device");
+    assert_eq!(lookahead(2, 1), 2 + 4);
+    assert_eq!(lookahead(2, 2), 2 + 4, "two workers on each of two devices");
+}
+
+#[test]
 fn synthesis_lookahead_never_holds_back_a_critical_partition() {
     let mut h = Harness::new(1_000_000, 1, 4);
     h.machine.config.synthesis_lookahead = crate::Lookahead::Limit(2);

@@ -1,7 +1,8 @@
 //! The device workers in simulated time, as `worker.rs` runs them: a worker sent a partition
 //! while it proves one pauses the running phase at its next step boundary and resumes it when
-//! the newer one ends; a phase without a deadline waits at its step boundaries while a deadline
-//! phase runs on another worker of its device (`worker.rs`'s `DeviceHold`); the a/b/c share of
+//! the newer one ends; a phase without a deadline waits at its step boundaries (and before its
+//! first) while a deadline phase runs on another worker of its device (`worker.rs`'s
+//! `DeviceHold`, with preemption on); the a/b/c share of
 //! a reservation returns after a phase's first step; a phase whose job ended stops at its next
 //! boundary.
 
@@ -82,13 +83,14 @@ impl Sim<'_> {
     }
 
     /// Whether a worker of `device` other than `worker` runs a deadline phase (HIGH or
-    /// CRITICAL).
+    /// CRITICAL) that holds the device's other phases (never without preemption).
     fn deadline_on(&self, device: u32, worker: u32) -> bool {
-        (self.workers.iter().enumerate()).any(|(id, w)| {
-            id as u32 != worker
-                && w.device == device
-                && w.phases.iter().any(|p| p.task.priority >= Priority::High)
-        })
+        self.setup.config.preempt
+            && (self.workers.iter().enumerate()).any(|(id, w)| {
+                id as u32 != worker
+                    && w.device == device
+                    && w.phases.iter().any(|p| p.task.priority >= Priority::High)
+            })
     }
 
     /// A step boundary of phase `serial` on `worker`.

@@ -3,7 +3,7 @@
 // its coordinate field's and SCALAR by the scalar field's. They read what `snarkd_split` and the
 // sort (snarkd_sort.cl) made: a listed term's base is bases[base_start + position]. An affine
 // base with y = 0 is the identity (blst writes it as zeros; no point of either group has
-// // y = 0) and is skipped. The sums are kept in XYZZ coordinates (snarkd_xyzz.cl) and written in
+// y = 0) and is skipped. The sums are kept in XYZZ coordinates (snarkd_xyzz.cl) and written in
 // Jacobian ones.
 
 // Σ of the bases whose scalar is one: work item gid adds terms gid, gid + items, … with mixed

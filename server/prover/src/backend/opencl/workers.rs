@@ -1,6 +1,6 @@
 //! How many workers share a device when the configuration leaves it to the device
 //! (`[gpus] workers_per_device = "auto"`): two on a GPU where the memory allows it, so that one
-//! partition's uploads (its witness, a and b: some 13 GB at 32 GiB, through pageable copies),
+//! partition's uploads (its witness, a and b: about 12.5 GB at 32 GiB, through pageable copies),
 //! host waits and the host's sums overlap the other's kernels; one elsewhere. Each worker then
 //! plans within its share of the device's pool ([`super::DeviceQueue::share`]).
 //!
