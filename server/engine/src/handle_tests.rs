@@ -10,6 +10,7 @@ use crate::test_prover::{request, TestProver, PARAMS_BYTES};
 use crate::{Engine, EngineConfig, StatusSnapshot};
 
 mod answers;
+mod device_hold;
 mod intake;
 
 fn config() -> EngineConfig {
@@ -339,101 +340,6 @@ async fn work_without_a_deadline_runs_at_a_lower_os_priority() {
             assert_eq!(nice, expected, "{kind} {step} of {what}");
         }
     }
-}
-
-#[tokio::test]
-#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
-async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_boundaries() {
-    let _deadline = crate::test_prover::Watchdog::for_this_test();
-    let prover = TestProver::new(1);
-    prover.workers_per_device.store(2, Ordering::SeqCst);
-    let engine = engine(prover.clone());
-    assert_eq!(
-        engine.snapshot().workers.len(),
-        2,
-        "two workers on the one device"
-    );
-    let porep = porep_stepping_on_the_device(&engine, &prover).await;
-
-    // The PoRep is held in the middle of a step ...
-    let step = prover.mid_step_gate.lock();
-    while !prover.in_mid_step.load(Ordering::SeqCst) {
-        tokio::task::yield_now().await;
-    }
-    // ... while the WinningPoSt takes the idle worker (nothing is preempted) and is held in
-    // its phase.
-    let gate = prover.device_gate.lock();
-    let winning = engine
-        .submit(request(ProofKind::WinningPost, 1, 1000))
-        .await
-        .unwrap()
-        .job_id;
-    while prover.deadline_phases.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
-    // The PoRep's step ends and it reaches its boundary meanwhile ...
-    drop(step);
-    while prover.boundaries_in_deadline.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
-    assert!(engine.snapshot().workers.iter().all(|w| w.paused.is_none()));
-    drop(gate);
-    let done = engine.await_job(&winning).await.unwrap();
-    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
-    // ... and went past none while the WinningPoSt's phase ran.
-    assert_eq!(prover.passed_in_deadline.load(Ordering::SeqCst), 0);
-
-    prover.device_steps_held.store(false, Ordering::SeqCst);
-    let done = engine.await_job(&porep).await.unwrap();
-    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
-}
-
-#[tokio::test]
-#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
-async fn a_phase_held_for_a_deadline_partition_stops_there_when_its_job_is_cancelled() {
-    let _deadline = crate::test_prover::Watchdog::for_this_test();
-    let prover = TestProver::new(1);
-    prover.workers_per_device.store(2, Ordering::SeqCst);
-    let engine = engine(prover.clone());
-    let gate = prover.device_gate.lock();
-    let winning = engine
-        .submit(request(ProofKind::WinningPost, 1, 1000))
-        .await
-        .unwrap()
-        .job_id;
-    while prover.deadline_phases.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
-    // A PoRep sent to the other worker meanwhile waits before its first step ...
-    let porep = engine
-        .submit(request(ProofKind::PorepSealCommit, 1, 1000))
-        .await
-        .unwrap()
-        .job_id;
-    snapshot_where(&engine, |s| {
-        s.jobs.iter().any(|j| {
-            j.job_id == porep && j.partitions[0].state == crate::lifecycle::PartitionState::Gpu
-        })
-    })
-    .await;
-    // ... and, cancelled, frees its worker while the WinningPoSt still holds the device.
-    assert!(engine.cancel(&porep).await.unwrap(), "it was running");
-    snapshot_where(&engine, |s| {
-        (s.workers.iter())
-            .filter(|w| w.state == crate::lifecycle::WorkerState::Idle)
-            .count()
-            == 1
-    })
-    .await;
-    assert_eq!(prover.deadline_phases.load(Ordering::SeqCst), 1);
-    drop(gate);
-    let done = engine.await_job(&winning).await.unwrap();
-    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
-    assert_eq!(
-        prover.proved.load(Ordering::SeqCst),
-        1,
-        "the PoRep never ran"
-    );
 }
 
 #[tokio::test]
