@@ -3,18 +3,38 @@
 //! its job is cancelled (`worker.rs`, `DeviceHold`).
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use super::{engine, porep_stepping_on_the_device, snapshot_where};
 use crate::domain::{JobEnd, ProofKind};
 use crate::test_prover::{request, TestProver};
+use crate::Engine;
+
+fn two_workers_on_one_device() -> (Arc<TestProver>, Engine) {
+    let prover = TestProver::new(1);
+    prover.workers_per_device.store(2, Ordering::SeqCst);
+    let engine = engine(prover.clone());
+    (prover, engine)
+}
+
+/// Submits a WinningPoSt and waits until its device phase runs; its job id.
+async fn winning_post_in_its_phase(engine: &Engine, prover: &TestProver) -> String {
+    let winning = engine
+        .submit(request(ProofKind::WinningPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    while prover.deadline_phases.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    winning
+}
 
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
 async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_boundaries() {
     let _deadline = crate::test_prover::Watchdog::for_this_test();
-    let prover = TestProver::new(1);
-    prover.workers_per_device.store(2, Ordering::SeqCst);
-    let engine = engine(prover.clone());
+    let (prover, engine) = two_workers_on_one_device();
     assert_eq!(
         engine.snapshot().workers.len(),
         2,
@@ -30,14 +50,7 @@ async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_bo
     // ... while the WinningPoSt takes the idle worker (nothing is preempted) and is held in
     // its phase.
     let gate = prover.device_gate.lock();
-    let winning = engine
-        .submit(request(ProofKind::WinningPost, 1, 1000))
-        .await
-        .unwrap()
-        .job_id;
-    while prover.deadline_phases.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
+    let winning = winning_post_in_its_phase(&engine, &prover).await;
     // The PoRep's step ends and it reaches its boundary meanwhile ...
     drop(step);
     while prover.boundaries_in_deadline.load(Ordering::SeqCst) == 0 {
@@ -59,18 +72,9 @@ async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_bo
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
 async fn a_phase_held_for_a_deadline_partition_stops_there_when_its_job_is_cancelled() {
     let _deadline = crate::test_prover::Watchdog::for_this_test();
-    let prover = TestProver::new(1);
-    prover.workers_per_device.store(2, Ordering::SeqCst);
-    let engine = engine(prover.clone());
+    let (prover, engine) = two_workers_on_one_device();
     let gate = prover.device_gate.lock();
-    let winning = engine
-        .submit(request(ProofKind::WinningPost, 1, 1000))
-        .await
-        .unwrap()
-        .job_id;
-    while prover.deadline_phases.load(Ordering::SeqCst) == 0 {
-        tokio::task::yield_now().await;
-    }
+    let winning = winning_post_in_its_phase(&engine, &prover).await;
     // A PoRep sent to the other worker meanwhile waits before its first step ...
     let porep = engine
         .submit(request(ProofKind::PorepSealCommit, 1, 1000))
