@@ -111,7 +111,7 @@ fn main() -> anyhow::Result<()> {
             params.size_bytes()
         );
         println!(
-            "{:<13} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7} {:>13}",
+            "{:<16} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7} {:>13}",
             "path",
             "groups",
             "step",
@@ -150,7 +150,7 @@ fn main() -> anyhow::Result<()> {
             );
         } else {
             println!(
-                "{path:<13} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>13}",
+                "{path:<16} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>13}",
                 c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits, c.point_additions
             );
         }

@@ -87,7 +87,9 @@ async fn a_phase_held_for_a_deadline_partition_stops_there_when_its_job_is_cance
         })
     })
     .await;
-    // ... and, cancelled, frees its worker while the WinningPoSt still holds the device.
+    // ... and, cancelled, frees its worker while the WinningPoSt still holds the device (were it
+    // not held before its first step, or deaf to its stop while held, it would wait on the
+    // device gate this test holds, and the wait below would never end: the watchdog fails it).
     assert!(engine.cancel(&porep).await.unwrap(), "it was running");
     snapshot_where(&engine, |s| {
         (s.workers.iter())
@@ -100,9 +102,4 @@ async fn a_phase_held_for_a_deadline_partition_stops_there_when_its_job_is_cance
     drop(gate);
     let done = engine.await_job(&winning).await.unwrap();
     assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
-    assert_eq!(
-        prover.proved.load(Ordering::SeqCst),
-        1,
-        "the PoRep never ran"
-    );
 }

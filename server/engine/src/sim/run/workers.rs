@@ -2,7 +2,8 @@
 //! while it proves one pauses the running phase at its next step boundary and resumes it when
 //! the newer one ends; a phase without a deadline waits at its step boundaries (and before its
 //! first) while a deadline phase runs on another worker of its device (`worker.rs`'s
-//! `DeviceHold`, with preemption on); the a/b/c share of
+//! `DeviceHold`, with preemption on; a held phase whose job ended stops only when it steps
+//! again, where the daemon's stops at once: the simulation ends no job early); the a/b/c share of
 //! a reservation returns after a phase's first step; a phase whose job ended stops at its next
 //! boundary.
 
