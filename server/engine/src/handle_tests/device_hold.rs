@@ -1,20 +1,31 @@
 //! Two workers on one device: while a deadline partition's phase runs on one, the other's phase
 //! without a deadline waits at its step boundaries (or before its first), and stops there when
-//! its job is cancelled (`worker.rs`, `DeviceHold`).
+//! its job is cancelled (`worker.rs`, `DeviceHold`); without preemption nothing is held.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::{engine, porep_stepping_on_the_device, snapshot_where};
+use super::{config, porep_stepping_on_the_device, snapshot_where};
 use crate::domain::{JobEnd, ProofKind};
 use crate::test_prover::{request, TestProver};
-use crate::Engine;
+use crate::{Engine, EngineConfig};
 
-fn two_workers_on_one_device() -> (Arc<TestProver>, Engine) {
+/// An engine of two workers on one device, preempting (`[scheduler] preempt`) or not.
+fn two_workers_on_one_device_preempting(preempt: bool) -> (Arc<TestProver>, Engine) {
     let prover = TestProver::new(1);
     prover.workers_per_device.store(2, Ordering::SeqCst);
-    let engine = engine(prover.clone());
+    let engine = Engine::start(
+        EngineConfig {
+            preempt,
+            ..config()
+        },
+        prover.clone(),
+    );
     (prover, engine)
+}
+
+fn two_workers_on_one_device() -> (Arc<TestProver>, Engine) {
+    two_workers_on_one_device_preempting(true)
 }
 
 /// Submits a WinningPoSt and waits until its device phase runs; its job id.
@@ -30,6 +41,23 @@ async fn winning_post_in_its_phase(engine: &Engine, prover: &TestProver) -> Stri
     winning
 }
 
+/// Holds the stepping PoRep's phase in the middle of a step (past the device gate) until the
+/// returned guard drops.
+#[allow(clippy::await_holding_lock)] // the held lock is what keeps the step from ending
+async fn in_mid_step(prover: &TestProver) -> parking_lot::MutexGuard<'_, ()> {
+    let step = prover.mid_step_gate.lock();
+    while !prover.in_mid_step.load(Ordering::SeqCst) {
+        tokio::task::yield_now().await;
+    }
+    step
+}
+
+/// Waits for `job` to end, completed.
+async fn completes(engine: &Engine, job: &str) {
+    let done = engine.await_job(job).await.unwrap();
+    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+}
+
 #[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
 async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_boundaries() {
@@ -43,10 +71,7 @@ async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_bo
     let porep = porep_stepping_on_the_device(&engine, &prover).await;
 
     // The PoRep is held in the middle of a step ...
-    let step = prover.mid_step_gate.lock();
-    while !prover.in_mid_step.load(Ordering::SeqCst) {
-        tokio::task::yield_now().await;
-    }
+    let step = in_mid_step(&prover).await;
     // ... while the WinningPoSt takes the idle worker (nothing is preempted) and is held in
     // its phase.
     let gate = prover.device_gate.lock();
@@ -58,14 +83,12 @@ async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_bo
     }
     assert!(engine.snapshot().workers.iter().all(|w| w.paused.is_none()));
     drop(gate);
-    let done = engine.await_job(&winning).await.unwrap();
-    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    completes(&engine, &winning).await;
     // ... and went past none while the WinningPoSt's phase ran.
     assert_eq!(prover.passed_in_deadline.load(Ordering::SeqCst), 0);
 
     prover.device_steps_held.store(false, Ordering::SeqCst);
-    let done = engine.await_job(&porep).await.unwrap();
-    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    completes(&engine, &porep).await;
 }
 
 #[tokio::test]
@@ -100,6 +123,27 @@ async fn a_phase_held_for_a_deadline_partition_stops_there_when_its_job_is_cance
     .await;
     assert_eq!(prover.deadline_phases.load(Ordering::SeqCst), 1);
     drop(gate);
-    let done = engine.await_job(&winning).await.unwrap();
-    assert!(matches!(done.end, JobEnd::Completed(_)), "{:?}", done.end);
+    completes(&engine, &winning).await;
+}
+
+#[tokio::test]
+#[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps the WinningPoSt on the device
+async fn without_preemption_a_deadline_phase_holds_no_other_workers_phase() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
+    let (prover, engine) = two_workers_on_one_device_preempting(false);
+    let porep = porep_stepping_on_the_device(&engine, &prover).await;
+    // The PoRep is held in the middle of a step (past the device gate) ...
+    let step = in_mid_step(&prover).await;
+    let gate = prover.device_gate.lock();
+    let winning = winning_post_in_its_phase(&engine, &prover).await;
+    // ... and goes past a step boundary while the WinningPoSt's phase runs (held, this wait
+    // would never end: the watchdog fails the test).
+    drop(step);
+    while prover.passed_in_deadline.load(Ordering::SeqCst) == 0 {
+        tokio::task::yield_now().await;
+    }
+    drop(gate);
+    completes(&engine, &winning).await;
+    prover.device_steps_held.store(false, Ordering::SeqCst);
+    completes(&engine, &porep).await;
 }
