@@ -161,12 +161,14 @@ impl<P: Prover> Machine<P> {
     }
 
     /// The synthesis lookahead on this machine's threads and devices (0: no limit).
+    /// Runs at every admission pass, so it counts without allocating: `new` makes the workers
+    /// device by device, so a device begins wherever the ordinal changes.
     pub(super) fn lookahead(&self) -> usize {
-        let mut devices: Vec<u32> = self.workers.iter().map(|w| w.device.ordinal).collect();
-        devices.sort_unstable();
-        devices.dedup();
-        (self.config.synthesis_lookahead)
-            .resolve(self.config.synthesis_threads.max(1), devices.len())
+        let changes = (self.workers.windows(2))
+            .filter(|w| w[0].device.ordinal != w[1].device.ordinal)
+            .count();
+        let devices = usize::from(!self.workers.is_empty()) + changes;
+        (self.config.synthesis_lookahead).resolve(self.config.synthesis_threads.max(1), devices)
     }
 
     /// From now on a job starts only once the journal reports it recorded.
