@@ -177,7 +177,11 @@ impl Daemon {
             tokio::spawn(async move {
                 tokio::select! {
                     _ = engine.stopped() => {}
-                    () = follow_journal(&engine, &health, draining) => {}
+                    // The snapshots end when the writer does, a moment before its supervisor
+                    // publishes why: health turns NOT_SERVING once the reason can be read.
+                    () = follow_journal(&engine, &health, draining) => {
+                        engine.stopped().await;
+                    }
                 }
                 grpc::set_not_serving(&health).await;
             })
