@@ -11,7 +11,8 @@
 #      production-shaped partition step by step (`device_shape`, SNARKD_GPU_CHECK_SHAPE, default
 #      "porep 32GiB 18"; SNARKD_GPU_CHECK_LIMBS="64 32" measures both limb widths,
 #      SNARKD_GPU_CHECK_GROUPS="1,4" the multiexp's work groups per compute unit, and with
-#      SNARKD_GPU_CHECK_WORKERS workers, default "auto", that many partitions at once), and our
+#      SNARKD_GPU_CHECK_WORKERS workers, default "auto", that many partitions at once; then one
+#      with its bases streamed, unless SNARKD_GPU_CHECK_STREAMED=0), and our
 #      whole prover against stock bellperson (`snarkd-bench bench`; stock bellperson runs on the
 #      CPU: it is built without its GPU features),
 #   4. synthesizes one production-shaped partition at 1 to 16 threads (`production_shape`,
@@ -229,12 +230,16 @@ groups="${SNARKD_GPU_CHECK_GROUPS:-1,4}"
 # workers (what a second worker gains); "auto" is what the daemon's "auto" gives the device (two
 # on an H200, one, and so nothing more, on a card without the room).
 workers="${SNARKD_GPU_CHECK_WORKERS:-auto}"
+# Then one partition with its bases streamed (through pinned memory, a chunk's copy beside the
+# chunk before's kernels), as a card without the room for them runs it; set to 0 to skip.
+streamed=()
+[ "${SNARKD_GPU_CHECK_STREAMED:-1}" = 1 ] && streamed=(--streamed)
 for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
   say "device phase at production shape ($shape, $limbs-bit limbs)"
   # shellcheck disable=SC2086 # the shape is three words
   json_rows "Device phase at production shape: $shape, $limbs-bit limbs" device_shape.log \
     env SNARKD_GPUS_KERNEL_CACHE="$kernels" "$bin/examples/device_shape" $shape --json \
-    --limbs "$limbs" --groups "$groups" --workers "$workers"
+    --limbs "$limbs" --groups "$groups" --workers "$workers" "${streamed[@]}"
 done
 
 # Synthesis of one production-shaped partition at each thread count: whether it scales with the

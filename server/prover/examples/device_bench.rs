@@ -14,7 +14,7 @@
 //!
 //! KIND is winning, wpost, snap or porep (default: winning porep). `--json` prints one JSON
 //! object a row (bench, circuit, shape, path, device, step, seconds, bytes_up, bytes_down,
-//! launches, host_waits, point_additions). Figures: `bench-client/BENCHMARKS.md`, "The device phase".
+//! launches, host_waits, idle_waits, point_additions). Figures: `bench-client/BENCHMARKS.md`, "The device phase".
 
 use std::time::Instant;
 
@@ -91,12 +91,12 @@ impl Row<'_> {
                     "path": self.path, "device": self.device, "step": self.step,
                     "seconds": self.seconds, "bytes_up": c.bytes_to_device,
                     "bytes_down": c.bytes_from_device, "launches": c.launches,
-                    "host_waits": c.host_waits, "point_additions": c.point_additions,
+                    "host_waits": c.host_waits, "idle_waits": c.idle_waits, "point_additions": c.point_additions,
                 })
             );
         } else {
             println!(
-                "{:<12} {:<11} {:<14} {:<6} {:>9.3} {:>14} {:>12} {:>9} {:>7} {:>12}",
+                "{:<12} {:<11} {:<14} {:<6} {:>9.3} {:>14} {:>12} {:>9} {:>7} {:>5} {:>12}",
                 self.bench,
                 self.circuit,
                 self.path,
@@ -106,6 +106,7 @@ impl Row<'_> {
                 c.bytes_from_device,
                 c.launches,
                 c.host_waits,
+                c.idle_waits,
                 c.point_additions
             );
         }
@@ -135,7 +136,7 @@ fn main() -> anyhow::Result<()> {
             args.limbs
         );
         println!(
-            "{:<12} {:<11} {:<14} {:<6} {:>9} {:>14} {:>12} {:>9} {:>7} {:>12}",
+            "{:<12} {:<11} {:<14} {:<6} {:>9} {:>14} {:>12} {:>9} {:>7} {:>5} {:>12}",
             "bench",
             "circuit",
             "path",
@@ -145,6 +146,7 @@ fn main() -> anyhow::Result<()> {
             "bytes down",
             "launches",
             "waits",
+            "idle",
             "additions"
         );
     }

@@ -10,7 +10,7 @@
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example device_shape -- \
 //!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--workers N|auto]
-//!       [--seed N]
+//!       [--streamed] [--seed N]
 //!
 //! `--groups` runs the device phase once for each count of multiexp work groups per compute
 //! unit (0, the default, is the device's choice), one backend at a time so only one holds the
@@ -19,7 +19,10 @@
 //! daemon runs them on a device (`[gpus] workers_per_device`), proves one partition on it
 //! (`opencl-xN-first`: its bases go up) and then N at once, one a thread: the `opencl-xN` row is
 //! their wall time and summed counts (N partitions at once against one at a time: N times the
-//! single `opencl` partition's total over it).
+//! single `opencl` partition's total over it). `--streamed` then proves one partition on a
+//! backend that keeps no bases (`[gpus] keep_params = false`, as a card without the room for
+//! them runs): the `opencl-streamed` rows, every chunk's bases copied up through pinned memory
+//! while the chunk before computes.
 //!
 //! e.g. `porep 32GiB 18` is a whole production PoRep partition (about 130 M constraints: some
 //! 16 GB of host memory for the partition and 47 GB for the bases; a 16-core, 128 GiB GPU box
@@ -50,18 +53,20 @@ impl PhaseHooks for Clock {
 
 fn main() -> anyhow::Result<()> {
     let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] \
-                 [--groups N,N,...] [--workers N|auto] [--seed N]";
+                 [--groups N,N,...] [--workers N|auto] [--streamed] [--seed N]";
     let mut it = std::env::args().skip(1);
     let kind = ProofKind::from_short(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let size = parse_sector_size(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let count: usize = it.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?;
     let (mut json, mut cpu, mut limbs, mut seed) = (false, false, LimbBits::L64, 1u64);
+    let mut streamed = false;
     let mut groups = vec![0usize];
     let mut workers = "1".to_string();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--json" => json = true,
             "--cpu" => cpu = true,
+            "--streamed" => streamed = true,
             "--seed" => seed = it.next().unwrap_or_default().parse()?,
             "--workers" => workers = it.next().unwrap_or_default(),
             "--groups" => {
@@ -111,7 +116,7 @@ fn main() -> anyhow::Result<()> {
             params.size_bytes()
         );
         println!(
-            "{:<16} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7} {:>13}",
+            "{:<16} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7} {:>5} {:>13}",
             "path",
             "groups",
             "step",
@@ -120,6 +125,7 @@ fn main() -> anyhow::Result<()> {
             "bytes down",
             "launches",
             "waits",
+            "idle",
             "additions"
         );
     }
@@ -144,14 +150,15 @@ fn main() -> anyhow::Result<()> {
                     "path": path, "device": if path == "cpu" { "cpu" } else { &name },
                     "groups_per_unit": groups, "step": step, "seconds": seconds,
                     "bytes_up": c.bytes_to_device, "bytes_down": c.bytes_from_device,
-                    "launches": c.launches, "host_waits": c.host_waits,
+                    "launches": c.launches, "host_waits": c.host_waits, "idle_waits": c.idle_waits,
                     "point_additions": c.point_additions,
                 })
             );
         } else {
             println!(
-                "{path:<16} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>13}",
-                c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits, c.point_additions
+                "{path:<16} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>5} {:>13}",
+                c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits, c.idle_waits,
+                c.point_additions
             );
         }
     };
@@ -220,20 +227,21 @@ fn main() -> anyhow::Result<()> {
     };
     for asked in groups {
         // One backend at a time: each keeps its own copy of the bases on the device.
-        let backend = |workers: usize| {
+        let backend = |workers: usize, keep_params: bool| {
             OpenClBackend::new(
                 device.clone(),
                 OpenClOptions {
                     limbs,
                     groups_per_unit: asked,
                     workers_per_device: workers,
+                    keep_params,
                     kernel_cache: kernel_cache_from_env(),
                     ..OpenClOptions::default()
                 },
             )
         };
         let t = Instant::now();
-        let opencl = backend(1)?;
+        let opencl = backend(1, true)?;
         let groups = groups_per_unit(&device.info, asked);
         if !json {
             println!(
@@ -247,12 +255,16 @@ fn main() -> anyhow::Result<()> {
         if workers > 1 {
             // A backend of `workers` workers, each with its share of the pool: one partition
             // puts its bases up, then `workers` run at once.
-            let opencl = backend(workers)?;
+            let opencl = backend(workers, true)?;
             let path = format!("opencl-x{workers}");
             run(&format!("{path}-first"), &opencl, groups)?;
             together(&opencl, workers, &|step, seconds, c| {
                 row(&path, groups, step, seconds, c)
             })?;
+        }
+        if streamed {
+            // No bases kept: every partition streams them, as on a card without the room.
+            run("opencl-streamed", &backend(1, false)?, groups)?;
         }
     }
     if cpu {

@@ -197,6 +197,33 @@ fn a_step_short_of_device_memory_takes_shorter_chunks_and_still_runs_there() {
 }
 
 #[test]
+fn each_chunk_is_enqueued_before_the_host_waits_for_the_one_before_and_streamed_bases_go_through_pinned_memory(
+) {
+    let mut rng = rng(7);
+    let n = 5 * CHUNK_CAP + 17;
+    let (bases, values) = (g1_bases(n, &mut rng), scalars(n, &mut rng));
+    let want = msm_g1(&bases, ScalarBytes::dense(&values).view()).to_affine();
+    for resident in [true, false] {
+        let (got, counts) = backend().msm_g1(&bases, &values, resident).unwrap();
+        assert_eq!(got.to_affine(), want, "resident {resident}");
+        let chunks = counts.launches / LAUNCHES_A_CHUNK;
+        assert!(chunks >= 6, "{counts:?}");
+        // The host waits for each chunk's read-back with the next chunk enqueued behind it
+        // (and, streaming, for pinned slots with copies and kernels behind them): the device
+        // idles only for the last chunk's, and for the call's wait for its queues.
+        assert_eq!(counts.idle_waits, 2, "resident {resident}: {counts:?}");
+        assert!(
+            counts.host_waits > chunks,
+            "resident {resident}: {counts:?}"
+        );
+    }
+    assert!(
+        backend().pinned_bytes() > 0,
+        "a streamed multiexp pins its slots"
+    );
+}
+
+#[test]
 fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
     edge_msms(backend());
 }

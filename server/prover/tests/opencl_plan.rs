@@ -163,6 +163,10 @@ fn bases_are_streamed_when_the_pool_cannot_keep_them_and_the_proofs_still_verify
         all.extend(counts);
     }
     assert_eq!(backend.resident_bytes(), 0, "nothing kept");
+    assert!(
+        backend.pinned_bytes() > 0,
+        "streamed bases go up through pinned memory"
+    );
     for c in &all {
         assert!(
             c.bytes_to_device >= bases,

@@ -381,7 +381,7 @@ fn step_error(err: ProverError) -> StepError {
 /// What a device phase moved over the bus, launched and waited for, per device: the counts
 /// that check the device phase's design on any machine (`snarkd_device_transfer_bytes_total`
 /// by direction, `snarkd_device_launches_total`, `snarkd_device_host_waits_total`,
-/// `snarkd_device_point_additions_total`).
+/// `snarkd_device_idle_waits_total`, `snarkd_device_point_additions_total`).
 fn count_device_work(device: &str, c: &snarkd_prover::groth16::DeviceCounters) {
     let device = device.to_string();
     for (direction, bytes) in [
@@ -395,7 +395,9 @@ fn count_device_work(device: &str, c: &snarkd_prover::groth16::DeviceCounters) {
         .increment(c.launches);
     metrics::counter!("snarkd_device_point_additions_total", "device" => device.clone())
         .increment(c.point_additions);
-    metrics::counter!("snarkd_device_host_waits_total", "device" => device).increment(c.host_waits);
+    metrics::counter!("snarkd_device_host_waits_total", "device" => device.clone())
+        .increment(c.host_waits);
+    metrics::counter!("snarkd_device_idle_waits_total", "device" => device).increment(c.idle_waits);
 }
 
 #[cfg(test)]

@@ -163,6 +163,10 @@ fn describe_devices() {
         "Times the device phase's host thread blocked on a device (a blocking copy or a wait for its queue), by device."
     );
     describe_counter!(
+        "snarkd_device_idle_waits_total",
+        "Host waits of the device phase with nothing enqueued behind what they waited for, so the device idled until the host gave it more (a multiexp step's last read-back, a finish, a blocking copy), by device."
+    );
+    describe_counter!(
         "snarkd_native_witness_fallbacks_total",
         "Partitions whose native witness was given up for the circuit's gadgets, by circuit and stage: synthesis (it could not be made, or its public inputs differed from the verifier's) or proof_check (the proof made from it failed its check; the partition was proved again)."
     );

@@ -42,6 +42,8 @@ pub fn zero_counters(devices: &[&str]) {
         metrics::counter!("snarkd_device_launches_total", "device" => device.clone()).increment(0);
         metrics::counter!("snarkd_device_point_additions_total", "device" => device.clone())
             .increment(0);
-        metrics::counter!("snarkd_device_host_waits_total", "device" => device).increment(0);
+        metrics::counter!("snarkd_device_host_waits_total", "device" => device.clone())
+            .increment(0);
+        metrics::counter!("snarkd_device_idle_waits_total", "device" => device).increment(0);
     }
 }

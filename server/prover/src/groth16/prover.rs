@@ -116,6 +116,9 @@ pub struct DeviceCounters {
     pub launches: u64,
     /// Times the host blocked on the device (a blocking copy, a wait for the queue).
     pub host_waits: u64,
+    /// The host waits with nothing enqueued behind what they waited for: the device idles
+    /// until the host gives it more (a multiexp's last read-back, a finish, a blocking copy).
+    pub idle_waits: u64,
     /// Curve-point additions of the multiexps' kernels: one a term whose scalar is one, one a
     /// nonzero digit of the others, two a bucket to weigh the buckets by their digits (the
     /// work groups' and the host's sums of partial results, a few thousand a chunk, left out).
@@ -130,6 +133,7 @@ impl std::ops::Sub for DeviceCounters {
             bytes_from_device: self.bytes_from_device - earlier.bytes_from_device,
             launches: self.launches - earlier.launches,
             host_waits: self.host_waits - earlier.host_waits,
+            idle_waits: self.idle_waits - earlier.idle_waits,
             point_additions: self.point_additions - earlier.point_additions,
         }
     }
@@ -141,6 +145,7 @@ impl std::ops::AddAssign for DeviceCounters {
         self.bytes_from_device += other.bytes_from_device;
         self.launches += other.launches;
         self.host_waits += other.host_waits;
+        self.idle_waits += other.idle_waits;
         self.point_additions += other.point_additions;
     }
 }

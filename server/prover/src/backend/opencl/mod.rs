@@ -34,6 +34,7 @@
 //!   chosen by the additions it costs and capped by memory) and the host's sum of the windows.
 
 mod buckets;
+mod counts;
 mod device;
 mod fft;
 mod kernel_cache;
@@ -45,6 +46,7 @@ mod msm_plan;
 mod plan;
 mod queue;
 mod resident;
+mod stream;
 mod windows;
 mod workers;
 
@@ -203,6 +205,13 @@ impl OpenClBackend {
     /// Device bytes held by circuits' bases kept on the device.
     pub fn resident_bytes(&self) -> u64 {
         self.resident.bytes()
+    }
+
+    /// Pinned host memory held by the idle workers' queues for streaming bases (none until a
+    /// worker streams them).
+    pub fn pinned_bytes(&self) -> u64 {
+        let queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
+        queues.iter().map(DeviceQueue::pinned_bytes).sum()
     }
 
     /// The H polynomial's coefficients on the device from a and b, read back (no fallback; for

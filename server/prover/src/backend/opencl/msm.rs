@@ -8,21 +8,27 @@
 //! their memory does not grow with the work items and the window can be as wide as the terms
 //! are worth (`windows.rs`). The scalars are read where they already lie on the device (the
 //! witness buffer, through a term → position map for A and B, or h), so nothing is gathered or
-//! converted on the host; the bases are the resident copy, or the step's slice of the host's
-//! bases copied up into a staging buffer. How a step is cut into chunks: `msm_plan.rs`; the
-//! sort and the buckets' launches: `buckets.rs`.
+//! converted on the host; the bases are the resident copy, or the chunk's slice of the host's
+//! bases streamed up into one of two staging buffers (`stream.rs`: through pinned memory, on
+//! the copy queue). How a step is cut into chunks: `msm_plan.rs`; the sort and the buckets'
+//! launches: `buckets.rs`.
 //!
-//! Per chunk of a step the host waits once, for what it reads back with one wait: the split's
-//! two counts and the sort's (the digits it listed), the work groups' sums of ones and the
-//! reduction's parts, which it adds up on its own threads. Every kernel of the sort and the buckets chooses the window from the count on
-//! the device (the host chooses the same one from the count to combine the windows).
+//! The chunks are a pipeline: a chunk's kernels, and the copy of its bases, are enqueued before
+//! the host waits for the chunk before it, so the device works while the host waits, reads back
+//! and combines (a step's last chunk is its one idle wait). Per chunk the host waits once, for
+//! what it reads back: the split's two counts and the sort's (the digits it listed), the work
+//! groups' sums of ones and the reduction's parts, which it adds up on its own threads. Every
+//! kernel of the sort and the buckets chooses the window from the count on the device (the host
+//! chooses the same one from the count to combine the windows).
 
+use std::mem::ManuallyDrop;
 use std::ops::Range;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ec_gpu::GpuName;
 use group::prime::PrimeCurveAffine;
 use group::Group;
+use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use rayon::prelude::*;
@@ -92,7 +98,8 @@ struct Workspace<G: PrimeCurveAffine> {
     counts: Buffer<u32>,
     sums: Buffer<G::Curve>,
     sort: SortBuffers<G>,
-    staging: Option<Buffer<G>>,
+    /// Two chunks' bases where they are streamed: a chunk's go up while the one before runs.
+    staging: Option<[Buffer<G>; 2]>,
     _grant: super::device::MemoryGrant,
 }
 
@@ -147,13 +154,44 @@ where
         return Ok(None);
     };
     let kernels = Kernels::new::<G>(q)?;
+    let mut staging = ws.staging.take();
+    // Dropped first: on a failure it drains the queues before the buffers they use go.
+    let mut flight = Flight::new(q, plan.work_units);
     let mut acc = G::Curve::identity();
-    let mut start = range.start;
-    while start < range.end {
-        let end = (start + plan.chunk_terms).min(range.end);
-        acc += chunk(q, &mut ws, &kernels, plan, &bases, scalars, start..end)?;
-        start = end;
+    let chunks = (range.start..range.end).step_by(plan.chunk_terms);
+    for (i, start) in chunks.enumerate() {
+        let terms = start..(start + plan.chunk_terms).min(range.end);
+        let slot = i % 2;
+        // The bases of this chunk: the resident buffer from its first term, or a copy into the
+        // staging buffer the chunk two before used (its kernels are done: the host waited for
+        // its read-back when it enqueued the chunk before this one).
+        let (base_buf, base_start) = match (&bases, staging.as_mut()) {
+            (Bases::Device(buf), _) => (*buf, terms.start),
+            (Bases::Host(host), Some(staging)) => {
+                // SAFETY: the host bases are the parameters', alive for the whole phase; the
+                // kernels wait for the copy, and `flight` drains both queues on a failure.
+                let copied = unsafe { q.stage(&mut staging[slot], &host[terms.clone()])? };
+                q.after(&copied)?;
+                (&staging[slot], 0)
+            }
+            (Bases::Host(_), None) => unreachable!("a staged multiexp has staging buffers"),
+        };
+        enqueue_chunk(
+            q,
+            &mut ws,
+            &kernels,
+            plan,
+            (base_buf, base_start),
+            scalars,
+            &terms,
+        )?;
+        flight.read_back(&ws, slot, terms.len())?;
+        // The chunk before this one, while this one runs.
+        if let Some(sum) = flight.collect_earlier(plan)? {
+            acc += sum;
+        }
     }
+    acc += flight.collect_last(plan)?;
     Ok(Some(acc))
 }
 
@@ -201,7 +239,7 @@ where
             sums: p.buffer::<G::Curve>(plan.work_units / LOCAL_WORK_SIZE)?,
             sort: SortBuffers::new(q, &plan)?,
             staging: match staged {
-                true => Some(p.buffer::<G>(n)?),
+                true => Some([p.buffer::<G>(n)?, p.buffer::<G>(n)?]),
                 false => None,
             },
             _grant: grant,
@@ -210,34 +248,21 @@ where
     )))
 }
 
-/// One chunk: split, sum of ones, the sort of the rest's digits by bucket, the bucket sums and
-/// their reduction, one wait for what comes back, the host's combination.
-fn chunk<G>(
+/// Enqueues one chunk's kernels: the split, the sum of ones, the sort of the rest's digits by
+/// bucket, the bucket sums and their reduction, over the bases in `base` (a buffer and the
+/// place of the chunk's first term in it). Does not wait.
+fn enqueue_chunk<G>(
     q: &DeviceQueue,
     ws: &mut Workspace<G>,
     k: &Kernels,
     plan: ChunkPlan,
-    bases: &Bases<'_, G>,
+    (base_buf, base_start): (&Buffer<G>, usize),
     scalars: DeviceScalars<'_>,
-    terms: Range<usize>,
-) -> Result<G::Curve>
+    terms: &Range<usize>,
+) -> Result<()>
 where
     G: PrimeCurveAffine + GpuName,
 {
-    // The bases of this chunk: the resident buffer from the chunk's first term, or a copy.
-    let (base_buf, base_start) = match bases {
-        Bases::Device(buf) => (*buf, terms.start),
-        Bases::Host(host) => {
-            let staging = ws
-                .staging
-                .as_mut()
-                .expect("a staged multiexp has a staging buffer");
-            // SAFETY: the host bases are the parameters', alive for the whole phase; the chunk's
-            // read-back waits for this copy.
-            unsafe { q.write_async(staging, 0, &host[terms.clone()])? };
-            (&*staging, 0)
-        }
-    };
     let base_start = u32::try_from(base_start).map_err(|_| too_long(base_start))?;
     let out = SplitOut {
         ones: &ws.ones,
@@ -247,7 +272,7 @@ where
     };
     let n = terms.len();
     let chunk_len = n as u32;
-    split_scalars(q, &k.split, scalars, terms, out)?;
+    split_scalars(q, &k.split, scalars, terms.clone(), out)?;
     let units = plan.work_units;
     debug_assert_eq!(
         units % LOCAL_WORK_SIZE,
@@ -281,31 +306,7 @@ where
         bases: base_buf,
         base_start,
     };
-    buckets::enqueue(q, &k.sort, &mut ws.sort, &shape, rest, &plan, n)?;
-    let back = read_back::<G>(q, ws, units)?;
-    let [n_ones, n_rest, pairs] = back.counts.map(|c| c as usize);
-    if n_ones > n || n_rest > n || n_ones + n_rest > n {
-        return Err(ProverError::Device {
-            backend: "opencl".into(),
-            reason: format!("the split of {n} scalars counted {n_ones} ones and {n_rest} others"),
-        });
-    }
-    let mut acc = G::Curve::identity();
-    if n_ones > 0 {
-        acc += sum_on_host(&back.sums);
-    }
-    if n_rest > 0 {
-        let shape = Sorted::new(
-            n_rest,
-            plan.window_bits,
-            capacity as u64,
-            reduce_items(units),
-        );
-        acc += shape.combine(&back.parts);
-        q.count_additions((pairs + 2 * shape.windows * shape.buckets) as u64);
-    }
-    q.count_additions(n_ones as u64);
-    Ok(acc)
+    buckets::enqueue(q, &k.sort, &mut ws.sort, &shape, rest, &plan, n)
 }
 
 /// What a chunk reads back: the split's counts, the work groups' sums of ones and the
@@ -316,35 +317,125 @@ struct ReadBack<C> {
     parts: Vec<C>,
 }
 
-/// Reads a chunk's counts, sums and parts back with one wait. On a failure the queue is
-/// drained before the host buffers go; where even that fails they are never freed (a copy may
-/// still write them).
-fn read_back<G: PrimeCurveAffine>(
-    q: &DeviceQueue,
-    ws: &Workspace<G>,
-    units: usize,
-) -> Result<Box<ReadBack<G::Curve>>> {
-    let mut back = Box::new(ReadBack {
-        counts: [0; 3],
-        sums: vec![G::Curve::identity(); units / LOCAL_WORK_SIZE],
-        parts: vec![G::Curve::identity(); 2 * reduce_items(units)],
-    });
-    let read = (|| {
-        // SAFETY: `back` is neither touched nor freed until the blocking read below has waited
-        // for these copies; on a failure it is kept until the queue is drained (below).
-        unsafe {
-            q.read_async(&ws.counts, &mut back.counts)?;
-            q.read_async(&ws.sums, &mut back.sums)?;
+/// A chunk whose read-back is enqueued: into which of the two [`ReadBack`]s, its length, and
+/// the event of its end.
+struct Pending {
+    slot: usize,
+    terms: usize,
+    done: Event,
+}
+
+/// The read-backs of a multiexp's chunks, in host memory the device writes while the host goes
+/// on: two, for the chunk running and the one before it. Dropped with a copy possibly still
+/// running (a failure), it drains both queues first; where even that fails the host memory is
+/// never freed (a copy may still write it).
+struct Flight<'q, C> {
+    q: &'q DeviceQueue,
+    backs: ManuallyDrop<[Box<ReadBack<C>>; 2]>,
+    pending: Vec<Pending>,
+    /// Every chunk was collected: nothing enqueued is left to wait for (false from the start:
+    /// a failure before the first read-back may leave a copy of bases running).
+    drained: bool,
+}
+
+impl<'q, C: Group + Send + Sync> Flight<'q, C> {
+    fn new(q: &'q DeviceQueue, units: usize) -> Self {
+        let back = || {
+            Box::new(ReadBack {
+                counts: [0; 3],
+                sums: vec![C::identity(); units / LOCAL_WORK_SIZE],
+                parts: vec![C::identity(); 2 * reduce_items(units)],
+            })
+        };
+        Flight {
+            q,
+            backs: ManuallyDrop::new([back(), back()]),
+            pending: Vec::with_capacity(2),
+            drained: false,
         }
-        q.read(&ws.sort.parts, &mut back.parts)
-    })();
-    match read {
-        Ok(()) => Ok(back),
-        Err(e) => {
-            if q.finish().is_err() {
-                std::mem::forget(back);
-            }
-            Err(e)
+    }
+
+    /// Enqueues the read-back of the chunk just enqueued into `slot` (not the slot of a chunk
+    /// still pending), and a marker for its end; does not wait.
+    fn read_back<G>(&mut self, ws: &Workspace<G>, slot: usize, terms: usize) -> Result<()>
+    where
+        G: PrimeCurveAffine<Curve = C>,
+    {
+        debug_assert!(self.pending.iter().all(|p| p.slot != slot));
+        self.drained = false;
+        let back = &mut *self.backs[slot];
+        // SAFETY: `back` is neither touched nor freed until the wait for `done` (after these
+        // copies on the same queue) has returned; on a failure `Drop` drains the queues first.
+        unsafe {
+            self.q.read_async(&ws.counts, &mut back.counts)?;
+            self.q.read_async(&ws.sums, &mut back.sums)?;
+            self.q.read_async(&ws.sort.parts, &mut back.parts)?;
+        }
+        let done = self.q.marker()?;
+        self.pending.push(Pending { slot, terms, done });
+        Ok(())
+    }
+
+    /// The sum of the earlier of two pending chunks, once it has run (the later one keeps the
+    /// device busy meanwhile); `None` with one pending.
+    fn collect_earlier(&mut self, plan: ChunkPlan) -> Result<Option<C>> {
+        if self.pending.len() < 2 {
+            return Ok(None);
+        }
+        let earlier = self.pending.remove(0);
+        self.collect(earlier, true, plan).map(Some)
+    }
+
+    /// The sum of the last pending chunk (the identity with none), once it has run: the
+    /// multiexp's one wait with the device idle behind it.
+    fn collect_last(&mut self, plan: ChunkPlan) -> Result<C> {
+        let sum = match self.pending.pop() {
+            Some(last) => self.collect(last, false, plan)?,
+            None => C::identity(),
+        };
+        debug_assert!(self.pending.is_empty());
+        self.drained = true;
+        Ok(sum)
+    }
+
+    fn collect(&mut self, chunk: Pending, work_behind: bool, plan: ChunkPlan) -> Result<C> {
+        self.q.wait(&chunk.done, work_behind)?;
+        let back = &self.backs[chunk.slot];
+        let n = chunk.terms;
+        let [n_ones, n_rest, pairs] = back.counts.map(|c| c as usize);
+        if n_ones > n || n_rest > n || n_ones + n_rest > n {
+            return Err(ProverError::Device {
+                backend: "opencl".into(),
+                reason: format!(
+                    "the split of {n} scalars counted {n_ones} ones and {n_rest} others"
+                ),
+            });
+        }
+        let mut acc = C::identity();
+        if n_ones > 0 {
+            acc += sum_on_host(&back.sums);
+        }
+        if n_rest > 0 {
+            let shape = Sorted::new(
+                n_rest,
+                plan.window_bits,
+                plan.capacity() as u64,
+                reduce_items(plan.work_units),
+            );
+            acc += shape.combine(&back.parts);
+            self.q
+                .count_additions((pairs + 2 * shape.windows * shape.buckets) as u64);
+        }
+        self.q.count_additions(n_ones as u64);
+        Ok(acc)
+    }
+}
+
+impl<C> Drop for Flight<'_, C> {
+    fn drop(&mut self) {
+        if self.drained || self.q.finish().is_ok() {
+            // SAFETY: dropped once, here; no copy writes them any more.
+            unsafe { ManuallyDrop::drop(&mut self.backs) };
         }
     }
 }

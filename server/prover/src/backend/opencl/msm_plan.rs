@@ -26,12 +26,13 @@ pub fn step_bytes(terms: usize, work_units: usize) -> u64 {
 }
 
 /// Device bytes a term takes at `bits`-bit windows: [`TERM_BYTES`], its digits' places in the
-/// sorted list (4 bytes a window) and its base when the bases are `staged`.
+/// sorted list (4 bytes a window) and, when the bases are `staged`, its base twice (two
+/// staging buffers: a chunk's bases go up while the chunk before runs).
 pub(super) fn term_bytes<G: PrimeCurveAffine>(bits: usize, staged: bool) -> u64 {
     TERM_BYTES
         + 4 * windows_of(bits) as u64
         + if staged {
-            std::mem::size_of::<G>() as u64
+            2 * std::mem::size_of::<G>() as u64
         } else {
             0
         }
@@ -156,7 +157,8 @@ mod tests {
     #[test]
     fn chunks_are_capped_by_memory_and_by_the_configured_limit() {
         // 2^30 terms are worth 20-bit windows; a share of 4× their fixed bytes keeps them, and
-        // a term takes 40 bytes, 52 for its 13 digits' places and 96 more when staged.
+        // a term takes 40 bytes, 52 for its 13 digits' places and, when staged, 96 more in each
+        // of two staging buffers.
         let share = 4 * g1_fixed(256, 20) + 92 * 1000;
         let p = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX, false).unwrap();
         assert_eq!(
@@ -171,7 +173,7 @@ mod tests {
         let staged = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX, true).unwrap();
         assert_eq!(
             staged.chunk_terms as u64,
-            (3 * g1_fixed(256, 20) + 92_000) / 188
+            (3 * g1_fixed(256, 20) + 92_000) / 284
         );
         let p = plan::<G1Affine>(1 << 20, 256, u64::MAX / 2, u64::MAX, 300, false).unwrap();
         assert_eq!(p.chunk_terms, 300);

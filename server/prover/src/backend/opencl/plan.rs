@@ -1,9 +1,9 @@
 //! One partition's device phase on an OpenCL device ([`OpenClPlan`], a [`DevicePlan`]): the
 //! witness (inputs, then aux) goes up once as one buffer; a and b go up for the H polynomial,
 //! which stays on the device for its multiexp; the bases are the device's resident copy of the
-//! circuit's parameters (or streamed per step where they do not fit), and the A and B scalars
-//! are read through the circuit's term → position maps. Host → device per partition with
-//! resident bases: a, b, the witness and the FFTs' twiddle tables.
+//! circuit's parameters (or streamed per chunk where they do not fit: `stream.rs`), and the A
+//! and B scalars are read through the circuit's term → position maps. Host → device per
+//! partition with resident bases: a, b, the witness and the FFTs' twiddle tables.
 //!
 //! Faults: a step that fails on the device is run there again up to
 //! [`OpenClOptions::device_attempts`] times, then on the CPU (an H multiexp step with h

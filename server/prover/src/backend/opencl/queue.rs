@@ -4,22 +4,29 @@
 //!
 //! Launches and copies to the device are enqueued without waiting; the queue runs them in order,
 //! so a kernel sees every copy enqueued before it. The host waits only to read results back
-//! ([`DeviceQueue::read`], after any number of reads enqueued without waiting) or at the end of
-//! a step ([`DeviceQueue::finish`]); a copy enqueued without waiting reads or writes host
-//! memory that the caller keeps alive and untouched until the next wait (the plan's buffers
-//! outlive its steps, and dropping the plan waits for the queue).
+//! ([`DeviceQueue::read`], or [`DeviceQueue::wait`] for a [`DeviceQueue::marker`] behind reads
+//! enqueued without waiting) or at the end of a step ([`DeviceQueue::finish`]); a copy enqueued
+//! without waiting reads or writes host memory that the caller keeps alive and untouched until
+//! it has run (the plan's buffers outlive its steps, and dropping the plan waits for the queue).
+//!
+//! Bases streamed from the host go up on a second queue, the copy queue
+//! ([`DeviceQueue::stage`], `stream.rs`), so that a copy runs while kernels do; the kernels
+//! that read it wait for its event ([`DeviceQueue::after`]), not the host.
+//! [`DeviceQueue::finish`] waits for both queues.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use opencl3::command_queue::CommandQueue;
+use opencl3::event::Event;
 use opencl3::kernel::{ExecuteKernel, Kernel};
 use opencl3::memory::Buffer;
-use opencl3::types::{CL_BLOCKING, CL_NON_BLOCKING};
+use opencl3::types::{cl_event, CL_BLOCKING, CL_NON_BLOCKING};
 
+use super::counts::Counts;
 use super::device::{DeviceMemory, MemoryGrant, OpenClDevice, OpenClDeviceInfo};
 pub use super::kernels::LOCAL_WORK_SIZE;
 use super::kernels::{cl_err, DeviceProgram};
+use super::stream::Copies;
 use super::OpenClOptions;
 use crate::error::Result;
 use crate::groth16::DeviceCounters;
@@ -45,6 +52,8 @@ pub struct DeviceQueue {
     pub device: OpenClDevice,
     pub program: Arc<DeviceProgram>,
     queue: CommandQueue,
+    /// The copy queue: streamed bases go up on it while the kernels run on `queue`.
+    copies: Copies,
     memory: Arc<DeviceMemory>,
     /// Bytes this worker may hold at once: the pool divided among the device's workers, so every
     /// worker can always run and none waits for another's whole MSM.
@@ -53,15 +62,6 @@ pub struct DeviceQueue {
     pub max_chunk_terms: usize,
     groups_per_unit: usize,
     counts: Counts,
-}
-
-#[derive(Default)]
-struct Counts {
-    to_device: AtomicU64,
-    from_device: AtomicU64,
-    launches: AtomicU64,
-    waits: AtomicU64,
-    additions: AtomicU64,
 }
 
 impl DeviceQueue {
@@ -76,12 +76,14 @@ impl DeviceQueue {
         #[allow(deprecated)] // the 1.2 entry point: PoCL 3 and older NVIDIA drivers have it
         let queue = CommandQueue::create_default(&program.context, 0)
             .map_err(|e| cl_err("creating a command queue", e))?;
+        let copies = Copies::new(&program)?;
         let share = memory.limit() / options.workers_per_device.max(1) as u64;
         let groups_per_unit = groups_per_unit(&device.info, options.groups_per_unit);
         Ok(DeviceQueue {
             device,
             program,
             queue,
+            copies,
             memory,
             share,
             max_chunk_terms: options.max_chunk_terms.max(1),
@@ -124,19 +126,12 @@ impl DeviceQueue {
 
     /// What this queue has done since it was opened.
     pub fn counters(&self) -> DeviceCounters {
-        let c = &self.counts;
-        DeviceCounters {
-            bytes_to_device: c.to_device.load(Ordering::Relaxed),
-            bytes_from_device: c.from_device.load(Ordering::Relaxed),
-            launches: c.launches.load(Ordering::Relaxed),
-            host_waits: c.waits.load(Ordering::Relaxed),
-            point_additions: c.additions.load(Ordering::Relaxed),
-        }
+        self.counts.read()
     }
 
     /// Counts `n` curve-point additions a multiexp's kernels did (known from what they report).
     pub fn count_additions(&self, n: u64) {
-        self.counts.additions.fetch_add(n, Ordering::Relaxed);
+        self.counts.additions(n);
     }
 
     /// Enqueues `kernel` over `groups` work groups of `local` items; does not wait.
@@ -157,23 +152,78 @@ impl DeviceQueue {
                 .enqueue_nd_range(&self.queue)
         }
         .map_err(|e| cl_err("launching a kernel", e))?;
-        self.counts.launches.fetch_add(1, Ordering::Relaxed);
+        self.counts.launch();
         Ok(())
     }
 
-    /// Waits until everything enqueued has run.
+    /// Waits until everything enqueued on both queues has run (the copy queue first: kernels
+    /// may wait for its copies).
     pub fn finish(&self) -> Result<()> {
-        self.counts.waits.fetch_add(1, Ordering::Relaxed);
-        self.queue
+        self.counts.wait(false);
+        let copies = self.copies.finish();
+        let kernels = self
+            .queue
             .finish()
-            .map_err(|e| cl_err("running the device's queue", e))
+            .map_err(|e| cl_err("running the device's queue", e));
+        copies.and(kernels)
+    }
+
+    /// An event that happens once everything enqueued so far on the kernels' queue has run.
+    pub fn marker(&self) -> Result<Event> {
+        // SAFETY: no event to wait for; the marker only reports.
+        unsafe { self.queue.enqueue_marker_with_wait_list(&[]) }
+            .map_err(|e| cl_err("enqueuing a marker", e))
+    }
+
+    /// Waits for `event` (of this queue's work); `work_behind`: whether work enqueued after it
+    /// keeps the device busy while the host waits.
+    pub fn wait(&self, event: &Event, work_behind: bool) -> Result<()> {
+        self.counts.wait(work_behind);
+        event
+            .wait()
+            .map_err(|e| cl_err("waiting for the device", e))
+    }
+
+    /// Makes what is enqueued on the kernels' queue from now on start after `event` (a copy on
+    /// the copy queue); the host does not wait.
+    pub fn after(&self, event: &Event) -> Result<()> {
+        let list: [cl_event; 1] = [event.get()];
+        // SAFETY: `list` holds one live event for the call.
+        unsafe { self.queue.enqueue_barrier_with_wait_list(&list) }
+            .map(drop)
+            .map_err(|e| cl_err("ordering kernels after a copy", e))
+    }
+
+    /// Pinned host memory this queue streams bases through (none until it streams).
+    pub fn pinned_bytes(&self) -> u64 {
+        self.copies.pinned_bytes()
+    }
+
+    /// Enqueues on the copy queue the copy of `src` into `dst` (from its first element),
+    /// through pinned memory (`stream.rs`), and returns the event of the whole copy; the host
+    /// waits only for a pinned slot a copy still reads.
+    ///
+    /// # Safety
+    /// `src` must stay alive and unchanged until the returned event has happened or
+    /// [`Self::finish`] has returned (it is read after the call where nothing could be pinned).
+    pub unsafe fn stage<G: Copy + Send + Sync>(
+        &self,
+        dst: &mut Buffer<G>,
+        src: &[G],
+    ) -> Result<Event> {
+        // SAFETY: the caller keeps `src` for the copy (this function's contract).
+        unsafe {
+            let device = &self.device.info.name;
+            (self.copies).stage(&self.program, device, &self.counts, dst, src)
+        }
     }
 
     /// Enqueues a copy of `data` into `buf` from element `offset` on, without waiting.
     ///
     /// # Safety
-    /// `data` must stay alive and unchanged until this queue's next wait ([`Self::finish`],
-    /// [`Self::read`], or the drop of the plan that owns the queue's work).
+    /// `data` must stay alive and unchanged until a wait for work enqueued after it
+    /// ([`Self::finish`], [`Self::read`], a [`Self::marker`]'s, or the drop of the plan that
+    /// owns the queue's work).
     pub unsafe fn write_async<T>(
         &self,
         buf: &mut Buffer<T>,
@@ -190,7 +240,7 @@ impl DeviceQueue {
         // SAFETY: a blocking copy reads `data` before it returns.
         unsafe { self.copy_up(buf, offset, data, CL_BLOCKING) }?;
         if !data.is_empty() {
-            self.counts.waits.fetch_add(1, Ordering::Relaxed);
+            self.counts.wait(false);
         }
         Ok(())
     }
@@ -219,9 +269,7 @@ impl DeviceQueue {
             )
         }
         .map_err(|e| cl_err("writing a buffer", e))?;
-        self.counts
-            .to_device
-            .fetch_add(std::mem::size_of_val(data) as u64, Ordering::Relaxed);
+        self.counts.up(std::mem::size_of_val(data) as u64);
         Ok(())
     }
 
@@ -253,7 +301,7 @@ impl DeviceQueue {
         // SAFETY: a blocking read has written `out` when it returns.
         unsafe { self.copy_down(buf, out, CL_BLOCKING) }?;
         if !out.is_empty() {
-            self.counts.waits.fetch_add(1, Ordering::Relaxed);
+            self.counts.wait(false);
         }
         Ok(())
     }
@@ -262,8 +310,9 @@ impl DeviceQueue {
     /// enqueued before, without waiting.
     ///
     /// # Safety
-    /// `out` must stay alive, and be neither read nor written, until this queue's next wait
-    /// has returned successfully; if that wait fails, `out` must never be freed.
+    /// `out` must stay alive, and be neither read nor written, until a wait for work enqueued
+    /// after it (a blocking read, a [`Self::marker`]'s, [`Self::finish`]) has returned
+    /// successfully; if that wait fails, `out` must never be freed.
     pub unsafe fn read_async<T>(&self, buf: &Buffer<T>, out: &mut [T]) -> Result<()> {
         // SAFETY: the caller keeps `out` for the copy (this function's contract).
         unsafe { self.copy_down(buf, out, CL_NON_BLOCKING) }
@@ -284,9 +333,7 @@ impl DeviceQueue {
         // `out`'s lifetime is the caller's to keep (this function's contract).
         unsafe { self.queue.enqueue_read_buffer(buf, blocking, 0, out, &[]) }
             .map_err(|e| cl_err("reading a buffer", e))?;
-        self.counts
-            .from_device
-            .fetch_add(std::mem::size_of_val(out) as u64, Ordering::Relaxed);
+        self.counts.down(std::mem::size_of_val(out) as u64);
         Ok(())
     }
 }
