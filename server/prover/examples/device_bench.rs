@@ -10,8 +10,10 @@
 //! A measurement, not a test: run it in release mode on an idle machine.
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example device_bench -- \
-//!       [--json] [--msm-terms N] [--limbs 32|64] [--skip-before] [KIND...]
+//!       [--json] [--msm-terms N] [--msm-chunk N] [--limbs 32|64] [--skip-before] [KIND...]
 //!
+//! `--msm-chunk N` caps the multiexp's chunks at N terms (`msm_a_<terms>_chunk_<N>` rows), so
+//! that a step of several chunks, as a card short of memory runs it, is measured anywhere.
 //! KIND is winning, wpost, snap or porep (default: winning porep). `--json` prints one JSON
 //! object a row (bench, circuit, shape, path, device, step, seconds, bytes_up, bytes_down,
 //! launches, host_waits, idle_waits, point_additions). Figures: `bench-client/BENCHMARKS.md`, "The device phase".
@@ -34,6 +36,7 @@ const SECTOR_2K: u64 = 2 << 10;
 struct Args {
     json: bool,
     msm_terms: usize,
+    msm_chunk: Option<usize>,
     limbs: LimbBits,
     before: bool,
     kinds: Vec<ProofKind>,
@@ -43,6 +46,7 @@ fn args() -> anyhow::Result<Args> {
     let mut a = Args {
         json: false,
         msm_terms: 1 << 20,
+        msm_chunk: None,
         limbs: LimbBits::L64,
         before: true,
         kinds: Vec::new(),
@@ -53,6 +57,7 @@ fn args() -> anyhow::Result<Args> {
             "--json" => a.json = true,
             "--skip-before" => a.before = false,
             "--msm-terms" => a.msm_terms = it.next().unwrap_or_default().parse()?,
+            "--msm-chunk" => a.msm_chunk = Some(it.next().unwrap_or_default().parse()?),
             "--limbs" => {
                 a.limbs = match it.next().as_deref() {
                     Some("32") => LimbBits::L32,
@@ -128,7 +133,19 @@ fn main() -> anyhow::Result<()> {
     // first launch); the measured one starts with nothing on the device.
     let warm = OpenClBackend::new(device.clone(), options.clone())?;
     let build_s = t.elapsed().as_secs_f64();
-    let opencl = OpenClBackend::new(device, options)?;
+    let opencl = OpenClBackend::new(device.clone(), options.clone())?;
+    // The multiexp's own backend where its chunks are capped.
+    let chunked = match args.msm_chunk {
+        Some(terms) => Some(OpenClBackend::new(
+            device,
+            OpenClOptions {
+                max_chunk_terms: terms,
+                ..options
+            },
+        )?),
+        None => None,
+    };
+    let msm_on = chunked.as_ref().unwrap_or(&opencl);
     let cpu = CpuBackend::new();
     if !args.json {
         println!(
@@ -260,13 +277,19 @@ fn main() -> anyhow::Result<()> {
     }
     for (path, resident) in [("opencl-streamed", false), ("opencl-kept", true)] {
         warm.msm_g1(&bases, &scalars, resident)?;
+        if chunked.is_some() {
+            msm_on.msm_g1(&bases, &scalars, resident)?;
+        }
         let t = Instant::now();
-        let (sum, c) = opencl.msm_g1(&bases, &scalars, resident)?;
+        let (sum, c) = msm_on.msm_g1(&bases, &scalars, resident)?;
         anyhow::ensure!(sum.to_affine() == want.0, "{path} differs from blst's");
         runs.push((path, t.elapsed().as_secs_f64(), c));
     }
     runs.push(("cpu", want.1, DeviceCounters::default()));
-    let bench = format!("msm_a_{n}");
+    let bench = match args.msm_chunk {
+        Some(c) => format!("msm_a_{n}_chunk_{c}"),
+        None => format!("msm_a_{n}"),
+    };
     for (path, seconds, counters) in runs {
         Row {
             bench: &bench,

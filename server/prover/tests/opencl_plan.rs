@@ -132,6 +132,10 @@ fn bases_go_up_once_per_device_and_a_later_partition_sends_its_vectors_alone() {
         second[0]
     );
     assert!(backend.resident_bytes() >= bases);
+    assert!(
+        backend.pinned_bytes() > 0,
+        "the bases and vectors go up through pinned memory"
+    );
     // The host waits once for h and once for each multiexp chunk's read-back (its counts, sums
     // and results together); WinningPoSt's five multiexps take one chunk each.
     assert!(

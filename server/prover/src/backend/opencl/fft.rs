@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use ff::{Field, PrimeField};
+use opencl3::event::Event;
 use opencl3::memory::Buffer;
 
 use super::device::MemoryGrant;
@@ -95,16 +96,19 @@ pub fn compute_h(q: &DeviceQueue, a: &[Fr], b: &[Fr]) -> Result<Option<HOnDevice
         return Ok(None);
     };
 
-    let upload = |v: &[Fr]| -> Result<Buffer<Fr>> {
+    // a and b go up through pinned memory on the copy queue; the kernels wait for them.
+    let upload = |v: &[Fr]| -> Result<(Buffer<Fr>, Event)> {
         let mut buf = q.program.buffer::<Fr>(n)?;
-        // SAFETY: `v` is borrowed for this whole function, which waits for the queue before
-        // it returns (or drops the queue's work on an error only after the plan's drop waits).
-        unsafe { q.write_async(&mut buf, 0, v)? };
+        // SAFETY: `v` is borrowed for this whole function, which waits for both queues before
+        // it returns (or drops the queues' work on an error only after the plan's drop waits).
+        let copied = unsafe { q.stage(&mut buf, 0, v)? };
         q.fill(&mut buf, Fr::ZERO, v.len(), n - v.len())?;
-        Ok(buf)
+        Ok((buf, copied))
     };
-    let mut a = upload(a)?;
-    let mut b = upload(b)?;
+    let (mut a, _) = upload(a)?;
+    let (mut b, copied) = upload(b)?;
+    // The copy queue runs in order: b's copy ends after a's.
+    q.after(&copied)?;
     let mut c = q.program.buffer::<Fr>(n)?;
     let mut scratch = q.program.buffer::<Fr>(n)?;
     elementwise(q, "snarkd_product", n, |k| {

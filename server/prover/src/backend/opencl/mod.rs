@@ -207,8 +207,8 @@ impl OpenClBackend {
         self.resident.bytes()
     }
 
-    /// Pinned host memory held by the idle workers' queues for streaming bases (none until a
-    /// worker streams them).
+    /// Pinned host memory held by the idle workers' queues for their copies to the device
+    /// (none before a worker's first).
     pub fn pinned_bytes(&self) -> u64 {
         let queues = self.queues.lock().unwrap_or_else(|p| p.into_inner());
         queues.iter().map(DeviceQueue::pinned_bytes).sum()

@@ -170,7 +170,7 @@ where
             (Bases::Host(host), Some(staging)) => {
                 // SAFETY: the host bases are the parameters', alive for the whole phase; the
                 // kernels wait for the copy, and `flight` drains both queues on a failure.
-                let copied = unsafe { q.stage(&mut staging[slot], &host[terms.clone()])? };
+                let copied = unsafe { q.stage(&mut staging[slot], 0, &host[terms.clone()])? };
                 q.after(&copied)?;
                 (&staging[slot], 0)
             }

@@ -9,7 +9,7 @@
 //! without waiting reads or writes host memory that the caller keeps alive and untouched until
 //! it has run (the plan's buffers outlive its steps, and dropping the plan waits for the queue).
 //!
-//! Bases streamed from the host go up on a second queue, the copy queue
+//! Vectors and bases go up through pinned memory on a second queue, the copy queue
 //! ([`DeviceQueue::stage`], `stream.rs`), so that a copy runs while kernels do; the kernels
 //! that read it wait for its event ([`DeviceQueue::after`]), not the host.
 //! [`DeviceQueue::finish`] waits for both queues.
@@ -194,14 +194,15 @@ impl DeviceQueue {
             .map_err(|e| cl_err("ordering kernels after a copy", e))
     }
 
-    /// Pinned host memory this queue streams bases through (none until it streams).
+    /// Pinned host memory this queue's copies go through (none before its first).
     pub fn pinned_bytes(&self) -> u64 {
         self.copies.pinned_bytes()
     }
 
-    /// Enqueues on the copy queue the copy of `src` into `dst` (from its first element),
+    /// Enqueues on the copy queue the copy of `src` into `dst` from element `offset` on,
     /// through pinned memory (`stream.rs`), and returns the event of the whole copy; the host
-    /// waits only for a pinned slot a copy still reads.
+    /// waits only for a pinned slot a copy still reads. Kernels that read `dst` must be
+    /// enqueued after [`Self::after`] that event.
     ///
     /// # Safety
     /// `src` must stay alive and unchanged until the returned event has happened or
@@ -209,12 +210,13 @@ impl DeviceQueue {
     pub unsafe fn stage<G: Copy + Send + Sync>(
         &self,
         dst: &mut Buffer<G>,
+        offset: usize,
         src: &[G],
     ) -> Result<Event> {
         // SAFETY: the caller keeps `src` for the copy (this function's contract).
         unsafe {
             let device = &self.device.info.name;
-            (self.copies).stage(&self.program, device, &self.counts, dst, src)
+            (self.copies).stage(&self.program, device, &self.counts, dst, offset, src)
         }
     }
 

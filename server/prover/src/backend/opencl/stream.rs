@@ -1,16 +1,19 @@
-//! Bases streamed to a device that does not keep them: the host's threads copy a chunk's bases
-//! from the parameters' memory into pinned (page-locked) slots, and the copy queue takes each
-//! slot up to the chunk's staging buffer on the device while the kernels of the chunk before
-//! run (`msm.rs` makes those kernels wait for the copy's event, and keeps two staging buffers).
-//! A slot is written again only once the copy that read it has run; its mapping is given back
-//! only once no copy reads it. Where the driver refuses pinned memory (the memlock limit), the
-//! copies go up from the parameters' own memory, still on the copy queue, and a warning says so.
+//! Copies to the device through pinned memory, on a copy queue of their own: a partition's
+//! witness, a and b, a circuit's bases going up to stay, and bases streamed chunk by chunk to
+//! a device that does not keep them. The host's threads copy each piece into one of a few
+//! pinned (page-locked) slots, the copy queue takes the slot up, and the kernels that read the
+//! data wait for the copy's event (`DeviceQueue::after`), not the host: a streamed chunk's
+//! bases go up while the chunk before runs (`msm.rs` keeps two staging buffers), and one
+//! worker's uploads while another worker's kernels run. A slot is written again only once the
+//! copy that read it has run; its mapping is given back only once no copy reads it. Where the
+//! driver refuses pinned memory (the memlock limit), the copies go up from the host's own
+//! memory, still on the copy queue, and a warning says so.
 
 use std::ptr::null_mut;
 use std::sync::Mutex;
 
 use opencl3::command_queue::CommandQueue;
-use opencl3::event::Event;
+use opencl3::event::{Event, CL_COMPLETE};
 use opencl3::memory::{Buffer, ClMem, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
 use opencl3::types::{cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 use rayon::prelude::*;
@@ -22,8 +25,8 @@ use crate::threads;
 
 /// Bytes of one pinned slot: a copy's piece (about a millisecond over a PCIe 4 bus).
 pub const SLOT_BYTES: usize = 32 << 20;
-/// Pinned slots a worker streams through: while the host fills one, the copy queue takes the
-/// others up.
+/// Pinned slots a worker's copies go through: while the host fills one, the copy queue takes
+/// the others up.
 pub const SLOTS: usize = 4;
 
 /// A worker's copy queue, and the pinned slots its copies go through.
@@ -32,15 +35,15 @@ pub struct Copies {
     ring: Mutex<Ring>,
 }
 
-/// How a worker's streamed bases go up.
+/// How a worker's copies go up.
 #[derive(Default)]
 enum Ring {
-    /// No streamed multiexp yet: nothing is pinned.
+    /// No copy yet: nothing is pinned.
     #[default]
     Unmade,
     /// Through [`SLOTS`] pinned slots of [`SLOT_BYTES`].
     Pinned(PinnedRing),
-    /// The driver refused pinned memory: from the parameters' own memory.
+    /// The driver refused pinned memory: from the host's own memory.
     Pageable,
 }
 
@@ -55,8 +58,8 @@ impl Copies {
         })
     }
 
-    /// Enqueues the copy of `src` into `dst` (from its first element) and returns the event
-    /// of the whole copy; makes the pinned slots at the first call (in `program`'s context, on
+    /// Enqueues the copy of `src` into `dst` from element `offset` on and returns the event of
+    /// the whole copy; makes the pinned slots at the first call (in `program`'s context, on
     /// the device `device` names).
     ///
     /// # Safety
@@ -68,6 +71,7 @@ impl Copies {
         device: &str,
         counts: &Counts,
         dst: &mut Buffer<G>,
+        offset: usize,
         src: &[G],
     ) -> Result<Event> {
         let mut ring = self.ring.lock().unwrap_or_else(|p| p.into_inner());
@@ -81,9 +85,9 @@ impl Copies {
             };
         }
         match &mut *ring {
-            Ring::Pinned(pinned) => pinned.stage(&self.queue, counts, dst, src),
+            Ring::Pinned(pinned) => pinned.stage(&self.queue, counts, dst, offset, src),
             // SAFETY: the caller keeps `src` for the copy (this function's contract).
-            _ => unsafe { copy_up(&self.queue, counts, dst, 0, src) },
+            _ => unsafe { copy_up(&self.queue, counts, dst, offset, src) },
         }
     }
 
@@ -115,6 +119,9 @@ unsafe fn copy_up<G>(
     offset: usize,
     data: &[G],
 ) -> Result<Event> {
+    if data.is_empty() {
+        return marker(queue);
+    }
     // SAFETY: `buf` holds at least offset + data.len() elements (callers allocate it so);
     // `data`'s lifetime is the caller's to keep (this function's contract).
     let event = unsafe {
@@ -201,6 +208,7 @@ impl PinnedRing {
         copies: &CommandQueue,
         counts: &Counts,
         dst: &mut Buffer<G>,
+        offset: usize,
         src: &[G],
     ) -> Result<Event> {
         let per = SLOT_BYTES / std::mem::size_of::<G>();
@@ -208,10 +216,15 @@ impl PinnedRing {
             let slot = &mut self.slots[self.next];
             self.next = (self.next + 1) % SLOTS;
             if let Some(read) = &slot.read {
-                // The copy queue takes the other slots up, and the kernels run, meanwhile.
-                counts.wait(true);
-                read.wait()
-                    .map_err(|e| cl_err("waiting for a copy of bases", e))?;
+                let status = (read.command_execution_status())
+                    .map_err(|e| cl_err("asking after a copy to the device", e))?;
+                if status.0 != CL_COMPLETE {
+                    // The copy queue takes the other slots up, and the kernels run, meanwhile
+                    // (a copy that failed says so here).
+                    counts.wait(true);
+                    read.wait()
+                        .map_err(|e| cl_err("waiting for a copy to the device", e))?;
+                }
                 slot.read = None;
             }
             // SAFETY: the mapping holds SLOT_BYTES (at least `per` elements of `G`), aligned to a
@@ -221,11 +234,9 @@ impl PinnedRing {
             copy_on_threads(host, piece);
             // SAFETY: the slot is written again only after this copy has run (above), and
             // unmapped only then (`Drop`).
-            slot.read = Some(unsafe { copy_up(copies, counts, dst, i * per, host) }?);
+            slot.read = Some(unsafe { copy_up(copies, counts, dst, offset + i * per, host) }?);
         }
-        // SAFETY: no event to wait for; the marker only reports (the queue is in order).
-        unsafe { copies.enqueue_marker_with_wait_list(&[]) }
-            .map_err(|e| cl_err("enqueuing a marker", e))
+        marker(copies)
     }
 }
 
@@ -251,6 +262,12 @@ impl Drop for PinnedRing {
         }
         let _ = self.maps.finish();
     }
+}
+
+/// An event that happens once every copy enqueued on `queue` so far has run (it is in order).
+fn marker(queue: &CommandQueue) -> Result<Event> {
+    // SAFETY: no event to wait for; the marker only reports.
+    unsafe { queue.enqueue_marker_with_wait_list(&[]) }.map_err(|e| cl_err("enqueuing a marker", e))
 }
 
 /// `dst.copy_from_slice(src)` on the host's threads (a slot is a few milliseconds' copy for
