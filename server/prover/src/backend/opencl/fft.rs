@@ -96,19 +96,23 @@ pub fn compute_h(q: &DeviceQueue, a: &[Fr], b: &[Fr]) -> Result<Option<HOnDevice
         return Ok(None);
     };
 
-    // a and b go up through pinned memory on the copy queue; the kernels wait for them.
+    // a and b go up through pinned memory on the copy queue; the kernels' queue waits for
+    // them (the copy queue runs in order: b's copy ends after a's) before it touches the
+    // buffers at all, their zero padding included.
     let upload = |v: &[Fr]| -> Result<(Buffer<Fr>, Event)> {
         let mut buf = q.program.buffer::<Fr>(n)?;
         // SAFETY: `v` is borrowed for this whole function, which waits for both queues before
         // it returns (or drops the queues' work on an error only after the plan's drop waits).
         let copied = unsafe { q.stage(&mut buf, 0, v)? };
-        q.fill(&mut buf, Fr::ZERO, v.len(), n - v.len())?;
         Ok((buf, copied))
     };
+    let len = a.len();
     let (mut a, _) = upload(a)?;
     let (mut b, copied) = upload(b)?;
-    // The copy queue runs in order: b's copy ends after a's.
     q.after(&copied)?;
+    for buf in [&mut a, &mut b] {
+        q.fill(buf, Fr::ZERO, len, n - len)?;
+    }
     let mut c = q.program.buffer::<Fr>(n)?;
     let mut scratch = q.program.buffer::<Fr>(n)?;
     elementwise(q, "snarkd_product", n, |k| {
