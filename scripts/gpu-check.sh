@@ -239,7 +239,7 @@ for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
   # shellcheck disable=SC2086 # the shape is three words
   json_rows "Device phase at production shape: $shape, $limbs-bit limbs" device_shape.log \
     env SNARKD_GPUS_KERNEL_CACHE="$kernels" "$bin/examples/device_shape" $shape --json \
-    --limbs "$limbs" --groups "$groups" --workers "$workers" "${streamed[@]}"
+    --limbs "$limbs" --groups "$groups" --workers "$workers" ${streamed[@]+"${streamed[@]}"}
 done
 
 # Synthesis of one production-shaped partition at each thread count: whether it scales with the

@@ -101,9 +101,7 @@ pub fn compute_h(q: &DeviceQueue, a: &[Fr], b: &[Fr]) -> Result<Option<HOnDevice
     // buffers at all, their zero padding included.
     let upload = |v: &[Fr]| -> Result<(Buffer<Fr>, Event)> {
         let mut buf = q.program.buffer::<Fr>(n)?;
-        // SAFETY: `v` is borrowed for this whole function, which waits for both queues before
-        // it returns (or drops the queues' work on an error only after the plan's drop waits).
-        let copied = unsafe { q.stage(&mut buf, 0, v)? };
+        let copied = q.stage(&mut buf, 0, v)?;
         Ok((buf, copied))
     };
     let len = a.len();

@@ -98,8 +98,9 @@ struct Workspace<G: PrimeCurveAffine> {
     counts: Buffer<u32>,
     sums: Buffer<G::Curve>,
     sort: SortBuffers<G>,
-    /// Two chunks' bases where they are streamed: a chunk's go up while the one before runs.
-    staging: Option<[Buffer<G>; 2]>,
+    /// Where bases are streamed, the staging buffers of the plan's chunks: two where the step
+    /// takes several chunks (a chunk's go up while the one before runs).
+    staging: Vec<Buffer<G>>,
     _grant: super::device::MemoryGrant,
 }
 
@@ -150,11 +151,11 @@ where
         q.max_chunk_terms,
         staged,
     )?;
-    let Some((mut ws, plan)) = workspace::<G>(q, plan, staged)? else {
+    let Some((mut ws, plan)) = workspace::<G>(q, plan, range.len())? else {
         return Ok(None);
     };
     let kernels = Kernels::new::<G>(q)?;
-    let mut staging = ws.staging.take();
+    let mut staging = std::mem::take(&mut ws.staging);
     // Dropped first: on a failure it drains the queues before the buffers they use go.
     let mut flight = Flight::new(q, plan.work_units);
     let mut acc = G::Curve::identity();
@@ -165,16 +166,14 @@ where
         // The bases of this chunk: the resident buffer from its first term, or a copy into the
         // staging buffer the chunk two before used (its kernels are done: the host waited for
         // its read-back when it enqueued the chunk before this one).
-        let (base_buf, base_start) = match (&bases, staging.as_mut()) {
-            (Bases::Device(buf), _) => (*buf, terms.start),
-            (Bases::Host(host), Some(staging)) => {
-                // SAFETY: the host bases are the parameters', alive for the whole phase; the
-                // kernels wait for the copy, and `flight` drains both queues on a failure.
-                let copied = unsafe { q.stage(&mut staging[slot], 0, &host[terms.clone()])? };
+        let (base_buf, base_start) = match &bases {
+            Bases::Device(buf) => (*buf, terms.start),
+            Bases::Host(host) => {
+                let at = i % staging.len();
+                let copied = q.stage(&mut staging[at], 0, &host[terms.clone()])?;
                 q.after(&copied)?;
-                (&staging[slot], 0)
+                (&staging[at], 0)
             }
-            (Bases::Host(_), None) => unreachable!("a staged multiexp has staging buffers"),
         };
         enqueue_chunk(
             q,
@@ -186,6 +185,8 @@ where
             &terms,
         )?;
         flight.read_back(&ws, slot, terms.len())?;
+        // Submitted now, so the device starts on it while the host stages the next chunk.
+        q.flush()?;
         // The chunk before this one, while this one runs.
         if let Some(sum) = flight.collect_earlier(plan)? {
             acc += sum;
@@ -201,17 +202,18 @@ const MIN_CHUNK_TERMS: usize = 1 << 12;
 /// The buffers of `plan`, its chunks halved (the window following the terms, never wider) and
 /// then its work groups halved (down to one a compute unit) until they fit in what the pool has
 /// free now (it never waits: a phase preempted at a step boundary holds its witness meanwhile,
-/// and the preempting phase must not wait for it). `None` when not even a small chunk fits.
+/// and the preempting phase must not wait for it; a step of `terms` streamed terms cut into
+/// several chunks takes a second staging buffer). `None` when not even a small chunk fits.
 fn workspace<G>(
     q: &DeviceQueue,
     mut plan: ChunkPlan,
-    staged: bool,
+    terms: usize,
 ) -> Result<Option<(Workspace<G>, ChunkPlan)>>
 where
     G: PrimeCurveAffine,
 {
     let bytes = |plan: &ChunkPlan| {
-        plan.chunk_terms as u64 * term_bytes::<G>(plan.window_bits, staged)
+        plan.chunk_terms as u64 * term_bytes::<G>(plan.window_bits, plan.staging)
             + fixed_bytes::<G>(plan.work_units, plan.window_bits)
     };
     let base_units = q.work_units_at_one_group();
@@ -222,6 +224,9 @@ where
         if plan.chunk_terms > MIN_CHUNK_TERMS {
             plan.chunk_terms /= 2;
             plan.window_bits = sorted_bits(plan.chunk_terms, plan.window_bits, u64::MAX);
+            if plan.staging > 0 && plan.chunk_terms < terms {
+                plan.staging = 2;
+            }
         } else if plan.work_units > base_units {
             plan.work_units = (plan.work_units / LOCAL_WORK_SIZE / 2).max(1) * LOCAL_WORK_SIZE;
         } else {
@@ -238,10 +243,9 @@ where
             counts: p.buffer::<u32>(3)?,
             sums: p.buffer::<G::Curve>(plan.work_units / LOCAL_WORK_SIZE)?,
             sort: SortBuffers::new(q, &plan)?,
-            staging: match staged {
-                true => Some([p.buffer::<G>(n)?, p.buffer::<G>(n)?]),
-                false => None,
-            },
+            staging: (0..plan.staging)
+                .map(|_| p.buffer::<G>(n))
+                .collect::<Result<_>>()?,
             _grant: grant,
         },
         plan,

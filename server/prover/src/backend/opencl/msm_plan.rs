@@ -22,20 +22,15 @@ const REDUCE_ITEMS_MAX: usize = 16 << 10;
 /// where memory allows).
 pub fn step_bytes(terms: usize, work_units: usize) -> u64 {
     let bits = sorted_bits(terms, MAX_SORTED_BITS, u64::MAX);
-    terms as u64 * term_bytes::<G2Affine>(bits, false) + fixed_bytes::<G2Affine>(work_units, bits)
+    terms as u64 * term_bytes::<G2Affine>(bits, 0) + fixed_bytes::<G2Affine>(work_units, bits)
 }
 
 /// Device bytes a term takes at `bits`-bit windows: [`TERM_BYTES`], its digits' places in the
-/// sorted list (4 bytes a window) and, when the bases are `staged`, its base twice (two
-/// staging buffers: a chunk's bases go up while the chunk before runs).
-pub(super) fn term_bytes<G: PrimeCurveAffine>(bits: usize, staged: bool) -> u64 {
-    TERM_BYTES
-        + 4 * windows_of(bits) as u64
-        + if staged {
-            2 * std::mem::size_of::<G>() as u64
-        } else {
-            0
-        }
+/// sorted list (4 bytes a window) and its base in each of `staging` staging buffers (streamed
+/// bases: two where a step takes several chunks, so that a chunk's bases go up while the chunk
+/// before runs).
+pub(super) fn term_bytes<G: PrimeCurveAffine>(bits: usize, staging: usize) -> u64 {
+    TERM_BYTES + 4 * windows_of(bits) as u64 + (staging * std::mem::size_of::<G>()) as u64
 }
 
 /// Device bytes of a chunk that do not turn on its length: the buckets at `bits`-bit windows
@@ -78,6 +73,9 @@ pub struct ChunkPlan {
     pub work_units: usize,
     /// The widest window a chunk may use: its buckets are allocated for it.
     pub window_bits: usize,
+    /// Staging buffers of a chunk's bases: none when they are kept on the device, one when
+    /// they are streamed and the step is one chunk, two when it is several.
+    pub staging: usize,
 }
 
 impl ChunkPlan {
@@ -117,7 +115,6 @@ pub(super) fn plan<G: PrimeCurveAffine>(
     {
         window_bits -= 1;
     }
-    let by_memory = share.saturating_sub(fixed(window_bits)) / term_bytes::<G>(window_bits, staged);
     let windows = windows_of(window_bits);
     let widest = 32
         .max(4 * windows)
@@ -125,7 +122,16 @@ pub(super) fn plan<G: PrimeCurveAffine>(
     let by_alloc = max_alloc / widest as u64;
     // The sorted list's places are 32-bit (a term's position with the digit's sign in bit 31).
     let by_places = u32::MAX as usize / windows;
-    let chunk = (by_memory.min(by_alloc) as usize).min(by_places).min(n);
+    let chunk_with = |staging: usize| {
+        let by_memory =
+            share.saturating_sub(fixed(window_bits)) / term_bytes::<G>(window_bits, staging);
+        (by_memory.min(by_alloc) as usize).min(by_places).min(n)
+    };
+    let (chunk, staging) = match staged {
+        false => (chunk_with(0), 0),
+        true if chunk_with(1) >= terms => (terms, 1),
+        true => (chunk_with(2), 2),
+    };
     if chunk == 0 {
         return Err(ProverError::Device {
             backend: "opencl".into(),
@@ -138,6 +144,7 @@ pub(super) fn plan<G: PrimeCurveAffine>(
         chunk_terms: chunk,
         work_units,
         window_bits,
+        staging,
     })
 }
 
@@ -157,8 +164,8 @@ mod tests {
     #[test]
     fn chunks_are_capped_by_memory_and_by_the_configured_limit() {
         // 2^30 terms are worth 20-bit windows; a share of 4× their fixed bytes keeps them, and
-        // a term takes 40 bytes, 52 for its 13 digits' places and, when staged, 96 more in each
-        // of two staging buffers.
+        // a term takes 40 bytes, 52 for its 13 digits' places and, when staged over several
+        // chunks, 96 more in each of two staging buffers.
         let share = 4 * g1_fixed(256, 20) + 92 * 1000;
         let p = plan::<G1Affine>(1 << 30, 256, share, u64::MAX, usize::MAX, false).unwrap();
         assert_eq!(
@@ -167,6 +174,7 @@ mod tests {
                 chunk_terms: ((3 * g1_fixed(256, 20) + 92_000) / 92) as usize,
                 work_units: 256,
                 window_bits: 20,
+                staging: 0,
             }
         );
         assert_eq!(p.capacity(), p.chunk_terms * 13);
@@ -175,6 +183,10 @@ mod tests {
             staged.chunk_terms as u64,
             (3 * g1_fixed(256, 20) + 92_000) / 284
         );
+        assert_eq!(staged.staging, 2, "several chunks: two staging buffers");
+        // A step that fits in one chunk with one staging buffer takes one.
+        let whole = plan::<G1Affine>(1000, 256, share, u64::MAX, usize::MAX, true).unwrap();
+        assert_eq!((whole.chunk_terms, whole.staging), (1000, 1));
         let p = plan::<G1Affine>(1 << 20, 256, u64::MAX / 2, u64::MAX, 300, false).unwrap();
         assert_eq!(p.chunk_terms, 300);
         let p = plan::<G1Affine>(50, 256, u64::MAX / 2, u64::MAX, 300, false).unwrap();

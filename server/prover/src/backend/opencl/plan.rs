@@ -341,13 +341,9 @@ impl OpenClBackend {
         };
         let uploaded = (|| -> Result<(Buffer<Fr>, Option<Maps>)> {
             let mut buf = queue.program.buffer::<Fr>(inputs.len() + aux.len())?;
-            // SAFETY: the witness is borrowed by the plan, which waits for both queues when it
-            // closes the partition (before the witness can go), and so does a failure below.
             // Through pinned memory on the copy queue, in order: the aux's copy ends last.
-            let copied = unsafe {
-                queue.stage(&mut buf, 0, inputs)?;
-                queue.stage(&mut buf, inputs.len(), aux)?
-            };
+            queue.stage(&mut buf, 0, inputs)?;
+            let copied = queue.stage(&mut buf, inputs.len(), aux)?;
             queue.after(&copied)?;
             let own_maps = match &resident {
                 Some(r) if r.maps.fit(witness) => None,

@@ -168,6 +168,14 @@ impl DeviceQueue {
         copies.and(kernels)
     }
 
+    /// Submits what is enqueued on the kernels' queue to the device without waiting (a host
+    /// wait submits it too; this lets the device start while the host enqueues more).
+    pub fn flush(&self) -> Result<()> {
+        self.queue
+            .flush()
+            .map_err(|e| cl_err("submitting kernels", e))
+    }
+
     /// An event that happens once everything enqueued so far on the kernels' queue has run.
     pub fn marker(&self) -> Result<Event> {
         // SAFETY: no event to wait for; the marker only reports.
@@ -201,23 +209,16 @@ impl DeviceQueue {
 
     /// Enqueues on the copy queue the copy of `src` into `dst` from element `offset` on,
     /// through pinned memory (`stream.rs`), and returns the event of the whole copy; the host
-    /// waits only for a pinned slot a copy still reads. Kernels that read `dst` must be
-    /// enqueued after [`Self::after`] that event.
-    ///
-    /// # Safety
-    /// `src` must stay alive and unchanged until the returned event has happened or
-    /// [`Self::finish`] has returned (it is read after the call where nothing could be pinned).
-    pub unsafe fn stage<G: Copy + Send + Sync>(
+    /// waits only for a pinned slot a copy still reads, and `src` may go once this returns.
+    /// Kernels that read `dst` must be enqueued after [`Self::after`] that event.
+    pub fn stage<G: Copy + Send + Sync>(
         &self,
         dst: &mut Buffer<G>,
         offset: usize,
         src: &[G],
     ) -> Result<Event> {
-        // SAFETY: the caller keeps `src` for the copy (this function's contract).
-        unsafe {
-            let device = &self.device.info.name;
-            (self.copies).stage(&self.program, device, &self.counts, dst, offset, src)
-        }
+        let device = &self.device.info.name;
+        (self.copies).stage(&self.program, device, &self.counts, dst, offset, src)
     }
 
     /// Enqueues a copy of `data` into `buf` from element `offset` on, without waiting.

@@ -274,9 +274,8 @@ fn upload(
     let p = loaded.parameters();
     let up_g1 = |bases: &[G1Affine]| -> Result<Buffer<G1Affine>> {
         let mut buf = q.program.buffer::<G1Affine>(bases.len())?;
-        // SAFETY: the bases live in `loaded`, which outlives this function, and `finish` below
-        // waits for the copies (through pinned memory, on the copy queue).
-        unsafe { q.stage(&mut buf, 0, bases)? };
+        // Through pinned memory on the copy queue; `finish` below waits for the copies.
+        q.stage(&mut buf, 0, bases)?;
         Ok(buf)
     };
     let h = up_g1(&p.h)?;
@@ -284,8 +283,7 @@ fn upload(
     let a = up_g1(&p.a)?;
     let b_g1 = up_g1(&p.b_g1)?;
     let mut b_g2 = q.program.buffer::<G2Affine>(p.b_g2.len())?;
-    // SAFETY: as above.
-    unsafe { q.stage(&mut b_g2, 0, &p.b_g2)? };
+    q.stage(&mut b_g2, 0, &p.b_g2)?;
     let maps = Maps::upload(q, witness)?;
     q.finish()?;
     Ok(Resident {

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use opencl3::command_queue::CommandQueue;
 use opencl3::event::{Event, CL_COMPLETE};
 use opencl3::memory::{Buffer, ClMem, CL_MAP_WRITE, CL_MEM_ALLOC_HOST_PTR, CL_MEM_READ_WRITE};
-use opencl3::types::{cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
+use opencl3::types::{cl_bool, cl_mem, CL_BLOCKING, CL_NON_BLOCKING};
 use rayon::prelude::*;
 
 use super::counts::Counts;
@@ -60,12 +60,9 @@ impl Copies {
 
     /// Enqueues the copy of `src` into `dst` from element `offset` on and returns the event of
     /// the whole copy; makes the pinned slots at the first call (in `program`'s context, on
-    /// the device `device` names).
-    ///
-    /// # Safety
-    /// `src` must stay alive and unchanged until the returned event has happened or the queue
-    /// has finished (it is read after the call returns where nothing could be pinned).
-    pub unsafe fn stage<G: Copy + Send + Sync>(
+    /// the device `device` names). `src` is read before this returns (into pinned slots, or,
+    /// where none could be pinned, by a blocking copy), so it may go at once.
+    pub fn stage<G: Copy + Send + Sync>(
         &self,
         program: &DeviceProgram,
         device: &str,
@@ -79,15 +76,18 @@ impl Copies {
             *ring = match PinnedRing::new(program) {
                 Ok(pinned) => Ring::Pinned(pinned),
                 Err(e) => {
-                    tracing::warn!(device, error = %e, "no pinned memory for streaming bases: they go up from pageable memory, slower (raise the memlock limit)");
+                    tracing::warn!(device, error = %e, "no pinned memory for copies to the device: they go up from pageable memory, one at a time and slower");
                     Ring::Pageable
                 }
             };
         }
         match &mut *ring {
             Ring::Pinned(pinned) => pinned.stage(&self.queue, counts, dst, offset, src),
-            // SAFETY: the caller keeps `src` for the copy (this function's contract).
-            _ => unsafe { copy_up(&self.queue, counts, dst, offset, src) },
+            _ => {
+                counts.wait(false);
+                // SAFETY: a blocking copy has read `src` when it returns.
+                unsafe { copy_up(&self.queue, counts, dst, offset, src, CL_BLOCKING) }
+            }
         }
     }
 
@@ -107,17 +107,18 @@ impl Copies {
     }
 }
 
-/// Enqueues on `queue` a copy of `data` into `buf` from element `offset` on, without waiting;
-/// returns its event.
+/// Enqueues on `queue` a copy of `data` into `buf` from element `offset` on, `blocking` or
+/// not; returns its event.
 ///
 /// # Safety
-/// `data` must stay alive and unchanged until the copy has run.
+/// Without `blocking`, `data` must stay alive and unchanged until the copy has run.
 unsafe fn copy_up<G>(
     queue: &CommandQueue,
     counts: &Counts,
     buf: &mut Buffer<G>,
     offset: usize,
     data: &[G],
+    blocking: cl_bool,
 ) -> Result<Event> {
     if data.is_empty() {
         return marker(queue);
@@ -125,13 +126,7 @@ unsafe fn copy_up<G>(
     // SAFETY: `buf` holds at least offset + data.len() elements (callers allocate it so);
     // `data`'s lifetime is the caller's to keep (this function's contract).
     let event = unsafe {
-        queue.enqueue_write_buffer(
-            buf,
-            CL_NON_BLOCKING,
-            offset * std::mem::size_of::<G>(),
-            data,
-            &[],
-        )
+        queue.enqueue_write_buffer(buf, blocking, offset * std::mem::size_of::<G>(), data, &[])
     }
     .map_err(|e| cl_err("copying bases up", e))?;
     counts.up(std::mem::size_of_val(data) as u64);
@@ -216,14 +211,16 @@ impl PinnedRing {
             let slot = &mut self.slots[self.next];
             self.next = (self.next + 1) % SLOTS;
             if let Some(read) = &slot.read {
-                let status = (read.command_execution_status())
-                    .map_err(|e| cl_err("asking after a copy to the device", e))?;
-                if status.0 != CL_COMPLETE {
-                    // The copy queue takes the other slots up, and the kernels run, meanwhile
-                    // (a copy that failed says so here).
+                if !has_ended(read)? {
+                    // The copy queue takes the other slots up, and the kernels run, meanwhile.
                     counts.wait(true);
-                    read.wait()
-                        .map_err(|e| cl_err("waiting for a copy to the device", e))?;
+                    if let Err(e) = read.wait() {
+                        // A copy that failed has ended all the same: its slot is free again.
+                        if has_ended(read).unwrap_or(false) {
+                            slot.read = None;
+                        }
+                        return Err(cl_err("waiting for a copy to the device", e));
+                    }
                 }
                 slot.read = None;
             }
@@ -234,7 +231,13 @@ impl PinnedRing {
             copy_on_threads(host, piece);
             // SAFETY: the slot is written again only after this copy has run (above), and
             // unmapped only then (`Drop`).
-            slot.read = Some(unsafe { copy_up(copies, counts, dst, offset + i * per, host) }?);
+            let at = offset + i * per;
+            slot.read = Some(unsafe { copy_up(copies, counts, dst, at, host, CL_NON_BLOCKING) }?);
+            // Submitted now: the copy engine takes this piece up while the host fills the next,
+            // and kernels on the other queue may wait for it.
+            copies
+                .flush()
+                .map_err(|e| cl_err("submitting a copy to the device", e))?;
         }
         marker(copies)
     }
@@ -264,10 +267,24 @@ impl Drop for PinnedRing {
     }
 }
 
-/// An event that happens once every copy enqueued on `queue` so far has run (it is in order).
+/// Whether the command of `event` has ended: run, or failed (a negative status).
+fn has_ended(event: &Event) -> Result<bool> {
+    let status = (event.command_execution_status())
+        .map_err(|e| cl_err("asking after a copy to the device", e))?;
+    Ok(status.0 == CL_COMPLETE || status.0 < 0)
+}
+
+/// An event that happens once every copy enqueued on `queue` so far has run (it is in order),
+/// submitted to the device: the other queue's kernels wait for it, and a queue's commands need
+/// not start before they are submitted.
 fn marker(queue: &CommandQueue) -> Result<Event> {
     // SAFETY: no event to wait for; the marker only reports.
-    unsafe { queue.enqueue_marker_with_wait_list(&[]) }.map_err(|e| cl_err("enqueuing a marker", e))
+    let event = unsafe { queue.enqueue_marker_with_wait_list(&[]) }
+        .map_err(|e| cl_err("enqueuing a marker", e))?;
+    queue
+        .flush()
+        .map_err(|e| cl_err("submitting a copy to the device", e))?;
+    Ok(event)
 }
 
 /// `dst.copy_from_slice(src)` on the host's threads (a slot is a few milliseconds' copy for
