@@ -9,8 +9,8 @@
 //! are worth (`windows.rs`). The scalars are read where they already lie on the device (the
 //! witness buffer, through a term → position map for A and B, or h), so nothing is gathered or
 //! converted on the host; the bases are the resident copy, or the chunk's slice of the host's
-//! bases streamed up into one of two staging buffers (`stream.rs`: through pinned memory, on
-//! the copy queue). How a step is cut into chunks: `msm_plan.rs`; the sort and the buckets'
+//! bases streamed up into a staging buffer, one of two where a step takes several chunks
+//! (`stream.rs`: through pinned memory, on the copy queue). How a step is cut into chunks: `msm_plan.rs`; the sort and the buckets'
 //! launches: `buckets.rs`.
 //!
 //! The chunks are a pipeline: a chunk's kernels, and the copy of its bases, are enqueued before
@@ -169,6 +169,7 @@ where
         let (base_buf, base_start) = match &bases {
             Bases::Device(buf) => (*buf, terms.start),
             Bases::Host(host) => {
+                debug_assert!(!staging.is_empty(), "streamed bases have a staging buffer");
                 let at = i % staging.len();
                 let copied = q.stage(&mut staging[at], 0, &host[terms.clone()])?;
                 q.after(&copied)?;

@@ -354,7 +354,7 @@ impl OpenClBackend {
         let (buf, own_maps) = match uploaded {
             Ok(done) => done,
             Err(e) => {
-                // The copies enqueued read the witness: wait for them before it can go.
+                // The maps' copies enqueued may still read host memory: wait for them first.
                 let _ = queue.finish();
                 self.return_queue(queue);
                 return Err(e);

@@ -3,11 +3,12 @@
 //! a device that does not keep them. The host's threads copy each piece into one of a few
 //! pinned (page-locked) slots, the copy queue takes the slot up, and the kernels that read the
 //! data wait for the copy's event (`DeviceQueue::after`), not the host: a streamed chunk's
-//! bases go up while the chunk before runs (`msm.rs` keeps two staging buffers), and one
-//! worker's uploads while another worker's kernels run. A slot is written again only once the
-//! copy that read it has run; its mapping is given back only once no copy reads it. Where the
-//! driver refuses pinned memory (the memlock limit), the copies go up from the host's own
-//! memory, still on the copy queue, and a warning says so.
+//! bases go up while the chunk before runs (`msm.rs` keeps two staging buffers where a step
+//! takes several chunks), and one worker's uploads while another worker's kernels run. A slot
+//! is written again only once the copy that read it has run (or failed, which is reported
+//! then); its mapping is given back only once no copy reads it. Where the driver refuses pinned
+//! memory, the copies go up from the host's own memory, blocking, on the copy queue, and a
+//! warning says so.
 
 use std::ptr::null_mut;
 use std::sync::Mutex;
@@ -84,7 +85,9 @@ impl Copies {
         match &mut *ring {
             Ring::Pinned(pinned) => pinned.stage(&self.queue, counts, dst, offset, src),
             _ => {
-                counts.wait(false);
+                if !src.is_empty() {
+                    counts.wait(false);
+                }
                 // SAFETY: a blocking copy has read `src` when it returns.
                 unsafe { copy_up(&self.queue, counts, dst, offset, src, CL_BLOCKING) }
             }
@@ -211,21 +214,26 @@ impl PinnedRing {
             let slot = &mut self.slots[self.next];
             self.next = (self.next + 1) % SLOTS;
             if let Some(read) = &slot.read {
-                if !has_ended(read)? {
-                    // The copy queue takes the other slots up, and the kernels run, meanwhile.
-                    counts.wait(true);
-                    if let Err(e) = read.wait() {
-                        // A copy that failed has ended all the same: its slot is free again.
-                        if has_ended(read).unwrap_or(false) {
-                            slot.read = None;
-                        }
-                        return Err(cl_err("waiting for a copy to the device", e));
+                let ended = match status(read)? {
+                    Ended::Ran => Ok(()),
+                    Ended::Failed(status) => Err(format!("status {status}")),
+                    Ended::Not => {
+                        // The copy queue takes the other slots up, and the kernels run,
+                        // meanwhile.
+                        counts.wait(true);
+                        read.wait().map_err(|e| e.to_string())
                     }
+                };
+                // Whatever the copy's fate, it no longer reads the slot once it has ended (a
+                // status that cannot be read leaves the slot to be asked again).
+                if ended.is_ok() || matches!(status(read), Ok(Ended::Ran | Ended::Failed(_))) {
+                    slot.read = None;
                 }
-                slot.read = None;
+                // A failed copy is reported once, here: the data it took up is not whole.
+                ended.map_err(|e| cl_err("copying to the device", e))?;
             }
             // SAFETY: the mapping holds SLOT_BYTES (at least `per` elements of `G`), aligned to a
-            // page, and no copy reads it now (its last one has run, above).
+            // page, and no copy reads it now (its last one has run or failed, above).
             let host =
                 unsafe { std::slice::from_raw_parts_mut(slot.host.cast::<G>(), piece.len()) };
             copy_on_threads(host, piece);
@@ -245,12 +253,11 @@ impl PinnedRing {
 
 impl Drop for PinnedRing {
     fn drop(&mut self) {
-        // A copy may still read a slot: each is waited for before the slots are unmapped.
-        let waited = self
-            .slots
-            .iter()
+        // A copy may still read a slot: each is waited for before the slots are unmapped (one
+        // that failed has ended all the same).
+        let waited = (self.slots.iter())
             .filter_map(|s| s.read.as_ref())
-            .all(|e| e.wait().is_ok());
+            .all(|e| e.wait().is_ok() || matches!(status(e), Ok(Ended::Failed(_))));
         if !waited {
             // A device that cannot say its copies are done: the slots are never given back.
             std::mem::forget(std::mem::take(&mut self.slots));
@@ -267,11 +274,23 @@ impl Drop for PinnedRing {
     }
 }
 
-/// Whether the command of `event` has ended: run, or failed (a negative status).
-fn has_ended(event: &Event) -> Result<bool> {
+/// Where a copy is.
+enum Ended {
+    Not,
+    Ran,
+    /// With its (negative) status.
+    Failed(i32),
+}
+
+/// Where the command of `event` is: running or queued, run, or failed.
+fn status(event: &Event) -> Result<Ended> {
     let status = (event.command_execution_status())
         .map_err(|e| cl_err("asking after a copy to the device", e))?;
-    Ok(status.0 == CL_COMPLETE || status.0 < 0)
+    Ok(match status.0 {
+        CL_COMPLETE => Ended::Ran,
+        s if s < 0 => Ended::Failed(s),
+        _ => Ended::Not,
+    })
 }
 
 /// An event that happens once every copy enqueued on `queue` so far has run (it is in order),
