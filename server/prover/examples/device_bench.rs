@@ -16,7 +16,8 @@
 //! that a step of several chunks, as a card short of memory runs it, is measured anywhere.
 //! KIND is winning, wpost, snap or porep (default: winning porep). `--json` prints one JSON
 //! object a row (bench, circuit, shape, path, device, step, seconds, bytes_up, bytes_down,
-//! launches, host_waits, idle_waits, point_additions). Figures: `bench-client/BENCHMARKS.md`, "The device phase".
+//! launches, host_waits, idle_waits, point_additions). Figures: `bench-client/BENCHMARKS.md`,
+//! "The device phase".
 
 use std::time::Instant;
 

@@ -10,8 +10,8 @@
 //! witness buffer, through a term → position map for A and B, or h), so nothing is gathered or
 //! converted on the host; the bases are the resident copy, or the chunk's slice of the host's
 //! bases streamed up into a staging buffer, one of two where a step takes several chunks
-//! (`stream.rs`: through pinned memory, on the copy queue). How a step is cut into chunks: `msm_plan.rs`; the sort and the buckets'
-//! launches: `buckets.rs`.
+//! (`stream.rs`: through pinned memory, on the copy queue). How a step is cut into chunks:
+//! `msm_plan.rs`; the sort and the buckets' launches: `buckets.rs`.
 //!
 //! The chunks are a pipeline: a chunk's kernels, and the copy of its bases, are enqueued before
 //! the host waits for the chunk before it, so the device works while the host waits, reads back
@@ -367,7 +367,6 @@ impl<'q, C: Group + Send + Sync> Flight<'q, C> {
         G: PrimeCurveAffine<Curve = C>,
     {
         debug_assert!(self.pending.iter().all(|p| p.slot != slot));
-        self.drained = false;
         let back = &mut *self.backs[slot];
         // SAFETY: `back` is neither touched nor freed until the wait for `done` (after these
         // copies on the same queue) has returned; on a failure `Drop` drains the queues first.

@@ -76,7 +76,7 @@ impl DeviceQueue {
         #[allow(deprecated)] // the 1.2 entry point: PoCL 3 and older NVIDIA drivers have it
         let queue = CommandQueue::create_default(&program.context, 0)
             .map_err(|e| cl_err("creating a command queue", e))?;
-        let copies = Copies::new(&program)?;
+        let copies = Copies::new(&program, &device.info.name)?;
         let share = memory.limit() / options.workers_per_device.max(1) as u64;
         let groups_per_unit = groups_per_unit(&device.info, options.groups_per_unit);
         Ok(DeviceQueue {
@@ -217,8 +217,7 @@ impl DeviceQueue {
         offset: usize,
         src: &[G],
     ) -> Result<Event> {
-        let device = &self.device.info.name;
-        (self.copies).stage(&self.program, device, &self.counts, dst, offset, src)
+        (self.copies).stage(&self.program, &self.counts, dst, offset, src)
     }
 
     /// Enqueues a copy of `data` into `buf` from element `offset` on, without waiting.

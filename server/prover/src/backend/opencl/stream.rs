@@ -34,6 +34,8 @@ pub const SLOTS: usize = 4;
 pub struct Copies {
     queue: CommandQueue,
     ring: Mutex<Ring>,
+    /// The device's name, for the log.
+    device: String,
 }
 
 /// How a worker's copies go up.
@@ -49,24 +51,24 @@ enum Ring {
 }
 
 impl Copies {
-    pub fn new(program: &DeviceProgram) -> Result<Copies> {
+    pub fn new(program: &DeviceProgram, device: &str) -> Result<Copies> {
         #[allow(deprecated)] // the 1.2 entry point, as the kernels' queue
         let queue = CommandQueue::create_default(&program.context, 0)
             .map_err(|e| cl_err("creating a copy queue", e))?;
         Ok(Copies {
             queue,
             ring: Mutex::new(Ring::Unmade),
+            device: device.to_string(),
         })
     }
 
     /// Enqueues the copy of `src` into `dst` from element `offset` on and returns the event of
-    /// the whole copy; makes the pinned slots at the first call (in `program`'s context, on
-    /// the device `device` names). `src` is read before this returns (into pinned slots, or,
+    /// the whole copy; makes the pinned slots at the first call (in `program`'s context).
+    /// `src` is read before this returns (into pinned slots, or,
     /// where none could be pinned, by a blocking copy), so it may go at once.
     pub fn stage<G: Copy + Send + Sync>(
         &self,
         program: &DeviceProgram,
-        device: &str,
         counts: &Counts,
         dst: &mut Buffer<G>,
         offset: usize,
@@ -77,7 +79,7 @@ impl Copies {
             *ring = match PinnedRing::new(program) {
                 Ok(pinned) => Ring::Pinned(pinned),
                 Err(e) => {
-                    tracing::warn!(device, error = %e, "no pinned memory for copies to the device: they go up from pageable memory, one at a time and slower");
+                    tracing::warn!(device = %self.device, error = %e, "no pinned memory for copies to the device: they go up from pageable memory, one at a time and slower");
                     Ring::Pageable
                 }
             };
