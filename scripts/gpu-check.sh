@@ -231,7 +231,8 @@ groups="${SNARKD_GPU_CHECK_GROUPS:-1,4}"
 # on an H200, one, and so nothing more, on a card without the room).
 workers="${SNARKD_GPU_CHECK_WORKERS:-auto}"
 # Then one partition with its bases streamed (through pinned memory, a chunk's copy beside the
-# chunk before's kernels), as a card without the room for them runs it; set to 0 to skip.
+# chunk before's kernels), as a card without the room for them runs it; set to 0 to skip. Last,
+# B's G2 multiexp alone on the CPU's threads (`--b-g2-cpu`), against the device's b_g2 step.
 streamed=()
 [ "${SNARKD_GPU_CHECK_STREAMED:-1}" = 1 ] && streamed=(--streamed)
 for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
@@ -239,7 +240,8 @@ for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
   # shellcheck disable=SC2086 # the shape is three words
   json_rows "Device phase at production shape: $shape, $limbs-bit limbs" device_shape.log \
     env SNARKD_GPUS_KERNEL_CACHE="$kernels" "$bin/examples/device_shape" $shape --json \
-    --limbs "$limbs" --groups "$groups" --workers "$workers" ${streamed[@]+"${streamed[@]}"}
+    --limbs "$limbs" --groups "$groups" --workers "$workers" ${streamed[@]+"${streamed[@]}"} \
+    --b-g2-cpu
 done
 
 # Synthesis of one production-shaped partition at each thread count: whether it scales with the

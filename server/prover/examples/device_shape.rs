@@ -10,7 +10,7 @@
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example device_shape -- \
 //!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--workers N|auto]
-//!       [--streamed] [--seed N]
+//!       [--streamed] [--b-g2-cpu] [--seed N]
 //!
 //! `--groups` runs the device phase once for each count of multiexp work groups per compute
 //! unit (0, the default, is the device's choice), one backend at a time so only one holds the
@@ -22,7 +22,10 @@
 //! single `opencl` partition's total over it). `--streamed` then proves one partition on a
 //! backend that keeps no bases (`[gpus] keep_params = false`, as a card without the room for
 //! them runs): the `opencl-streamed` rows, every chunk's bases copied up through pinned memory
-//! while the chunk before computes.
+//! while the chunk before computes. `--b-g2-cpu` times B's G2 multiexp alone on the CPU's
+//! threads for the same partition (the `cpu` `b_g2` row: its scalars gathered, then blst's
+//! multiexp), against the `opencl` rows' `b_g2` step: whether it is worth running on the CPU
+//! beside the G1 multiexps on the device.
 //!
 //! e.g. `porep 32GiB 18` is a whole production PoRep partition (about 130 M constraints: some
 //! 16 GB of host memory for the partition and 47 GB for the bases; a 16-core, 128 GiB GPU box
@@ -35,7 +38,7 @@ use snarkd_prover::backend::opencl::{
 };
 use snarkd_prover::filecoin::synthetic::synthesize_partition;
 use snarkd_prover::filecoin::{parse_sector_size, sector_size_name, ProofKind};
-use snarkd_prover::groth16::{DeviceCounters, PhaseHooks, Query, Randomness};
+use snarkd_prover::groth16::{msm_g2, DeviceCounters, PhaseHooks, Query, Randomness, ScalarBytes};
 use snarkd_prover::params::made_up::made_up_params;
 use snarkd_prover::{CircuitId, CpuBackend, DeviceBackend, OpenClBackend, OpenClOptions};
 
@@ -53,13 +56,13 @@ impl PhaseHooks for Clock {
 
 fn main() -> anyhow::Result<()> {
     let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] \
-                 [--groups N,N,...] [--workers N|auto] [--streamed] [--seed N]";
+                 [--groups N,N,...] [--workers N|auto] [--streamed] [--b-g2-cpu] [--seed N]";
     let mut it = std::env::args().skip(1);
     let kind = ProofKind::from_short(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let size = parse_sector_size(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let count: usize = it.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?;
     let (mut json, mut cpu, mut limbs, mut seed) = (false, false, LimbBits::L64, 1u64);
-    let mut streamed = false;
+    let (mut streamed, mut b_g2_cpu) = (false, false);
     let mut groups = vec![0usize];
     let mut workers = "1".to_string();
     while let Some(a) = it.next() {
@@ -67,6 +70,7 @@ fn main() -> anyhow::Result<()> {
             "--json" => json = true,
             "--cpu" => cpu = true,
             "--streamed" => streamed = true,
+            "--b-g2-cpu" => b_g2_cpu = true,
             "--seed" => seed = it.next().unwrap_or_default().parse()?,
             "--workers" => workers = it.next().unwrap_or_default(),
             "--groups" => {
@@ -266,6 +270,17 @@ fn main() -> anyhow::Result<()> {
             // No bases kept: every partition streams them, as on a card without the room.
             run("opencl-streamed", &backend(1, false)?, groups)?;
         }
+    }
+    if b_g2_cpu {
+        let partition = synthesize_partition(kind, size, count, seed, true)?;
+        let (inputs, aux) = partition.witness();
+        let (_, b_in, b_aux) = partition.densities();
+        let start = Instant::now();
+        let scalars = ScalarBytes::gathered(&[(inputs, Some(b_in)), (aux, Some(b_aux))]);
+        let sum = msm_g2(&p.b_g2, scalars.view());
+        std::hint::black_box(sum);
+        let seconds = start.elapsed().as_secs_f64();
+        row("cpu", 0, "b_g2", seconds, DeviceCounters::default());
     }
     if cpu {
         run("cpu", &CpuBackend::new(), 0)?;

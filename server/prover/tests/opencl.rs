@@ -231,6 +231,73 @@ fn each_chunk_is_enqueued_before_the_host_waits_for_the_one_before_and_streamed_
 }
 
 #[test]
+fn a_step_enqueues_the_next_ones_first_chunk_before_it_waits_and_a_next_that_does_not_come_is_dropped(
+) {
+    let mut rng = rng(8);
+    let c = CHUNK_CAP;
+    let n = 4 * c + 5;
+    let (bases, values) = (g1_bases(n, &mut rng), scalars(n, &mut rng));
+    // Two chunks, one, and three.
+    let ranges = [0..c + 7, c + 7..2 * c, 2 * c..n];
+    let want: Vec<G1Affine> = ranges
+        .iter()
+        .map(|r| {
+            msm_g1(
+                &bases[r.clone()],
+                ScalarBytes::dense(&values[r.clone()]).view(),
+            )
+            .to_affine()
+        })
+        .collect();
+    let options = OpenClOptions {
+        max_chunk_terms: c,
+        kernel_cache: kernel_cache_from_env(),
+        ..OpenClOptions::default()
+    };
+    let backend = OpenClBackend::new(device(), options).expect("backend");
+    let chained = [
+        (ranges[0].clone(), Some(ranges[1].clone())),
+        (ranges[1].clone(), Some(ranges[2].clone())),
+        (ranges[2].clone(), None),
+    ];
+    // The first step is handed the third as its next, but the second runs: the chunk enqueued
+    // ahead is waited for and dropped, and the second runs from its start.
+    let unmet = [
+        (ranges[0].clone(), Some(ranges[2].clone())),
+        (ranges[1].clone(), Some(ranges[2].clone())),
+        (ranges[2].clone(), None),
+    ];
+    for resident in [true, false] {
+        let (sums, counts) = backend
+            .msm_g1_steps(&bases, &values, resident, &chained)
+            .unwrap();
+        let sums: Vec<G1Affine> = sums.iter().map(|s| s.to_affine()).collect();
+        assert_eq!(sums, want, "resident {resident}");
+        assert_eq!(counts.launches, 6 * LAUNCHES_A_CHUNK, "{counts:?}");
+        // Each step's last chunk is waited for with the next step's first behind it: the
+        // device idles for the last step's last chunk alone, and the call's wait for its queues.
+        assert_eq!(counts.idle_waits, 2, "resident {resident}: {counts:?}");
+
+        let (sums, counts) = backend
+            .msm_g1_steps(&bases, &values, resident, &unmet)
+            .unwrap();
+        let sums: Vec<G1Affine> = sums.iter().map(|s| s.to_affine()).collect();
+        assert_eq!(sums, want, "resident {resident}, an unmet next");
+        assert_eq!(
+            counts.launches,
+            7 * LAUNCHES_A_CHUNK,
+            "one chunk dropped: {counts:?}"
+        );
+        assert_eq!(counts.idle_waits, 3, "and waited for alone: {counts:?}");
+    }
+    assert_eq!(
+        backend.memory().used(),
+        0,
+        "the pipeline's memory is returned"
+    );
+}
+
+#[test]
 fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
     edge_msms(backend());
 }

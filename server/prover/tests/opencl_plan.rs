@@ -1,7 +1,8 @@
 //! The OpenCL device phase on real 2 KiB partitions (PoCL's CPU device in CI): proofs of all
 //! four kinds verify with filecoin-proofs' verifiers (WindowPoSt's through the daemon, in
 //! `server/tests/opencl_proofs.rs`); a circuit's bases go up once per device
-//! (counted), so a partition after the first sends little more than its a, b and witness; with
+//! (counted), so a partition after the first sends little more than its a, b and witness, and
+//! its multiexp steps follow each other without the device idling between them; with
 //! a pool too small for the bases they are streamed and the proofs still verify; and the split
 //! multiexp over a real witness's A scalars, selected on the device through the circuit's map,
 //! equals blst's on the CPU; a partition proved on the device keeps no c on the host, and one
@@ -143,6 +144,9 @@ fn bases_go_up_once_per_device_and_a_later_partition_sends_its_vectors_alone() {
         "one wait for h and one a multiexp: {:?}",
         second[0]
     );
+    // Each multiexp step's last chunk is waited for with the next step's first behind it: the
+    // device idles when h is done, and at the end of the G1 multiexps and of the G2 one.
+    assert_eq!(second[0].idle_waits, 3, "{:?}", second[0]);
     // h and the sums come back, not the vectors: far less than went up.
     assert!(second[0].bytes_from_device < own / 4, "{:?}", second[0]);
 }
@@ -176,6 +180,8 @@ fn bases_are_streamed_when_the_pool_cannot_keep_them_and_the_proofs_still_verify
             c.bytes_to_device >= bases,
             "each partition streams the bases: {c:?}"
         );
+        // Streamed over several chunks a step, the steps still follow each other unbroken.
+        assert_eq!(c.idle_waits, 3, "{c:?}");
     }
     assert_eq!(backend.memory().used(), 0, "every reservation is returned");
 }

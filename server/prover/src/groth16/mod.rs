@@ -7,7 +7,7 @@
 //!   [`DeviceTimings`] with its [`DeviceCounters`], the proof's assembly and self-check.
 //! - `plan.rs`: [`prove_with_plan`], the device phase's steps over a [`DevicePlan`] (where h
 //!   and the scalars live), [`HostPlan`] (all in host memory; [`prove_partition`] and
-//!   [`prove_partition_with`] run through it), [`Query`].
+//!   [`prove_partition_with`] run through it), [`Query`] and [`Step`].
 //! - `fft.rs`: [`compute_h`], the H polynomial's FFTs and pointwise passes on the CPU (on the
 //!   pool of the caller's priority).
 //! - `msm.rs`: CPU multi-scalar multiplication over G1 and G2 (tiled, on the pool of the
@@ -25,6 +25,7 @@ pub use fft::compute_h;
 pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
 pub use plan::{
     prove_partition, prove_partition_with, prove_with_plan, DevicePlan, HostPlan, Query, Scope,
+    Step,
 };
 pub use prover::{
     CpuOps, DeviceCounters, DeviceOps, DeviceTimings, PhaseHooks, Randomness, CPU_STEP_POINTS,

@@ -4,8 +4,10 @@
 //! h and the scalars live and runs each step there.
 //!
 //! Steps: the H polynomial, then the H, L, A and B multiexps over G1 and the B multiexp over G2,
-//! each cut into ranges of at most [`DevicePlan::step_points`] terms with a preemption point
-//! between them. [`HostPlan`] keeps everything in host memory and runs the steps through a
+//! each cut into ranges of at most [`DevicePlan::step_points`] terms ([`Step`]) with a
+//! preemption point between them. A step is handed the one after it, so a plan may start on it
+//! before it waits for this one's end (the device is not idle while the host reads back and
+//! combines). [`HostPlan`] keeps everything in host memory and runs the steps through a
 //! [`DeviceOps`]; the OpenCL backend's plan keeps the witness, h and the parameters' bases on the
 //! device.
 
@@ -79,9 +81,30 @@ impl Query {
     }
 }
 
+/// One multiexp step: a range of a query's terms.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub query: Query,
+    pub range: Range<usize>,
+}
+
+impl Step {
+    /// The steps of a device phase in their order: each query of [`Query::ALL`] with terms,
+    /// in consecutive ranges of at most `step` (at least one) terms.
+    pub fn all(params: &Parameters<Bls12>, step: usize) -> Vec<Step> {
+        Query::ALL
+            .iter()
+            .flat_map(|&query| {
+                ranges(query.terms(params), step.max(1)).map(move |range| Step { query, range })
+            })
+            .collect()
+    }
+}
+
 /// Where one partition's device phase keeps its data and runs its steps. Made for one
-/// partition; the driver calls [`DevicePlan::h`] once, then the multiexp ranges of each query in
-/// [`Query::ALL`]'s order, then [`DevicePlan::finish`] for each query.
+/// partition; the driver calls [`DevicePlan::h`] once, then the steps of [`Step::all`] in their
+/// order, each handed the one after it, and [`DevicePlan::finish`] for each query after its
+/// last step (at the start for a query of no terms).
 pub trait DevicePlan {
     /// Computes h(x) from the a/b/c evaluations and keeps it where the H multiexp reads it.
     /// `hooks`: [`PhaseHooks::step_done`] at any preemption point inside the step, and
@@ -89,15 +112,23 @@ pub trait DevicePlan {
     fn h(&mut self, abc: Abc, hooks: &mut dyn PhaseHooks) -> Result<()>;
     /// Whether the a/b/c evaluations have been freed (the driver tells its hooks once).
     fn abc_released(&self) -> bool;
-    /// `Σ bases[i]·scalars[i]` over `range` of a G1 query (`hooks` as for [`DevicePlan::h`]).
+    /// `Σ bases[i]·scalars[i]` over the step's range of a G1 query (`hooks` as for
+    /// [`DevicePlan::h`]). `next`: the step the driver runs after this one, unless it stops or
+    /// is preempted first, which the plan may start on before this one has ended.
     fn g1(
         &mut self,
-        query: Query,
-        range: Range<usize>,
+        step: &Step,
+        next: Option<&Step>,
         hooks: &mut dyn PhaseHooks,
     ) -> Result<G1Projective>;
-    /// `Σ bases[i]·scalars[i]` over `range` of the B query in G2.
-    fn g2(&mut self, range: Range<usize>, hooks: &mut dyn PhaseHooks) -> Result<G2Projective>;
+    /// `Σ bases[i]·scalars[i]` over the step's range of the B query in G2 (`next` as for
+    /// [`DevicePlan::g1`]).
+    fn g2(
+        &mut self,
+        step: &Step,
+        next: Option<&Step>,
+        hooks: &mut dyn PhaseHooks,
+    ) -> Result<G2Projective>;
     /// Done with `query`: its scalars may go.
     fn finish(&mut self, query: Query);
     /// The most terms of one multiexp step.
@@ -154,34 +185,31 @@ pub fn prove_with_plan<'env>(
     super::test_hold::at_boundary(hooks)?;
 
     let msm_start = Instant::now();
-    let step = plan.step_points().max(1);
-    let mut g1 = [G1Projective::identity(); 4];
-    for (slot, query) in Query::ALL[..4].iter().enumerate() {
-        let terms = query.terms(params);
-        let mut sum = G1Projective::identity();
-        for (i, range) in ranges(terms, step).enumerate() {
-            if i > 0 {
-                hooks.step_done();
-                stop_if_asked(hooks)?;
-            }
-            sum += plan.g1(*query, range, hooks)?;
+    let steps = Step::all(params, plan.step_points());
+    for query in Query::ALL {
+        if query.terms(params) == 0 {
+            plan.finish(query);
         }
-        plan.finish(*query);
-        g1[slot] = sum;
-        release(&*plan, hooks);
-        hooks.step_done();
-        stop_if_asked(hooks)?;
     }
+    release(&*plan, hooks);
+    // H, L, A and B's sums in G1, then B's in G2.
+    let mut g1 = [G1Projective::identity(); 4];
     let mut b2 = G2Projective::identity();
-    for (i, range) in ranges(Query::B2.terms(params), step).enumerate() {
+    for (i, step) in steps.iter().enumerate() {
         if i > 0 {
             hooks.step_done();
             stop_if_asked(hooks)?;
         }
-        b2 += plan.g2(range, hooks)?;
+        let next = steps.get(i + 1);
+        match step.query {
+            Query::B2 => b2 += plan.g2(step, next, hooks)?,
+            query => g1[query as usize] += plan.g1(step, next, hooks)?,
+        }
+        if next.is_none_or(|n| n.query != step.query) {
+            plan.finish(step.query);
+            release(&*plan, hooks);
+        }
     }
-    plan.finish(Query::B2);
-    release(&*plan, hooks);
     let msm = msm_start.elapsed();
     let faults = plan.faults();
     let counters = plan.counters();
@@ -338,17 +366,19 @@ impl DevicePlan for HostPlan<'_> {
         self.abc_released
     }
 
+    /// One step after another: `next` is not looked at.
     fn g1(
         &mut self,
-        query: Query,
-        range: Range<usize>,
+        step: &Step,
+        _next: Option<&Step>,
         hooks: &mut dyn PhaseHooks,
     ) -> Result<G1Projective> {
         let params = self.params;
-        let bases = query.g1_bases(params);
+        let bases = step.query.g1_bases(params);
         let ops = self.ops;
-        let scalars = self.scalars(query)?;
+        let scalars = self.scalars(step.query)?;
         Self::check_len(bases.len(), scalars.len())?;
+        let range = step.range.clone();
         ops.msm_g1_in_steps(
             &bases[range.clone()],
             scalars.view().slice(range),
@@ -356,11 +386,17 @@ impl DevicePlan for HostPlan<'_> {
         )
     }
 
-    fn g2(&mut self, range: Range<usize>, hooks: &mut dyn PhaseHooks) -> Result<G2Projective> {
+    fn g2(
+        &mut self,
+        step: &Step,
+        _next: Option<&Step>,
+        hooks: &mut dyn PhaseHooks,
+    ) -> Result<G2Projective> {
         let bases = &self.params.b_g2;
         let ops = self.ops;
         let scalars = self.scalars(Query::B2)?;
         Self::check_len(bases.len(), scalars.len())?;
+        let range = step.range.clone();
         ops.msm_g2_in_steps(
             &bases[range.clone()],
             scalars.view().slice(range),

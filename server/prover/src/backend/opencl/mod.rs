@@ -28,8 +28,9 @@
 //! - `resident.rs`: circuits' bases kept on the device, evicted least recently used.
 //! - `plan.rs`: one partition's device phase (a [`crate::groth16::DevicePlan`]).
 //! - `fft.rs`: the H polynomial on the device.
-//! - `msm.rs`: the split multiexp over G1 and G2; `msm_plan.rs` cuts a step into chunks within
-//!   the memory it may hold; `buckets.rs` sorts a chunk's digits by bucket and sums them.
+//! - `msm.rs`: the split multiexp over G1 and G2, a pipeline of chunks across a partition's
+//!   steps (its read-backs in flight: `flight.rs`); `msm_plan.rs` cuts a step into chunks
+//!   within the memory it may hold; `buckets.rs` sorts a chunk's digits by bucket and sums them.
 //! - `windows.rs`: how a chunk's exponents are cut into windows (signed digits, the window
 //!   chosen by the additions it costs and capped by memory) and the host's sum of the windows.
 
@@ -37,6 +38,7 @@ mod buckets;
 mod counts;
 mod device;
 mod fft;
+mod flight;
 mod kernel_cache;
 mod kernels;
 #[cfg(feature = "bench")]
@@ -50,6 +52,7 @@ mod stream;
 mod windows;
 mod workers;
 
+use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -68,10 +71,12 @@ pub use workers::default_workers;
 use super::{DeviceBackend, PciAddress, PoolUse};
 use crate::error::{ProverError, Result};
 use crate::filecoin::estimate::PhaseOn;
-use crate::groth16::{prove_with_plan, DeviceCounters, DeviceTimings, PhaseHooks, Randomness};
+use crate::groth16::{
+    prove_with_plan, DeviceCounters, DeviceTimings, PhaseHooks, Query, Randomness, Step,
+};
 use crate::keys::LoadedParams;
 use crate::synthesis::{panic_message, SynthesizedPartition};
-use msm::{Bases, DeviceScalars};
+use msm::{Bases, DeviceScalars, StepOn};
 use resident::ResidentCache;
 
 /// Share of a device's global memory left to the driver and other processes (display, other
@@ -234,7 +239,40 @@ impl OpenClBackend {
         scalars: &[Fr],
         resident: bool,
     ) -> Result<(G1Projective, DeviceCounters)> {
-        self.msm_on_device(bases, scalars, resident, msm::msm_g1)
+        let n = bases.len();
+        self.msm_on_device(bases, scalars, resident, |q, bases, scalars| {
+            msm::msm_g1(q, dense_step(0..n, bases, scalars))
+        })
+    }
+
+    /// [`OpenClBackend::msm_g1`] cut into steps run one after another on one pipeline, each
+    /// handed the range given beside it as the next step (which may differ from the one that
+    /// follows, as when a step falls back to the CPU); returns each step's sum.
+    pub fn msm_g1_steps(
+        &self,
+        bases: &[G1Affine],
+        scalars: &[Fr],
+        resident: bool,
+        steps: &[(Range<usize>, Option<Range<usize>>)],
+    ) -> Result<(Vec<G1Projective>, DeviceCounters)> {
+        self.msm_on_device(bases, scalars, resident, |q, on, values| {
+            let most = steps.iter().map(|(r, _)| r.len()).max().unwrap_or(1);
+            let Some(mut pipeline) = msm::Pipeline::<G1Affine>::open(q, most, !resident)? else {
+                return Ok(None);
+            };
+            let sums = steps
+                .iter()
+                .map(|(range, next)| {
+                    let next = next.clone().map(|n| dense_step(n, on, values));
+                    pipeline.run(q, dense_step(range.clone(), on, values), next)
+                })
+                .collect::<Result<Vec<_>>>();
+            // The last step may have been handed a next that never ran.
+            let drained = pipeline.drain(q);
+            let sums = sums?;
+            drained?;
+            Ok(Some(sums))
+        })
     }
 
     /// [`OpenClBackend::msm_g1`] over G2.
@@ -244,20 +282,20 @@ impl OpenClBackend {
         scalars: &[Fr],
         resident: bool,
     ) -> Result<(G2Projective, DeviceCounters)> {
-        self.msm_on_device(bases, scalars, resident, msm::msm_g2)
+        let n = bases.len();
+        self.msm_on_device(bases, scalars, resident, |q, bases, scalars| {
+            msm::msm_g2(q, dense_step(0..n, bases, scalars))
+        })
     }
 
+    /// Runs `msm` over `bases` (kept on the device for the call, or streamed) and `scalars`
+    /// (uploaded as they are), then waits for the queue.
     fn msm_on_device<G, P>(
         &self,
         bases: &[G],
         scalars: &[Fr],
         resident: bool,
-        msm: impl Fn(
-            &DeviceQueue,
-            Bases<'_, G>,
-            DeviceScalars<'_>,
-            std::ops::Range<usize>,
-        ) -> Result<Option<P>>,
+        msm: impl FnOnce(&DeviceQueue, Bases<'_, G>, DeviceScalars<'_>) -> Result<Option<P>>,
     ) -> Result<(P, DeviceCounters)> {
         if bases.len() != scalars.len() {
             return Err(ProverError::ParamsShape(format!(
@@ -291,7 +329,7 @@ impl OpenClBackend {
                     map: None,
                     offset: 0,
                 };
-                msm(q, on_device, scalars_on, 0..bases.len())?.ok_or_else(|| no_room(&self.name))
+                msm(q, on_device, scalars_on)?.ok_or_else(|| no_room(&self.name))
             };
             // The multiexp's own error first; either way the queue is waited for, so no copy
             // reads the caller's vectors after this returns (a queue whose wait fails is dead:
@@ -444,9 +482,25 @@ impl OpenClBackend {
     }
 }
 
+/// A step of `range` over `bases` with dense `scalars` (named as L's, whose are).
+fn dense_step<'a, G>(
+    range: Range<usize>,
+    bases: Bases<'a, G>,
+    scalars: DeviceScalars<'a>,
+) -> StepOn<'a, G> {
+    StepOn {
+        step: Step {
+            query: Query::L,
+            range,
+        },
+        bases,
+        scalars,
+    }
+}
+
 /// A device multiexp step: tens of milliseconds on a datacenter GPU, so a deadline partition
-/// hardly waits, while the per-step cost (a workspace, two waits, the sums added on the host)
-/// stays small against the step.
+/// hardly waits, while the per-step cost (the sums read back and added on the host, beside the
+/// next step's first chunk) stays small against the step.
 const GPU_STEP_POINTS: usize = 1 << 24;
 
 fn no_room(device: &str) -> ProverError {

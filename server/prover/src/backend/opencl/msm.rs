@@ -13,33 +13,33 @@
 //! (`stream.rs`: through pinned memory, on the copy queue). How a step is cut into chunks:
 //! `msm_plan.rs`; the sort and the buckets' launches: `buckets.rs`.
 //!
-//! The chunks are a pipeline: a chunk's kernels, and the copy of its bases, are enqueued before
-//! the host waits for the chunk before it, so the device works while the host waits, reads back
-//! and combines (a step's last chunk is its one idle wait). Per chunk the host waits once, for
-//! what it reads back: the split's two counts and the sort's (the digits it listed), the work
-//! groups' sums of ones and the reduction's parts, which it adds up on its own threads. Every
-//! kernel of the sort and the buckets chooses the window from the count on the device (the host
-//! chooses the same one from the count to combine the windows).
+//! The chunks are a pipeline ([`Pipeline`]): a chunk's kernels, and the copy of its bases, are
+//! enqueued before the host waits for the chunk before it, so the device works while the host
+//! waits, reads back and combines. A device phase keeps one pipeline a group across its steps:
+//! a step's last chunk is waited for after the next step's first chunk is enqueued, so the
+//! phase's G1 multiexps (H, L, A, B) wait once with the device idle behind, at their end. Per
+//! chunk the host waits once, for what it reads back: the split's two counts and the sort's (the
+//! digits it listed), the work groups' sums of ones and the reduction's parts, which it adds up
+//! on its own threads. Every kernel of the sort and the buckets chooses the window from the
+//! count on the device (the host chooses the same one from the count to combine the windows).
 
-use std::mem::ManuallyDrop;
 use std::ops::Range;
 
 use blstrs::{G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ec_gpu::GpuName;
 use group::prime::PrimeCurveAffine;
 use group::Group;
-use opencl3::event::Event;
 use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
-use rayon::prelude::*;
 
 use super::buckets::{self, Rest, Shape, SortBuffers, SortKernels};
+use super::flight::{Flight, ReadFrom};
 use super::kernels::sum_ones_kernel;
-use super::msm_plan::{fixed_bytes, plan, reduce_items, term_bytes, ChunkPlan};
+use super::msm_plan::{fixed_bytes, plan, term_bytes, ChunkPlan};
 use super::queue::{DeviceQueue, LOCAL_WORK_SIZE};
-use super::windows::{sorted_bits, Sorted};
+use super::windows::sorted_bits;
 use crate::error::{ProverError, Result};
-use crate::threads;
+use crate::groth16::Step;
 
 /// Work items per work group of the split kernel.
 const SPLIT_LOCAL: usize = 64;
@@ -68,25 +68,22 @@ impl<G> Clone for Bases<'_, G> {
 }
 impl<G> Copy for Bases<'_, G> {}
 
-/// `Σ bases[t]·scalars[t]` for `t` in `range`, over G1; `None` when the device's pool has no
-/// room for even a small chunk now (other phases hold it: run the step elsewhere).
-pub fn msm_g1(
-    q: &DeviceQueue,
-    bases: Bases<'_, G1Affine>,
-    scalars: DeviceScalars<'_>,
-    range: Range<usize>,
-) -> Result<Option<G1Projective>> {
-    multiexp(q, bases, scalars, range)
+/// A multiexp step as the device runs it: `Σ bases[t]·scalars[t]` for `t` in the step's range.
+pub struct StepOn<'a, G> {
+    pub step: Step,
+    pub bases: Bases<'a, G>,
+    pub scalars: DeviceScalars<'a>,
 }
 
-/// `Σ bases[t]·scalars[t]` for `t` in `range`, over G2 (`None` as for [`msm_g1`]).
-pub fn msm_g2(
-    q: &DeviceQueue,
-    bases: Bases<'_, G2Affine>,
-    scalars: DeviceScalars<'_>,
-    range: Range<usize>,
-) -> Result<Option<G2Projective>> {
-    multiexp(q, bases, scalars, range)
+/// One step over G1 on a pipeline of its own; `None` when the device's pool has no room for
+/// even a small chunk now (other phases hold it: run the step elsewhere).
+pub fn msm_g1(q: &DeviceQueue, step: StepOn<'_, G1Affine>) -> Result<Option<G1Projective>> {
+    multiexp(q, step)
+}
+
+/// One step over G2 on a pipeline of its own (`None` as for [`msm_g1`]).
+pub fn msm_g2(q: &DeviceQueue, step: StepOn<'_, G2Affine>) -> Result<Option<G2Projective>> {
+    multiexp(q, step)
 }
 
 /// The buffers of one multiexp step, and the device memory they hold.
@@ -104,7 +101,7 @@ struct Workspace<G: PrimeCurveAffine> {
     _grant: super::device::MemoryGrant,
 }
 
-/// The kernels of a chunk, created once a step.
+/// The kernels of a chunk, created once a pipeline.
 struct Kernels {
     split: Kernel,
     sum_ones: Kernel,
@@ -121,80 +118,174 @@ impl Kernels {
     }
 }
 
-fn multiexp<G>(
-    q: &DeviceQueue,
-    bases: Bases<'_, G>,
-    scalars: DeviceScalars<'_>,
-    range: Range<usize>,
-) -> Result<Option<G::Curve>>
+fn multiexp<G>(q: &DeviceQueue, step: StepOn<'_, G>) -> Result<Option<G::Curve>>
 where
     G: PrimeCurveAffine + GpuName,
 {
-    if range.is_empty() {
+    if step.step.range.is_empty() {
         return Ok(Some(G::Curve::identity()));
     }
-    if let Bases::Host(b) = bases {
-        if b.len() < range.end {
-            return Err(ProverError::ParamsShape(format!(
-                "a multiexp has {} bases for {} terms",
-                b.len(),
-                range.end
-            )));
-        }
-    }
-    let staged = matches!(bases, Bases::Host(_));
-    let plan = plan::<G>(
-        range.len(),
-        q.work_units(),
-        q.share(),
-        q.max_alloc(),
-        q.max_chunk_terms,
-        staged,
-    )?;
-    let Some((mut ws, plan)) = workspace::<G>(q, plan, range.len())? else {
+    let staged = matches!(step.bases, Bases::Host(_));
+    let Some(mut pipeline) = Pipeline::open(q, step.step.range.len(), staged)? else {
         return Ok(None);
     };
-    let kernels = Kernels::new::<G>(q)?;
-    let mut staging = std::mem::take(&mut ws.staging);
-    // Dropped first: on a failure it drains the queues before the buffers they use go.
-    let mut flight = Flight::new(q, plan.work_units);
-    let mut acc = G::Curve::identity();
-    let chunks = (range.start..range.end).step_by(plan.chunk_terms);
-    for (i, start) in chunks.enumerate() {
-        let terms = start..(start + plan.chunk_terms).min(range.end);
-        let slot = i % 2;
-        // The bases of this chunk: the resident buffer from its first term, or a copy into the
-        // staging buffer the chunk two before used (its kernels are done: the host waited for
-        // its read-back when it enqueued the chunk before this one).
-        let (base_buf, base_start) = match &bases {
-            Bases::Device(buf) => (*buf, terms.start),
+    let sum = pipeline.run(q, step, None);
+    if sum.is_err() {
+        // A read-back may still be running: waited for, or its memory is never freed.
+        let _ = pipeline.drain(q);
+    }
+    sum.map(Some)
+}
+
+/// A device phase's multiexp steps over one group, as one pipeline of chunks: one workspace,
+/// one set of kernels and two read-backs for all of them. A step's chunks are enqueued one
+/// ahead of the host's wait; handed the step after it, a step enqueues that one's first chunk
+/// before it waits for its own last, so the device does not idle between steps.
+///
+/// Dropped with a read-back possibly still running (a failure not followed by
+/// [`Pipeline::drain`]), the read-backs' host memory is never freed.
+pub struct Pipeline<G: PrimeCurveAffine> {
+    plan: ChunkPlan,
+    ws: Workspace<G>,
+    /// Where streamed bases go: the chunk `i` of the pipeline copies into `staging[i % len]`.
+    staging: Vec<Buffer<G>>,
+    kernels: Kernels,
+    flight: Flight<G::Curve>,
+    /// Chunks enqueued so far.
+    enqueued: usize,
+    /// The step whose first chunk was enqueued by the step before it, still pending.
+    ahead: Option<Step>,
+}
+
+impl<G> Pipeline<G>
+where
+    G: PrimeCurveAffine + GpuName,
+{
+    /// A pipeline for steps of at most `terms` terms, their bases kept on the device or
+    /// `staged`; `None` when the pool has no room for even a small chunk now.
+    pub fn open(q: &DeviceQueue, terms: usize, staged: bool) -> Result<Option<Self>> {
+        let plan = plan::<G>(
+            terms.max(1),
+            q.work_units(),
+            q.share(),
+            q.max_alloc(),
+            q.max_chunk_terms,
+            staged,
+        )?;
+        let Some((mut ws, plan)) = workspace::<G>(q, plan, terms.max(1))? else {
+            return Ok(None);
+        };
+        Ok(Some(Pipeline {
+            plan,
+            staging: std::mem::take(&mut ws.staging),
+            ws,
+            kernels: Kernels::new::<G>(q)?,
+            flight: Flight::new(plan.work_units),
+            enqueued: 0,
+            ahead: None,
+        }))
+    }
+
+    /// Runs `this`: its chunks (less the first where the step before enqueued it), each
+    /// enqueued before the wait for the one before it; then, where `next` is given, `next`'s
+    /// first chunk before the wait for this step's last, which leaves it running on return.
+    /// A pending chunk of a step other than `this` is waited for and dropped.
+    pub fn run(
+        &mut self,
+        q: &DeviceQueue,
+        this: StepOn<'_, G>,
+        next: Option<StepOn<'_, G>>,
+    ) -> Result<G::Curve> {
+        let range = this.step.range.clone();
+        let chunk = self.plan.chunk_terms;
+        let mut first = range.start;
+        match self.ahead.take() {
+            Some(ahead) if ahead == this.step => first = (first + chunk).min(range.end),
+            Some(_) => {
+                self.flight.collect_last(q, self.plan)?;
+            }
+            None => {}
+        }
+        let mut acc = G::Curve::identity();
+        for start in (first..range.end).step_by(chunk) {
+            self.enqueue(q, &this, start..(start + chunk).min(range.end))?;
+            if let Some(sum) = self.flight.collect_earlier(q, self.plan)? {
+                acc += sum;
+            }
+        }
+        // One staging buffer is reused by the next chunk: it waits for this one's end.
+        let next = next.filter(|n| !n.step.range.is_empty() && self.staging.len() != 1);
+        match next {
+            Some(next) => {
+                let r = &next.step.range;
+                self.enqueue(q, &next, r.start..(r.start + chunk).min(r.end))?;
+                self.ahead = Some(next.step);
+                acc += self
+                    .flight
+                    .collect_earlier(q, self.plan)?
+                    .expect("this step's last chunk and the next's first are pending");
+            }
+            None => acc += self.flight.collect_last(q, self.plan)?,
+        }
+        Ok(acc)
+    }
+
+    /// Waits for whatever is still running (a chunk ahead, a failed step's read-backs), so the
+    /// read-backs' memory can go; an error leaves it to leak.
+    pub fn drain(&mut self, q: &DeviceQueue) -> Result<()> {
+        self.ahead = None;
+        self.flight.drain(q)
+    }
+
+    /// Enqueues the chunk `terms` of `step`: its bases' copy where they are streamed (into the
+    /// staging buffer the chunk two before used, whose read-back the host has waited for), its
+    /// kernels and its read-back.
+    fn enqueue(
+        &mut self,
+        q: &DeviceQueue,
+        step: &StepOn<'_, G>,
+        terms: Range<usize>,
+    ) -> Result<()> {
+        let (base_buf, base_start) = match step.bases {
+            Bases::Device(buf) => (buf, terms.start),
             Bases::Host(host) => {
-                debug_assert!(!staging.is_empty(), "streamed bases have a staging buffer");
-                let at = i % staging.len();
-                let copied = q.stage(&mut staging[at], 0, &host[terms.clone()])?;
+                if host.len() < terms.end {
+                    return Err(ProverError::ParamsShape(format!(
+                        "a multiexp has {} bases for {} terms",
+                        host.len(),
+                        terms.end
+                    )));
+                }
+                debug_assert!(
+                    !self.staging.is_empty(),
+                    "streamed bases have a staging buffer"
+                );
+                let at = self.enqueued % self.staging.len();
+                let copied = q.stage(&mut self.staging[at], 0, &host[terms.clone()])?;
                 q.after(&copied)?;
-                (&staging[at], 0)
+                (&self.staging[at], 0)
             }
         };
+        let (plan, len) = (self.plan, terms.len());
         enqueue_chunk(
             q,
-            &mut ws,
-            &kernels,
+            &mut self.ws,
+            &self.kernels,
             plan,
             (base_buf, base_start),
-            scalars,
+            step.scalars,
             &terms,
         )?;
-        flight.read_back(&ws, slot, terms.len())?;
+        let from = ReadFrom {
+            counts: &self.ws.counts,
+            sums: &self.ws.sums,
+            parts: &self.ws.sort.parts,
+        };
+        self.flight.read_back(q, from, len)?;
+        self.enqueued += 1;
         // Submitted now, so the device starts on it while the host stages the next chunk.
-        q.flush()?;
-        // The chunk before this one, while this one runs.
-        if let Some(sum) = flight.collect_earlier(plan)? {
-            acc += sum;
-        }
+        q.flush()
     }
-    acc += flight.collect_last(plan)?;
-    Ok(Some(acc))
 }
 
 /// Chunks smaller than this are not worth a launch: the step runs elsewhere instead.
@@ -314,136 +405,6 @@ where
     buckets::enqueue(q, &k.sort, &mut ws.sort, &shape, rest, &plan, n)
 }
 
-/// What a chunk reads back: the split's counts, the work groups' sums of ones and the
-/// reduction's parts.
-struct ReadBack<C> {
-    counts: [u32; 3],
-    sums: Vec<C>,
-    parts: Vec<C>,
-}
-
-/// A chunk whose read-back is enqueued: into which of the two [`ReadBack`]s, its length, and
-/// the event of its end.
-struct Pending {
-    slot: usize,
-    terms: usize,
-    done: Event,
-}
-
-/// The read-backs of a multiexp's chunks, in host memory the device writes while the host goes
-/// on: two, for the chunk running and the one before it. Dropped with a copy possibly still
-/// running (a failure), it drains both queues first; where even that fails the host memory is
-/// never freed (a copy may still write it).
-struct Flight<'q, C> {
-    q: &'q DeviceQueue,
-    backs: ManuallyDrop<[Box<ReadBack<C>>; 2]>,
-    pending: Vec<Pending>,
-    /// Every chunk was collected: nothing enqueued is left to wait for (false from the start:
-    /// a failure before the first read-back may leave a copy of bases running).
-    drained: bool,
-}
-
-impl<'q, C: Group + Send + Sync> Flight<'q, C> {
-    fn new(q: &'q DeviceQueue, units: usize) -> Self {
-        let back = || {
-            Box::new(ReadBack {
-                counts: [0; 3],
-                sums: vec![C::identity(); units / LOCAL_WORK_SIZE],
-                parts: vec![C::identity(); 2 * reduce_items(units)],
-            })
-        };
-        Flight {
-            q,
-            backs: ManuallyDrop::new([back(), back()]),
-            pending: Vec::with_capacity(2),
-            drained: false,
-        }
-    }
-
-    /// Enqueues the read-back of the chunk just enqueued into `slot` (not the slot of a chunk
-    /// still pending), and a marker for its end; does not wait.
-    fn read_back<G>(&mut self, ws: &Workspace<G>, slot: usize, terms: usize) -> Result<()>
-    where
-        G: PrimeCurveAffine<Curve = C>,
-    {
-        debug_assert!(self.pending.iter().all(|p| p.slot != slot));
-        let back = &mut *self.backs[slot];
-        // SAFETY: `back` is neither touched nor freed until the wait for `done` (after these
-        // copies on the same queue) has returned; on a failure `Drop` drains the queues first.
-        unsafe {
-            self.q.read_async(&ws.counts, &mut back.counts)?;
-            self.q.read_async(&ws.sums, &mut back.sums)?;
-            self.q.read_async(&ws.sort.parts, &mut back.parts)?;
-        }
-        let done = self.q.marker()?;
-        self.pending.push(Pending { slot, terms, done });
-        Ok(())
-    }
-
-    /// The sum of the earlier of two pending chunks, once it has run (the later one keeps the
-    /// device busy meanwhile); `None` with one pending.
-    fn collect_earlier(&mut self, plan: ChunkPlan) -> Result<Option<C>> {
-        if self.pending.len() < 2 {
-            return Ok(None);
-        }
-        let earlier = self.pending.remove(0);
-        self.collect(earlier, true, plan).map(Some)
-    }
-
-    /// The sum of the last pending chunk (the identity with none), once it has run: the
-    /// multiexp's one wait with the device idle behind it.
-    fn collect_last(&mut self, plan: ChunkPlan) -> Result<C> {
-        let sum = match self.pending.pop() {
-            Some(last) => self.collect(last, false, plan)?,
-            None => C::identity(),
-        };
-        debug_assert!(self.pending.is_empty());
-        self.drained = true;
-        Ok(sum)
-    }
-
-    fn collect(&mut self, chunk: Pending, work_behind: bool, plan: ChunkPlan) -> Result<C> {
-        self.q.wait(&chunk.done, work_behind)?;
-        let back = &self.backs[chunk.slot];
-        let n = chunk.terms;
-        let [n_ones, n_rest, pairs] = back.counts.map(|c| c as usize);
-        if n_ones > n || n_rest > n || n_ones + n_rest > n {
-            return Err(ProverError::Device {
-                backend: "opencl".into(),
-                reason: format!(
-                    "the split of {n} scalars counted {n_ones} ones and {n_rest} others"
-                ),
-            });
-        }
-        let mut acc = C::identity();
-        if n_ones > 0 {
-            acc += sum_on_host(&back.sums);
-        }
-        if n_rest > 0 {
-            let shape = Sorted::new(
-                n_rest,
-                plan.window_bits,
-                plan.capacity() as u64,
-                reduce_items(plan.work_units),
-            );
-            acc += shape.combine(&back.parts);
-            self.q
-                .count_additions((pairs + 2 * shape.windows * shape.buckets) as u64);
-        }
-        self.q.count_additions(n_ones as u64);
-        Ok(acc)
-    }
-}
-
-impl<C> Drop for Flight<'_, C> {
-    fn drop(&mut self) {
-        if self.drained || self.q.finish().is_ok() {
-            // SAFETY: dropped once, here; no copy writes them any more.
-            unsafe { ManuallyDrop::drop(&mut self.backs) };
-        }
-    }
-}
-
 /// Where a chunk's split writes: the terms whose scalar is one, the others with their exponents,
 /// and the two counts (the sort writes a third).
 struct SplitOut<'a> {
@@ -492,14 +453,4 @@ fn split_scalars(
 
 fn too_long(what: usize) -> ProverError {
     ProverError::ParamsShape(format!("{what} is beyond the device's 32-bit positions"))
-}
-
-/// Σ of the work items' points, on the host's threads.
-fn sum_on_host<C: Group + Send + Sync>(points: &[C]) -> C {
-    threads::pool().install(|| {
-        points
-            .par_chunks(1024)
-            .map(|c| c.iter().fold(C::identity(), |a, p| a + p))
-            .reduce(C::identity, |a, b| a + b)
-    })
 }

@@ -3,7 +3,10 @@
 //! which stays on the device for its multiexp; the bases are the device's resident copy of the
 //! circuit's parameters (or streamed per chunk where they do not fit: `stream.rs`), and the A
 //! and B scalars are read through the circuit's term → position maps. Host → device per
-//! partition with resident bases: a, b, the witness and the FFTs' twiddle tables.
+//! partition with resident bases: a, b, the witness and the FFTs' twiddle tables. The G1
+//! multiexps' steps run through one pipeline, made at their first step for the largest, and
+//! B's G2 steps through another (`msm.rs`): each step enqueues the next one's first chunk
+//! before it waits for its own last.
 //!
 //! Faults: a step that fails on the device is run there again up to
 //! [`OpenClOptions::device_attempts`] times, then on the CPU (an H multiexp step with h
@@ -18,12 +21,15 @@
 
 use std::sync::Arc;
 
-use blstrs::{G1Projective, G2Projective, Scalar as Fr};
+use bellperson::groth16::Parameters;
+use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
+use ec_gpu::GpuName;
+use group::prime::PrimeCurveAffine;
 use opencl3::memory::Buffer;
 
 use super::device::MemoryGrant;
 use super::fft::{self, HOnDevice};
-use super::msm::{self, Bases, DeviceScalars};
+use super::msm::{Bases, DeviceScalars, Pipeline, StepOn};
 use super::msm_plan;
 use super::queue::DeviceQueue;
 use super::resident::{Maps, Resident};
@@ -32,7 +38,7 @@ use crate::backend::DeviceBackend;
 use crate::error::{ProverError, Result};
 use crate::filecoin::estimate::host_phase;
 use crate::groth16::{
-    CpuOps, DeviceCounters, DevicePlan, HostPlan, PhaseHooks, Query, CPU_STEP_POINTS,
+    CpuOps, DeviceCounters, DevicePlan, HostPlan, PhaseHooks, Query, Step, CPU_STEP_POINTS,
 };
 use crate::keys::LoadedParams;
 use crate::synthesis::{Abc, Witness};
@@ -49,6 +55,97 @@ struct OnDevice {
     /// whose densities differ from those its set went up with).
     own_maps: Option<Maps>,
     h: Option<HOnDevice>,
+    /// The G1 multiexps' pipeline, from their first step on the device to B's last.
+    g1: Option<Pipeline<G1Affine>>,
+    /// B's G2 multiexp's pipeline.
+    g2: Option<Pipeline<G2Affine>>,
+}
+
+impl OnDevice {
+    /// Where `query`'s scalars lie (`None` for H's before h is on the device, or for A's and
+    /// B's without maps); `inputs`: the witness's inputs, ahead of its aux.
+    fn scalars(&self, query: Query, inputs: usize) -> Option<DeviceScalars<'_>> {
+        let maps = self
+            .own_maps
+            .as_ref()
+            .or(self.resident.as_ref().map(|r| &r.maps));
+        Some(match query {
+            Query::H => DeviceScalars {
+                buf: &self.h.as_ref()?.h,
+                map: None,
+                offset: 0,
+            },
+            Query::L => DeviceScalars {
+                buf: &self.witness,
+                map: None,
+                offset: inputs,
+            },
+            Query::A => DeviceScalars {
+                buf: &self.witness,
+                map: Some(&maps?.a),
+                offset: 0,
+            },
+            Query::B1 | Query::B2 => DeviceScalars {
+                buf: &self.witness,
+                map: Some(&maps?.b),
+                offset: 0,
+            },
+        })
+    }
+
+    /// `step` as the device runs it, with its bases and scalars (`None` as for
+    /// [`OnDevice::scalars`]).
+    fn step_on<'d, G: OnGroup>(
+        &'d self,
+        params: &'d Parameters<Bls12>,
+        step: &Step,
+        inputs: usize,
+    ) -> Option<StepOn<'d, G>> {
+        Some(StepOn {
+            step: step.clone(),
+            bases: G::bases(self, params, step.query),
+            scalars: self.scalars(step.query, inputs)?,
+        })
+    }
+}
+
+/// A group the device phase's multiexps run over: its queries, its bases and its pipeline.
+trait OnGroup: PrimeCurveAffine + GpuName {
+    /// Whether `query`'s steps run over this group.
+    fn serves(query: Query) -> bool;
+    /// `query`'s bases: the resident copy, or the host's to stream.
+    fn bases<'d>(d: &'d OnDevice, params: &'d Parameters<Bls12>, query: Query) -> Bases<'d, Self>;
+    fn pipeline(d: &mut OnDevice) -> &mut Option<Pipeline<Self>>;
+}
+
+impl OnGroup for G1Affine {
+    fn serves(query: Query) -> bool {
+        query != Query::B2
+    }
+    fn bases<'d>(d: &'d OnDevice, params: &'d Parameters<Bls12>, query: Query) -> Bases<'d, Self> {
+        match &d.resident {
+            Some(r) => Bases::Device(r.g1(query)),
+            None => Bases::Host(query.g1_bases(params)),
+        }
+    }
+    fn pipeline(d: &mut OnDevice) -> &mut Option<Pipeline<Self>> {
+        &mut d.g1
+    }
+}
+
+impl OnGroup for G2Affine {
+    fn serves(query: Query) -> bool {
+        query == Query::B2
+    }
+    fn bases<'d>(d: &'d OnDevice, params: &'d Parameters<Bls12>, _: Query) -> Bases<'d, Self> {
+        match &d.resident {
+            Some(r) => Bases::Device(&r.b_g2),
+            None => Bases::Host(&params.b_g2[..]),
+        }
+    }
+    fn pipeline(d: &mut OnDevice) -> &mut Option<Pipeline<Self>> {
+        &mut d.g2
+    }
 }
 
 /// See the module's doc.
@@ -140,30 +237,47 @@ impl<'a> OpenClPlan<'a> {
         Ok(host)
     }
 
-    fn scalars<'d>(&self, d: &'d OnDevice, query: Query) -> Option<DeviceScalars<'d>> {
-        let maps = d.own_maps.as_ref().or(d.resident.as_ref().map(|r| &r.maps));
-        Some(match query {
-            Query::H => DeviceScalars {
-                buf: &d.h.as_ref()?.h,
-                map: None,
-                offset: 0,
-            },
-            Query::L => DeviceScalars {
-                buf: &d.witness,
-                map: None,
-                offset: self.witness.num_inputs(),
-            },
-            Query::A => DeviceScalars {
-                buf: &d.witness,
-                map: Some(&maps?.a),
-                offset: 0,
-            },
-            Query::B1 | Query::B2 => DeviceScalars {
-                buf: &d.witness,
-                map: Some(&maps?.b),
-                offset: 0,
-            },
-        })
+    /// Runs `step` on the device through its group's pipeline (made at the group's first step
+    /// on the device, for the group's largest step), `next` enqueued behind it where it is of
+    /// the same group; `None` when the step is to run on the CPU (no device, a fault past the
+    /// attempts, no room). A failed step's pipeline is drained and dropped: a retry starts a
+    /// new one.
+    fn on_device<G: OnGroup>(&mut self, step: &Step, next: Option<&Step>) -> Option<G::Curve> {
+        let (backend, params) = (self.backend, self.loaded.parameters());
+        let inputs = self.witness.num_inputs();
+        let most = Step::all(params, GPU_STEP_POINTS)
+            .iter()
+            .filter(|s| G::serves(s.query))
+            .map(|s| s.range.len())
+            .max()
+            .unwrap_or(1);
+        let d = self.device.as_mut()?;
+        let mut pipeline = G::pipeline(d).take();
+        let on = &*d;
+        let staged = on.resident.is_none();
+        let done = backend.attempt(&on.queue, &mut self.faults, step.query.as_str(), |q| {
+            let Some(this) = on.step_on::<G>(params, step, inputs) else {
+                return Ok(None);
+            };
+            let next = next
+                .filter(|n| G::serves(n.query))
+                .and_then(|n| on.step_on::<G>(params, n, inputs));
+            if pipeline.is_none() {
+                pipeline = Pipeline::open(q, most, staged)?;
+            }
+            let Some(p) = pipeline.as_mut() else {
+                return Ok(None);
+            };
+            let sum = p.run(q, this, next);
+            if sum.is_err() {
+                // A read-back may still be running: waited for, or its memory is never freed.
+                let _ = p.drain(q);
+                pipeline = None;
+            }
+            sum.map(Some)
+        });
+        *G::pipeline(self.device.as_mut().expect("on the device above")) = pipeline;
+        done
     }
 }
 
@@ -201,53 +315,26 @@ impl DevicePlan for OpenClPlan<'_> {
 
     fn g1(
         &mut self,
-        query: Query,
-        range: std::ops::Range<usize>,
+        step: &Step,
+        next: Option<&Step>,
         hooks: &mut dyn PhaseHooks,
     ) -> Result<G1Projective> {
-        if let Some(d) = self.device.as_ref() {
-            let params = self.loaded.parameters();
-            let bases = match &d.resident {
-                Some(r) => Bases::Device(r.g1(query)),
-                None => Bases::Host(query.g1_bases(params)),
-            };
-            if let Some(scalars) = self.scalars(d, query) {
-                let done = self
-                    .backend
-                    .attempt(&d.queue, &mut self.faults, query.as_str(), |q| {
-                        msm::msm_g1(q, bases, scalars, range.clone())
-                    });
-                if let Some(sum) = done {
-                    return Ok(sum);
-                }
-            }
+        match self.on_device::<G1Affine>(step, next) {
+            Some(sum) => Ok(sum),
+            None => self.host(step.query, hooks)?.g1(step, next, hooks),
         }
-        self.host(query, hooks)?.g1(query, range, hooks)
     }
 
     fn g2(
         &mut self,
-        range: std::ops::Range<usize>,
+        step: &Step,
+        next: Option<&Step>,
         hooks: &mut dyn PhaseHooks,
     ) -> Result<G2Projective> {
-        if let Some(d) = self.device.as_ref() {
-            let params = self.loaded.parameters();
-            if let Some(scalars) = self.scalars(d, Query::B2) {
-                let done = self
-                    .backend
-                    .attempt(&d.queue, &mut self.faults, "b_g2", |q| {
-                        let bases = match &d.resident {
-                            Some(r) => Bases::Device(&r.b_g2),
-                            None => Bases::Host(&params.b_g2[..]),
-                        };
-                        msm::msm_g2(q, bases, scalars, range.clone())
-                    });
-                if let Some(sum) = done {
-                    return Ok(sum);
-                }
-            }
+        match self.on_device::<G2Affine>(step, next) {
+            Some(sum) => Ok(sum),
+            None => self.host(Query::B2, hooks)?.g2(step, next, hooks),
         }
-        self.host(Query::B2, hooks)?.g2(range, hooks)
     }
 
     fn finish(&mut self, query: Query) {
@@ -258,6 +345,18 @@ impl DevicePlan for OpenClPlan<'_> {
             }
             if let Some(d) = self.device.as_mut() {
                 d.h = None;
+            }
+        }
+        // A group's last step was handed no next of its group: its pipeline has nothing
+        // pending (unless that step ran on the CPU), and its memory goes back to the pool.
+        if let Some(d) = self.device.as_mut() {
+            let done = match query {
+                Query::B1 => d.g1.take().map(|mut p| p.drain(&d.queue)),
+                Query::B2 => d.g2.take().map(|mut p| p.drain(&d.queue)),
+                _ => None,
+            };
+            if let Some(Err(e)) = done {
+                tracing::warn!(device = %self.backend.name, error = %e, "waiting for a multiexp's device work");
             }
         }
         if let Some(host) = self.host.as_mut() {
@@ -368,16 +467,32 @@ impl OpenClBackend {
             resident,
             own_maps,
             h: None,
+            g1: None,
+            g2: None,
         }))
     }
 
     /// Waits for the partition's queue (the copies it enqueued read host memory) and keeps the
     /// queue for the next partition.
-    fn close_partition(&self, d: OnDevice) {
-        if let Err(e) = d.queue.finish() {
-            tracing::warn!(device = %self.name, error = %e, "waiting for a partition's device work");
+    fn close_partition(&self, mut d: OnDevice) {
+        match d.queue.finish() {
+            Ok(()) => {
+                // Nothing runs any more: the pipelines' read-backs may go.
+                for drained in [
+                    d.g1.as_mut().map(|p| p.drain(&d.queue)),
+                    d.g2.as_mut().map(|p| p.drain(&d.queue)),
+                ] {
+                    if let Some(Err(e)) = drained {
+                        tracing::warn!(device = %self.name, error = %e, "waiting for a partition's device work");
+                    }
+                }
+            }
+            Err(e) => {
+                tracing::warn!(device = %self.name, error = %e, "waiting for a partition's device work")
+            }
         }
-        let OnDevice { queue, .. } = d;
+        let OnDevice { queue, g1, g2, .. } = d;
+        drop((g1, g2));
         self.return_queue(queue);
     }
 }

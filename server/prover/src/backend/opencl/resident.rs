@@ -91,7 +91,8 @@ impl Maps {
         (ra, rb_in, rb_aux) == (a, b_in, b_aux)
     }
 
-    /// The maps of `witness`'s densities, uploaded through `q` (waits for the copies).
+    /// The maps of `witness`'s densities, uploaded through `q` (kernels enqueued after this
+    /// run after the copies).
     pub fn upload(q: &DeviceQueue, witness: &Witness) -> Result<Maps> {
         let (inputs, aux) = witness.witness();
         let (a_aux, b_in, b_aux) = witness.densities();
@@ -110,8 +111,11 @@ impl Maps {
             .collect();
         let mut a_buf = q.program.buffer::<u32>(a.len())?;
         let mut b_buf = q.program.buffer::<u32>(b.len())?;
-        q.write(&mut a_buf, 0, &a)?;
-        q.write(&mut b_buf, 0, &b)?;
+        // Through pinned memory on the copy queue, in order: the kernels' queue waits for the
+        // second copy, the host for neither.
+        q.stage(&mut a_buf, 0, &a)?;
+        let copied = q.stage(&mut b_buf, 0, &b)?;
+        q.after(&copied)?;
         Ok(Maps {
             a: a_buf,
             b: b_buf,
