@@ -163,6 +163,7 @@ impl<P: Prover> Worker<P> {
                         hold.wait_while_held(worker, partition, &stop);
                     }
                 },
+                &|| gate.is_paused() || (!deadline && hold.is_held()),
             );
             let _ = done.send((serial, result));
         });
@@ -208,6 +209,11 @@ pub(crate) struct DeviceHold {
 }
 
 impl DeviceHold {
+    /// Whether a deadline phase runs on the device.
+    fn is_held(&self) -> bool {
+        *self.deadlines.lock() > 0
+    }
+
     /// Counts a deadline phase until the returned guard drops.
     fn hold(self: &Arc<Self>) -> Held {
         *self.deadlines.lock() += 1;
@@ -251,7 +257,8 @@ impl Drop for Held {
 
 /// Runs one partition's device phase on the calling thread: the a/b/c share of the reservation
 /// goes back to the budget (and `AbcReleased` to `report`) as soon as the prover has consumed
-/// it, `between_steps` runs at every step boundary, and the rest of the reservation travels back
+/// it, `between_steps` runs at every step boundary (`will_wait`: whether it would wait now), and
+/// the rest of the reservation travels back
 /// in the returned `DeviceDone`. A panic in the prover becomes the partition's error.
 pub(crate) fn device_phase<P: Prover>(
     prover: &P,
@@ -260,6 +267,7 @@ pub(crate) fn device_phase<P: Prover>(
     task: DeviceTask<P>,
     report: &mut dyn FnMut(Input<P>),
     between_steps: &mut dyn FnMut(),
+    will_wait: &dyn Fn() -> bool,
 ) -> Input<P> {
     let DeviceTask {
         job,
@@ -290,6 +298,7 @@ pub(crate) fn device_phase<P: Prover>(
         reservation: &mut reservation,
         report,
         between_steps,
+        will_wait,
     };
     let result = guarded(
         || prover.prove(device, partition, &params, &mut hooks),
@@ -313,6 +322,7 @@ struct Hooks<'a, P: Prover> {
     reservation: &'a mut crate::budget::Reservation,
     report: &'a mut dyn FnMut(Input<P>),
     between_steps: &'a mut dyn FnMut(),
+    will_wait: &'a dyn Fn() -> bool,
 }
 
 impl<P: Prover> PhaseHooks for Hooks<'_, P> {
@@ -330,6 +340,10 @@ impl<P: Prover> PhaseHooks for Hooks<'_, P> {
 
     fn step_done(&mut self) {
         (self.between_steps)()
+    }
+
+    fn will_wait(&self) -> bool {
+        (self.will_wait)()
     }
 
     fn stop_requested(&self) -> bool {

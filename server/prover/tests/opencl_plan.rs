@@ -2,7 +2,8 @@
 //! four kinds verify with filecoin-proofs' verifiers (WindowPoSt's through the daemon, in
 //! `server/tests/opencl_proofs.rs`); a circuit's bases go up once per device
 //! (counted), so a partition after the first sends little more than its a, b and witness, and
-//! its multiexp steps follow each other without the device idling between them; with
+//! its multiexp steps follow each other without the device idling between them (a phase about
+//! to wait at a boundary lets their workspaces go first); with
 //! a pool too small for the bases they are streamed and the proofs still verify; and the split
 //! multiexp over a real witness's A scalars, selected on the device through the circuit's map,
 //! equals blst's on the CPU; a partition proved on the device keeps no c on the host, and one
@@ -149,6 +150,58 @@ fn bases_go_up_once_per_device_and_a_later_partition_sends_its_vectors_alone() {
     assert_eq!(second[0].idle_waits, 3, "{:?}", second[0]);
     // h and the sums come back, not the vectors: far less than went up.
     assert!(second[0].bytes_from_device < own / 4, "{:?}", second[0]);
+
+    // A phase that will wait at its step boundaries (preempted, or held for a deadline
+    // partition) lets its multiexp pipelines go first: at every boundary between multiexp
+    // steps the pool holds less than when the phase goes straight on, and the proof verifies.
+    let watched = |parking: bool| {
+        let mut hooks = Watching {
+            backend: &backend,
+            parking,
+            used: Vec::new(),
+        };
+        let partition = job.synthesize(0).expect("synthesis");
+        let (proof, timings) = backend
+            .prove(partition, &params, Randomness::random(), &mut hooks)
+            .expect("device phase");
+        (proof, timings.counters, hooks.used)
+    };
+    assert_eq!(job.num_partitions(), 1);
+    let (_, _, going_on) = watched(false);
+    let (proof, parked, parked_used) = watched(true);
+    job.finalize(&[proof], &params)
+        .expect("a parked phase's proof verifies");
+    assert_eq!(going_on.len(), parked_used.len());
+    // After h no pipeline is open yet, and after B's G1 step its pipeline has gone and G2's
+    // is still to come; between the G1 multiexps' steps (H, L, A, B) it runs on.
+    for (i, (held, parked)) in going_on.iter().zip(&parked_used).enumerate() {
+        let between_g1_steps = (1..=3).contains(&i);
+        assert!(
+            parked < held || (!between_g1_steps && parked == held),
+            "boundary {i}: {parked} parked, {held} going on"
+        );
+    }
+    assert!(parked.idle_waits > second[0].idle_waits, "{parked:?}");
+}
+
+/// Hooks that note the device pool's use at each step boundary, and say the phase will wait
+/// there when `parking`.
+struct Watching<'b> {
+    backend: &'b OpenClBackend,
+    parking: bool,
+    used: Vec<u64>,
+}
+
+impl snarkd_prover::groth16::PhaseHooks for Watching<'_> {
+    fn abc_released(&mut self, _bytes: u64) {}
+
+    fn step_done(&mut self) {
+        self.used.push(self.backend.memory().used());
+    }
+
+    fn will_wait(&self) -> bool {
+        self.parking
+    }
 }
 
 #[test]

@@ -10,6 +10,13 @@ pub trait PhaseHooks {
     /// preemption points: the caller may run other work now (a deadline partition's whole
     /// device phase), and this phase resumes when it returns, with its buffers intact.
     fn step_done(&mut self) {}
+    /// Whether [`PhaseHooks::step_done`] would wait if called now (the phase is preempted, or
+    /// held while a deadline partition runs on its device): the phase first frees what it can
+    /// make again (a device phase's multiexp workspaces), so the phase it waits for finds
+    /// their room.
+    fn will_wait(&self) -> bool {
+        false
+    }
     /// Whether the phase should stop at this step boundary rather than go on (its job was
     /// cancelled or failed): asked after each `step_done`; a phase that stops returns an error
     /// and frees its device.

@@ -81,6 +81,8 @@ async fn a_deadline_phase_holds_the_other_workers_of_its_device_at_their_step_bo
     while prover.boundaries_in_deadline.load(Ordering::SeqCst) == 0 {
         tokio::task::yield_now().await;
     }
+    // ... told there that it will wait (a device phase lets its multiexp memory go first) ...
+    assert_eq!(prover.told_it_will_wait.load(Ordering::SeqCst), 1);
     assert!(engine.snapshot().workers.iter().all(|w| w.paused.is_none()));
     drop(gate);
     completes(&engine, &winning).await;
@@ -142,6 +144,11 @@ async fn without_preemption_a_deadline_phase_holds_no_other_workers_phase() {
     while prover.passed_in_deadline.load(Ordering::SeqCst) == 0 {
         tokio::task::yield_now().await;
     }
+    assert_eq!(
+        prover.told_it_will_wait.load(Ordering::SeqCst),
+        0,
+        "nor is it told it will"
+    );
     drop(gate);
     completes(&engine, &winning).await;
     prover.device_steps_held.store(false, Ordering::SeqCst);

@@ -182,6 +182,7 @@ impl Harness {
                     task,
                     &mut |input| reported.push(input),
                     &mut || {},
+                    &|| false,
                 );
                 self.prover.device_fault.store(false, Ordering::SeqCst);
                 reported.push(done);

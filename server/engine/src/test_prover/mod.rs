@@ -54,6 +54,9 @@ pub struct TestProver {
     /// ... step boundaries a phase without a deadline reached meanwhile, and those it went past.
     pub boundaries_in_deadline: std::sync::atomic::AtomicU32,
     pub passed_in_deadline: std::sync::atomic::AtomicU32,
+    /// Of the boundaries reached meanwhile, those where the hooks said the phase would wait
+    /// there (`PhaseHooks::will_wait`).
+    pub told_it_will_wait: std::sync::atomic::AtomicU32,
     /// Requests planned (decoded), refused or not.
     pub planned: std::sync::atomic::AtomicU32,
     /// Device phases that returned a proof.
@@ -84,6 +87,7 @@ impl TestProver {
             workers_per_device: std::sync::atomic::AtomicUsize::new(1),
             deadline_phases: Default::default(),
             boundaries_in_deadline: Default::default(),
+            told_it_will_wait: Default::default(),
             passed_in_deadline: Default::default(),
             planned: Default::default(),
             proved: Default::default(),
@@ -263,6 +267,9 @@ impl Prover for TestProver {
             self.in_mid_step.store(false, Ordering::SeqCst);
             let during = self.deadline_phases.load(Ordering::SeqCst) > 0;
             if during {
+                if hooks.will_wait() {
+                    self.told_it_will_wait.fetch_add(1, Ordering::SeqCst);
+                }
                 self.boundaries_in_deadline.fetch_add(1, Ordering::SeqCst);
             }
             hooks.step_done();

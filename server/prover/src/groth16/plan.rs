@@ -131,6 +131,9 @@ pub trait DevicePlan {
     ) -> Result<G2Projective>;
     /// Done with `query`: its scalars may go.
     fn finish(&mut self, query: Query);
+    /// The phase is about to wait at a step boundary ([`PhaseHooks::will_wait`]): free what the
+    /// next step can make again, waiting for what runs ahead of it (none by default).
+    fn park(&mut self) {}
     /// The most terms of one multiexp step.
     fn step_points(&self) -> usize;
     /// Device errors met so far.
@@ -179,8 +182,7 @@ pub fn prove_with_plan<'env>(
     plan.h(abc, hooks)?;
     let fft = fft_start.elapsed();
     release(&*plan, hooks);
-    hooks.step_done();
-    stop_if_asked(hooks)?;
+    boundary(&mut *plan, hooks)?;
     #[cfg(feature = "test-hooks")]
     super::test_hold::at_boundary(hooks)?;
 
@@ -197,8 +199,7 @@ pub fn prove_with_plan<'env>(
     let mut b2 = G2Projective::identity();
     for (i, step) in steps.iter().enumerate() {
         if i > 0 {
-            hooks.step_done();
-            stop_if_asked(hooks)?;
+            boundary(&mut *plan, hooks)?;
         }
         let next = steps.get(i + 1);
         match step.query {
@@ -230,6 +231,16 @@ pub fn prove_with_plan<'env>(
             counters,
         },
     ))
+}
+
+/// A step boundary: the plan parks first where the phase will wait there; then the hooks' preemption
+/// point, and the stop it may bring.
+fn boundary(plan: &mut dyn DevicePlan, hooks: &mut dyn PhaseHooks) -> Result<()> {
+    if hooks.will_wait() {
+        plan.park();
+    }
+    hooks.step_done();
+    stop_if_asked(hooks)
 }
 
 /// Says that the witness a plan borrows lives shorter than what the caller lends it (`'env`:

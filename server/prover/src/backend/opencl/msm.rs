@@ -17,7 +17,9 @@
 //! enqueued before the host waits for the chunk before it, so the device works while the host
 //! waits, reads back and combines. A device phase keeps one pipeline a group across its steps:
 //! a step's last chunk is waited for after the next step's first chunk is enqueued, so the
-//! phase's G1 multiexps (H, L, A, B) wait once with the device idle behind, at their end. Per
+//! phase's G1 multiexps (H, L, A, B) wait once with the device idle behind, at their end
+//! (streamed bases whose steps are one chunk each have one staging buffer, which the next
+//! chunk's copy would overwrite: there each step waits for its own end). Per
 //! chunk the host waits once, for what it reads back: the split's two counts and the sort's (the
 //! digits it listed), the work groups' sums of ones and the reduction's parts, which it adds up
 //! on its own threads. Every kernel of the sort and the buckets chooses the window from the
@@ -189,7 +191,7 @@ where
     /// Runs `this`: its chunks (less the first where the step before enqueued it), each
     /// enqueued before the wait for the one before it; then, where `next` is given, `next`'s
     /// first chunk before the wait for this step's last, which leaves it running on return.
-    /// A pending chunk of a step other than `this` is waited for and dropped.
+    /// A pending chunk of a step other than `this` is waited for and dropped, unread.
     pub fn run(
         &mut self,
         q: &DeviceQueue,
@@ -201,9 +203,7 @@ where
         let mut first = range.start;
         match self.ahead.take() {
             Some(ahead) if ahead == this.step => first = (first + chunk).min(range.end),
-            Some(_) => {
-                self.flight.collect_last(q, self.plan)?;
-            }
+            Some(_) => self.flight.drain(q)?,
             None => {}
         }
         let mut acc = G::Curve::identity();
@@ -294,7 +294,8 @@ const MIN_CHUNK_TERMS: usize = 1 << 12;
 /// The buffers of `plan`, its chunks halved (the window following the terms, never wider) and
 /// then its work groups halved (down to one a compute unit) until they fit in what the pool has
 /// free now (it never waits: a phase preempted at a step boundary holds its witness meanwhile,
-/// and the preempting phase must not wait for it; a step of `terms` streamed terms cut into
+/// and its pipelines where it did not see the preemption coming, and the preempting phase must
+/// not wait for it; a step of `terms` streamed terms cut into
 /// several chunks takes a second staging buffer). `None` when not even a small chunk fits.
 fn workspace<G>(
     q: &DeviceQueue,

@@ -55,7 +55,8 @@ struct OnDevice {
     /// whose densities differ from those its set went up with).
     own_maps: Option<Maps>,
     h: Option<HOnDevice>,
-    /// The G1 multiexps' pipeline, from their first step on the device to B's last.
+    /// The G1 multiexps' pipeline, from their first step on the device to B's last (or to a
+    /// boundary where the phase waits: [`DevicePlan::park`]).
     g1: Option<Pipeline<G1Affine>>,
     /// B's G2 multiexp's pipeline.
     g2: Option<Pipeline<G2Affine>>,
@@ -240,8 +241,9 @@ impl<'a> OpenClPlan<'a> {
     /// Runs `step` on the device through its group's pipeline (made at the group's first step
     /// on the device, for the group's largest step), `next` enqueued behind it where it is of
     /// the same group; `None` when the step is to run on the CPU (no device, a fault past the
-    /// attempts, no room). A failed step's pipeline is drained and dropped: a retry starts a
-    /// new one.
+    /// attempts, no room). A failed step's pipeline is drained and dropped (a retry starts a
+    /// new one), as is the pipeline of a step that runs on the CPU; one that panicked is
+    /// dropped undrained (its read-backs' memory is left to leak).
     fn on_device<G: OnGroup>(&mut self, step: &Step, next: Option<&Step>) -> Option<G::Curve> {
         let (backend, params) = (self.backend, self.loaded.parameters());
         let inputs = self.witness.num_inputs();
@@ -262,21 +264,31 @@ impl<'a> OpenClPlan<'a> {
             let next = next
                 .filter(|n| G::serves(n.query))
                 .and_then(|n| on.step_on::<G>(params, n, inputs));
-            if pipeline.is_none() {
-                pipeline = Pipeline::open(q, most, staged)?;
-            }
-            let Some(p) = pipeline.as_mut() else {
-                return Ok(None);
+            // Out of `pipeline` while it runs: put back only when the run returns.
+            let mut p = match pipeline.take() {
+                Some(p) => p,
+                None => match Pipeline::open(q, most, staged)? {
+                    Some(p) => p,
+                    None => return Ok(None),
+                },
             };
             let sum = p.run(q, this, next);
-            if sum.is_err() {
+            match sum {
+                Ok(_) => pipeline = Some(p),
                 // A read-back may still be running: waited for, or its memory is never freed.
-                let _ = p.drain(q);
-                pipeline = None;
+                Err(_) => {
+                    let _ = p.drain(q);
+                }
             }
             sum.map(Some)
         });
-        *G::pipeline(self.device.as_mut().expect("on the device above")) = pipeline;
+        let d = self.device.as_mut().expect("on the device above");
+        if done.is_none() {
+            // The step runs on the CPU: what the pipeline has in flight (a chunk of this step
+            // enqueued ahead) is waited for before the buffers it reads may go.
+            let_go(&mut pipeline, &d.queue, &backend.name);
+        }
+        *G::pipeline(d) = pipeline;
         done
     }
 }
@@ -350,17 +362,23 @@ impl DevicePlan for OpenClPlan<'_> {
         // A group's last step was handed no next of its group: its pipeline has nothing
         // pending (unless that step ran on the CPU), and its memory goes back to the pool.
         if let Some(d) = self.device.as_mut() {
-            let done = match query {
-                Query::B1 => d.g1.take().map(|mut p| p.drain(&d.queue)),
-                Query::B2 => d.g2.take().map(|mut p| p.drain(&d.queue)),
-                _ => None,
-            };
-            if let Some(Err(e)) = done {
-                tracing::warn!(device = %self.backend.name, error = %e, "waiting for a multiexp's device work");
+            match query {
+                Query::B1 => let_go(&mut d.g1, &d.queue, &self.backend.name),
+                Query::B2 => let_go(&mut d.g2, &d.queue, &self.backend.name),
+                _ => {}
             }
         }
         if let Some(host) = self.host.as_mut() {
             host.finish(query);
+        }
+    }
+
+    /// The pipelines go, with what they have ahead: the phase that preempts this one finds
+    /// their room, and the next step opens a pipeline for the memory free then.
+    fn park(&mut self) {
+        if let Some(d) = self.device.as_mut() {
+            let_go(&mut d.g1, &d.queue, &self.backend.name);
+            let_go(&mut d.g2, &d.queue, &self.backend.name);
         }
     }
 
@@ -387,6 +405,20 @@ impl Drop for OpenClPlan<'_> {
     fn drop(&mut self) {
         if let Some(d) = self.device.take() {
             self.backend.close_partition(d);
+        }
+    }
+}
+
+/// Drops `pipeline` once what it has in flight has been waited for (where the wait fails, its
+/// read-backs' host memory is left to leak: `flight.rs`).
+fn let_go<G: PrimeCurveAffine + GpuName>(
+    pipeline: &mut Option<Pipeline<G>>,
+    q: &DeviceQueue,
+    device: &str,
+) {
+    if let Some(mut p) = pipeline.take() {
+        if let Err(e) = p.drain(q) {
+            tracing::warn!(device, error = %e, "waiting for a multiexp's device work");
         }
     }
 }
@@ -475,24 +507,12 @@ impl OpenClBackend {
     /// Waits for the partition's queue (the copies it enqueued read host memory) and keeps the
     /// queue for the next partition.
     fn close_partition(&self, mut d: OnDevice) {
-        match d.queue.finish() {
-            Ok(()) => {
-                // Nothing runs any more: the pipelines' read-backs may go.
-                for drained in [
-                    d.g1.as_mut().map(|p| p.drain(&d.queue)),
-                    d.g2.as_mut().map(|p| p.drain(&d.queue)),
-                ] {
-                    if let Some(Err(e)) = drained {
-                        tracing::warn!(device = %self.name, error = %e, "waiting for a partition's device work");
-                    }
-                }
-            }
-            Err(e) => {
-                tracing::warn!(device = %self.name, error = %e, "waiting for a partition's device work")
-            }
+        let_go(&mut d.g1, &d.queue, &self.name);
+        let_go(&mut d.g2, &d.queue, &self.name);
+        if let Err(e) = d.queue.finish() {
+            tracing::warn!(device = %self.name, error = %e, "waiting for a partition's device work");
         }
-        let OnDevice { queue, g1, g2, .. } = d;
-        drop((g1, g2));
+        let OnDevice { queue, .. } = d;
         self.return_queue(queue);
     }
 }
