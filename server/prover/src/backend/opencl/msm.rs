@@ -9,8 +9,8 @@
 //! are worth (`windows.rs`). The scalars are read where they already lie on the device (the
 //! witness buffer, through a term → position map for A and B, or h), so nothing is gathered or
 //! converted on the host; the bases are the resident copy, or the chunk's slice of the host's
-//! bases streamed up into a staging buffer, one of two where a step takes several chunks
-//! (`stream.rs`: through pinned memory, on the copy queue). How a step is cut into chunks:
+//! bases streamed up into one of two staging buffers (one only where two do not fit beside a
+//! step of one chunk; `stream.rs`: through pinned memory, on the copy queue). How a step is cut into chunks:
 //! `msm_plan.rs`; the sort and the buckets' launches: `buckets.rs`.
 //!
 //! The chunks are a pipeline ([`Pipeline`]): a chunk's kernels, and the copy of its bases, are
@@ -18,8 +18,8 @@
 //! waits, reads back and combines. A device phase keeps one pipeline a group across its steps:
 //! a step's last chunk is waited for after the next step's first chunk is enqueued, so the
 //! phase's G1 multiexps (H, L, A, B) wait once with the device idle behind, at their end
-//! (streamed bases whose steps are one chunk each have one staging buffer, which the next
-//! chunk's copy would overwrite: there each step waits for its own end). Per
+//! (where streamed bases have one staging buffer, which the next chunk's copy would overwrite,
+//! each step waits for its own end). Per
 //! chunk the host waits once, for what it reads back: the split's two counts and the sort's (the
 //! digits it listed), the work groups' sums of ones and the reduction's parts, which it adds up
 //! on its own threads. Every kernel of the sort and the buckets chooses the window from the
@@ -97,8 +97,8 @@ struct Workspace<G: PrimeCurveAffine> {
     counts: Buffer<u32>,
     sums: Buffer<G::Curve>,
     sort: SortBuffers<G>,
-    /// Where bases are streamed, the staging buffers of the plan's chunks: two where the step
-    /// takes several chunks (a chunk's go up while the one before runs).
+    /// Where bases are streamed, the staging buffers of the plan's chunks: two (a chunk's go up
+    /// while the one before runs), or one (`ChunkPlan::staging`).
     staging: Vec<Buffer<G>>,
     _grant: super::device::MemoryGrant,
 }

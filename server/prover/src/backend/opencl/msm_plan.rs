@@ -27,8 +27,8 @@ pub fn step_bytes(terms: usize, work_units: usize) -> u64 {
 
 /// Device bytes a term takes at `bits`-bit windows: [`TERM_BYTES`], its digits' places in the
 /// sorted list (4 bytes a window) and its base in each of `staging` staging buffers (streamed
-/// bases: two where a step takes several chunks, so that a chunk's bases go up while the chunk
-/// before runs).
+/// bases: two, so that a chunk's bases go up while the chunk before runs, unless only one fits
+/// beside a step of one chunk).
 pub(super) fn term_bytes<G: PrimeCurveAffine>(bits: usize, staging: usize) -> u64 {
     TERM_BYTES + 4 * windows_of(bits) as u64 + (staging * std::mem::size_of::<G>()) as u64
 }
@@ -73,8 +73,9 @@ pub struct ChunkPlan {
     pub work_units: usize,
     /// The widest window a chunk may use: its buckets are allocated for it.
     pub window_bits: usize,
-    /// Staging buffers of a chunk's bases: none when they are kept on the device, one when
-    /// they are streamed and the step is one chunk, two when it is several.
+    /// Staging buffers of a chunk's bases: none when they are kept on the device; where they
+    /// are streamed two, or one where the step is one chunk and two would not fit beside it
+    /// (the next chunk's copy then waits for this one's end).
     pub staging: usize,
 }
 
@@ -129,6 +130,7 @@ pub(super) fn plan<G: PrimeCurveAffine>(
     };
     let (chunk, staging) = match staged {
         false => (chunk_with(0), 0),
+        true if chunk_with(2) >= terms => (terms, 2),
         true if chunk_with(1) >= terms => (terms, 1),
         true => (chunk_with(2), 2),
     };
@@ -184,9 +186,27 @@ mod tests {
             (3 * g1_fixed(256, 20) + 92_000) / 284
         );
         assert_eq!(staged.staging, 2, "several chunks: two staging buffers");
-        // A step that fits in one chunk with one staging buffer takes one.
+        // A step of one chunk takes two staging buffers where they fit beside it, so the next
+        // step's first chunk goes up while it runs; one where only one does.
         let whole = plan::<G1Affine>(1000, 256, share, u64::MAX, usize::MAX, true).unwrap();
-        assert_eq!((whole.chunk_terms, whole.staging), (1000, 1));
+        assert_eq!((whole.chunk_terms, whole.staging), (1000, 2));
+        let n = 1 << 20;
+        let roomy = plan::<G1Affine>(n, 128, u64::MAX / 2, u64::MAX, usize::MAX, true).unwrap();
+        assert_eq!((roomy.chunk_terms, roomy.staging), (n, 2));
+        let bits = roomy.window_bits;
+        // A quarter of the share holds the buckets at that window, and the rest one staging
+        // buffer beside the step, not two.
+        let (fixed, tight) = (
+            fixed_bytes::<G1Affine>(128, bits),
+            4 * fixed_bytes::<G1Affine>(128, bits),
+        );
+        assert!(tight >= fixed + n as u64 * term_bytes::<G1Affine>(bits, 1));
+        assert!(tight < fixed + n as u64 * term_bytes::<G1Affine>(bits, 2));
+        let one = plan::<G1Affine>(n, 128, tight, u64::MAX, usize::MAX, true).unwrap();
+        assert_eq!(
+            (one.chunk_terms, one.staging, one.window_bits),
+            (n, 1, bits)
+        );
         let p = plan::<G1Affine>(1 << 20, 256, u64::MAX / 2, u64::MAX, 300, false).unwrap();
         assert_eq!(p.chunk_terms, 300);
         let p = plan::<G1Affine>(50, 256, u64::MAX / 2, u64::MAX, 300, false).unwrap();

@@ -3,8 +3,8 @@
 //! a device that does not keep them. The host's threads copy each piece into one of a few
 //! pinned (page-locked) slots, the copy queue takes the slot up, and the kernels that read the
 //! data wait for the copy's event (`DeviceQueue::after`), not the host: a streamed chunk's
-//! bases go up while the chunk before runs (`msm.rs` keeps two staging buffers where a step
-//! takes several chunks), and one worker's uploads while another worker's kernels run. A slot
+//! bases go up while the chunk before runs (`msm.rs` keeps two staging buffers where they
+//! fit), and one worker's uploads while another worker's kernels run. A slot
 //! is written again only once the copy that read it has run (or failed, which is reported
 //! then); its mapping is given back only once no copy reads it. Where the driver refuses pinned
 //! memory, the copies go up from the host's own memory, blocking, on the copy queue, and a
