@@ -258,8 +258,7 @@ impl Drop for Held {
 /// Runs one partition's device phase on the calling thread: the a/b/c share of the reservation
 /// goes back to the budget (and `AbcReleased` to `report`) as soon as the prover has consumed
 /// it, `between_steps` runs at every step boundary (`will_wait`: whether it would wait now), and
-/// the rest of the reservation travels back
-/// in the returned `DeviceDone`. A panic in the prover becomes the partition's error.
+/// the rest of the reservation travels back in the returned `DeviceDone`. A panic in the prover becomes the partition's error.
 pub(crate) fn device_phase<P: Prover>(
     prover: &P,
     worker: u32,

@@ -11,9 +11,9 @@ pub trait PhaseHooks {
     /// device phase), and this phase resumes when it returns, with its buffers intact.
     fn step_done(&mut self) {}
     /// Whether [`PhaseHooks::step_done`] would wait if called now (the phase is preempted, or
-    /// held while a deadline partition runs on its device): the phase first frees what it can
-    /// make again (a device phase's multiexp workspaces), so the phase it waits for finds
-    /// their room.
+    /// held while a deadline partition runs on its device; a held phase whose stop is set
+    /// stops instead): the phase first frees what it can make again (a device phase's
+    /// multiexp workspaces), so the phase it waits for finds their room.
     fn will_wait(&self) -> bool {
         false
     }

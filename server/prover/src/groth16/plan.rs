@@ -233,8 +233,8 @@ pub fn prove_with_plan<'env>(
     ))
 }
 
-/// A step boundary: the plan parks first where the phase will wait there; then the hooks' preemption
-/// point, and the stop it may bring.
+/// A step boundary: the plan parks first where the phase will wait there; then the hooks'
+/// preemption point, and the stop it may bring.
 fn boundary(plan: &mut dyn DevicePlan, hooks: &mut dyn PhaseHooks) -> Result<()> {
     if hooks.will_wait() {
         plan.park();

@@ -257,7 +257,9 @@ impl OpenClBackend {
     ) -> Result<(Vec<G1Projective>, DeviceCounters)> {
         self.msm_on_device(bases, scalars, resident, |q, on, values| {
             let most = steps.iter().map(|(r, _)| r.len()).max().unwrap_or(1);
-            let Some(mut pipeline) = msm::Pipeline::<G1Affine>::open(q, most, !resident)? else {
+            let chained = steps.len() > 1;
+            let Some(mut pipeline) = msm::Pipeline::<G1Affine>::open(q, most, !resident, chained)?
+            else {
                 return Ok(None);
             };
             let sums = steps

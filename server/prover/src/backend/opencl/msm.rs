@@ -9,9 +9,9 @@
 //! are worth (`windows.rs`). The scalars are read where they already lie on the device (the
 //! witness buffer, through a term → position map for A and B, or h), so nothing is gathered or
 //! converted on the host; the bases are the resident copy, or the chunk's slice of the host's
-//! bases streamed up into one of two staging buffers (one only where two do not fit beside a
-//! step of one chunk; `stream.rs`: through pinned memory, on the copy queue). How a step is cut into chunks:
-//! `msm_plan.rs`; the sort and the buckets' launches: `buckets.rs`.
+//! bases streamed up into one of two staging buffers (one where a step of one chunk has no
+//! next step or two do not fit; `stream.rs`: through pinned memory, on the copy queue). How a
+//! step is cut into chunks: `msm_plan.rs`; the sort and the buckets' launches: `buckets.rs`.
 //!
 //! The chunks are a pipeline ([`Pipeline`]): a chunk's kernels, and the copy of its bases, are
 //! enqueued before the host waits for the chunk before it, so the device works while the host
@@ -128,7 +128,7 @@ where
         return Ok(Some(G::Curve::identity()));
     }
     let staged = matches!(step.bases, Bases::Host(_));
-    let Some(mut pipeline) = Pipeline::open(q, step.step.range.len(), staged)? else {
+    let Some(mut pipeline) = Pipeline::open(q, step.step.range.len(), staged, false)? else {
         return Ok(None);
     };
     let sum = pipeline.run(q, step, None);
@@ -164,9 +164,16 @@ where
     G: PrimeCurveAffine + GpuName,
 {
     /// A pipeline for steps of at most `terms` terms, their bases kept on the device or
-    /// `staged`; `None` when the pool has no room for even a small chunk now.
-    pub fn open(q: &DeviceQueue, terms: usize, staged: bool) -> Result<Option<Self>> {
-        let plan = plan::<G>(
+    /// `staged`; `None` when the pool has no room for even a small chunk now. Unless `chained`
+    /// (a step may be handed a next), a step of one chunk takes one staging buffer: a second
+    /// would only serve a next step's first chunk.
+    pub fn open(
+        q: &DeviceQueue,
+        terms: usize,
+        staged: bool,
+        chained: bool,
+    ) -> Result<Option<Self>> {
+        let mut plan = plan::<G>(
             terms.max(1),
             q.work_units(),
             q.share(),
@@ -174,6 +181,9 @@ where
             q.max_chunk_terms,
             staged,
         )?;
+        if !chained && plan.staging == 2 && plan.chunk_terms >= terms {
+            plan.staging = 1;
+        }
         let Some((mut ws, plan)) = workspace::<G>(q, plan, terms.max(1))? else {
             return Ok(None);
         };
@@ -295,8 +305,8 @@ const MIN_CHUNK_TERMS: usize = 1 << 12;
 /// then its work groups halved (down to one a compute unit) until they fit in what the pool has
 /// free now (it never waits: a phase preempted at a step boundary holds its witness meanwhile,
 /// and its pipelines where it did not see the preemption coming, and the preempting phase must
-/// not wait for it; a step of `terms` streamed terms cut into
-/// several chunks takes a second staging buffer). `None` when not even a small chunk fits.
+/// not wait for it; a plan of one staging buffer whose chunks are halved below `terms` takes a
+/// second). `None` when not even a small chunk fits.
 fn workspace<G>(
     q: &DeviceQueue,
     mut plan: ChunkPlan,

@@ -55,7 +55,7 @@ struct OnDevice {
     /// whose densities differ from those its set went up with).
     own_maps: Option<Maps>,
     h: Option<HOnDevice>,
-    /// The G1 multiexps' pipeline, from their first step on the device to B's last (or to a
+    /// The G1 multiexps' pipeline, from their first step on the device to their last (or to a
     /// boundary where the phase waits: [`DevicePlan::park`]).
     g1: Option<Pipeline<G1Affine>>,
     /// B's G2 multiexp's pipeline.
@@ -242,17 +242,16 @@ impl<'a> OpenClPlan<'a> {
     /// on the device, for the group's largest step), `next` enqueued behind it where it is of
     /// the same group; `None` when the step is to run on the CPU (no device, a fault past the
     /// attempts, no room). A failed step's pipeline is drained and dropped (a retry starts a
-    /// new one), as is the pipeline of a step that runs on the CPU; one that panicked is
-    /// dropped undrained (its read-backs' memory is left to leak).
+    /// new one), as is the pipeline of a step that runs on the CPU or is its group's last; one
+    /// that panicked is dropped undrained (its read-backs' memory is left to leak).
     fn on_device<G: OnGroup>(&mut self, step: &Step, next: Option<&Step>) -> Option<G::Curve> {
         let (backend, params) = (self.backend, self.loaded.parameters());
         let inputs = self.witness.num_inputs();
-        let most = Step::all(params, GPU_STEP_POINTS)
-            .iter()
+        let steps: Vec<usize> = (Step::all(params, GPU_STEP_POINTS).iter())
             .filter(|s| G::serves(s.query))
             .map(|s| s.range.len())
-            .max()
-            .unwrap_or(1);
+            .collect();
+        let (most, chained) = (steps.iter().copied().max().unwrap_or(1), steps.len() > 1);
         let d = self.device.as_mut()?;
         let mut pipeline = G::pipeline(d).take();
         let on = &*d;
@@ -267,7 +266,7 @@ impl<'a> OpenClPlan<'a> {
             // Out of `pipeline` while it runs: put back only when the run returns.
             let mut p = match pipeline.take() {
                 Some(p) => p,
-                None => match Pipeline::open(q, most, staged)? {
+                None => match Pipeline::open(q, most, staged, chained)? {
                     Some(p) => p,
                     None => return Ok(None),
                 },
@@ -283,9 +282,10 @@ impl<'a> OpenClPlan<'a> {
             sum.map(Some)
         });
         let d = self.device.as_mut().expect("on the device above");
-        if done.is_none() {
-            // The step runs on the CPU: what the pipeline has in flight (a chunk of this step
-            // enqueued ahead) is waited for before the buffers it reads may go.
+        if done.is_none() || !next.is_some_and(|n| G::serves(n.query)) {
+            // The step runs on the CPU (what the pipeline has in flight, a chunk of this step
+            // enqueued ahead, is waited for before the buffers it reads may go), or it was the
+            // group's last: the pipeline's memory goes back to the pool.
             let_go(&mut pipeline, &d.queue, &backend.name);
         }
         *G::pipeline(d) = pipeline;
@@ -357,15 +357,6 @@ impl DevicePlan for OpenClPlan<'_> {
             }
             if let Some(d) = self.device.as_mut() {
                 d.h = None;
-            }
-        }
-        // A group's last step was handed no next of its group: its pipeline has nothing
-        // pending (unless that step ran on the CPU), and its memory goes back to the pool.
-        if let Some(d) = self.device.as_mut() {
-            match query {
-                Query::B1 => let_go(&mut d.g1, &d.queue, &self.backend.name),
-                Query::B2 => let_go(&mut d.g2, &d.queue, &self.backend.name),
-                _ => {}
             }
         }
         if let Some(host) = self.host.as_mut() {
