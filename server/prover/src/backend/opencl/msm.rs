@@ -230,10 +230,10 @@ where
                 let r = &next.step.range;
                 self.enqueue(q, &next, r.start..(r.start + chunk).min(r.end))?;
                 self.ahead = Some(next.step);
-                acc += self
-                    .flight
-                    .collect_earlier(q, self.plan)?
-                    .expect("this step's last chunk and the next's first are pending");
+                // This step's last chunk (none for a step of no terms).
+                if let Some(sum) = self.flight.collect_earlier(q, self.plan)? {
+                    acc += sum;
+                }
             }
             None => acc += self.flight.collect_last(q, self.plan)?,
         }

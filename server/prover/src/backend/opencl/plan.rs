@@ -247,11 +247,14 @@ impl<'a> OpenClPlan<'a> {
     fn on_device<G: OnGroup>(&mut self, step: &Step, next: Option<&Step>) -> Option<G::Curve> {
         let (backend, params) = (self.backend, self.loaded.parameters());
         let inputs = self.witness.num_inputs();
-        let steps: Vec<usize> = (Step::all(params, GPU_STEP_POINTS).iter())
-            .filter(|s| G::serves(s.query))
-            .map(|s| s.range.len())
-            .collect();
-        let (most, chained) = (steps.iter().copied().max().unwrap_or(1), steps.len() > 1);
+        // The group's largest step, and whether it has several: what a pipeline is opened for.
+        let group = || {
+            let steps: Vec<usize> = (Step::all(params, GPU_STEP_POINTS).iter())
+                .filter(|s| G::serves(s.query))
+                .map(|s| s.range.len())
+                .collect();
+            (steps.iter().copied().max().unwrap_or(1), steps.len() > 1)
+        };
         let d = self.device.as_mut()?;
         let mut pipeline = G::pipeline(d).take();
         let on = &*d;
@@ -266,10 +269,13 @@ impl<'a> OpenClPlan<'a> {
             // Out of `pipeline` while it runs: put back only when the run returns.
             let mut p = match pipeline.take() {
                 Some(p) => p,
-                None => match Pipeline::open(q, most, staged, chained)? {
-                    Some(p) => p,
-                    None => return Ok(None),
-                },
+                None => {
+                    let (most, chained) = group();
+                    match Pipeline::open(q, most, staged, chained)? {
+                        Some(p) => p,
+                        None => return Ok(None),
+                    }
+                }
             };
             let sum = p.run(q, this, next);
             match sum {
