@@ -12,7 +12,8 @@
 #      "porep 32GiB 18"; SNARKD_GPU_CHECK_LIMBS="64 32" measures both limb widths,
 #      SNARKD_GPU_CHECK_GROUPS="1,4" the multiexp's work groups per compute unit, and with
 #      SNARKD_GPU_CHECK_WORKERS workers, default "auto", that many partitions at once; then one
-#      with its bases streamed, unless SNARKD_GPU_CHECK_STREAMED=0), and our
+#      with its bases streamed, unless SNARKD_GPU_CHECK_STREAMED=0; with B's G2 multiexp on the
+#      CPU; and the old path's, unless SNARKD_GPU_CHECK_BEFORE=0), and our
 #      whole prover against stock bellperson (`snarkd-bench bench`; stock bellperson runs on the
 #      CPU: it is built without its GPU features),
 #   4. synthesizes one production-shaped partition at 1 to 16 threads (`production_shape`,
@@ -231,17 +232,23 @@ groups="${SNARKD_GPU_CHECK_GROUPS:-1,4}"
 # on an H200, one, and so nothing more, on a card without the room).
 workers="${SNARKD_GPU_CHECK_WORKERS:-auto}"
 # Then one partition with its bases streamed (through pinned memory, a chunk's copy beside the
-# chunk before's kernels), as a card without the room for them runs it; set to 0 to skip. Last,
-# B's G2 multiexp alone on the CPU's threads (`--b-g2-cpu`), against the device's b_g2 step.
+# chunk before's kernels), as a card without the room for them runs it; set to 0 to skip. Then
+# B's G2 multiexp alone on the CPU's threads (`--b-g2-cpu`), against the device's b_g2 step, and
+# the partition proved with it there, beside the G1 multiexps (`[gpus] b_g2 = "cpu"`). Last,
+# unless SNARKD_GPU_CHECK_BEFORE=0, the same partition the way the device phase ran before
+# (ec-gpu-gen's multiexp kernel, bellperson's GPU path's, bases and scalars copied up every step):
+# the ratio to it.
 streamed=()
 [ "${SNARKD_GPU_CHECK_STREAMED:-1}" = 1 ] && streamed=(--streamed)
+before=()
+[ "${SNARKD_GPU_CHECK_BEFORE:-1}" = 1 ] && before=(--before)
 for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
   say "device phase at production shape ($shape, $limbs-bit limbs)"
   # shellcheck disable=SC2086 # the shape is three words
   json_rows "Device phase at production shape: $shape, $limbs-bit limbs" device_shape.log \
     env SNARKD_GPUS_KERNEL_CACHE="$kernels" "$bin/examples/device_shape" $shape --json \
     --limbs "$limbs" --groups "$groups" --workers "$workers" ${streamed[@]+"${streamed[@]}"} \
-    --b-g2-cpu
+    --b-g2-cpu ${before[@]+"${before[@]}"}
 done
 
 # Synthesis of one production-shaped partition at each thread count: whether it scales with the

@@ -10,7 +10,7 @@
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example device_shape -- \
 //!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--workers N|auto]
-//!       [--streamed] [--b-g2-cpu] [--seed N]
+//!       [--streamed] [--b-g2-cpu] [--before] [--seed N]
 //!
 //! `--groups` runs the device phase once for each count of multiexp work groups per compute
 //! unit (0, the default, is the device's choice), one backend at a time so only one holds the
@@ -25,7 +25,14 @@
 //! while the chunk before computes. `--b-g2-cpu` times B's G2 multiexp alone on the CPU's
 //! threads for the same partition (the `cpu` `b_g2` row: its scalars gathered, then blst's
 //! multiexp), against the `opencl` rows' `b_g2` step: whether it is worth running on the CPU
-//! beside the G1 multiexps on the device.
+//! beside the G1 multiexps on the device; and then (at the first of `--groups`) proves the
+//! partition twice more with it there (`[gpus] b_g2 = "cpu"`: the `opencl-b2cpu-first` and
+//! `opencl-b2cpu` rows, whose bases go up without B's G2 ones and whose last G1 step ends when
+//! the CPU's multiexp has too). `--before` proves it once more the way the device phase ran
+//! before the device-resident plan (`opencl-before`, as `device_bench`'s: ec-gpu-gen's own
+//! multiexp kernel, the one bellperson's GPU prover runs, over scalars gathered on the host and
+//! bases copied up every step, h read back), for the ratio to that path on the same partition:
+//! its FFT and multiexp totals, no step times.
 //!
 //! e.g. `porep 32GiB 18` is a whole production PoRep partition (about 130 M constraints: some
 //! 16 GB of host memory for the partition and 47 GB for the bases; a 16-core, 128 GiB GPU box
@@ -38,7 +45,9 @@ use snarkd_prover::backend::opencl::{
 };
 use snarkd_prover::filecoin::synthetic::synthesize_partition;
 use snarkd_prover::filecoin::{parse_sector_size, sector_size_name, ProofKind};
-use snarkd_prover::groth16::{msm_g2, DeviceCounters, PhaseHooks, Query, Randomness, ScalarBytes};
+use snarkd_prover::groth16::{
+    msm_g2, DeviceCounters, G2On, PhaseHooks, Query, Randomness, ScalarBytes,
+};
 use snarkd_prover::params::made_up::made_up_params;
 use snarkd_prover::{CircuitId, CpuBackend, DeviceBackend, OpenClBackend, OpenClOptions};
 
@@ -56,13 +65,14 @@ impl PhaseHooks for Clock {
 
 fn main() -> anyhow::Result<()> {
     let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] \
-                 [--groups N,N,...] [--workers N|auto] [--streamed] [--b-g2-cpu] [--seed N]";
+                 [--groups N,N,...] [--workers N|auto] [--streamed] [--b-g2-cpu] [--before] \
+                 [--seed N]";
     let mut it = std::env::args().skip(1);
     let kind = ProofKind::from_short(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let size = parse_sector_size(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let count: usize = it.next().ok_or_else(|| anyhow::anyhow!(usage))?.parse()?;
     let (mut json, mut cpu, mut limbs, mut seed) = (false, false, LimbBits::L64, 1u64);
-    let (mut streamed, mut b_g2_cpu) = (false, false);
+    let (mut streamed, mut b_g2_cpu, mut before) = (false, false, false);
     let mut groups = vec![0usize];
     let mut workers = "1".to_string();
     while let Some(a) = it.next() {
@@ -71,6 +81,7 @@ fn main() -> anyhow::Result<()> {
             "--cpu" => cpu = true,
             "--streamed" => streamed = true,
             "--b-g2-cpu" => b_g2_cpu = true,
+            "--before" => before = true,
             "--seed" => seed = it.next().unwrap_or_default().parse()?,
             "--workers" => workers = it.next().unwrap_or_default(),
             "--groups" => {
@@ -120,7 +131,7 @@ fn main() -> anyhow::Result<()> {
             params.size_bytes()
         );
         println!(
-            "{:<16} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7} {:>5} {:>13}",
+            "{:<18} {:>6} {:<10} {:>9} {:>15} {:>13} {:>9} {:>7} {:>5} {:>13}",
             "path",
             "groups",
             "step",
@@ -160,7 +171,7 @@ fn main() -> anyhow::Result<()> {
             );
         } else {
             println!(
-                "{path:<16} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>5} {:>13}",
+                "{path:<18} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>5} {:>13}",
                 c.bytes_to_device, c.bytes_from_device, c.launches, c.host_waits, c.idle_waits,
                 c.point_additions
             );
@@ -229,9 +240,9 @@ fn main() -> anyhow::Result<()> {
         "auto" => default_workers(device.info.kind, device.info.memory_bytes),
         n => n.parse::<usize>()?.max(1),
     };
-    for asked in groups {
+    for (nth, asked) in groups.into_iter().enumerate() {
         // One backend at a time: each keeps its own copy of the bases on the device.
-        let backend = |workers: usize, keep_params: bool| {
+        let backend = |workers: usize, keep_params: bool, b_g2: G2On| {
             OpenClBackend::new(
                 device.clone(),
                 OpenClOptions {
@@ -240,12 +251,13 @@ fn main() -> anyhow::Result<()> {
                     workers_per_device: workers,
                     keep_params,
                     kernel_cache: kernel_cache_from_env(),
+                    b_g2,
                     ..OpenClOptions::default()
                 },
             )
         };
         let t = Instant::now();
-        let opencl = backend(1, true)?;
+        let opencl = backend(1, true, G2On::Device)?;
         let groups = groups_per_unit(&device.info, asked);
         if !json {
             println!(
@@ -259,7 +271,7 @@ fn main() -> anyhow::Result<()> {
         if workers > 1 {
             // A backend of `workers` workers, each with its share of the pool: one partition
             // puts its bases up, then `workers` run at once.
-            let opencl = backend(workers, true)?;
+            let opencl = backend(workers, true, G2On::Device)?;
             let path = format!("opencl-x{workers}");
             run(&format!("{path}-first"), &opencl, groups)?;
             together(&opencl, workers, &|step, seconds, c| {
@@ -268,7 +280,25 @@ fn main() -> anyhow::Result<()> {
         }
         if streamed {
             // No bases kept: every partition streams them, as on a card without the room.
-            run("opencl-streamed", &backend(1, false)?, groups)?;
+            run("opencl-streamed", &backend(1, false, G2On::Device)?, groups)?;
+        }
+        if before && nth == 0 {
+            let old = backend(1, false, G2On::Device)?;
+            let partition = synthesize_partition(kind, size, count, seed, true)?;
+            let start = Instant::now();
+            let (_, timings) = old.prove_legacy(partition, &params, Randomness::random())?;
+            let total = start.elapsed().as_secs_f64();
+            let row = |step: &str, seconds: f64, c| row("opencl-before", groups, step, seconds, c);
+            row("fft", timings.fft.as_secs_f64(), DeviceCounters::default());
+            row("msm", timings.msm.as_secs_f64(), DeviceCounters::default());
+            row("total", total, timings.counters);
+        }
+        if b_g2_cpu && nth == 0 {
+            // B's G2 multiexp on the CPU's threads while the device runs the G1 steps (at the
+            // first group count only): the last G1 step's row ends when both are done.
+            let beside = backend(1, true, G2On::Cpu)?;
+            run("opencl-b2cpu-first", &beside, groups)?;
+            run("opencl-b2cpu", &beside, groups)?;
         }
     }
     if b_g2_cpu {

@@ -1,14 +1,15 @@
-//! The OpenCL device phase on real 2 KiB partitions (PoCL's CPU device in CI): proofs of all
-//! four kinds verify with filecoin-proofs' verifiers (WindowPoSt's through the daemon, in
-//! `server/tests/opencl_proofs.rs`); a circuit's bases go up once per device
-//! (counted), so a partition after the first sends little more than its a, b and witness, and
-//! its multiexp steps follow each other without the device idling between them (a phase about
-//! to wait at a boundary lets their workspaces go first); with
-//! a pool too small for the bases they are streamed and the proofs still verify; and the split
-//! multiexp over a real witness's A scalars, selected on the device through the circuit's map,
-//! equals blst's on the CPU; a partition proved on the device keeps no c on the host, and one
-//! that runs on the CPU asks for the host memory of its FFTs first. A binary of its own (PoRep on PoCL takes minutes): the filecoin
-//! binary's environment and parameters are shared through `filecoin/common.rs`.
+//! The OpenCL device phase on real 2 KiB partitions (PoCL's CPU device in CI): proofs of all four
+//! kinds verify with filecoin-proofs' verifiers (WindowPoSt's through the daemon, in
+//! `server/tests/opencl_proofs.rs`); a circuit's bases go up once per device (counted), so a
+//! partition after the first sends little more than its a, b and witness, and its multiexp steps
+//! follow each other without the device idling between them (a phase about to wait at a boundary
+//! lets their workspaces go first); with a pool too small for the bases they are streamed and the
+//! proofs still verify; and the split multiexp over a real witness's A scalars, selected on the
+//! device through the circuit's map, equals blst's on the CPU; a partition proved on the device
+//! keeps no c on the host, and one that runs on the CPU asks for the host memory of its FFTs first;
+//! B's G2 multiexp on the CPU beside the device keeps its bases off the device and still gives a
+//! verified proof. A binary of its own (PoRep on PoCL takes minutes): the filecoin binary's
+//! environment and parameters are shared through `filecoin/common.rs`.
 #![cfg(feature = "opencl")]
 
 #[path = "filecoin/common.rs"]
@@ -320,4 +321,115 @@ fn a_partition_on_a_device_keeps_no_c_and_a_step_on_the_cpu_asks_for_its_memory_
         .expect("granted memory");
     job.finalize(&[proof], &params).expect("verifies");
     assert_eq!(hooks.asked[1], fft_peak);
+}
+
+/// Hooks for a phase with B's G2 multiexp on the host: each ask for more host memory answered
+/// with `grant` and recorded; a stop asked from the `stop_at`th step boundary on.
+struct Beside {
+    grant: bool,
+    stop_at: Option<usize>,
+    boundaries: usize,
+    asked: Vec<u64>,
+}
+
+impl snarkd_prover::groth16::PhaseHooks for Beside {
+    fn abc_released(&mut self, _bytes: u64) {}
+
+    fn hold_at_least(&mut self, bytes: u64) -> bool {
+        self.asked.push(bytes);
+        self.grant
+    }
+
+    fn step_done(&mut self) {
+        self.boundaries += 1;
+    }
+
+    fn stop_requested(&self) -> bool {
+        self.stop_at.is_some_and(|at| self.boundaries >= at)
+    }
+}
+
+#[test]
+fn b_g2_on_the_cpu_runs_beside_the_device_with_its_bases_kept_off_it() {
+    use snarkd_prover::filecoin::estimate::host_phase;
+    use snarkd_prover::groth16::G2On;
+    let kind = ProofKind::WinningPost;
+    let params = params(kind);
+    let job = job(kind);
+    let g2_bytes =
+        (params.parameters().b_g2.len() * std::mem::size_of::<blstrs::G2Affine>()) as u64;
+    assert!(g2_bytes > 0);
+    let on_device = backend_with(OpenClOptions::default());
+    let beside = backend_with(OpenClOptions {
+        b_g2: G2On::Cpu,
+        ..OpenClOptions::default()
+    });
+    let hooks = |grant, stop_at| Beside {
+        grant,
+        stop_at,
+        boundaries: 0,
+        asked: Vec::new(),
+    };
+    let prove = |backend: &OpenClBackend, hooks: &mut Beside| {
+        let partition = job.synthesize(0).expect("synthesis");
+        let shape = partition.shape();
+        let out = backend.prove(partition, &params, Randomness::random(), hooks);
+        (out, host_phase(shape).msm_beside_peak_bytes)
+    };
+
+    // The same partition, each backend's first: B's G2 bases never go up beside, and the rest
+    // of what goes up is the same, byte for byte.
+    let mut h = hooks(true, None);
+    let (out, _) = prove(&on_device, &mut h);
+    let (device_proof, device) = out.expect("device phase");
+    assert_eq!(
+        h.asked,
+        Vec::<u64>::new(),
+        "B's G2 on the device asks for no host memory"
+    );
+    let mut h = hooks(true, None);
+    let (out, beside_peak) = prove(&beside, &mut h);
+    let (beside_proof, first) = out.expect("device phase, B's G2 on the cpu");
+    assert_eq!(
+        h.asked,
+        vec![beside_peak],
+        "the room for B's scalars, asked first"
+    );
+    job.finalize(&[device_proof], &params).expect("verifies");
+    job.finalize(&[beside_proof], &params)
+        .expect("B's G2 from the cpu verifies");
+    assert_eq!(
+        device.counters.bytes_to_device - first.counters.bytes_to_device,
+        g2_bytes,
+        "{device:?} {first:?}"
+    );
+    assert_eq!(
+        on_device.resident_bytes() - beside.resident_bytes(),
+        g2_bytes
+    );
+    assert!(first.counters.launches < device.counters.launches);
+    assert!(first.counters.host_waits < device.counters.host_waits);
+
+    // No room in the budget for B's scalars: B's G2 multiexp runs on the device, its bases
+    // streamed (the set kept for this backend has none), and the proof still verifies.
+    let mut h = hooks(false, None);
+    let (out, _) = prove(&beside, &mut h);
+    let (proof, later) = out.expect("device phase, B's G2 back on the device");
+    job.finalize(&[proof], &params).expect("verifies");
+    assert_eq!(h.asked, vec![beside_peak]);
+    assert!(later.counters.bytes_to_device >= g2_bytes, "{later:?}");
+    assert_eq!(
+        beside.resident_bytes(),
+        on_device.resident_bytes() - g2_bytes
+    );
+
+    // A stop at the boundary after the first multiexp step (the host's multiexp started at the
+    // H polynomial's): the phase ends with its error, the host's multiexp stopped and joined,
+    // and every device reservation but the kept bases returned.
+    let mut h = hooks(true, Some(2));
+    let (out, _) = prove(&beside, &mut h);
+    out.expect_err("stopped");
+    assert_eq!(h.asked, vec![beside_peak], "B's G2 had started on the host");
+    assert_eq!(h.boundaries, 2);
+    assert_eq!(beside.memory().used(), beside.resident_bytes());
 }

@@ -37,6 +37,7 @@ use std::time::Duration;
 use bytesize::ByteSize;
 use serde::Deserialize;
 use snarkd_engine::EngineConfig;
+use snarkd_prover::groth16::G2On;
 use snarkd_prover::ProofKind;
 
 pub use access::{AuthSection, HttpSection, TlsSection};
@@ -174,6 +175,9 @@ pub struct GpusSection {
     pub keep_params: bool,
     /// Limb width of the OpenCL field code: 32 or 64.
     pub limb_bits: u32,
+    /// Where B's G2 multiexp runs: "device" (with the other multiexps) or "cpu" (on the host's
+    /// threads beside the device's G1 multiexps; its bases stay off the device).
+    pub b_g2: G2On,
     /// How often devices are read (NVML, the memory pool); zero never.
     #[serde(with = "humantime_serde")]
     pub telemetry_interval: Duration,
@@ -197,6 +201,7 @@ impl Default for GpusSection {
             unhealthy_after: 3,
             keep_params: true,
             limb_bits: 64,
+            b_g2: G2On::Device,
             telemetry_interval: Duration::from_secs(5),
             cpu_while_warming: Vec::new(),
             kernel_cache: None,

@@ -86,6 +86,16 @@ fn the_pipeline_section_reaches_the_engine() {
 }
 
 #[test]
+fn b_g2_runs_on_the_device_unless_the_cpu_is_named() {
+    use snarkd_prover::groth16::G2On;
+    assert_eq!(Config::default().gpus.b_g2, G2On::Device);
+    let file = load_ok("[gpus]\nb_g2 = \"cpu\"\n", &[]);
+    assert_eq!(file.gpus.b_g2, G2On::Cpu);
+    let env = load_ok("", &[("SNARKD_GPUS_B_G2", "cpu")]);
+    assert_eq!(env.gpus.b_g2, G2On::Cpu);
+}
+
+#[test]
 fn workers_per_device_is_left_to_the_device_unless_a_number_is_given() {
     assert_eq!(Config::default().gpus.workers_per_device, Workers::Auto);
     assert_eq!(
@@ -126,6 +136,7 @@ fn every_default_key_is_documented_in_the_printed_config() {
         "unhealthy_after",
         "keep_params",
         "limb_bits",
+        "b_g2",
         "telemetry_interval",
         "cpu_while_warming",
         "preload",
@@ -354,6 +365,11 @@ const BAD: &[Bad] = &[
         &["logging.format", "json"],
     ),
     ("[logging]\nlevel = \"info,[[\"\n", &[], &["logging.level"]),
+    (
+        "[gpus]\nb_g2 = \"gpu\"\n",
+        &[],
+        &["gpus.b_g2", "device", "cpu"],
+    ),
     (
         "[pipeline]\nsynthesis_lookahead = -1\n",
         &[],

@@ -131,6 +131,7 @@ mod opencl {
                 _ => LimbBits::L64,
             },
             kernel_cache: Some(config.kernel_cache_dir()),
+            b_g2: g.b_g2,
         };
         Ok(chosen
             .into_iter()

@@ -14,6 +14,7 @@
 //!   caller's priority), [`ScalarBytes`] and [`Scalars`].
 //! - `test_hold.rs`: (`test-hooks`) real phases held at a step boundary for the daemon's tests.
 
+mod beside;
 pub(crate) mod fft;
 mod msm;
 mod plan;
@@ -21,6 +22,7 @@ mod prover;
 #[cfg(feature = "test-hooks")]
 pub mod test_hold;
 
+pub use beside::G2On;
 pub use fft::compute_h;
 pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
 pub use plan::{

@@ -13,12 +13,14 @@
 
 use std::marker::PhantomData;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bellperson::groth16::{Parameters, Proof};
 use blstrs::{Bls12, G1Affine, G1Projective, G2Projective, Scalar as Fr};
 use group::Group;
 
+use super::beside;
 use super::msm::ScalarBytes;
 use super::prover::{
     assemble, check_shape, self_check, stop_if_asked, CpuOps, DeviceCounters, DeviceOps,
@@ -131,6 +133,14 @@ pub trait DevicePlan {
     ) -> Result<G2Projective>;
     /// Done with `query`: its scalars may go.
     fn finish(&mut self, query: Query);
+    /// Whether B's G2 multiexp is to run on the host's threads beside the G1 steps rather than
+    /// as steps of this plan (`None` by default): `Some` of the host memory the phase holds in
+    /// all while it runs there ([`crate::filecoin::estimate::HostPhase::msm_beside_peak_bytes`]).
+    /// The driver then runs it there where [`PhaseHooks::hold_at_least`] grants that, and hands
+    /// the plan no [`Query::B2`] step.
+    fn b2_beside(&self) -> Option<u64> {
+        None
+    }
     /// The phase is about to wait at a step boundary ([`PhaseHooks::will_wait`]): free what the
     /// next step can make again, waiting for what runs ahead of it (none by default).
     fn park(&mut self) {}
@@ -187,36 +197,44 @@ pub fn prove_with_plan<'env>(
     super::test_hold::at_boundary(hooks)?;
 
     let msm_start = Instant::now();
-    let steps = Step::all(params, plan.step_points());
+    let beside = b2_goes_beside(&*plan, params, hooks);
+    let steps: Vec<Step> = (Step::all(params, plan.step_points()).into_iter())
+        .filter(|s| !(beside && s.query == Query::B2))
+        .collect();
     for query in Query::ALL {
-        if query.terms(params) == 0 {
+        if query.terms(params) == 0 || (beside && query == Query::B2) {
             plan.finish(query);
         }
     }
     release(&*plan, hooks);
-    // H, L, A and B's sums in G1, then B's in G2.
-    let mut g1 = [G1Projective::identity(); 4];
-    let mut b2 = G2Projective::identity();
-    for (i, step) in steps.iter().enumerate() {
-        if i > 0 {
-            boundary(&mut *plan, hooks)?;
+    let stop = AtomicBool::new(false);
+    let ([h, l, a, b1], b2) = std::thread::scope(|scope| {
+        // B's G2 multiexp on the host while the plan runs the G1 steps; stopped at its next
+        // step when they fail or stop, and joined either way before the phase returns.
+        let on_host = beside.then(|| {
+            (std::thread::Builder::new().name("snarkd-b-g2".into()))
+                .spawn_scoped(scope, || beside::b2_on_host(&witness, &params.b_g2, &stop))
+        });
+        let on_host = on_host.transpose().map_err(|e| ProverError::Device {
+            backend: "cpu".into(),
+            reason: format!("starting a thread for B's G2 multiexp: {e}"),
+        })?;
+        let sums = run_steps(&mut *plan, &steps, hooks, &mut release);
+        if sums.is_err() {
+            stop.store(true, Ordering::Release);
         }
-        let next = steps.get(i + 1);
-        match step.query {
-            Query::B2 => b2 += plan.g2(step, next, hooks)?,
-            query => g1[query as usize] += plan.g1(step, next, hooks)?,
+        let b2 = on_host.map(|t| beside::joined(t.join()));
+        let (g1, mut b2_sum) = sums?;
+        if let Some(b2) = b2 {
+            b2_sum += b2?;
         }
-        if next.is_none_or(|n| n.query != step.query) {
-            plan.finish(step.query);
-            release(&*plan, hooks);
-        }
-    }
+        Ok::<_, ProverError>((g1, b2_sum))
+    })?;
     let msm = msm_start.elapsed();
     let faults = plan.faults();
     let counters = plan.counters();
     drop(plan);
 
-    let [h, l, a, b1] = g1;
     let proof = assemble(params, randomness, h, l, a, b1, b2)?;
     if loaded.checks_proofs() {
         self_check(loaded.prepared_verifying_key(), &proof, &witness.inputs)?;
@@ -231,6 +249,53 @@ pub fn prove_with_plan<'env>(
             counters,
         },
     ))
+}
+
+/// Whether B's G2 multiexp runs on the host beside the G1 steps: the plan asks for it, it has
+/// terms, and the memory budget has room for it now (on the device otherwise).
+fn b2_goes_beside(
+    plan: &dyn DevicePlan,
+    params: &Parameters<Bls12>,
+    hooks: &mut dyn PhaseHooks,
+) -> bool {
+    let Some(bytes) = plan.b2_beside().filter(|_| !params.b_g2.is_empty()) else {
+        return false;
+    };
+    let room = hooks.hold_at_least(bytes);
+    if !room {
+        tracing::debug!(
+            bytes,
+            "no room in the memory budget for B's G2 multiexp on the host: it runs on the device"
+        );
+    }
+    room
+}
+
+/// Runs `steps` through `plan` in their order, a boundary between each two: H, L, A and B's
+/// sums in G1, and B's in G2.
+fn run_steps(
+    plan: &mut dyn DevicePlan,
+    steps: &[Step],
+    hooks: &mut dyn PhaseHooks,
+    release: &mut dyn FnMut(&dyn DevicePlan, &mut dyn PhaseHooks),
+) -> Result<([G1Projective; 4], G2Projective)> {
+    let mut g1 = [G1Projective::identity(); 4];
+    let mut b2 = G2Projective::identity();
+    for (i, step) in steps.iter().enumerate() {
+        if i > 0 {
+            boundary(plan, hooks)?;
+        }
+        let next = steps.get(i + 1);
+        match step.query {
+            Query::B2 => b2 += plan.g2(step, next, hooks)?,
+            query => g1[query as usize] += plan.g1(step, next, hooks)?,
+        }
+        if next.is_none_or(|n| n.query != step.query) {
+            plan.finish(step.query);
+            release(plan, hooks);
+        }
+    }
+    Ok((g1, b2))
 }
 
 /// A step boundary: the plan parks first where the phase will wait there; then the hooks'

@@ -61,6 +61,7 @@ use bellperson::groth16::Proof;
 use blstrs::{Bls12, G1Affine, G1Projective, G2Affine, G2Projective, Scalar as Fr};
 use ff::Field;
 
+pub use crate::groth16::G2On;
 pub use device::{
     list_devices, preferred_device, select_devices, DeviceMemory, OpenClDevice, OpenClDeviceInfo,
 };
@@ -113,6 +114,9 @@ pub struct OpenClOptions {
     /// Where compiled kernels are kept between processes (`None`: built from source in every
     /// process, the driver's own cache aside).
     pub kernel_cache: Option<PathBuf>,
+    /// Where B's G2 multiexp runs: as the phase's last steps on the device, or on the host's
+    /// threads beside the G1 steps (its bases then never go up).
+    pub b_g2: G2On,
 }
 
 /// The environment variable that sets the daemon's `[gpus] kernel_cache`: the benchmarks and
@@ -139,6 +143,7 @@ impl Default for OpenClOptions {
             pool_bytes: None,
             limbs: LimbBits::default(),
             kernel_cache: None,
+            b_g2: G2On::Device,
         }
     }
 }

@@ -33,7 +33,7 @@ use super::msm::{Bases, DeviceScalars, Pipeline, StepOn};
 use super::msm_plan;
 use super::queue::DeviceQueue;
 use super::resident::{Maps, Resident};
-use super::{OpenClBackend, GPU_STEP_POINTS};
+use super::{G2On, OpenClBackend, GPU_STEP_POINTS};
 use crate::backend::DeviceBackend;
 use crate::error::{ProverError, Result};
 use crate::filecoin::estimate::host_phase;
@@ -139,8 +139,10 @@ impl OnGroup for G2Affine {
         query == Query::B2
     }
     fn bases<'d>(d: &'d OnDevice, params: &'d Parameters<Bls12>, _: Query) -> Bases<'d, Self> {
-        match &d.resident {
-            Some(r) => Bases::Device(&r.b_g2),
+        match d.resident.as_ref().and_then(|r| r.b_g2.as_ref()) {
+            Some(b_g2) => Bases::Device(b_g2),
+            // Streamed; or kept without them (their multiexp was to run on the host, and runs
+            // here because the budget had no room for it there).
             None => Bases::Host(&params.b_g2[..]),
         }
     }
@@ -258,7 +260,7 @@ impl<'a> OpenClPlan<'a> {
         let d = self.device.as_mut()?;
         let mut pipeline = G::pipeline(d).take();
         let on = &*d;
-        let staged = on.resident.is_none();
+        let staged = matches!(G::bases(on, params, step.query), Bases::Host(_));
         let done = backend.attempt(&on.queue, &mut self.faults, step.query.as_str(), |q| {
             let Some(this) = on.step_on::<G>(params, step, inputs) else {
                 return Ok(None);
@@ -379,6 +381,12 @@ impl DevicePlan for OpenClPlan<'_> {
         }
     }
 
+    /// With [`G2On::Cpu`], while the partition is on the device.
+    fn b2_beside(&self) -> Option<u64> {
+        let beside = self.backend.options.b_g2 == G2On::Cpu && self.device.is_some();
+        beside.then(|| host_phase(self.witness.shape()).msm_beside_peak_bytes)
+    }
+
     fn step_points(&self) -> usize {
         match &self.device {
             Some(_) => GPU_STEP_POINTS,
@@ -450,7 +458,10 @@ impl OpenClBackend {
         );
         let keep_free = working * self.options.workers_per_device.max(1) as u64;
         let resident = match self.options.keep_params {
-            true => self.resident.get(&queue, loaded, witness, keep_free)?,
+            true => {
+                let with_g2 = self.options.b_g2 == G2On::Device;
+                (self.resident).get(&queue, loaded, witness, keep_free, with_g2)?
+            }
             false => None,
         };
         let grant = match queue.memory().try_reserve(witness_bytes, 0) {

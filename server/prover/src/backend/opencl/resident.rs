@@ -24,21 +24,23 @@ pub struct Resident {
     pub l: Buffer<G1Affine>,
     pub a: Buffer<G1Affine>,
     pub b_g1: Buffer<G1Affine>,
-    pub b_g2: Buffer<G2Affine>,
+    /// `None` where B's G2 multiexp runs on the host ([`super::G2On::Cpu`]).
+    pub b_g2: Option<Buffer<G2Affine>>,
     /// The maps of the densities the circuit had when its bases went up.
     pub maps: Maps,
     _grant: MemoryGrant,
 }
 
 impl Resident {
-    /// Device bytes of `loaded`'s bases and maps.
-    pub fn bytes_for(loaded: &LoadedParams) -> u64 {
+    /// Device bytes of `loaded`'s bases and maps (B's G2 bases with `with_g2`).
+    pub fn bytes_for(loaded: &LoadedParams, with_g2: bool) -> u64 {
         let p = loaded.parameters();
         Self::bytes_of(BaseCounts {
             h: p.h.len(),
             l: p.l.len(),
             a: p.a.len(),
             b: p.b_g1.len(),
+            b_g2: if with_g2 { p.b_g2.len() } else { 0 },
         })
     }
 
@@ -46,8 +48,8 @@ impl Resident {
     pub fn bytes_of(c: BaseCounts) -> u64 {
         let g1 = std::mem::size_of::<G1Affine>() as u64;
         let g2 = std::mem::size_of::<G2Affine>() as u64;
-        let [h, l, a, b] = [c.h, c.l, c.a, c.b].map(|n| n as u64);
-        (h + l + a + b) * g1 + b * g2 + Maps::bytes_of(a, b)
+        let [h, l, a, b, b_g2] = [c.h, c.l, c.a, c.b, c.b_g2].map(|n| n as u64);
+        (h + l + a + b) * g1 + b_g2 * g2 + Maps::bytes_of(a, b)
     }
 
     /// The G1 bases of `query` (not [`Query::B2`]).
@@ -61,13 +63,15 @@ impl Resident {
     }
 }
 
-/// How many bases of each query a circuit has: H, L, A and B (B's G1 and G2 bases are as many).
+/// How many bases of each query a device keeps: H, L, A and B in G1, and B in G2 (as many as
+/// B's in G1, or none where B's G2 multiexp runs on the host).
 #[derive(Debug, Clone, Copy)]
 pub struct BaseCounts {
     pub h: usize,
     pub l: usize,
     pub a: usize,
     pub b: usize,
+    pub b_g2: usize,
 }
 
 /// Where each A and B term's scalar sits in the witness buffer (inputs, then aux): A takes every
@@ -140,16 +144,18 @@ struct Entry {
 }
 
 impl ResidentCache {
-    /// The bases of `loaded` on this device: kept from an earlier partition, or uploaded now
-    /// when they fit in the pool with `keep_free` bytes left over for the partitions' working
-    /// memory (idle sets of other circuits evicted, least recently used first). `None`: they do
-    /// not fit, and the caller streams them.
+    /// The bases of `loaded` on this device (B's G2 bases with `with_g2`): kept from an earlier
+    /// partition, or uploaded now when they fit in the pool with `keep_free` bytes left over for
+    /// the partitions' working memory (idle sets of other circuits evicted, least recently used
+    /// first). `None`: they do not fit, and the caller streams them. A backend asks with the
+    /// same `with_g2` every time.
     pub fn get(
         &self,
         q: &DeviceQueue,
         loaded: &LoadedParams,
         witness: &Witness,
         keep_free: u64,
+        with_g2: bool,
     ) -> Result<Option<Arc<Resident>>> {
         let key = loaded.residency();
         let now = self.clock.fetch_add(1, Ordering::Relaxed);
@@ -161,13 +167,14 @@ impl ResidentCache {
             return Ok(Some(Arc::clone(&e.set)));
         }
         let p = loaded.parameters();
-        let bytes = Resident::bytes_for(loaded);
+        let bytes = Resident::bytes_for(loaded, with_g2);
         let largest = [p.h.len(), p.l.len(), p.a.len(), p.b_g1.len()]
             .into_iter()
             .max()
             .unwrap_or(0) as u64
             * std::mem::size_of::<G1Affine>() as u64;
-        let largest = largest.max(p.b_g2.len() as u64 * std::mem::size_of::<G2Affine>() as u64);
+        let g2 = if with_g2 { p.b_g2.len() } else { 0 };
+        let largest = largest.max(g2 as u64 * std::mem::size_of::<G2Affine>() as u64);
         // Evict only for a set that fits once every idle set is gone: a circuit that is streamed
         // anyway must not push out the sets of circuits that fit.
         let idle_bytes: u64 = (entries.iter())
@@ -206,7 +213,7 @@ impl ResidentCache {
                 }
             }
         };
-        let set = upload(q, loaded, witness, grant)?;
+        let set = upload(q, loaded, witness, grant, with_g2)?;
         tracing::info!(
             device = %q.device.info.name,
             circuit = %loaded.circuit_id(),
@@ -274,6 +281,7 @@ fn upload(
     loaded: &LoadedParams,
     witness: &Witness,
     grant: MemoryGrant,
+    with_g2: bool,
 ) -> Result<Resident> {
     let p = loaded.parameters();
     let up_g1 = |bases: &[G1Affine]| -> Result<Buffer<G1Affine>> {
@@ -286,8 +294,14 @@ fn upload(
     let l = up_g1(&p.l)?;
     let a = up_g1(&p.a)?;
     let b_g1 = up_g1(&p.b_g1)?;
-    let mut b_g2 = q.program.buffer::<G2Affine>(p.b_g2.len())?;
-    q.stage(&mut b_g2, 0, &p.b_g2)?;
+    let b_g2 = match with_g2 {
+        true => {
+            let mut buf = q.program.buffer::<G2Affine>(p.b_g2.len())?;
+            q.stage(&mut buf, 0, &p.b_g2)?;
+            Some(buf)
+        }
+        false => None,
+    };
     let maps = Maps::upload(q, witness)?;
     q.finish()?;
     Ok(Resident {

@@ -69,6 +69,8 @@ fn estimated_bases(s: CircuitShape) -> BaseCounts {
         l: s.aux,
         a: share(A_AUX_PER_MILLE),
         b: share(B_AUX_PER_MILLE),
+        // Counted as kept: "auto" does not turn on where B's G2 multiexp runs.
+        b_g2: share(B_AUX_PER_MILLE),
     }
 }
 
