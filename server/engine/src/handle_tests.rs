@@ -253,6 +253,45 @@ async fn the_driver_returns_the_abc_share_while_the_device_phase_runs() {
 }
 
 #[tokio::test]
+#[allow(clippy::await_holding_lock)] // the held lock keeps the device phase waiting
+async fn memory_a_phase_holds_more_stays_held_past_the_abc_release_until_its_end() {
+    let _deadline = crate::test_prover::Watchdog::for_this_test();
+    let prover = TestProver::new(1);
+    prover.hold_more.store(100, Ordering::SeqCst);
+    let engine = engine(prover.clone());
+    let gate = prover.device_gate.lock();
+    let job = engine
+        .submit(request(ProofKind::WindowPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    // Held after the a/b/c release: their share is back, the 100 bytes asked for are not.
+    snapshot_where(&engine, |s| s.memory.used_bytes == PARAMS_BYTES + 500 + 100).await;
+    assert_eq!(*prover.held_more.lock(), vec![true]);
+    drop(gate);
+    assert!(matches!(
+        engine.await_job(&job).await.unwrap().end,
+        JobEnd::Completed(_)
+    ));
+    snapshot_where(&engine, |s| s.memory.used_bytes == PARAMS_BYTES).await;
+
+    // A budget without the room: refused, nothing held, and the phase goes on.
+    prover.held_more.lock().clear();
+    prover.hold_more.store(1 << 30, Ordering::SeqCst);
+    let job = engine
+        .submit(request(ProofKind::WindowPost, 1, 1000))
+        .await
+        .unwrap()
+        .job_id;
+    assert!(matches!(
+        engine.await_job(&job).await.unwrap().end,
+        JobEnd::Completed(_)
+    ));
+    assert_eq!(*prover.held_more.lock(), vec![false]);
+    snapshot_where(&engine, |s| s.memory.used_bytes == PARAMS_BYTES).await;
+}
+
+#[tokio::test]
 #[allow(clippy::await_holding_lock)] // the held lock is the gate that keeps synthesis waiting
 async fn evict_params_is_refused_while_a_job_uses_them() {
     let _deadline = crate::test_prover::Watchdog::for_this_test();

@@ -354,4 +354,9 @@ impl<P: Prover> PhaseHooks for Hooks<'_, P> {
         let held = self.reservation.bytes();
         held >= bytes || self.reservation.try_grow(bytes - held)
     }
+
+    /// Grows the partition's reservation by `bytes`, without waiting for them.
+    fn hold_more(&mut self, bytes: u64) -> bool {
+        self.reservation.try_grow(bytes)
+    }
 }

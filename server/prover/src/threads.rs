@@ -40,6 +40,14 @@ pub fn pool() -> Arc<ThreadPool> {
     at_my_priority(&POOLS, "msm")
 }
 
+/// The pool for B's G2 multiexp run on the host beside a device's G1 steps, at the calling
+/// thread's nice value: apart from [`pool`], so the host work that feeds the device (read-back
+/// sums, windows combined, bases staged) never queues behind its tiles.
+pub fn beside() -> Arc<ThreadPool> {
+    static POOLS: Pools = OnceLock::new();
+    at_my_priority(&POOLS, "b2")
+}
+
 /// Runs `f` on the synthesis pool of the calling thread's priority, or where it is when the
 /// caller already runs in a rayon pool (a benchmark's, a circuit's own parallel part): a
 /// partition's synthesis, witness and products, keeps to one pool of its priority.

@@ -324,11 +324,15 @@ fn a_partition_on_a_device_keeps_no_c_and_a_step_on_the_cpu_asks_for_its_memory_
 }
 
 /// Hooks for a phase with B's G2 multiexp on the host: each ask for more host memory answered
-/// with `grant` and recorded; a stop asked from the `stop_at`th step boundary on.
+/// with `grant` and recorded (`more`: [`PhaseHooks::hold_more`]'s, `asked`: the others); a stop
+/// asked from the `stop_at`th step boundary on.
+///
+/// [`PhaseHooks::hold_more`]: snarkd_prover::groth16::PhaseHooks::hold_more
 struct Beside {
     grant: bool,
     stop_at: Option<usize>,
     boundaries: usize,
+    more: Vec<u64>,
     asked: Vec<u64>,
 }
 
@@ -337,6 +341,11 @@ impl snarkd_prover::groth16::PhaseHooks for Beside {
 
     fn hold_at_least(&mut self, bytes: u64) -> bool {
         self.asked.push(bytes);
+        self.grant
+    }
+
+    fn hold_more(&mut self, bytes: u64) -> bool {
+        self.more.push(bytes);
         self.grant
     }
 
@@ -351,14 +360,14 @@ impl snarkd_prover::groth16::PhaseHooks for Beside {
 
 #[test]
 fn b_g2_on_the_cpu_runs_beside_the_device_with_its_bases_kept_off_it() {
-    use snarkd_prover::filecoin::estimate::host_phase;
     use snarkd_prover::groth16::G2On;
     let kind = ProofKind::WinningPost;
     let params = params(kind);
     let job = job(kind);
-    let g2_bytes =
-        (params.parameters().b_g2.len() * std::mem::size_of::<blstrs::G2Affine>()) as u64;
-    assert!(g2_bytes > 0);
+    let terms = params.parameters().b_g2.len() as u64;
+    assert!(terms > 0);
+    // B's G2 bases on the device, and B's scalars on the host.
+    let (g2_bytes, scalar_bytes) = (terms * 192, terms * 32);
     let on_device = backend_with(OpenClOptions::default());
     let beside = backend_with(OpenClOptions {
         b_g2: G2On::Cpu,
@@ -368,32 +377,29 @@ fn b_g2_on_the_cpu_runs_beside_the_device_with_its_bases_kept_off_it() {
         grant,
         stop_at,
         boundaries: 0,
+        more: Vec::new(),
         asked: Vec::new(),
     };
     let prove = |backend: &OpenClBackend, hooks: &mut Beside| {
         let partition = job.synthesize(0).expect("synthesis");
-        let shape = partition.shape();
-        let out = backend.prove(partition, &params, Randomness::random(), hooks);
-        (out, host_phase(shape).msm_beside_peak_bytes)
+        backend.prove(partition, &params, Randomness::random(), hooks)
     };
 
-    // The same partition, each backend's first: B's G2 bases never go up beside, and the rest
+    // The same partition, each backend's first: B's G2 bases do not go up beside, and the rest
     // of what goes up is the same, byte for byte.
     let mut h = hooks(true, None);
-    let (out, _) = prove(&on_device, &mut h);
-    let (device_proof, device) = out.expect("device phase");
+    let (device_proof, device) = prove(&on_device, &mut h).expect("device phase");
     assert_eq!(
-        h.asked,
-        Vec::<u64>::new(),
+        (h.more, h.asked),
+        (vec![], vec![]),
         "B's G2 on the device asks for no host memory"
     );
     let mut h = hooks(true, None);
-    let (out, beside_peak) = prove(&beside, &mut h);
-    let (beside_proof, first) = out.expect("device phase, B's G2 on the cpu");
+    let (beside_proof, first) = prove(&beside, &mut h).expect("device phase, B's G2 on the cpu");
     assert_eq!(
-        h.asked,
-        vec![beside_peak],
-        "the room for B's scalars, asked first"
+        (h.more, h.asked),
+        (vec![scalar_bytes], vec![]),
+        "the room for B's scalars, asked first, on top of the reservation"
     );
     job.finalize(&[device_proof], &params).expect("verifies");
     job.finalize(&[beside_proof], &params)
@@ -413,10 +419,9 @@ fn b_g2_on_the_cpu_runs_beside_the_device_with_its_bases_kept_off_it() {
     // No room in the budget for B's scalars: B's G2 multiexp runs on the device, its bases
     // streamed (the set kept for this backend has none), and the proof still verifies.
     let mut h = hooks(false, None);
-    let (out, _) = prove(&beside, &mut h);
-    let (proof, later) = out.expect("device phase, B's G2 back on the device");
+    let (proof, later) = prove(&beside, &mut h).expect("device phase, B's G2 back on the device");
     job.finalize(&[proof], &params).expect("verifies");
-    assert_eq!(h.asked, vec![beside_peak]);
+    assert_eq!((h.more, h.asked), (vec![scalar_bytes], vec![]));
     assert!(later.counters.bytes_to_device >= g2_bytes, "{later:?}");
     assert_eq!(
         beside.resident_bytes(),
@@ -424,12 +429,12 @@ fn b_g2_on_the_cpu_runs_beside_the_device_with_its_bases_kept_off_it() {
     );
 
     // A stop at the boundary after the first multiexp step (the host's multiexp started at the
-    // H polynomial's): the phase ends with its error, the host's multiexp stopped and joined,
-    // and every device reservation but the kept bases returned.
+    // H polynomial's): the phase ends with its error once the host's multiexp is joined (at
+    // 2 KiB it has one step, so it has ended by then: `beside.rs`'s tests check the stop it
+    // reads before each step), and every device reservation but the kept bases is returned.
     let mut h = hooks(true, Some(2));
-    let (out, _) = prove(&beside, &mut h);
-    out.expect_err("stopped");
-    assert_eq!(h.asked, vec![beside_peak], "B's G2 had started on the host");
+    prove(&beside, &mut h).expect_err("stopped");
+    assert_eq!(h.more, vec![scalar_bytes], "B's G2 had started on the host");
     assert_eq!(h.boundaries, 2);
     assert_eq!(beside.memory().used(), beside.resident_bytes());
 }

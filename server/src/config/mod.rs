@@ -176,7 +176,8 @@ pub struct GpusSection {
     /// Limb width of the OpenCL field code: 32 or 64.
     pub limb_bits: u32,
     /// Where B's G2 multiexp runs: "device" (with the other multiexps) or "cpu" (on the host's
-    /// threads beside the device's G1 multiexps; its bases stay off the device).
+    /// threads beside the device's G1 multiexps, where the budget has room for its scalars;
+    /// its bases are not kept on the device).
     pub b_g2: G2On,
     /// How often devices are read (NVML, the memory pool); zero never.
     #[serde(with = "humantime_serde")]

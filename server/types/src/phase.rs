@@ -30,6 +30,14 @@ pub trait PhaseHooks {
         let _ = bytes;
         true
     }
+    /// The phase is about to hold `bytes` of host memory more than everything else it holds,
+    /// until it returns (B's G2 multiexp's scalars on the host beside a device's steps): true
+    /// once the reservation has grown by that much (the a/b/c release then takes back only
+    /// their share), false when the budget cannot give it now (the work then runs elsewhere).
+    fn hold_more(&mut self, bytes: u64) -> bool {
+        let _ = bytes;
+        true
+    }
 }
 
 impl<F: FnMut(u64)> PhaseHooks for F {

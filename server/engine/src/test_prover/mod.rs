@@ -57,6 +57,10 @@ pub struct TestProver {
     /// Of the boundaries reached meanwhile, those where the hooks said the phase would wait
     /// there (`PhaseHooks::will_wait`).
     pub told_it_will_wait: std::sync::atomic::AtomicU32,
+    /// Bytes each device phase asks to hold beyond its reservation before the a/b/c release
+    /// (`PhaseHooks::hold_more`; none when 0), and whether each ask was granted.
+    pub hold_more: std::sync::atomic::AtomicU64,
+    pub held_more: parking_lot::Mutex<Vec<bool>>,
     /// Requests planned (decoded), refused or not.
     pub planned: std::sync::atomic::AtomicU32,
     /// Device phases that returned a proof.
@@ -88,6 +92,8 @@ impl TestProver {
             deadline_phases: Default::default(),
             boundaries_in_deadline: Default::default(),
             told_it_will_wait: Default::default(),
+            hold_more: Default::default(),
+            held_more: Default::default(),
             passed_in_deadline: Default::default(),
             planned: Default::default(),
             proved: Default::default(),
@@ -256,6 +262,10 @@ impl Prover for TestProver {
         }
         let deadline = circuit.starts_with("winning") || circuit.starts_with("wpost");
         let _inside = deadline.then(|| DeadlinePhase::enter(&self.deadline_phases));
+        let more = self.hold_more.load(Ordering::SeqCst);
+        if more > 0 {
+            self.held_more.lock().push(hooks.hold_more(more));
+        }
         hooks.abc_released(0);
         hooks.step_done();
         drop(self.device_gate.lock());

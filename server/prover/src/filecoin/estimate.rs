@@ -77,22 +77,15 @@ pub struct HostPhase {
     /// During a multiexp: the witness and the larger of h's coefficients and one gathered
     /// scalar vector.
     pub msm_peak_bytes: u64,
-    /// During a device's G1 multiexps with B's G2 multiexp on the host beside them: B's
-    /// gathered scalars (at most one a witness value) on top of
-    /// [`HostPhase::msm_peak_bytes`], which a G1 step falling back to the host may hold meanwhile.
-    pub msm_beside_peak_bytes: u64,
 }
 
 /// [`HostPhase`] of a partition of `shape`.
 pub fn host_phase(shape: CircuitShape) -> HostPhase {
     let witness = witness_bytes(shape);
     let domain = shape.constraints.max(1).next_power_of_two() as u64;
-    let values = (shape.aux + shape.inputs) as u64;
-    let msm_peak_bytes = witness + FR * domain.max(values);
     HostPhase {
         fft_peak_bytes: witness + 4 * FR * domain,
-        msm_peak_bytes,
-        msm_beside_peak_bytes: msm_peak_bytes + FR * values,
+        msm_peak_bytes: witness + FR * domain.max((shape.aux + shape.inputs) as u64),
     }
 }
 

@@ -174,6 +174,19 @@ pub fn msm_g2(bases: &[G2Affine], scalars: Scalars<'_>) -> G2Projective {
     msm_g2_in_steps(bases, scalars, &mut || {})
 }
 
+/// [`msm_g2`] on `pool`'s threads (not the pool of the caller's priority).
+pub fn msm_g2_on(
+    pool: &rayon::ThreadPool,
+    bases: &[G2Affine],
+    scalars: Scalars<'_>,
+) -> G2Projective {
+    assert_eq!(bases.len(), scalars.len(), "msm_g2 length mismatch");
+    // SAFETY: see the layout note above.
+    let points: &[blst_p2_affine] =
+        unsafe { std::slice::from_raw_parts(bases.as_ptr().cast(), bases.len()) };
+    tiled_on::<G2>(pool, points, scalars.as_bytes(), &mut || {})
+}
+
 /// [`msm_g2`], calling `between` at each step boundary inside it (see [`tiled`]).
 pub fn msm_g2_in_steps(
     bases: &[G2Affine],
@@ -295,13 +308,21 @@ fn window<T: Tiles>(npoints: usize) -> usize {
 /// in steps of about one tile per thread, and `between` runs after every step but the last: the
 /// preemption points inside a multiexp.
 fn tiled<T: Tiles>(points: &[T::Affine], scalars: &[u8], between: &mut dyn FnMut()) -> T::Point {
-    let n = points.len();
-    if n < MIN_ROW_POINTS {
+    tiled_on::<T>(&threads::pool(), points, scalars, between)
+}
+
+/// [`tiled`] on `pool`.
+fn tiled_on<T: Tiles>(
+    pool: &rayon::ThreadPool,
+    points: &[T::Affine],
+    scalars: &[u8],
+    between: &mut dyn FnMut(),
+) -> T::Point {
+    if points.len() < MIN_ROW_POINTS {
         // Too little to share out (and blst's tiles need two points or more).
         return T::small(points, scalars);
     }
-    let pool = threads::pool();
-    tiles_on::<T>(&pool, pool.current_num_threads(), points, scalars, between)
+    tiles_on::<T>(pool, pool.current_num_threads(), points, scalars, between)
 }
 
 /// Most points in a row: a tile (one window over a row) stays under about a second of a core,

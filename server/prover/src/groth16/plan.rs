@@ -24,7 +24,7 @@ use super::beside;
 use super::msm::ScalarBytes;
 use super::prover::{
     assemble, check_shape, self_check, stop_if_asked, CpuOps, DeviceCounters, DeviceOps,
-    DeviceTimings, Randomness,
+    DeviceTimings, Randomness, CPU_STEP_POINTS,
 };
 use crate::error::{ProverError, Result};
 use crate::keys::LoadedParams;
@@ -106,7 +106,8 @@ impl Step {
 /// Where one partition's device phase keeps its data and runs its steps. Made for one
 /// partition; the driver calls [`DevicePlan::h`] once, then the steps of [`Step::all`] in their
 /// order, each handed the one after it, and [`DevicePlan::finish`] for each query after its
-/// last step (at the start for a query of no terms).
+/// last step (at the start for a query of no terms; B2's after the G1 steps where it ran
+/// beside them: [`DevicePlan::b2_beside`]).
 pub trait DevicePlan {
     /// Computes h(x) from the a/b/c evaluations and keeps it where the H multiexp reads it.
     /// `hooks`: [`PhaseHooks::step_done`] at any preemption point inside the step, and
@@ -134,12 +135,11 @@ pub trait DevicePlan {
     /// Done with `query`: its scalars may go.
     fn finish(&mut self, query: Query);
     /// Whether B's G2 multiexp is to run on the host's threads beside the G1 steps rather than
-    /// as steps of this plan (`None` by default): `Some` of the host memory the phase holds in
-    /// all while it runs there ([`crate::filecoin::estimate::HostPhase::msm_beside_peak_bytes`]).
-    /// The driver then runs it there where [`PhaseHooks::hold_at_least`] grants that, and hands
-    /// the plan no [`Query::B2`] step.
-    fn b2_beside(&self) -> Option<u64> {
-        None
+    /// as steps of this plan (no by default). The driver then runs it there where
+    /// [`PhaseHooks::hold_more`] grants its scalars' room ([`super::beside`]), hands the plan
+    /// no [`Query::B2`] step and finishes B2 after the G1 steps.
+    fn b2_beside(&self) -> bool {
+        false
     }
     /// The phase is about to wait at a step boundary ([`PhaseHooks::will_wait`]): free what the
     /// next step can make again, waiting for what runs ahead of it (none by default).
@@ -197,39 +197,7 @@ pub fn prove_with_plan<'env>(
     super::test_hold::at_boundary(hooks)?;
 
     let msm_start = Instant::now();
-    let beside = b2_goes_beside(&*plan, params, hooks);
-    let steps: Vec<Step> = (Step::all(params, plan.step_points()).into_iter())
-        .filter(|s| !(beside && s.query == Query::B2))
-        .collect();
-    for query in Query::ALL {
-        if query.terms(params) == 0 || (beside && query == Query::B2) {
-            plan.finish(query);
-        }
-    }
-    release(&*plan, hooks);
-    let stop = AtomicBool::new(false);
-    let ([h, l, a, b1], b2) = std::thread::scope(|scope| {
-        // B's G2 multiexp on the host while the plan runs the G1 steps; stopped at its next
-        // step when they fail or stop, and joined either way before the phase returns.
-        let on_host = beside.then(|| {
-            (std::thread::Builder::new().name("snarkd-b-g2".into()))
-                .spawn_scoped(scope, || beside::b2_on_host(&witness, &params.b_g2, &stop))
-        });
-        let on_host = on_host.transpose().map_err(|e| ProverError::Device {
-            backend: "cpu".into(),
-            reason: format!("starting a thread for B's G2 multiexp: {e}"),
-        })?;
-        let sums = run_steps(&mut *plan, &steps, hooks, &mut release);
-        if sums.is_err() {
-            stop.store(true, Ordering::Release);
-        }
-        let b2 = on_host.map(|t| beside::joined(t.join()));
-        let (g1, mut b2_sum) = sums?;
-        if let Some(b2) = b2 {
-            b2_sum += b2?;
-        }
-        Ok::<_, ProverError>((g1, b2_sum))
-    })?;
+    let ([h, l, a, b1], b2) = multiexps(&mut *plan, params, &witness, hooks, &mut release)?;
     let msm = msm_start.elapsed();
     let faults = plan.faults();
     let counters = plan.counters();
@@ -258,10 +226,11 @@ fn b2_goes_beside(
     params: &Parameters<Bls12>,
     hooks: &mut dyn PhaseHooks,
 ) -> bool {
-    let Some(bytes) = plan.b2_beside().filter(|_| !params.b_g2.is_empty()) else {
+    if !plan.b2_beside() || params.b_g2.is_empty() {
         return false;
-    };
-    let room = hooks.hold_at_least(bytes);
+    }
+    let bytes = beside::scalar_bytes(params.b_g2.len());
+    let room = hooks.hold_more(bytes);
     if !room {
         tracing::debug!(
             bytes,
@@ -269,6 +238,64 @@ fn b2_goes_beside(
         );
     }
     room
+}
+
+/// The phase's multiexps through `plan`, B's in G2 on the host beside the G1 steps where the
+/// plan asks for it and the budget has room: H, L, A and B's sums in G1, then B's in G2.
+fn multiexps(
+    plan: &mut dyn DevicePlan,
+    params: &Parameters<Bls12>,
+    witness: &Witness,
+    hooks: &mut dyn PhaseHooks,
+    release: &mut dyn FnMut(&dyn DevicePlan, &mut dyn PhaseHooks),
+) -> Result<([G1Projective; 4], G2Projective)> {
+    let beside = b2_goes_beside(plan, params, hooks);
+    let steps: Vec<Step> = (Step::all(params, plan.step_points()).into_iter())
+        .filter(|s| !(beside && s.query == Query::B2))
+        .collect();
+    for query in Query::ALL {
+        if query.terms(params) == 0 {
+            plan.finish(query);
+        }
+    }
+    release(plan, hooks);
+    let stop = AtomicBool::new(false);
+    let (g1, b2) = std::thread::scope(|scope| {
+        // B's G2 multiexp on the host while the plan runs the G1 steps; stopped at its next
+        // step when they fail or stop, and joined either way before the phase returns.
+        let on_host = beside.then(|| {
+            (std::thread::Builder::new().name("snarkd-b-g2".into())).spawn_scoped(scope, || {
+                beside::b2_on_host(witness, &params.b_g2, CPU_STEP_POINTS, &stop)
+            })
+        });
+        let on_host = on_host.transpose().map_err(|e| ProverError::Device {
+            backend: "cpu".into(),
+            reason: format!("starting a thread for B's G2 multiexp: {e}"),
+        })?;
+        let unwinding = beside::StopOnUnwind(&stop);
+        let sums = match beside {
+            true => {
+                let extra = beside::scalar_bytes(params.b_g2.len());
+                let hooks = &mut beside::Beside { hooks, extra };
+                run_steps(plan, &steps, hooks, release)
+            }
+            false => run_steps(plan, &steps, hooks, release),
+        };
+        drop(unwinding);
+        if sums.is_err() {
+            stop.store(true, Ordering::Release);
+        }
+        let b2 = on_host.map(|t| beside::joined(t.join()));
+        let (g1, mut b2_sum) = sums?;
+        if let Some(b2) = b2 {
+            b2_sum += b2?;
+        }
+        Ok::<_, ProverError>((g1, b2_sum))
+    })?;
+    if beside {
+        plan.finish(Query::B2);
+    }
+    Ok((g1, b2))
 }
 
 /// Runs `steps` through `plan` in their order, a boundary between each two: H, L, A and B's

@@ -115,7 +115,8 @@ pub struct OpenClOptions {
     /// process, the driver's own cache aside).
     pub kernel_cache: Option<PathBuf>,
     /// Where B's G2 multiexp runs: as the phase's last steps on the device, or on the host's
-    /// threads beside the G1 steps (its bases then never go up).
+    /// threads beside the G1 steps (its bases then not kept on the device; streamed up for a
+    /// partition whose budget had no room for it on the host).
     pub b_g2: G2On,
 }
 

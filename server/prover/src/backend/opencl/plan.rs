@@ -382,9 +382,8 @@ impl DevicePlan for OpenClPlan<'_> {
     }
 
     /// With [`G2On::Cpu`], while the partition is on the device.
-    fn b2_beside(&self) -> Option<u64> {
-        let beside = self.backend.options.b_g2 == G2On::Cpu && self.device.is_some();
-        beside.then(|| host_phase(self.witness.shape()).msm_beside_peak_bytes)
+    fn b2_beside(&self) -> bool {
+        self.backend.options.b_g2 == G2On::Cpu && self.device.is_some()
     }
 
     fn step_points(&self) -> usize {
