@@ -1,7 +1,7 @@
 //! Real 2 KiB proofs through the daemon with `backend = "opencl"`, on whatever OpenCL device is
 //! present (PoCL's CPU device in CI), and a device fault injected mid-proof: the step runs again
-//! (on the CPU once the device's tries are used up), the proof still verifies, and the fault is
-//! counted in the metrics. A device still being set up: the daemon serves meanwhile, proves
+//! (on the CPU once the device's tries are used up, beside B's G2 multiexp on the host), the
+//! proof still verifies, and the fault is counted in the metrics. A device still being set up: the daemon serves meanwhile, proves
 //! WinningPoSt on the CPU, keeps other kinds for the device, and the device joins when ready.
 #![cfg(feature = "opencl")]
 
@@ -19,6 +19,7 @@ use snarkd_engine::prover::{DeviceInfo, Prover};
 use snarkd_proto::v1 as pb;
 use snarkd_prover::backend::opencl::list_devices;
 use snarkd_prover::backend::warming::{Known, WarmingBackend};
+use snarkd_prover::groth16::G2On;
 use snarkd_prover::{DeviceBackend, OpenClBackend, OpenClOptions, ProofKind};
 
 /// The daemon tests share the process's metrics (same device, same backend name): one at a time.
@@ -95,6 +96,10 @@ async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted(
                 device_attempts: 1,
                 unhealthy_after: 4,
                 kernel_cache: config.gpus.kernel_cache.clone(),
+                // B's G2 multiexp on the host beside the device's G1 steps, so a G1 step
+                // falls back to the CPU while it runs (its memory asked of the daemon's budget
+                // on top of B's).
+                b_g2: G2On::Cpu,
                 ..OpenClOptions::default()
             },
         )
@@ -106,12 +111,13 @@ async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted(
         vec![(info, backend.clone() as Arc<dyn DeviceBackend>)],
     ));
     let mut d = start_with(&[ProofKind::WindowPost], &config, prover).await;
-    // The H FFTs and the first MSM fail on the device; with one try each they run on the CPU.
-    backend.inject_faults(2);
+    // The H FFTs, the H multiexp and L's fail on the device; with one try each they run on the
+    // CPU (L's beside B's G2 multiexp, which starts at the H multiexp's end).
+    backend.inject_faults(3);
     prove_and_check(&mut d, ProofKind::WindowPost).await;
     assert!(
         backend.is_healthy(),
-        "two faults, then successes: under unhealthy_after"
+        "three faults, then successes: under unhealthy_after"
     );
     let line = format!("snarkd_device_faults_total{{device=\"{name}\"}} ");
     let text = metrics(&mut d).await;
@@ -119,10 +125,11 @@ async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted(
         .lines()
         .find_map(|l| l.strip_prefix(&line))
         .unwrap_or_else(|| panic!("metrics lack {line}:\n{text}"));
-    assert!(counted.trim().parse::<f64>().unwrap() >= 2.0, "{counted}");
+    assert_eq!(counted.trim().parse::<f64>().unwrap(), 3.0, "{counted}");
 
     // A device that keeps failing is marked unhealthy after 4 steps in a row and skipped for
-    // the rest (the partition has 6: the H FFTs and 5 MSMs); the proof still verifies.
+    // the rest (the partition has 5 on the device: the H FFTs and 4 G1 multiexps); the proof
+    // still verifies.
     backend.inject_faults(u32::MAX);
     prove_and_check(&mut d, ProofKind::WindowPost).await;
     assert!(
@@ -132,7 +139,7 @@ async fn an_injected_device_fault_still_ends_in_a_verified_proof_and_is_counted(
     backend.inject_faults(0);
     let text = metrics(&mut d).await;
     let counted = text.lines().find_map(|l| l.strip_prefix(&line)).unwrap();
-    assert_eq!(counted.trim().parse::<f64>().unwrap(), 6.0, "2 + 4 faults");
+    assert_eq!(counted.trim().parse::<f64>().unwrap(), 7.0, "3 + 4 faults");
     let unhealthy = format!("snarkd_device_healthy{{device=\"{name}\"}} 0");
     assert!(
         text.lines().any(|l| l == unhealthy),

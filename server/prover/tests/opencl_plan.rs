@@ -360,14 +360,14 @@ impl snarkd_prover::groth16::PhaseHooks for Beside {
 
 #[test]
 fn b_g2_on_the_cpu_runs_beside_the_device_with_its_bases_kept_off_it() {
-    use snarkd_prover::groth16::G2On;
+    use snarkd_prover::groth16::{b2_host_bytes, G2On};
     let kind = ProofKind::WinningPost;
     let params = params(kind);
     let job = job(kind);
     let terms = params.parameters().b_g2.len() as u64;
     assert!(terms > 0);
-    // B's G2 bases on the device, and B's scalars on the host.
-    let (g2_bytes, scalar_bytes) = (terms * 192, terms * 32);
+    // B's G2 bases on the device, and what its multiexp holds on the host.
+    let (g2_bytes, b2_host) = (terms * 192, b2_host_bytes(terms as usize));
     let on_device = backend_with(OpenClOptions::default());
     let beside = backend_with(OpenClOptions {
         b_g2: G2On::Cpu,
@@ -398,7 +398,7 @@ fn b_g2_on_the_cpu_runs_beside_the_device_with_its_bases_kept_off_it() {
     let (beside_proof, first) = prove(&beside, &mut h).expect("device phase, B's G2 on the cpu");
     assert_eq!(
         (h.more, h.asked),
-        (vec![scalar_bytes], vec![]),
+        (vec![b2_host], vec![]),
         "the room for B's scalars, asked first, on top of the reservation"
     );
     job.finalize(&[device_proof], &params).expect("verifies");
@@ -421,20 +421,20 @@ fn b_g2_on_the_cpu_runs_beside_the_device_with_its_bases_kept_off_it() {
     let mut h = hooks(false, None);
     let (proof, later) = prove(&beside, &mut h).expect("device phase, B's G2 back on the device");
     job.finalize(&[proof], &params).expect("verifies");
-    assert_eq!((h.more, h.asked), (vec![scalar_bytes], vec![]));
+    assert_eq!((h.more, h.asked), (vec![b2_host], vec![]));
     assert!(later.counters.bytes_to_device >= g2_bytes, "{later:?}");
     assert_eq!(
         beside.resident_bytes(),
         on_device.resident_bytes() - g2_bytes
     );
 
-    // A stop at the boundary after the first multiexp step (the host's multiexp started at the
-    // H polynomial's): the phase ends with its error once the host's multiexp is joined (at
-    // 2 KiB it has one step, so it has ended by then: `beside.rs`'s tests check the stop it
-    // reads before each step), and every device reservation but the kept bases is returned.
+    // A stop at the boundary after the H multiexp, where the host's multiexp has just started:
+    // the phase ends with its error once the host's multiexp is stopped and joined (at 2 KiB
+    // it may have ended first: `beside.rs`'s tests stop one of many steps), and every device
+    // reservation but the kept bases is returned.
     let mut h = hooks(true, Some(2));
     prove(&beside, &mut h).expect_err("stopped");
-    assert_eq!(h.more, vec![scalar_bytes], "B's G2 had started on the host");
+    assert_eq!(h.more, vec![b2_host], "B's G2 had started on the host");
     assert_eq!(h.boundaries, 2);
     assert_eq!(beside.memory().used(), beside.resident_bytes());
 }

@@ -1,16 +1,23 @@
 //! B's G2 multiexp on the host's threads while a device runs the phase's G1 steps
-//! ([`super::DevicePlan::b2_beside`]): the driver starts it once h is computed and joins it
-//! after the last G1 step. It runs on the device-phase pool of the phase's priority (a background
-//! partition's yields the cores to a deadline partition's) in steps of [`CPU_STEP_POINTS`],
-//! and ends at the next of them once the phase stops.
+//! ([`super::DevicePlan::b2_beside`]): the driver starts it once the H multiexp is done (the
+//! a/b/c evaluations are gone by then), having grown the partition's reservation by what it
+//! holds first ([`PhaseHooks::hold_more`], [`b2_host_bytes`]), and joins it after the last G1
+//! step. It runs on a pool of its own at the phase's priority: a background partition's yields
+//! the cores to a deadline partition's, and the host work feeding the device never waits in
+//! its pool's queue (the two pools' threads still share the cores). It runs in steps of
+//! [`CPU_STEP_POINTS`] and ends at the next of them once the phase fails, stops or panics
+//! ([`OnHost`]'s drop).
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::{Scope, ScopedJoinHandle};
 
 use blstrs::{G2Affine, G2Projective, Scalar as Fr};
 use group::Group;
 use snarkd_types::PhaseHooks;
 
-use super::msm::{msm_g2_on, ScalarBytes};
+use super::msm::{msm_g2_on, msm_g2_scratch_bytes, ScalarBytes};
+use super::prover::CPU_STEP_POINTS;
 use crate::error::{ProverError, Result};
 use crate::synthesis::{panic_message, Witness};
 use crate::threads;
@@ -29,16 +36,76 @@ pub enum G2On {
     Cpu,
 }
 
-/// Host bytes B's G2 multiexp holds beside the device's steps, on top of all else the phase
-/// holds: its `terms` gathered scalars.
-pub fn scalar_bytes(terms: usize) -> u64 {
-    (terms * std::mem::size_of::<Fr>()) as u64
+/// Host bytes B's G2 multiexp of `terms` terms holds beside the device's steps, on top of all
+/// else the phase holds: its gathered scalars, and the buckets of a multiexp step on each
+/// thread of the pool it runs on.
+pub fn b2_host_bytes(terms: usize) -> u64 {
+    let scalars = (terms * std::mem::size_of::<Fr>()) as u64;
+    let threads = threads::beside().current_num_threads();
+    scalars + msm_g2_scratch_bytes(threads, terms.min(CPU_STEP_POINTS))
+}
+
+/// B's G2 multiexp running on a thread of its own. Dropped before [`OnHost::join`] (the
+/// phase's steps failed, stopped or panicked), it stops at its next step and is joined: it
+/// never outlives the phase.
+pub(super) struct OnHost<'scope> {
+    thread: Option<ScopedJoinHandle<'scope, Result<Option<G2Projective>>>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl<'scope> OnHost<'scope> {
+    /// Starts `Σ b_g2[i]·s[i]` over B's scalars of `witness` on a thread of `scope`, in
+    /// multiexps of at most `step` terms.
+    pub(super) fn start<'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        witness: &'env Witness,
+        b_g2: &'env [G2Affine],
+        step: usize,
+    ) -> std::io::Result<OnHost<'scope>> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = (std::thread::Builder::new().name("snarkd-b-g2".into()))
+            .spawn_scoped(scope, move || b2_on_host(witness, b_g2, step, &stopped))?;
+        Ok(OnHost {
+            thread: Some(thread),
+            stop,
+        })
+    }
+
+    /// Its sum, once it has ended.
+    pub(super) fn join(mut self) -> Result<G2Projective> {
+        let thread = self.thread.take().expect("joined once");
+        joined(thread.join())
+    }
+
+    /// Asks it to stop at its next step and waits for it: its sum where it ended first.
+    #[cfg(test)]
+    fn stop(mut self) -> Result<Option<G2Projective>> {
+        self.stop_and_wait()
+    }
+
+    fn stop_and_wait(&mut self) -> Result<Option<G2Projective>> {
+        self.stop.store(true, Ordering::Release);
+        match self.thread.take() {
+            Some(thread) => match thread.join() {
+                Ok(out) => out,
+                Err(panic) => Err(panicked(&panic)),
+            },
+            None => Ok(None),
+        }
+    }
+}
+
+impl Drop for OnHost<'_> {
+    fn drop(&mut self) {
+        let _ = self.stop_and_wait();
+    }
 }
 
 /// `Σ b_g2[i]·s[i]` over B's scalars of `witness`, in multiexps of at most `step` terms on the
 /// [`threads::beside`] pool of the calling thread's priority; `None` when `stop` was set before
 /// its last.
-pub(super) fn b2_on_host(
+fn b2_on_host(
     witness: &Witness,
     b_g2: &[G2Affine],
     step: usize,
@@ -65,18 +132,6 @@ pub(super) fn b2_on_host(
         sum += msm_g2_on(&pool, &b_g2[range.clone()], scalars.view().slice(range));
     }
     Ok(Some(sum))
-}
-
-/// Sets its flag when dropped in a panic: a panic of the phase's own steps stops the host's
-/// multiexp at its next step rather than waiting for its end.
-pub(super) struct StopOnUnwind<'a>(pub &'a AtomicBool);
-
-impl Drop for StopOnUnwind<'_> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.0.store(true, Ordering::Release);
-        }
-    }
 }
 
 /// The phase's hooks while B's G2 multiexp runs on the host: what a step falling back to the
@@ -108,9 +163,7 @@ impl PhaseHooks for Beside<'_> {
 }
 
 /// What the thread of [`b2_on_host`] came back with, once joined.
-pub(super) fn joined(
-    out: std::thread::Result<Result<Option<G2Projective>>>,
-) -> Result<G2Projective> {
+fn joined(out: std::thread::Result<Result<Option<G2Projective>>>) -> Result<G2Projective> {
     match out {
         Ok(Ok(Some(sum))) => Ok(sum),
         Ok(Ok(None)) => Err(ProverError::Device {
@@ -118,13 +171,17 @@ pub(super) fn joined(
             reason: "B's G2 multiexp on the host was stopped before its end".into(),
         }),
         Ok(Err(e)) => Err(e),
-        Err(panic) => Err(ProverError::Device {
-            backend: "cpu".into(),
-            reason: format!(
-                "B's G2 multiexp on the host panicked: {}",
-                panic_message(&panic)
-            ),
-        }),
+        Err(panic) => Err(panicked(&panic)),
+    }
+}
+
+fn panicked(panic: &Box<dyn std::any::Any + Send>) -> ProverError {
+    ProverError::Device {
+        backend: "cpu".into(),
+        reason: format!(
+            "B's G2 multiexp on the host panicked: {}",
+            panic_message(panic)
+        ),
     }
 }
 
@@ -196,6 +253,10 @@ mod tests {
             None
         );
         let err = b2_on_host(&witness, &bases[1..], 4_096, &go).expect_err("one base short");
+        // Its scalars and, on every thread of its pool, a step's buckets.
+        let scratch = msm_g2_scratch_bytes(threads::beside().current_num_threads(), 4_097);
+        assert_eq!(b2_host_bytes(4_097), 4_097 * 32 + scratch);
+        assert!(scratch > 0);
         assert!(
             err.to_string().contains("4096 bases for 4097 scalars"),
             "{err}"
@@ -203,7 +264,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stopped_or_panicked_host_multiexp_is_an_error_and_a_panic_of_the_steps_stops_it() {
+    fn a_stopped_or_panicked_host_multiexp_is_an_error_and_one_dropped_in_a_panic_is_joined() {
         let stopped = joined(Ok(Ok(None))).expect_err("stopped");
         assert!(
             stopped.to_string().contains("stopped before its end"),
@@ -213,15 +274,29 @@ mod tests {
         let err = joined(panicked.join()).expect_err("panicked");
         assert!(err.to_string().contains("panicked: boom"), "{err}");
 
-        let flag = AtomicBool::new(false);
-        drop(StopOnUnwind(&flag));
-        assert!(!flag.load(Ordering::Acquire), "set only in a panic");
-        let caught = std::panic::catch_unwind(|| {
-            let _unwinding = StopOnUnwind(&flag);
-            panic!("a step");
+        // 16,385 steps of one term each: stopped right after its start, it ends at its next.
+        let (witness, bases) = witness_and_bases(32_768);
+        let want = {
+            let go = AtomicBool::new(false);
+            b2_on_host(&witness, &bases, 1 << 22, &go).expect("sum")
+        };
+        std::thread::scope(|scope| {
+            let on_host = OnHost::start(scope, &witness, &bases, 1).expect("a thread");
+            assert_eq!(on_host.stop().expect("no error"), None);
+            let on_host = OnHost::start(scope, &witness, &bases, 1 << 22).expect("a thread");
+            assert_eq!(
+                on_host.join().expect("its sum").to_affine(),
+                want.unwrap().to_affine()
+            );
         });
+        // Dropped while the phase's steps unwind: stopped and joined, the panic goes on.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            std::thread::scope(|scope| {
+                let _on_host = OnHost::start(scope, &witness, &bases, 1).expect("a thread");
+                panic!("a step");
+            })
+        }));
         assert!(caught.is_err());
-        assert!(flag.load(Ordering::Acquire));
     }
 
     /// Records what reaches it.
@@ -247,7 +322,7 @@ mod tests {
         let mut inner = Asked::default();
         let mut hooks = Beside {
             hooks: &mut inner,
-            extra: scalar_bytes(10),
+            extra: 320,
         };
         assert!(hooks.hold_at_least(1_000));
         assert!(!hooks.hold_more(5));

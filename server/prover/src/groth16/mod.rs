@@ -22,7 +22,7 @@ mod prover;
 #[cfg(feature = "test-hooks")]
 pub mod test_hold;
 
-pub use beside::G2On;
+pub use beside::{b2_host_bytes, G2On};
 pub use fft::compute_h;
 pub use msm::{msm_g1, msm_g2, ScalarBytes, Scalars};
 pub use plan::{

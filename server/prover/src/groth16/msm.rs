@@ -187,6 +187,12 @@ pub fn msm_g2_on(
     tiled_on::<G2>(pool, points, scalars.as_bytes(), &mut || {})
 }
 
+/// Most host bytes of bucket scratch a G2 multiexp of `terms` terms takes on `threads` threads
+/// (a tile's a thread; no row is longer than [`MAX_ROW_POINTS`]).
+pub fn msm_g2_scratch_bytes(threads: usize, terms: usize) -> u64 {
+    (threads * <G2 as Tiles>::scratch_bytes(terms.clamp(1, MAX_ROW_POINTS))) as u64
+}
+
 /// [`msm_g2`], calling `between` at each step boundary inside it (see [`tiled`]).
 pub fn msm_g2_in_steps(
     bases: &[G2Affine],
@@ -308,6 +314,9 @@ fn window<T: Tiles>(npoints: usize) -> usize {
 /// in steps of about one tile per thread, and `between` runs after every step but the last: the
 /// preemption points inside a multiexp.
 fn tiled<T: Tiles>(points: &[T::Affine], scalars: &[u8], between: &mut dyn FnMut()) -> T::Point {
+    if points.len() < MIN_ROW_POINTS {
+        return T::small(points, scalars);
+    }
     tiled_on::<T>(&threads::pool(), points, scalars, between)
 }
 

@@ -13,7 +13,6 @@
 
 use std::marker::PhantomData;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bellperson::groth16::{Parameters, Proof};
@@ -135,9 +134,10 @@ pub trait DevicePlan {
     /// Done with `query`: its scalars may go.
     fn finish(&mut self, query: Query);
     /// Whether B's G2 multiexp is to run on the host's threads beside the G1 steps rather than
-    /// as steps of this plan (no by default). The driver then runs it there where
-    /// [`PhaseHooks::hold_more`] grants its scalars' room ([`super::beside`]), hands the plan
-    /// no [`Query::B2`] step and finishes B2 after the G1 steps.
+    /// as steps of this plan (no by default). The driver then runs it there from the H
+    /// multiexp's end, where [`PhaseHooks::hold_more`] grants its room
+    /// ([`super::b2_host_bytes`]), hands the plan no [`Query::B2`] step and finishes B2 after
+    /// the G1 steps.
     fn b2_beside(&self) -> bool {
         false
     }
@@ -229,19 +229,22 @@ fn b2_goes_beside(
     if !plan.b2_beside() || params.b_g2.is_empty() {
         return false;
     }
-    let bytes = beside::scalar_bytes(params.b_g2.len());
+    let bytes = beside::b2_host_bytes(params.b_g2.len());
     let room = hooks.hold_more(bytes);
     if !room {
-        tracing::debug!(
+        tracing::info!(
             bytes,
-            "no room in the memory budget for B's G2 multiexp on the host: it runs on the device"
+            "no room in the memory budget for B's G2 multiexp on the host: it runs on the device, \
+             its bases streamed up"
         );
     }
     room
 }
 
-/// The phase's multiexps through `plan`, B's in G2 on the host beside the G1 steps where the
-/// plan asks for it and the budget has room: H, L, A and B's sums in G1, then B's in G2.
+/// The phase's multiexps through `plan`: H, L, A and B's sums in G1, then B's in G2. Where the
+/// plan asks for it, B's G2 multiexp runs on the host from the end of the H multiexp (a/b/c
+/// released by then) beside the other G1 steps, when the budget has room for it and a thread
+/// starts; on the device otherwise.
 fn multiexps(
     plan: &mut dyn DevicePlan,
     params: &Parameters<Bls12>,
@@ -249,80 +252,88 @@ fn multiexps(
     hooks: &mut dyn PhaseHooks,
     release: &mut dyn FnMut(&dyn DevicePlan, &mut dyn PhaseHooks),
 ) -> Result<([G1Projective; 4], G2Projective)> {
-    let beside = b2_goes_beside(plan, params, hooks);
-    let steps: Vec<Step> = (Step::all(params, plan.step_points()).into_iter())
-        .filter(|s| !(beside && s.query == Query::B2))
-        .collect();
     for query in Query::ALL {
         if query.terms(params) == 0 {
             plan.finish(query);
         }
     }
     release(plan, hooks);
-    let stop = AtomicBool::new(false);
-    let (g1, b2) = std::thread::scope(|scope| {
-        // B's G2 multiexp on the host while the plan runs the G1 steps; stopped at its next
-        // step when they fail or stop, and joined either way before the phase returns.
-        let on_host = beside.then(|| {
-            (std::thread::Builder::new().name("snarkd-b-g2".into())).spawn_scoped(scope, || {
-                beside::b2_on_host(witness, &params.b_g2, CPU_STEP_POINTS, &stop)
-            })
-        });
-        let on_host = on_host.transpose().map_err(|e| ProverError::Device {
-            backend: "cpu".into(),
-            reason: format!("starting a thread for B's G2 multiexp: {e}"),
-        })?;
-        let unwinding = beside::StopOnUnwind(&stop);
-        let sums = match beside {
-            true => {
-                let extra = beside::scalar_bytes(params.b_g2.len());
-                let hooks = &mut beside::Beside { hooks, extra };
-                run_steps(plan, &steps, hooks, release)
-            }
-            false => run_steps(plan, &steps, hooks, release),
+    let mut sums = Sums::default();
+    // H's steps, each handed the next (L's first after H's last, unchanged by where B2 runs).
+    let all = Step::all(params, plan.step_points());
+    let h = all.iter().take_while(|s| s.query == Query::H).count();
+    run_steps(plan, &all, 0..h, hooks, release, &mut sums)?;
+    let beside = b2_goes_beside(plan, params, hooks);
+    std::thread::scope(|scope| {
+        let on_host = match beside {
+            true => match beside::OnHost::start(scope, witness, &params.b_g2, CPU_STEP_POINTS) {
+                Ok(on_host) => Some(on_host),
+                Err(e) => {
+                    tracing::warn!(error = %e, "starting a thread for B's G2 multiexp on the host failed: it runs on the device");
+                    None
+                }
+            },
+            false => None,
         };
-        drop(unwinding);
-        if sums.is_err() {
-            stop.store(true, Ordering::Release);
-        }
-        let b2 = on_host.map(|t| beside::joined(t.join()));
-        let (g1, mut b2_sum) = sums?;
-        if let Some(b2) = b2 {
-            b2_sum += b2?;
-        }
-        Ok::<_, ProverError>((g1, b2_sum))
-    })?;
-    if beside {
+        let steps: Vec<Step> = (all.into_iter())
+            .filter(|s| on_host.is_none() || s.query != Query::B2)
+            .collect();
+        let Some(on_host) = on_host else {
+            return run_steps(plan, &steps, h..steps.len(), hooks, release, &mut sums);
+        };
+        // A step falling back to the host meanwhile asks for its room on top of B's. Should a
+        // step fail or panic, `on_host` is dropped: stopped at its next step and joined.
+        let extra = beside::b2_host_bytes(params.b_g2.len());
+        let hooks = &mut beside::Beside { hooks, extra };
+        run_steps(plan, &steps, h..steps.len(), hooks, release, &mut sums)?;
         plan.finish(Query::B2);
-    }
-    Ok((g1, b2))
+        sums.b2 += on_host.join()?;
+        Ok(())
+    })?;
+    Ok((sums.g1, sums.b2))
 }
 
-/// Runs `steps` through `plan` in their order, a boundary between each two: H, L, A and B's
-/// sums in G1, and B's in G2.
+/// The sums of the steps run so far: H, L, A and B's in G1, and B's in G2.
+struct Sums {
+    g1: [G1Projective; 4],
+    b2: G2Projective,
+}
+
+impl Default for Sums {
+    fn default() -> Self {
+        Sums {
+            g1: [G1Projective::identity(); 4],
+            b2: G2Projective::identity(),
+        }
+    }
+}
+
+/// Runs the steps of `steps` at `run` through `plan`, in their order, each handed the one after
+/// it, with a boundary before each but the phase's first, adding their sums to `sums`.
 fn run_steps(
     plan: &mut dyn DevicePlan,
     steps: &[Step],
+    run: Range<usize>,
     hooks: &mut dyn PhaseHooks,
     release: &mut dyn FnMut(&dyn DevicePlan, &mut dyn PhaseHooks),
-) -> Result<([G1Projective; 4], G2Projective)> {
-    let mut g1 = [G1Projective::identity(); 4];
-    let mut b2 = G2Projective::identity();
-    for (i, step) in steps.iter().enumerate() {
+    sums: &mut Sums,
+) -> Result<()> {
+    for i in run {
+        let step = &steps[i];
         if i > 0 {
             boundary(plan, hooks)?;
         }
         let next = steps.get(i + 1);
         match step.query {
-            Query::B2 => b2 += plan.g2(step, next, hooks)?,
-            query => g1[query as usize] += plan.g1(step, next, hooks)?,
+            Query::B2 => sums.b2 += plan.g2(step, next, hooks)?,
+            query => sums.g1[query as usize] += plan.g1(step, next, hooks)?,
         }
         if next.is_none_or(|n| n.query != step.query) {
             plan.finish(step.query);
             release(plan, hooks);
         }
     }
-    Ok((g1, b2))
+    Ok(())
 }
 
 /// A step boundary: the plan parks first where the phase will wait there; then the hooks'
