@@ -1,8 +1,9 @@
 //! Real 2 KiB proofs through the daemon with `backend = "opencl"`, on whatever OpenCL device is
 //! present (PoCL's CPU device in CI), and a device fault injected mid-proof: the step runs again
-//! (on the CPU once the device's tries are used up, beside B's G2 multiexp on the host), the
-//! proof still verifies, and the fault is counted in the metrics. A device still being set up: the daemon serves meanwhile, proves
-//! WinningPoSt on the CPU, keeps other kinds for the device, and the device joins when ready.
+//! (on the CPU once the device's tries are used up, beside B's G2 multiexp on the host), the proof
+//! still verifies, and the fault is counted in the metrics. A device still being set up: the daemon
+//! serves meanwhile, proves WinningPoSt on the CPU, keeps other kinds for the device, and the
+//! device joins when ready.
 #![cfg(feature = "opencl")]
 
 mod common;

@@ -38,7 +38,8 @@ pub enum G2On {
 
 /// Host bytes B's G2 multiexp of `terms` terms holds beside the device's steps, on top of all
 /// else the phase holds: its gathered scalars, and the buckets of a multiexp step on each
-/// thread of the pool it runs on.
+/// thread of the pool it runs on (an upper bound: a step cut into shorter rows than
+/// [`msm_g2_scratch_bytes`] assumes takes a smaller window, up to half the buckets).
 pub fn b2_host_bytes(terms: usize) -> u64 {
     let scalars = (terms * std::mem::size_of::<Fr>()) as u64;
     let threads = threads::beside().current_num_threads();

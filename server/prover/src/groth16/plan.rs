@@ -259,7 +259,9 @@ fn multiexps(
     }
     release(plan, hooks);
     let mut sums = Sums::default();
-    // H's steps, each handed the next (L's first after H's last, unchanged by where B2 runs).
+    // H's steps, each handed the next: after H's last, the first of the queries after it that
+    // has terms (B2's, should it be the only one, though it may then run beside: a step handed
+    // as next need not run).
     let all = Step::all(params, plan.step_points());
     let h = all.iter().take_while(|s| s.query == Query::H).count();
     run_steps(plan, &all, 0..h, hooks, release, &mut sums)?;
@@ -269,6 +271,7 @@ fn multiexps(
             true => match beside::OnHost::start(scope, witness, &params.b_g2, CPU_STEP_POINTS) {
                 Ok(on_host) => Some(on_host),
                 Err(e) => {
+                    // Its room stays held to the phase's end (the hooks cannot give it back).
                     tracing::warn!(error = %e, "starting a thread for B's G2 multiexp on the host failed: it runs on the device");
                     None
                 }
