@@ -220,14 +220,15 @@ pub fn prove_with_plan<'env>(
 }
 
 /// Whether B's G2 multiexp runs on the host beside the G1 steps: the plan asks for it, it has
-/// terms, and the memory budget has room for it now (on the device otherwise).
+/// terms, and the memory budget has room for it now (on the device otherwise). `Some` of the
+/// host bytes held for it where it does.
 fn b2_goes_beside(
     plan: &dyn DevicePlan,
     params: &Parameters<Bls12>,
     hooks: &mut dyn PhaseHooks,
-) -> bool {
+) -> Option<u64> {
     if !plan.b2_beside() || params.b_g2.is_empty() {
-        return false;
+        return None;
     }
     let bytes = beside::b2_host_bytes(params.b_g2.len());
     let room = hooks.hold_more(bytes);
@@ -238,7 +239,7 @@ fn b2_goes_beside(
              its bases streamed up"
         );
     }
-    room
+    room.then_some(bytes)
 }
 
 /// The phase's multiexps through `plan`: H, L, A and B's sums in G1, then B's in G2. Where the
@@ -265,28 +266,26 @@ fn multiexps(
     let all = Step::all(params, plan.step_points());
     let h = all.iter().take_while(|s| s.query == Query::H).count();
     run_steps(plan, &all, 0..h, hooks, release, &mut sums)?;
-    let beside = b2_goes_beside(plan, params, hooks);
+    let held = b2_goes_beside(plan, params, hooks);
     std::thread::scope(|scope| {
-        let on_host = match beside {
-            true => match beside::OnHost::start(scope, witness, &params.b_g2, CPU_STEP_POINTS) {
-                Ok(on_host) => Some(on_host),
+        let on_host = held.and_then(|extra| {
+            match beside::OnHost::start(scope, witness, &params.b_g2, CPU_STEP_POINTS) {
+                Ok(on_host) => Some((on_host, extra)),
                 Err(e) => {
                     // Its room stays held to the phase's end (the hooks cannot give it back).
                     tracing::warn!(error = %e, "starting a thread for B's G2 multiexp on the host failed: it runs on the device");
                     None
                 }
-            },
-            false => None,
-        };
+            }
+        });
         let steps: Vec<Step> = (all.into_iter())
             .filter(|s| on_host.is_none() || s.query != Query::B2)
             .collect();
-        let Some(on_host) = on_host else {
+        let Some((on_host, extra)) = on_host else {
             return run_steps(plan, &steps, h..steps.len(), hooks, release, &mut sums);
         };
         // A step falling back to the host meanwhile asks for its room on top of B's. Should a
         // step fail or panic, `on_host` is dropped: stopped at its next step and joined.
-        let extra = beside::b2_host_bytes(params.b_g2.len());
         let hooks = &mut beside::Beside { hooks, extra };
         run_steps(plan, &steps, h..steps.len(), hooks, release, &mut sums)?;
         plan.finish(Query::B2);
