@@ -239,9 +239,10 @@ pub fn setup(
     }
     let gpu_memory_bytes = b.gpu_memory.map_or(0, |m| m.as_u64());
     // As the daemon would run them: on each GPU, or on the CPU backend's one device.
+    let (workers, b_g2) = (config.gpus.workers_per_device, config.gpus.b_g2);
     let workers_per_device = match b.gpus {
-        0 => config.gpus.workers_per_device.on("cpu", memory),
-        _ => config.gpus.workers_per_device.on("gpu", gpu_memory_bytes),
+        0 => workers.on("cpu", memory, b_g2),
+        _ => workers.on("gpu", gpu_memory_bytes, b_g2),
     };
     Ok(Built::Setup(Setup {
         config: engine,

@@ -237,7 +237,8 @@ fn main() -> anyhow::Result<()> {
         Ok(())
     };
     let workers = match workers.as_str() {
-        "auto" => default_workers(device.info.kind, device.info.memory_bytes),
+        // The workers' rows keep B's G2 multiexp on the device.
+        "auto" => default_workers(device.info.kind, device.info.memory_bytes, G2On::Device),
         n => n.parse::<usize>()?.max(1),
     };
     for (nth, asked) in groups.into_iter().enumerate() {

@@ -298,6 +298,31 @@ fn a_step_enqueues_the_next_ones_first_chunk_before_it_waits_and_a_next_that_doe
 }
 
 #[test]
+fn a_pipeline_dropped_with_a_chunk_in_flight_keeps_its_room_until_the_queue_is_waited_for() {
+    // As when a step panics with the next step's first chunk enqueued: the buffers go when the
+    // device is done with them, and the pool must not hand their room to another worker first.
+    let mut rng = rng(9);
+    let c = CHUNK_CAP;
+    let n = 2 * c + 3;
+    let (bases, values) = (g1_bases(n, &mut rng), scalars(n, &mut rng));
+    let options = OpenClOptions {
+        max_chunk_terms: c,
+        kernel_cache: kernel_cache_from_env(),
+        ..OpenClOptions::default()
+    };
+    let backend = OpenClBackend::new(device(), options).expect("backend");
+    let [before, dropped, waited] = backend
+        .msm_g1_dropped_ahead(&bases, &values, 0..c + 3, c + 3..n)
+        .unwrap();
+    assert!(
+        dropped > before,
+        "the dropped pipeline's room is held while its chunk may run: {before} → {dropped}"
+    );
+    assert_eq!(waited, before, "and given back once the queue has run it");
+    assert_eq!(backend.memory().used(), 0);
+}
+
+#[test]
 fn g1_msm_of_only_ones_only_others_and_the_identity_among_the_bases() {
     edge_msms(backend());
 }

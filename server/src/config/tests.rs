@@ -110,8 +110,9 @@ fn workers_per_device_is_left_to_the_device_unless_a_number_is_given() {
     );
     assert_eq!(config.gpus.workers_per_device, Workers::Auto);
     // A number is taken as it is on every device; "auto" gives the CPU one.
-    assert_eq!(Workers::Fixed(3).on("cpu", 1 << 40), 3);
-    assert_eq!(Workers::Auto.on("cpu", 1 << 40), 1);
+    use snarkd_prover::groth16::G2On;
+    assert_eq!(Workers::Fixed(3).on("cpu", 1 << 40, G2On::Device), 3);
+    assert_eq!(Workers::Auto.on("cpu", 1 << 40, G2On::Cpu), 1);
 }
 
 #[test]

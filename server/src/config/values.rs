@@ -10,6 +10,7 @@ use std::str::FromStr;
 use bytesize::ByteSize;
 use serde::{Deserialize, Deserializer};
 use snarkd_engine::Lookahead;
+use snarkd_prover::groth16::G2On;
 use snarkd_prover::ProofKind;
 
 /// Where the gRPC server listens: a TCP address or a unix socket (`unix:///run/snarkd.sock`,
@@ -220,16 +221,19 @@ pub enum Workers {
 }
 
 impl Workers {
-    /// Workers on a device of `kind` ("gpu", "cpu", …) with `memory_bytes` of memory.
-    pub fn on(self, kind: &str, memory_bytes: u64) -> usize {
+    /// Workers on a device of `kind` ("gpu", "cpu", …) with `memory_bytes` of memory, B's G2
+    /// multiexp running `b_g2` (`[gpus] b_g2`).
+    pub fn on(self, kind: &str, memory_bytes: u64, b_g2: G2On) -> usize {
         match self {
             Workers::Fixed(n) => n,
             #[cfg(feature = "opencl")]
-            Workers::Auto => snarkd_prover::backend::opencl::default_workers(kind, memory_bytes),
+            Workers::Auto => {
+                snarkd_prover::backend::opencl::default_workers(kind, memory_bytes, b_g2)
+            }
             #[cfg(not(feature = "opencl"))]
             Workers::Auto => {
                 // Without the OpenCL backend every device is the CPU.
-                let _ = (kind, memory_bytes);
+                let _ = (kind, memory_bytes, b_g2);
                 1
             }
         }

@@ -85,7 +85,7 @@ fn cpu(config: &Config) -> Vec<(DeviceInfo, Arc<dyn DeviceBackend>)> {
         ordinal: 0,
         name: format!("cpu ({threads} threads)"),
         memory_bytes,
-        workers: config.gpus.workers_per_device.on("cpu", memory_bytes),
+        workers: (config.gpus.workers_per_device).on("cpu", memory_bytes, config.gpus.b_g2),
     };
     vec![(device, Arc::new(CpuBackend::new()))]
 }
@@ -136,9 +136,8 @@ mod opencl {
         Ok(chosen
             .into_iter()
             .map(|device| {
-                let workers = g
-                    .workers_per_device
-                    .on(device.info.kind, device.info.memory_bytes);
+                let workers =
+                    (g.workers_per_device).on(device.info.kind, device.info.memory_bytes, g.b_g2);
                 let info = device_info(&device.info, workers);
                 let known = Known {
                     name: device.info.backend_name(),

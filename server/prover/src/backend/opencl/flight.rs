@@ -11,6 +11,7 @@ use rayon::prelude::*;
 
 use super::msm_plan::{reduce_items, ChunkPlan};
 use super::queue::{DeviceQueue, LOCAL_WORK_SIZE};
+use super::settling::Settling;
 use super::windows::Sorted;
 use crate::error::{ProverError, Result};
 use crate::threads;
@@ -41,16 +42,19 @@ struct Pending {
 
 /// The read-backs of a pipeline's chunks, in host memory the device writes while the host goes
 /// on: two, for the chunk running and the one before it. Dropped with a copy possibly still
-/// running (a failure not drained), the host memory is never freed (a copy may still write it).
-pub struct Flight<C> {
+/// running (a failure not drained, a panic), the host memory is kept until the queue's next
+/// successful wait (`settling.rs`), never freed if there is none.
+pub struct Flight<C: Send + 'static> {
     backs: ManuallyDrop<[Box<ReadBack<C>>; 2]>,
     pending: Vec<Pending>,
     /// A read-back was enqueued that the host has not waited for.
     unsettled: bool,
+    settling: Settling,
 }
 
 impl<C: Group + Send + Sync> Flight<C> {
-    pub fn new(units: usize) -> Self {
+    /// Read-backs for `units` work items on `q`.
+    pub fn new(q: &DeviceQueue, units: usize) -> Self {
         let back = || {
             Box::new(ReadBack {
                 counts: [0; 3],
@@ -62,7 +66,18 @@ impl<C: Group + Send + Sync> Flight<C> {
             backs: ManuallyDrop::new([back(), back()]),
             pending: Vec::with_capacity(2),
             unsettled: false,
+            settling: q.settling(),
         }
+    }
+
+    /// Whether a read-back may still be running: the pipeline's device memory, too, is in use.
+    pub fn unsettled(&self) -> bool {
+        self.unsettled
+    }
+
+    /// Keeps `thing` until the queue has run what is enqueued now.
+    pub fn keep_until_settled(&self, thing: impl Send + 'static) {
+        self.settling.keep(thing);
     }
 
     /// Enqueues the read-back of the chunk just enqueued into the slot no pending chunk holds
@@ -85,7 +100,7 @@ impl<C: Group + Send + Sync> Flight<C> {
         self.unsettled = true;
         // SAFETY: `back` is neither touched nor freed until the wait for `done` (after these
         // copies on the same queue) has returned, or the queue has been drained (`drain`);
-        // otherwise it is never freed (`Drop`).
+        // otherwise it is kept until the queue's next successful wait (`Drop`).
         unsafe {
             q.read_async(from.counts, &mut back.counts)?;
             q.read_async(from.sums, &mut back.sums)?;
@@ -169,11 +184,13 @@ impl<C: Group + Send + Sync> Flight<C> {
     }
 }
 
-impl<C> Drop for Flight<C> {
+impl<C: Send + 'static> Drop for Flight<C> {
     fn drop(&mut self) {
-        if !self.unsettled {
-            // SAFETY: dropped once, here; no copy writes them any more.
-            unsafe { ManuallyDrop::drop(&mut self.backs) };
+        // SAFETY: taken once, here; the boxes move, not the memory a copy may still write.
+        let backs = unsafe { ManuallyDrop::take(&mut self.backs) };
+        match self.unsettled {
+            true => self.settling.keep(backs),
+            false => drop(backs),
         }
     }
 }

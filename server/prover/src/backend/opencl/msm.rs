@@ -100,7 +100,8 @@ struct Workspace<G: PrimeCurveAffine> {
     /// Where bases are streamed, the staging buffers of the plan's chunks: two (a chunk's go up
     /// while the one before runs), or one (`ChunkPlan::staging`).
     staging: Vec<Buffer<G>>,
-    _grant: super::device::MemoryGrant,
+    /// Taken by the pipeline's drop where its chunks may still run (`Pipeline`'s `Drop`).
+    grant: Option<super::device::MemoryGrant>,
 }
 
 /// The kernels of a chunk, created once a pipeline.
@@ -133,7 +134,8 @@ where
     };
     let sum = pipeline.run(q, step, None);
     if sum.is_err() {
-        // A read-back may still be running: waited for, or its memory is never freed.
+        // A read-back may still be running: waited for, or its memory kept until the queue's
+        // next successful wait.
         let _ = pipeline.drain(q);
     }
     sum.map(Some)
@@ -145,7 +147,8 @@ where
 /// before it waits for its own last, so the device does not idle between steps.
 ///
 /// Dropped with a read-back possibly still running (a failure not followed by
-/// [`Pipeline::drain`]), the read-backs' host memory is never freed.
+/// [`Pipeline::drain`], a panic), the read-backs' host memory and the workspace's room in the
+/// pool are kept until the queue's next successful wait (`settling.rs`).
 pub struct Pipeline<G: PrimeCurveAffine> {
     plan: ChunkPlan,
     ws: Workspace<G>,
@@ -157,6 +160,18 @@ pub struct Pipeline<G: PrimeCurveAffine> {
     enqueued: usize,
     /// The step whose first chunk was enqueued by the step before it, still pending.
     ahead: Option<Step>,
+}
+
+impl<G: PrimeCurveAffine> Drop for Pipeline<G> {
+    fn drop(&mut self) {
+        // Kernels may still use the buffers (the OpenCL runtime frees them once they are done):
+        // their room goes back to the pool when the queue has run them, not before.
+        if self.flight.unsettled() {
+            if let Some(grant) = self.ws.grant.take() {
+                self.flight.keep_until_settled(grant);
+            }
+        }
+    }
 }
 
 impl<G> Pipeline<G>
@@ -192,7 +207,7 @@ where
             staging: std::mem::take(&mut ws.staging),
             ws,
             kernels: Kernels::new::<G>(q)?,
-            flight: Flight::new(plan.work_units),
+            flight: Flight::new(q, plan.work_units),
             enqueued: 0,
             ahead: None,
         }))
@@ -241,7 +256,8 @@ where
     }
 
     /// Waits for whatever is still running (a chunk ahead, a failed step's read-backs), so the
-    /// read-backs' memory can go; an error leaves it to leak.
+    /// read-backs' memory can go; after an error it waits for the queue's next successful
+    /// wait.
     pub fn drain(&mut self, q: &DeviceQueue) -> Result<()> {
         self.ahead = None;
         self.flight.drain(q)
@@ -349,7 +365,7 @@ where
             staging: (0..plan.staging)
                 .map(|_| p.buffer::<G>(n))
                 .collect::<Result<_>>()?,
-            _grant: grant,
+            grant: Some(grant),
         },
         plan,
     )))

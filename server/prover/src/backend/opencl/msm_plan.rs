@@ -2,7 +2,6 @@
 //! the memory it may hold, the chunk length that memory leaves, and the work items; and what a
 //! step needs beside bases kept on the device (`plan.rs` reckons residency with it).
 
-use blstrs::G2Affine;
 use group::prime::PrimeCurveAffine;
 
 use super::kernels::SCAN_BLOCK;
@@ -17,12 +16,12 @@ const TERM_BYTES: u64 = 4 + 4 + 32;
 /// the host, a (T, S) pair a part of a window (16 Ki items: 4 MB of G1 points a chunk).
 const REDUCE_ITEMS_MAX: usize = 16 << 10;
 
-/// Device bytes of a multiexp step of `terms` terms with resident bases and `work_units` work
-/// items, over G2 (the larger group), at the window the terms are worth (what [`plan`] takes
-/// where memory allows).
-pub fn step_bytes(terms: usize, work_units: usize) -> u64 {
+/// Device bytes of a multiexp step of `terms` terms over `G` with resident bases and
+/// `work_units` work items, at the window the terms are worth (what [`plan`] takes where memory
+/// allows).
+pub fn step_bytes<G: PrimeCurveAffine>(terms: usize, work_units: usize) -> u64 {
     let bits = sorted_bits(terms, MAX_SORTED_BITS, u64::MAX);
-    terms as u64 * term_bytes::<G2Affine>(bits, 0) + fixed_bytes::<G2Affine>(work_units, bits)
+    terms as u64 * term_bytes::<G>(bits, 0) + fixed_bytes::<G>(work_units, bits)
 }
 
 /// Device bytes a term takes at `bits`-bit windows: [`TERM_BYTES`], its digits' places in the
@@ -153,7 +152,7 @@ pub(super) fn plan<G: PrimeCurveAffine>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use blstrs::G1Affine;
+    use blstrs::{G1Affine, G2Affine};
 
     /// G1's fixed bytes at `bits`: 152 a bucket (its 144-byte point, count and start), the
     /// scan's block sums, the split's counts, and 144 a point of the work items' heads, sums
@@ -262,10 +261,17 @@ mod tests {
     #[test]
     fn a_resident_step_is_reckoned_at_the_window_its_terms_are_worth() {
         // 2^24 terms: 20-bit windows, 92 bytes a term (40, and 13 digits' places), and G2's 13
-        // windows of 2^19 buckets (288-byte points with their counts and starts).
+        // windows of 2^19 buckets (288-byte points with their counts and starts); G1's buckets
+        // 144 bytes smaller each.
         let units = 128 * 132;
         let fixed = fixed_bytes::<G2Affine>(units, 20);
-        assert_eq!(step_bytes(1 << 24, units), fixed + (92 << 24));
+        assert_eq!(step_bytes::<G2Affine>(1 << 24, units), fixed + (92 << 24));
         assert!(fixed > (13 << 19) * 296, "{fixed}");
+        let g1 = step_bytes::<G1Affine>(1 << 24, units);
+        assert_eq!(g1, fixed_bytes::<G1Affine>(units, 20) + (92 << 24));
+        assert!(
+            g1 + (13 << 19) * 144 < step_bytes::<G2Affine>(1 << 24, units),
+            "{g1}"
+        );
     }
 }

@@ -245,7 +245,8 @@ impl<'a> OpenClPlan<'a> {
     /// the same group; `None` when the step is to run on the CPU (no device, a fault past the
     /// attempts, no room). A failed step's pipeline is drained and dropped (a retry starts a
     /// new one), as is the pipeline of a step that runs on the CPU or is its group's last; one
-    /// that panicked is dropped undrained (its read-backs' memory is left to leak).
+    /// that panicked is dropped undrained (its read-backs' memory and its room in the pool are
+    /// kept until the fault policy's wait: `settling.rs`).
     fn on_device<G: OnGroup>(&mut self, step: &Step, next: Option<&Step>) -> Option<G::Curve> {
         let (backend, params) = (self.backend, self.loaded.parameters());
         let inputs = self.witness.num_inputs();
@@ -282,7 +283,8 @@ impl<'a> OpenClPlan<'a> {
             let sum = p.run(q, this, next);
             match sum {
                 Ok(_) => pipeline = Some(p),
-                // A read-back may still be running: waited for, or its memory is never freed.
+                // A read-back may still be running: waited for, or its memory kept until the
+                // queue's next successful wait.
                 Err(_) => {
                     let _ = p.drain(q);
                 }
@@ -414,7 +416,8 @@ impl Drop for OpenClPlan<'_> {
 }
 
 /// Drops `pipeline` once what it has in flight has been waited for (where the wait fails, its
-/// read-backs' host memory is left to leak: `flight.rs`).
+/// read-backs' host memory and its room in the pool wait for the queue's next successful
+/// wait: `settling.rs`).
 fn let_go<G: PrimeCurveAffine + GpuName>(
     pipeline: &mut Option<Pipeline<G>>,
     q: &DeviceQueue,
@@ -435,11 +438,14 @@ fn witness_bytes(variables: usize) -> u64 {
 /// Device bytes one partition works in beside its circuit's bases: its witness of `variables`
 /// values, the H FFTs' buffers for `constraints`, and a multiexp step at `units` work units
 /// (one work group a compute unit: whether the bases stay on the device does not turn on the
-/// group count, as a step short of memory beside them halves its chunks, then its groups).
-pub(super) fn working_bytes(variables: usize, constraints: usize, units: usize) -> u64 {
-    witness_bytes(variables)
-        + fft::h_memory(constraints).0
-        + msm_plan::step_bytes(GPU_STEP_POINTS, units)
+/// group count, as a step short of memory beside them halves its chunks, then its groups),
+/// over G2 where B's G2 multiexp runs on the device, else over G1.
+pub(super) fn working_bytes(variables: usize, constraints: usize, units: usize, b_g2: G2On) -> u64 {
+    let step = match b_g2 {
+        G2On::Device => msm_plan::step_bytes::<G2Affine>(GPU_STEP_POINTS, units),
+        G2On::Cpu => msm_plan::step_bytes::<G1Affine>(GPU_STEP_POINTS, units),
+    };
+    witness_bytes(variables) + fft::h_memory(constraints).0 + step
 }
 
 impl OpenClBackend {
@@ -454,6 +460,7 @@ impl OpenClBackend {
             inputs.len() + aux.len(),
             witness.num_constraints(),
             queue.work_units_at_one_group(),
+            self.options.b_g2,
         );
         let keep_free = working * self.options.workers_per_device.max(1) as u64;
         let resident = match self.options.keep_params {

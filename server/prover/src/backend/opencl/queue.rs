@@ -26,6 +26,7 @@ use super::counts::Counts;
 use super::device::{DeviceMemory, MemoryGrant, OpenClDevice, OpenClDeviceInfo};
 pub use super::kernels::LOCAL_WORK_SIZE;
 use super::kernels::{cl_err, DeviceProgram};
+use super::settling::Settling;
 use super::stream::Copies;
 use super::OpenClOptions;
 use crate::error::Result;
@@ -62,6 +63,8 @@ pub struct DeviceQueue {
     pub max_chunk_terms: usize,
     groups_per_unit: usize,
     counts: Counts,
+    /// What waits for this queue's next successful wait (`settling.rs`).
+    settling: Settling,
 }
 
 impl DeviceQueue {
@@ -89,6 +92,7 @@ impl DeviceQueue {
             max_chunk_terms: options.max_chunk_terms.max(1),
             groups_per_unit,
             counts: Counts::default(),
+            settling: Settling::default(),
         })
     }
 
@@ -165,7 +169,17 @@ impl DeviceQueue {
             .queue
             .finish()
             .map_err(|e| cl_err("running the device's queue", e));
-        copies.and(kernels)
+        let waited = copies.and(kernels);
+        if waited.is_ok() {
+            self.settling.let_go();
+        }
+        waited
+    }
+
+    /// Where what must outlive the work enqueued so far is kept until [`DeviceQueue::finish`]
+    /// (a pipeline dropped with a chunk in flight).
+    pub fn settling(&self) -> Settling {
+        self.settling.clone()
     }
 
     /// Submits what is enqueued on the kernels' queue to the device without waiting (a host
@@ -337,6 +351,15 @@ impl DeviceQueue {
             .map_err(|e| cl_err("reading a buffer", e))?;
         self.counts.down(std::mem::size_of_val(out) as u64);
         Ok(())
+    }
+}
+
+impl Drop for DeviceQueue {
+    fn drop(&mut self) {
+        // What a dropped pipeline left waits for its work: waited for here, or never let go.
+        if !self.settling.is_empty() && self.finish().is_err() {
+            self.settling.leak();
+        }
     }
 }
 
