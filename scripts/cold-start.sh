@@ -12,12 +12,15 @@
 #
 # FIXTURES_DIR is `snarkd-bench gen`'s output, PARAMS_DIR holds the 2 KiB WinningPoSt parameters.
 # With SNARKD_COLD_START_POREP=1 it also times a fresh CPU daemon's first 2 KiB PoRep against
-# its second (parameters loaded) and says on which path each was synthesized.
+# its second (parameters loaded) and says on which path each was synthesized. With
+# SNARKD_COLD_START_KEEP_KERNELS=DIR it leaves the kernels the starts kept in DIR.
 # scripts/gpu-check.sh runs it; it runs alone as well.
 set -euo pipefail
 fixtures="$1"
 params="$2"
 bin="${SNARKD_BIN_DIR:?set SNARKD_BIN_DIR to the release binaries}"
+# Its starts keep their kernels in their own state directory, whatever the caller keeps.
+unset SNARKD_GPUS_KERNEL_CACHE
 work="$(mktemp -d)"
 daemon=""
 cleanup() {
@@ -107,6 +110,12 @@ one_start() {
 
 one_start cold
 one_start warm
+# What the starts kept (snarkd's kernel binaries, NVIDIA's compute cache), for whatever runs next
+# on this machine to load instead of building again (scripts/gpu-check.sh).
+if [ -n "${SNARKD_COLD_START_KEEP_KERNELS:-}" ]; then
+  mkdir -p "$SNARKD_COLD_START_KEEP_KERNELS"
+  cp -a "$work/state/kernels/." "$SNARKD_COLD_START_KEEP_KERNELS/"
+fi
 
 # A fresh daemon's first PoRep (its parameters loaded, its matrices recorded or read, the
 # partition synthesized the plain way or waiting for them: `[synthesis]` and the load's

@@ -1,42 +1,45 @@
 //! The device phase of one production-shaped partition: a synthetic partition circuit (seeded
 //! random values, `filecoin::synthetic`) synthesized the pre-compiled way at COUNT challenges or
-//! sectors, and made-up parameters of its exact counts (`params::made_up`: no parameter files
-//! needed, generated in seconds), proved on the first GPU (else the first OpenCL device) twice —
-//! the circuit's first partition on the device (its bases go up) and a later one (they are kept)
-//! — and, with `--cpu`, on the CPU backend for the ratio. Each step (the H polynomial, every
-//! multiexp range) is timed at its boundary; every row carries the bytes each way, launches and
-//! host waits. The proofs cannot verify (made-up parameters) and are not checked. A measurement,
-//! not a test.
+//! sectors, once (every run proves a copy of it), and made-up parameters of its exact counts
+//! (`params::made_up`: no parameter files needed, generated in seconds), proved on the first GPU
+//! (else the first OpenCL device): the circuit's first partition on the device (its bases go
+//! up), then a later one (they are kept), `--repeat N` times. Each step (the H polynomial, every
+//! multiexp range) is timed at its boundary; the `total` rows carry the bytes each way,
+//! launches, host waits and the time the partition's interval ended (`at`, for joining with
+//! the device's own readings), every row the limb width. The proofs cannot verify (made-up parameters)
+//! and are not checked. A measurement, not a test.
 //!
 //!   cargo run --release -p snarkd-prover --features bench --example device_shape -- \
-//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--workers N|auto]
-//!       [--streamed] [--b-g2-cpu] [--before] [--seed N]
+//!       KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] [--groups N,N,...] [--repeat N]
+//!       [--workers N|auto] [--streamed] [--b-g2-cpu] [--before] [--seed N]
 //!
-//! `--groups` runs the device phase once for each count of multiexp work groups per compute
-//! unit (0, the default, is the device's choice), one backend at a time so only one holds the
-//! bases; every row says the groups and work units it ran with. `--workers N` (default 1;
-//! `auto`: what the daemon's "auto" gives the device) then builds a backend of N workers, as the
-//! daemon runs them on a device (`[gpus] workers_per_device`), proves one partition on it
-//! (`opencl-xN-first`: its bases go up) and then N at once, one a thread: the `opencl-xN` row is
-//! their wall time and summed counts (N partitions at once against one at a time: N times the
-//! single `opencl` partition's total over it). `--streamed` then proves one partition on a
-//! backend that keeps no bases (`[gpus] keep_params = false`, as a card without the room for
-//! them runs): the `opencl-streamed` rows, every chunk's bases copied up through pinned memory
-//! while the chunk before computes. `--b-g2-cpu` times B's G2 multiexp alone on the CPU's
-//! threads for the same partition (the `cpu` `b_g2` row: its scalars gathered, then blst's
-//! multiexp), against the `opencl` rows' `b_g2` step: whether it is worth running on the CPU
-//! beside the G1 multiexps on the device; and then (at the first of `--groups`) proves the
-//! partition twice more with it there (`[gpus] b_g2 = "cpu"`: the `opencl-b2cpu-first` and
-//! `opencl-b2cpu` rows, whose bases go up without B's G2 ones and whose last G1 step ends when
-//! the CPU's multiexp has too). `--before` proves it once more the way the device phase ran
-//! before the device-resident plan (`opencl-before`, as `device_bench`'s: ec-gpu-gen's own
-//! multiexp kernel, the one bellperson's GPU prover runs, over scalars gathered on the host and
-//! bases copied up every step, h read back), for the ratio to that path on the same partition:
-//! its FFT and multiexp totals, no step times.
+//! The rows come in the order they matter, so that a run cut short keeps the first ones:
+//! - `--groups` proves the partition (first, then later) for each count of multiexp work groups
+//!   per compute unit in turn (0, the default, is the device's choice), one backend at a time
+//!   so only one holds the bases; every row says the groups it ran with. What follows runs at
+//!   the first count only, right after its rows.
+//! - `--b-g2-cpu` times B's G2 multiexp alone on the CPU's threads (the `cpu` `b_g2` row: its
+//!   scalars gathered, then blst's multiexp), against the `opencl` rows' `b_g2` step, then
+//!   proves the partition twice with it there, beside the G1 multiexps (`[gpus] b_g2 = "cpu"`:
+//!   the `opencl-b2cpu-first` and `opencl-b2cpu` rows, whose bases go up without B's G2 ones
+//!   and whose last G1 step ends when the CPU's multiexp has too).
+//! - `--before` proves it the way the device phase ran before the device-resident plan
+//!   (`opencl-before`, as `device_bench`'s: ec-gpu-gen's own multiexp kernel, the one
+//!   bellperson's GPU prover runs, over scalars gathered on the host and bases copied up every
+//!   step, h read back): its FFT and multiexp totals, no step times.
+//! - After every group count: `--workers N` (default 1; `auto`: what the daemon's "auto" gives
+//!   the device) builds a backend of N workers, as the daemon runs them on a device (`[gpus]
+//!   workers_per_device`), proves one partition on it (`opencl-xN-first`: its bases go up) and
+//!   then N copies at once, one a thread: the `opencl-xN` row is their wall time and summed
+//!   counts (N times the single `opencl` partition's total over it is what a second worker
+//!   gains). `--streamed` proves one partition on a backend that keeps no bases (`[gpus]
+//!   keep_params = false`, as a card without the room for them runs): the `opencl-streamed`
+//!   rows, every chunk's bases copied up through pinned memory while the chunk before
+//!   computes. `--cpu` proves it on the CPU backend last.
 //!
 //! e.g. `porep 32GiB 18` is a whole production PoRep partition (about 130 M constraints: some
-//! 16 GB of host memory for the partition and 47 GB for the bases; a 16-core, 128 GiB GPU box
-//! runs it); `porep 2KiB 2` rehearses it anywhere. `scripts/gpu-check.sh` runs it.
+//! 12 GB of host memory a copy of the partition and 47 GB for the bases; a 16-core, 128 GiB GPU
+//! box runs it); `porep 2KiB 2` rehearses it anywhere. `scripts/gpu-check.sh` runs it.
 
 use std::time::Instant;
 
@@ -65,8 +68,8 @@ impl PhaseHooks for Clock {
 
 fn main() -> anyhow::Result<()> {
     let usage = "usage: device_shape KIND SIZE COUNT [--json] [--cpu] [--limbs 32|64] \
-                 [--groups N,N,...] [--workers N|auto] [--streamed] [--b-g2-cpu] [--before] \
-                 [--seed N]";
+                 [--groups N,N,...] [--repeat N] [--workers N|auto] [--streamed] [--b-g2-cpu] \
+                 [--before] [--seed N]";
     let mut it = std::env::args().skip(1);
     let kind = ProofKind::from_short(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
     let size = parse_sector_size(&it.next().ok_or_else(|| anyhow::anyhow!(usage))?)?;
@@ -75,8 +78,10 @@ fn main() -> anyhow::Result<()> {
     let (mut streamed, mut b_g2_cpu, mut before) = (false, false, false);
     let mut groups = vec![0usize];
     let mut workers = "1".to_string();
+    let mut repeat = 1usize;
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--repeat" => repeat = it.next().unwrap_or_default().parse::<usize>()?.max(1),
             "--json" => json = true,
             "--cpu" => cpu = true,
             "--streamed" => streamed = true,
@@ -101,21 +106,29 @@ fn main() -> anyhow::Result<()> {
             other => anyhow::bail!("unknown argument {other:?}; {usage}"),
         }
     }
+    anyhow::ensure!(
+        !groups.is_empty(),
+        "--groups takes at least one count; {usage}"
+    );
+    let limb_bits = match limbs {
+        LimbBits::L32 => 32,
+        LimbBits::L64 => 64,
+    };
     let circuit = CircuitId::new(kind, size)?;
     let shape = format!("{}/{count}", sector_size_name(size));
 
     let t = Instant::now();
-    let partition = synthesize_partition(kind, size, count, seed, true)?;
+    // Synthesized once: every run proves its own copy (a copy takes a fraction of a synthesis).
+    let template = synthesize_partition(kind, size, count, seed, true)?;
     let synth_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
-    let params = made_up_params(circuit, &partition);
+    let params = made_up_params(circuit, &template);
     let params_s = t.elapsed().as_secs_f64();
     let shape_of = (
-        partition.num_constraints(),
-        partition.num_inputs(),
-        partition.num_aux(),
+        template.num_constraints(),
+        template.num_inputs(),
+        template.num_aux(),
     );
-    drop(partition);
 
     let device = preferred_device()
         .ok_or_else(|| anyhow::anyhow!("no OpenCL device (install pocl-opencl-icd)"))?;
@@ -158,17 +171,22 @@ fn main() -> anyhow::Result<()> {
     }
     let row = |path: &str, groups: usize, step: &str, seconds: f64, c: DeviceCounters| {
         if json {
-            println!(
-                "{}",
-                serde_json::json!({
+            let mut line = serde_json::json!({
                     "bench": "device_shape", "circuit": circuit.to_string(), "shape": shape,
                     "path": path, "device": if path == "cpu" { "cpu" } else { &name },
                     "groups_per_unit": groups, "step": step, "seconds": seconds,
                     "bytes_up": c.bytes_to_device, "bytes_down": c.bytes_from_device,
                     "launches": c.launches, "host_waits": c.host_waits, "idle_waits": c.idle_waits,
-                    "point_additions": c.point_additions,
-                })
-            );
+                    "point_additions": c.point_additions, "limbs": limb_bits,
+            });
+            if step == "total" {
+                // When the partition's interval ended (seconds since the Unix epoch; printed as
+                // it ends): joins it with the device's own readings (`scripts/gpu-check.sh`'s
+                // busy share).
+                let at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                line["at"] = at.map_or(0.0, |d| d.as_secs_f64()).into();
+            }
+            println!("{line}");
         } else {
             println!(
                 "{path:<18} {groups:>6} {step:<10} {seconds:>9.3} {:>15} {:>13} {:>9} {:>7} {:>5} {:>13}",
@@ -178,8 +196,7 @@ fn main() -> anyhow::Result<()> {
         }
     };
     let run = |path: &str, backend: &dyn DeviceBackend, groups: usize| -> anyhow::Result<()> {
-        // Synthesized once; each run proves its own copy of the vectors.
-        let partition = synthesize_partition(kind, size, count, seed, true)?;
+        let partition = template.duplicate();
         let mut clock = Clock { marks: Vec::new() };
         let start = Instant::now();
         let (_, timings) = backend.prove(partition, &params, Randomness::random(), &mut clock)?;
@@ -212,9 +229,8 @@ fn main() -> anyhow::Result<()> {
                     n: usize,
                     row: &dyn Fn(&str, f64, DeviceCounters)|
      -> anyhow::Result<()> {
-        let partitions = (0..n as u64)
-            .map(|i| synthesize_partition(kind, size, count, seed + 1 + i, true))
-            .collect::<Result<Vec<_>, _>>()?;
+        // Copies of the one partition: the device work is the same for any values.
+        let partitions: Vec<_> = (0..n).map(|_| template.duplicate()).collect();
         let start = Instant::now();
         let counters = std::thread::scope(|scope| {
             let phases: Vec<_> = (partitions.into_iter())
@@ -241,24 +257,28 @@ fn main() -> anyhow::Result<()> {
         "auto" => default_workers(device.info.kind, device.info.memory_bytes, G2On::Device),
         n => n.parse::<usize>()?.max(1),
     };
-    for (nth, asked) in groups.into_iter().enumerate() {
-        // One backend at a time: each keeps its own copy of the bases on the device.
-        let backend = |workers: usize, keep_params: bool, b_g2: G2On| {
-            OpenClBackend::new(
-                device.clone(),
-                OpenClOptions {
-                    limbs,
-                    groups_per_unit: asked,
-                    workers_per_device: workers,
-                    keep_params,
-                    kernel_cache: kernel_cache_from_env(),
-                    b_g2,
-                    ..OpenClOptions::default()
-                },
-            )
-        };
+    // One backend at a time: each keeps its own copy of the bases on the device.
+    let backend = |asked: usize, workers: usize, keep_params: bool, b_g2: G2On| {
+        OpenClBackend::new(
+            device.clone(),
+            OpenClOptions {
+                limbs,
+                groups_per_unit: asked,
+                workers_per_device: workers,
+                keep_params,
+                kernel_cache: kernel_cache_from_env(),
+                b_g2,
+                ..OpenClOptions::default()
+            },
+        )
+    };
+    // The rows in the order they matter, so that a run cut short keeps the first: the
+    // partition's device phase at each group count (the first group's before the others'),
+    // then, at the first group count, B's G2 multiexp on the CPU, the old path, more workers
+    // and streamed bases.
+    for (nth, &asked) in groups.iter().enumerate() {
         let t = Instant::now();
-        let opencl = backend(1, true, G2On::Device)?;
+        let opencl = backend(asked, 1, true, G2On::Device)?;
         let groups = groups_per_unit(&device.info, asked);
         if !json {
             println!(
@@ -267,51 +287,56 @@ fn main() -> anyhow::Result<()> {
             );
         }
         run("opencl-first", &opencl, groups)?;
-        run("opencl", &opencl, groups)?;
+        for _ in 0..repeat {
+            run("opencl", &opencl, groups)?;
+        }
         drop(opencl);
-        if workers > 1 {
-            // A backend of `workers` workers, each with its share of the pool: one partition
-            // puts its bases up, then `workers` run at once.
-            let opencl = backend(workers, true, G2On::Device)?;
-            let path = format!("opencl-x{workers}");
-            run(&format!("{path}-first"), &opencl, groups)?;
-            together(&opencl, workers, &|step, seconds, c| {
-                row(&path, groups, step, seconds, c)
-            })?;
+        if nth > 0 {
+            continue;
         }
-        if streamed {
-            // No bases kept: every partition streams them, as on a card without the room.
-            run("opencl-streamed", &backend(1, false, G2On::Device)?, groups)?;
-        }
-        if before && nth == 0 {
-            let old = backend(1, false, G2On::Device)?;
-            let partition = synthesize_partition(kind, size, count, seed, true)?;
+        if b_g2_cpu {
+            // B's G2 multiexp alone on the CPU's threads, against the `opencl` rows' b_g2 step;
+            // then the partition proved with it there, beside the G1 steps on the device (the
+            // last G1 step's row ends when both are done).
+            let (inputs, aux) = template.witness();
+            let (_, b_in, b_aux) = template.densities();
             let start = Instant::now();
-            let (_, timings) = old.prove_legacy(partition, &params, Randomness::random())?;
+            let scalars = ScalarBytes::gathered(&[(inputs, Some(b_in)), (aux, Some(b_aux))]);
+            std::hint::black_box(msm_g2(&p.b_g2, scalars.view()));
+            let seconds = start.elapsed().as_secs_f64();
+            row("cpu", 0, "b_g2", seconds, DeviceCounters::default());
+            let beside = backend(asked, 1, true, G2On::Cpu)?;
+            run("opencl-b2cpu-first", &beside, groups)?;
+            run("opencl-b2cpu", &beside, groups)?;
+        }
+        if before {
+            let old = backend(asked, 1, false, G2On::Device)?;
+            let start = Instant::now();
+            let randomness = Randomness::random();
+            let (_, timings) = old.prove_legacy(template.duplicate(), &params, randomness)?;
             let total = start.elapsed().as_secs_f64();
             let row = |step: &str, seconds: f64, c| row("opencl-before", groups, step, seconds, c);
             row("fft", timings.fft.as_secs_f64(), DeviceCounters::default());
             row("msm", timings.msm.as_secs_f64(), DeviceCounters::default());
             row("total", total, timings.counters);
         }
-        if b_g2_cpu && nth == 0 {
-            // B's G2 multiexp on the CPU's threads while the device runs the G1 steps (at the
-            // first group count only): the last G1 step's row ends when both are done.
-            let beside = backend(1, true, G2On::Cpu)?;
-            run("opencl-b2cpu-first", &beside, groups)?;
-            run("opencl-b2cpu", &beside, groups)?;
-        }
     }
-    if b_g2_cpu {
-        let partition = synthesize_partition(kind, size, count, seed, true)?;
-        let (inputs, aux) = partition.witness();
-        let (_, b_in, b_aux) = partition.densities();
-        let start = Instant::now();
-        let scalars = ScalarBytes::gathered(&[(inputs, Some(b_in)), (aux, Some(b_aux))]);
-        let sum = msm_g2(&p.b_g2, scalars.view());
-        std::hint::black_box(sum);
-        let seconds = start.elapsed().as_secs_f64();
-        row("cpu", 0, "b_g2", seconds, DeviceCounters::default());
+    let first = groups[0];
+    let first_groups = groups_per_unit(&device.info, first);
+    if workers > 1 {
+        // A backend of `workers` workers, each with its share of the pool: one partition puts
+        // its bases up, then `workers` run at once.
+        let opencl = backend(first, workers, true, G2On::Device)?;
+        let path = format!("opencl-x{workers}");
+        run(&format!("{path}-first"), &opencl, first_groups)?;
+        together(&opencl, workers, &|step, seconds, c| {
+            row(&path, first_groups, step, seconds, c)
+        })?;
+    }
+    if streamed {
+        // No bases kept: every partition streams them, as on a card without the room.
+        let opencl = backend(first, 1, false, G2On::Device)?;
+        run("opencl-streamed", &opencl, first_groups)?;
     }
     if cpu {
         run("cpu", &CpuBackend::new(), 0)?;

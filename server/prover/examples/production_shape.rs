@@ -9,7 +9,8 @@
 //!
 //! KIND is porep, snap, wpost or winning; SIZE e.g. 2KiB or 32GiB; each COUNT is a number of
 //! challenges (porep, snap) or sectors (PoSt). Per count, the circuit is first counted
-//! (constraints, inputs, aux), then synthesized on each path: `witness`, snarkd's witness-only
+//! (constraints, inputs, aux) where a path reserves room by the count (witness, native,
+//! recording), then synthesized on each path: `witness`, snarkd's witness-only
 //! pass (the pre-compiled path's first step, room reserved from the count); `bellperson`,
 //! bellperson's own `WitnessCS`; `recording`, snarkd's plain path (witness and a/b/c); `native`,
 //! snarkd's native witness (challenges or sectors in parallel, a batch per thread);
@@ -21,10 +22,11 @@
 //!
 //! Wall time, CPU seconds (user and system apart) and minor page faults are the synthesis'
 //! alone (`getrusage` around it: not building the circuit, not recording the matrices). With
-//! `--threads 1,2,…` every row runs once per thread count, in a rayon pool of that size (the
-//! parallel parts of the synthesis run there, as they run on the daemon's pool of the
-//! partition's priority); without it, on the pool of this process's priority, one thread per
-//! core. `--json` prints one JSON object per row on its own line instead of the table (the
+//! `--threads 1,2,…` every row runs once per thread count, in the order given (each count's
+//! circuit counted at the first thread count only, its matrices recorded once), in a rayon
+//! pool of that size (the parallel parts of the synthesis run there, as they run on the
+//! daemon's pool of the partition's priority); without it, on the pool of this process's
+//! priority, one thread per core. `--json` prints one JSON object per row on its own line instead of the table (the
 //! measured rows, then the extrapolated ones with `"extrapolated": true`). Peak RSS
 //! growth is the rise of `VmHWM` over the resident set when the synthesis began (free heap
 //! memory returned to the system and the counter reset then): what the synthesis holds at its
@@ -170,17 +172,27 @@ fn main() -> anyhow::Result<()> {
         );
     }
     let mut rows = Vec::new();
-    for &threads in &thread_counts {
-        for &count in &counts {
-            let counted = measure("count", count, runs, threads, || {
+    // Each count's circuit is counted once, at the first thread count (its shape does not turn
+    // on the threads), where a path reserves room by it (the pre-compiled runs count their own
+    // circuit), then synthesized at every thread count in turn (the pre-compiled runs' matrices
+    // recorded once a count: `synthetic`'s `recorded.rs` keeps one shape's).
+    let needs_shape =
+        count_full || (paths.iter()).any(|p| matches!(*p, "witness" | "native" | "recording"));
+    for &count in &counts {
+        let mut made = Vec::new();
+        let mut shape = CircuitShape::default();
+        if needs_shape {
+            let counted = measure("count", count, runs, thread_counts[0], || {
                 synthesize(kind, size, count, seed, Synthesis::Count)
             })?;
-            let shape = CircuitShape {
+            shape = CircuitShape {
                 constraints: counted.run.constraints.unwrap_or(0),
                 aux: counted.run.aux,
                 inputs: counted.run.inputs,
             };
-            let mut made = vec![counted];
+            made.push(counted);
+        }
+        for &threads in &thread_counts {
             for &path in &paths {
                 let how = match path {
                     "witness" => Synthesis::Witness(shape),
@@ -194,7 +206,7 @@ fn main() -> anyhow::Result<()> {
                     synthesize(kind, size, count, seed, how)
                 })?);
             }
-            for row in made {
+            for row in made.drain(..) {
                 match json {
                     true => println!("{}", json_row(&row, count as f64, false, &|v| v(&row))),
                     false => print_row(&row),
@@ -214,14 +226,22 @@ fn main() -> anyhow::Result<()> {
         );
         println!("extrapolated to a full partition ({full} {unit}):");
     }
-    let mut pools: Vec<usize> = rows.iter().map(|r| r.threads).collect();
-    pools.dedup();
+    let mut pools: Vec<usize> = Vec::new();
+    for r in &rows {
+        if !pools.contains(&r.threads) {
+            pools.push(r.threads);
+        }
+    }
     for &threads in &pools {
         for path in std::iter::once("count").chain(paths.iter().copied()) {
             let mine: Vec<&Row> = rows
                 .iter()
                 .filter(|r| r.path == path && r.threads == threads)
                 .collect();
+            if mine.is_empty() {
+                // The counts, at the first thread count only.
+                continue;
+            }
             let at = |value: &dyn Fn(&Row) -> f64| extrapolate(&mine, full, value);
             if json {
                 println!("{}", json_row(mine[0], full as f64, true, &|v| at(v)));

@@ -141,6 +141,11 @@ pub fn parse_sector_size(s: &str) -> Result<u64> {
     Ok(size)
 }
 
+/// The crates whose code defines the circuits, as pinned in the workspace. Part of every
+/// pre-compiled matrices file's identity, so that matrices recorded by another version are stale
+/// (a test checks this against `Cargo.lock`).
+pub const CIRCUIT_CRATES: &str = "filecoin-proofs 19.1.0, bellperson 0.27.0";
+
 /// Short name of a sector size (`2KiB` style) for messages.
 pub fn sector_size_name(sector_size: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];

@@ -25,9 +25,7 @@ pub fn made_up_params(circuit: CircuitId, partition: &Witness) -> LoadedParams {
     let domain = partition.num_constraints().max(1).next_power_of_two();
     let g1 = chain::<G1Projective, G1Affine>(DISTINCT);
     let g2 = chain::<G2Projective, G2Affine>(DISTINCT / 4);
-    let tile = |points: &[G1Affine], n: usize| -> Arc<Vec<G1Affine>> {
-        Arc::new(points.iter().copied().cycle().take(n).collect())
-    };
+    let tile = |points: &[G1Affine], n: usize| Arc::new(tiled(points, n));
     let b_terms = b_in.count() + b_aux.count();
     let vk = made_up_vk(&g1, &g2, partition.num_inputs());
     let params = Parameters {
@@ -36,7 +34,7 @@ pub fn made_up_params(circuit: CircuitId, partition: &Witness) -> LoadedParams {
         l: tile(&g1, partition.num_aux()),
         a: tile(&g1, partition.num_inputs() + a_aux.count()),
         b_g1: tile(&g1, b_terms),
-        b_g2: Arc::new(g2.iter().copied().cycle().take(b_terms).collect()),
+        b_g2: Arc::new(tiled(&g2, b_terms)),
     };
     LoadedParams::unchecked(circuit, params)
 }
@@ -52,6 +50,16 @@ fn made_up_vk(g1: &[G1Affine], g2: &[G2Affine], inputs: usize) -> VerifyingKey<B
         delta_g2: g2[3],
         ic: g1[..inputs].to_vec(),
     }
+}
+
+/// `points` repeated to `n`, written in parallel (at production shape tens of GB of fresh
+/// memory, which one thread would spend most of the time faulting in).
+fn tiled<A: Copy + Send + Sync>(points: &[A], n: usize) -> Vec<A> {
+    use rayon::prelude::*;
+    (0..n)
+        .into_par_iter()
+        .map(|i| points[i % points.len()])
+        .collect()
 }
 
 /// g, 2g, …, n·g in affine form.

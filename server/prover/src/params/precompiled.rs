@@ -12,10 +12,7 @@ use crate::error::Result;
 use crate::filecoin::blank::record_matrices;
 use crate::synthesis::precompiled::{CircuitMatrices, MatricesFile};
 
-/// The crates whose code defines the circuits, as pinned in the workspace. Part of every file's
-/// identity, so that matrices recorded by another version are stale (a test checks this against
-/// `Cargo.lock`).
-pub const CIRCUIT_CRATES: &str = "filecoin-proofs 19.1.0, bellperson 0.27.0";
+use crate::circuit::CIRCUIT_CRATES;
 
 /// The file of `circuit`'s matrices in `dir`.
 pub fn matrices_file(dir: &Path, circuit: CircuitId) -> MatricesFile {

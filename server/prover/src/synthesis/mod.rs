@@ -159,6 +159,33 @@ impl SynthesizedPartition {
         &self.abc
     }
 
+    /// A copy, its vectors copied in parallel on the calling thread's pool: for benchmarks that
+    /// prove one partition many times (at production shape a copy takes a fraction of a
+    /// synthesis). Not marked as made natively.
+    #[cfg(feature = "bench")]
+    pub fn duplicate(&self) -> SynthesizedPartition {
+        use rayon::prelude::*;
+        let copy = |v: &Vec<Fr>| -> Vec<Fr> { v.par_iter().copied().collect() };
+        let w = &self.witness;
+        SynthesizedPartition {
+            witness: Witness {
+                index: w.index,
+                inputs: w.inputs.clone(),
+                aux: copy(&w.aux),
+                num_constraints: w.num_constraints,
+                a_aux_density: w.a_aux_density.clone(),
+                b_input_density: w.b_input_density.clone(),
+                b_aux_density: w.b_aux_density.clone(),
+            },
+            abc: Abc {
+                a: copy(&self.abc.a),
+                b: copy(&self.abc.b),
+                c: self.abc.c.as_ref().map(copy),
+            },
+            native: None,
+        }
+    }
+
     /// Bytes held: witness, densities and a/b/c.
     pub fn size_bytes(&self) -> u64 {
         self.witness.witness_bytes() + self.abc_bytes()

@@ -16,11 +16,13 @@
 //! - `paths.rs`: random Merkle paths of a tree's shape.
 //! - `porep.rs`, `snap.rs`, `post.rs`: each kind's circuit.
 //! - `count.rs`: the constraint system that only counts.
+//! - `recorded.rs`: the pre-compiled runs' matrices, recorded once per shape in a process.
 
 mod count;
 mod paths;
 pub(crate) mod porep;
 mod post;
+mod recorded;
 pub(crate) mod snap;
 
 use std::time::{Duration, Instant};
@@ -36,7 +38,6 @@ use super::native::{NativeError, Witness};
 use super::{CircuitId, CircuitShape, ProofKind};
 use crate::error::{ProverError, Result};
 use crate::rss::Usage;
-use crate::synthesis::precompiled::CircuitMatrices;
 use crate::synthesis::{caught, precompiled, synthesize_circuit_with_c};
 use porep::challenges_per_partition as porep_challenges;
 use post::sectors_per_partition as post_sectors;
@@ -133,6 +134,7 @@ pub fn synthesize(
 ) -> Result<Synthesized> {
     let mut run = Run {
         how,
+        shape: (kind, sector_size, count),
         done: None,
         keep: false,
         kept: None,
@@ -156,6 +158,7 @@ pub fn synthesize_partition(
 ) -> Result<crate::SynthesizedPartition> {
     let mut run = Run {
         how: Synthesis::Precompiled { native },
+        shape: (kind, sector_size, count),
         done: None,
         keep: true,
         kept: None,
@@ -187,6 +190,8 @@ pub(crate) trait UseCircuit {
 /// A synthesis `how`, and what it gave (the partition too, when `keep` and pre-compiled).
 struct Run {
     how: Synthesis,
+    /// The circuit's shape: its pre-compiled matrices are recorded once a process.
+    shape: recorded::Shape,
     done: Option<Synthesized>,
     keep: bool,
     kept: Option<crate::SynthesizedPartition>,
@@ -205,7 +210,7 @@ impl UseCircuit for Run {
 
     fn take_native<N: Native>(&mut self, partition: &N) -> Result<()> {
         if let Synthesis::Precompiled { native } = self.how {
-            let matrices = CircuitMatrices::record(partition.circuit()?, 0)?;
+            let matrices = recorded::matrices(self.shape, || partition.circuit())?;
             // The gadgets' circuit is built before the timing, as the other paths' are.
             let circuit = if native {
                 None

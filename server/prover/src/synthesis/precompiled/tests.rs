@@ -153,6 +153,27 @@ fn a_damaged_truncated_or_stale_file_is_refused() {
     assert_eq!(f.read(&params).unwrap().unwrap(), matrices);
 }
 
+#[cfg(feature = "bench")]
+#[test]
+fn a_benchmarks_file_reads_back_without_parameters_and_a_damaged_one_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = file(&dir, "synthetic v1");
+    assert!(f.read_without_params().unwrap().is_none(), "no file yet");
+    let matrices = CircuitMatrices::record(blank(), 0).unwrap();
+    f.write(&matrices).unwrap();
+    assert_eq!(f.read_without_params().unwrap().unwrap(), matrices);
+    let good = std::fs::read(&f.path).unwrap();
+    // Its length and digest are still checked, and its rows are bounded by its length.
+    std::fs::write(&f.path, &good[..good.len() - 7]).unwrap();
+    assert!(f.read_without_params().is_err());
+    let mut rows = good.clone();
+    let rows_at = 8 + 4 + 4 + "synthetic v1".len() + 16;
+    rows[rows_at..rows_at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    std::fs::write(&f.path, &rows).unwrap();
+    let err = f.read_without_params().unwrap_err().to_string();
+    assert!(err.contains("bytes long"), "{err}");
+}
+
 #[test]
 fn out_of_range_indices_are_refused() {
     let mut m = CircuitMatrices::record(blank(), 0).unwrap();
