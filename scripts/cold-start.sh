@@ -112,7 +112,7 @@ one_start cold
 one_start warm
 # What the starts kept (snarkd's kernel binaries, NVIDIA's compute cache), for whatever runs next
 # on this machine to load instead of building again (scripts/gpu-check.sh).
-if [ -n "${SNARKD_COLD_START_KEEP_KERNELS:-}" ]; then
+if [ -n "${SNARKD_COLD_START_KEEP_KERNELS:-}" ] && [ -d "$work/state/kernels" ]; then
   mkdir -p "$SNARKD_COLD_START_KEEP_KERNELS"
   cp -a "$work/state/kernels/." "$SNARKD_COLD_START_KEEP_KERNELS/"
 fi

@@ -168,8 +168,8 @@ shape_args=(--json --groups "${SNARKD_GPU_CHECK_GROUPS:-1,4}" --repeat "${SNARKD
 samples="$out/nvidia-smi.csv"
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   # The GPU's utilisation (the share of the last sample period a kernel ran) every 100 ms.
-  nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader,nounits \
-    -lms 100 >"$samples" 2>>"$logs/nvidia-smi.log" &
+  nvidia-smi --query-gpu=timestamp,index,utilization.gpu,memory.used \
+    --format=csv,noheader,nounits -lms 100 >"$samples" 2>>"$logs/nvidia-smi.log" &
   sampler=$!
 fi
 for limbs in ${SNARKD_GPU_CHECK_LIMBS:-64}; do
@@ -182,17 +182,24 @@ if [ -n "$sampler" ]; then
   wait "$sampler" 2>/dev/null || true
   sampler=""
   # Each device partition's busy share: the mean of the utilisation samples inside its total
-  # row's interval (its `at` less its seconds, to its `at`), and the most memory used then.
+  # row's interval (its `at` less its seconds, to its `at`), and the most memory used then; of
+  # the first GPU (index 0), which device_shape takes.
   from=$(wc -l <"$figures")
-  python3 - "$figures" "$samples" >>"$figures" <<'PY'
+  python3 - "$figures" "$samples" >>"$figures" 2>>"$logs/busy.log" <<'PY' || echo "busy share: see logs/busy.log" >>"$report"
 import datetime, json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+rows = []
+for line in open(sys.argv[1]):
+    try:
+        rows.append(json.loads(line))
+    except ValueError:
+        continue
 samples = []
 for line in open(sys.argv[2]):
     parts = [p.strip() for p in line.split(",")]
     try:
         at = datetime.datetime.strptime(parts[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
-        samples.append((at, float(parts[1]), float(parts[2])))
+        if int(parts[1]) == 0:
+            samples.append((at, float(parts[2]), float(parts[3])))
     except (ValueError, IndexError):
         continue
 for r in rows:
@@ -279,15 +286,16 @@ prove_through_daemon() {
   echo >>"$report"
   echo "| kind | result | seconds |" >>"$report"
   echo "|---|---|---|" >>"$report"
-  local k start result rc
+  local k start result rc left
   for k in "${kinds[@]}"; do
-    if [ "$SECONDS" -ge "$deadline" ]; then
+    left=$((deadline - SECONDS))
+    if [ "$left" -le 0 ]; then
       echo "| $k | skipped: the budget is spent | |" >>"$report"
       continue
     fi
     start=$(date +%s%N)
     rc=0
-    timeout $((deadline - SECONDS)) "$bin/snarkd-bench" --addr "http://$grpc" single -t "$k" \
+    timeout "$left" "$bin/snarkd-bench" --addr "http://$grpc" single -t "$k" \
       --input "$work/fixtures" >"$work/single.txt" 2>&1 || rc=$?
     if [ "$rc" -eq 0 ]; then
       result="completed, verified"
@@ -334,13 +342,18 @@ device_readings() {
   fi
 }
 
-# The 2 KiB stages: each kind's parameters first (made when missing), PoRep's too (device_bench's
-# multiexp of real A scalars takes a PoRep witness).
-if [ $((deadline - SECONDS)) -ge 90 ]; then
+# The 2 KiB stages: each kind's parameters first (made when missing: about a minute on 16 cores
+# for PoRep and SnapDeals), PoRep's too (device_bench's multiexp of real A scalars takes a PoRep
+# witness). Without the time for them, neither stage runs.
+params_made=0
+if [ $((deadline - SECONDS)) -ge 120 ]; then
   param_args=("${kind_args[@]}")
   [[ " ${kinds[*]} " == *" porep "* ]] || param_args+=(--kind porep)
   say "2 KiB test parameters in $SNARKD_TEST_PARAMS_DIR (${param_args[*]})"
   "$bin/snarkd" params generate --sector-size 2KiB "${param_args[@]}" --dir "$SNARKD_TEST_PARAMS_DIR" >&2
+  params_made=1
+fi
+if [ "$params_made" = 1 ] && [ $((deadline - SECONDS)) -ge 60 ]; then
   # The GPUs alone where there are any (`auto`; `opencl` would also run PoCL's CPU device where
   # it is installed), else every OpenCL device.
   gpu_backend=opencl
@@ -351,8 +364,12 @@ else
   printf '\n## Proofs through the daemon\n\nSkipped: %s s of the budget left.\n' $((deadline - SECONDS)) >>"$report"
 fi
 
-stage "Device phase, same 2 KiB partitions: before and now on OpenCL, and the CPU" device_bench.log 30 \
-  "$bin/examples/device_bench" --json "${kinds[@]}"
+if [ "$params_made" = 1 ]; then
+  stage "Device phase, same 2 KiB partitions: before and now on OpenCL, and the CPU" device_bench.log 30 \
+    "$bin/examples/device_bench" --json "${kinds[@]}"
+else
+  printf '\n## Device phase, same 2 KiB partitions\n\nSkipped: no time for the 2 KiB parameters.\n' >>"$report"
+fi
 
 say "our prover against stock bellperson (CPU)"
 {
@@ -360,7 +377,7 @@ say "our prover against stock bellperson (CPU)"
   echo "## snarkd's prover against stock bellperson"
   echo
   echo '```'
-  if [ $((deadline - SECONDS)) -ge 60 ]; then
+  if [ "$params_made" = 1 ] && [ $((deadline - SECONDS)) -ge 60 ]; then
     timeout $((deadline - SECONDS)) "$bin/snarkd-bench" bench --fixtures "$work/fixtures" \
       --params-dir "$SNARKD_TEST_PARAMS_DIR" "${kind_args[@]}" 2>&1 || echo "(ended early: exit $?)"
   else

@@ -16,7 +16,7 @@
 //! The rows come in the order they matter, so that a run cut short keeps the first ones:
 //! - `--groups` proves the partition (first, then later) for each count of multiexp work groups
 //!   per compute unit in turn (0, the default, is the device's choice), one backend at a time
-//!   so only one holds the bases; every row says the groups it ran with. What follows runs at
+//!   so only one holds the bases; every row says the groups it ran with. The next two run at
 //!   the first count only, right after its rows.
 //! - `--b-g2-cpu` times B's G2 multiexp alone on the CPU's threads (the `cpu` `b_g2` row: its
 //!   scalars gathered, then blst's multiexp), against the `opencl` rows' `b_g2` step, then
@@ -27,7 +27,7 @@
 //!   (`opencl-before`, as `device_bench`'s: ec-gpu-gen's own multiexp kernel, the one
 //!   bellperson's GPU prover runs, over scalars gathered on the host and bases copied up every
 //!   step, h read back): its FFT and multiexp totals, no step times.
-//! - After every group count: `--workers N` (default 1; `auto`: what the daemon's "auto" gives
+//! - After all the group counts: `--workers N` (default 1; `auto`: what the daemon's "auto" gives
 //!   the device) builds a backend of N workers, as the daemon runs them on a device (`[gpus]
 //!   workers_per_device`), proves one partition on it (`opencl-xN-first`: its bases go up) and
 //!   then N copies at once, one a thread: the `opencl-xN` row is their wall time and summed

@@ -47,7 +47,8 @@ struct Pending {
 pub struct Flight<C: Send + 'static> {
     backs: ManuallyDrop<[Box<ReadBack<C>>; 2]>,
     pending: Vec<Pending>,
-    /// A read-back was enqueued that the host has not waited for.
+    /// Work was enqueued (a chunk's copies, kernels or read-back) that the host has not waited
+    /// for.
     unsettled: bool,
     settling: Settling,
 }
@@ -70,9 +71,16 @@ impl<C: Group + Send + Sync> Flight<C> {
         }
     }
 
-    /// Whether a read-back may still be running: the pipeline's device memory, too, is in use.
+    /// Whether a chunk's work may still be running: the pipeline's device memory, too, is in
+    /// use.
     pub fn unsettled(&self) -> bool {
         self.unsettled
+    }
+
+    /// A chunk's work is about to be enqueued: from here until a wait, the pipeline's memory
+    /// may be in use (an error or panic before its read-back is enqueued included).
+    pub fn enqueuing(&mut self) {
+        self.unsettled = true;
     }
 
     /// Keeps `thing` until the queue has run what is enqueued now.

@@ -33,6 +33,8 @@
 //!   within the memory it may hold; `buckets.rs` sorts a chunk's digits by bucket and sums them.
 //! - `windows.rs`: how a chunk's exponents are cut into windows (signed digits, the window
 //!   chosen by the additions it costs and capped by memory) and the host's sum of the windows.
+//! - `settling.rs`: what a pipeline dropped with work in flight keeps until the queue's wait.
+//! - `one_off.rs`: single multiexps and H on the device, for tests and the benchmarks.
 
 mod buckets;
 mod counts;

@@ -272,6 +272,7 @@ where
         step: &StepOn<'_, G>,
         terms: Range<usize>,
     ) -> Result<()> {
+        self.flight.enqueuing();
         let (base_buf, base_start) = match step.bases {
             Bases::Device(buf) => (buf, terms.start),
             Bases::Host(host) => {

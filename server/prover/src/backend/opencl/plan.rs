@@ -43,8 +43,14 @@ use crate::groth16::{
 use crate::keys::LoadedParams;
 use crate::synthesis::{Abc, Witness};
 
-/// The device-side data of one partition, while its steps run on the device.
+/// The device-side data of one partition, while its steps run on the device. The pipelines come
+/// first: dropped before the queue, what they keep for its next wait finds it there.
 struct OnDevice {
+    /// The G1 multiexps' pipeline, from their first step on the device to their last (or to a
+    /// boundary where the phase waits: [`DevicePlan::park`]).
+    g1: Option<Pipeline<G1Affine>>,
+    /// B's G2 multiexp's pipeline.
+    g2: Option<Pipeline<G2Affine>>,
     queue: DeviceQueue,
     start: DeviceCounters,
     /// Inputs, then aux, as the host holds them (Montgomery form).
@@ -55,11 +61,6 @@ struct OnDevice {
     /// whose densities differ from those its set went up with).
     own_maps: Option<Maps>,
     h: Option<HOnDevice>,
-    /// The G1 multiexps' pipeline, from their first step on the device to their last (or to a
-    /// boundary where the phase waits: [`DevicePlan::park`]).
-    g1: Option<Pipeline<G1Affine>>,
-    /// B's G2 multiexp's pipeline.
-    g2: Option<Pipeline<G2Affine>>,
 }
 
 impl OnDevice {

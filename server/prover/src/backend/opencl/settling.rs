@@ -13,9 +13,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub struct Settling(Arc<Mutex<Vec<Box<dyn Send>>>>);
 
 impl Settling {
-    /// Keeps `thing` until the queue's next successful wait.
+    /// Keeps `thing` until the queue's next successful wait; never lets it go where the queue
+    /// is gone (no wait will come: a copy may still write it).
     pub fn keep(&self, thing: impl Send + 'static) {
-        self.list().push(Box::new(thing));
+        match Arc::strong_count(&self.0) {
+            1 => std::mem::forget(thing),
+            _ => self.list().push(Box::new(thing)),
+        }
     }
 
     /// Whether anything waits to be let go.
@@ -48,7 +52,8 @@ mod tests {
     fn what_is_kept_goes_at_the_wait_and_never_after_a_leak() {
         let settling = Settling::default();
         let held = Arc::new(());
-        settling.clone().keep(Arc::clone(&held));
+        let flight = settling.clone();
+        flight.keep(Arc::clone(&held));
         assert!(!settling.is_empty());
         assert_eq!(Arc::strong_count(&held), 2, "kept until the wait");
         settling.let_go();
@@ -62,5 +67,9 @@ mod tests {
             2,
             "a leaked thing is never dropped"
         );
+        // Kept where the queue is gone: no wait will let it go, so it is never dropped.
+        drop(settling);
+        flight.keep(Arc::clone(&held));
+        assert_eq!(Arc::strong_count(&held), 3);
     }
 }

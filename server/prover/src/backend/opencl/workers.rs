@@ -14,7 +14,9 @@
 //! With B's G2 multiexp on the host (`[gpus] b_g2 = "cpu"`), the device holds no G2 bases (6.4 GB
 //! at 64 GiB PoRep) and its largest step is a G1 one, so both figures are smaller: two workers
 //! keep their bases on a smaller pool, and an 80 GB card, whose bases are otherwise streamed
-//! even for one worker, keeps them for one.
+//! even for one worker, keeps them for one. (Where the host has no room for B's G2 multiexp, it
+//! runs on the device after all, its bases streamed: a step short of memory there halves its
+//! chunks, so it is slower, never wrong.)
 
 use super::plan::working_bytes;
 use super::pool_bytes;

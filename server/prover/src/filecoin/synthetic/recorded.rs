@@ -5,7 +5,9 @@
 //!
 //! With `SNARKD_BENCH_MATRICES_DIR` set, recorded matrices are also written there and read back
 //! by the next process that asks for the same shape (`scripts/gpu-check.sh`'s benchmarks share
-//! one recording); a file that does not read back is recorded again and rewritten.
+//! one recording); a file that does not read back is recorded again and rewritten. The
+//! directory is meant for one build's runs (the check makes a fresh one): the synthetic
+//! circuits change within a version of snarkd, which the file's identity names.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -66,6 +68,9 @@ fn shared_file((kind, size, count): Shape) -> Option<MatricesFile> {
     );
     Some(MatricesFile {
         path: dir.join(format!("{name}.snarkd-r1cs")),
-        identity: format!("{name} ({CIRCUIT_CRATES})"),
+        identity: format!(
+            "{name} (snarkd {}, {CIRCUIT_CRATES})",
+            env!("CARGO_PKG_VERSION")
+        ),
     })
 }

@@ -11,8 +11,9 @@
 //! The identity names the circuit and the code that shapes it (circuit id, filecoin-proofs and
 //! bellperson versions); another identity, version or digest makes the file stale or corrupt,
 //! and the caller records it again. Nothing is allocated before the counts have been checked
-//! against the parameters and the file's exact length, and every index is checked before a
-//! product follows it, so a damaged file can neither exhaust memory nor panic a synthesis.
+//! against the parameters (a benchmark's file, which has none, against the layout's limits) and
+//! the file's exact length, and every index is checked before a product follows it, so a
+//! damaged file can neither exhaust memory nor panic a synthesis.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -22,7 +23,7 @@ use bellperson::groth16::Parameters;
 use blstrs::{Bls12, Scalar as Fr};
 use sha2::{Digest, Sha256};
 
-use super::matrix::{LayoutError, SparseMatrix, Term};
+use super::matrix::{LayoutError, SparseMatrix, Term, INPUT_BIT};
 use super::CircuitMatrices;
 use crate::error::{ProverError, Result};
 
@@ -50,8 +51,9 @@ impl MatricesFile {
     }
 
     /// [`MatricesFile::read`] for a benchmark's synthetic circuit, which has no parameters to
-    /// check the file against: its identity, exact length, digest and every index are checked
-    /// (what it allocates is bounded by its length), not its counts against a circuit.
+    /// check the file against: its identity, exact length, digest and every index are checked,
+    /// and its variable counts against the layout's limit (2^31 each) in place of a circuit's;
+    /// its tables are bounded by its length.
     #[cfg(feature = "bench")]
     pub fn read_without_params(&self) -> Result<Option<CircuitMatrices>> {
         self.read_checked(None)
@@ -102,9 +104,7 @@ impl MatricesFile {
             *c = r.u64().map_err(io)?;
         }
         let [inputs, aux, rows, coeffs, a_terms, b_terms] = counts;
-        if let Some(params) = params {
-            check_header(params, inputs, aux, rows).map_err(|e| bad(e.to_string()))?;
-        }
+        check_counts(params, inputs, aux, rows).map_err(bad)?;
         let header = 8 + 4 + 4 + identity_len as u64 + 8 * COUNTS as u64;
         let expected = coeffs
             .checked_mul(32)
@@ -164,6 +164,23 @@ impl MatricesFile {
         std::fs::metadata(&self.path)
             .map(|md| md.len())
             .map_err(|e| ProverError::io(&self.path, e))
+    }
+}
+
+/// The header's counts against `params`, or without them against the layout's limits: variable
+/// counts size the densities and a witness, so they are held to what an index can name.
+fn check_counts(
+    params: Option<&Parameters<Bls12>>,
+    inputs: u64,
+    aux: u64,
+    rows: u64,
+) -> std::result::Result<(), String> {
+    match params {
+        Some(params) => check_header(params, inputs, aux, rows).map_err(|e| e.to_string()),
+        None if inputs > u64::from(INPUT_BIT) || aux > u64::from(INPUT_BIT) => Err(format!(
+            "{inputs} inputs and {aux} aux variables: more than the layout indexes"
+        )),
+        None => Ok(()),
     }
 }
 
