@@ -359,7 +359,9 @@ if [ "$params_made" = 1 ] && [ $((deadline - SECONDS)) -ge 60 ]; then
   gpu_backend=opencl
   "$bin/snarkd" devices 2>/dev/null | awk -F'\t' '$4 == "gpu"' | grep -q . && gpu_backend=auto
   prove_through_daemon "$gpu_backend"
-  [ $((deadline - SECONDS)) -ge 30 ] && prove_through_daemon cpu
+  if [ $((deadline - SECONDS)) -ge 30 ]; then
+    prove_through_daemon cpu
+  fi
 else
   printf '\n## Proofs through the daemon\n\nSkipped: %s s of the budget left.\n' $((deadline - SECONDS)) >>"$report"
 fi
